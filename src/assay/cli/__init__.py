@@ -1,0 +1,10 @@
+"""Command-line interface: the only place that reads argv, the environment and config files.
+
+Each command lives in its own module and registers itself on :data:`main`; importing them here builds the CLI.
+"""
+
+from __future__ import annotations
+
+from assay.cli._app import main
+
+__all__ = ["main"]

@@ -1,0 +1,109 @@
+"""The one exception tree of assay.
+
+Every error assay raises on purpose derives from :class:`AssayError`; the CLI prints its message on one line and
+exits 1. Messages say what went wrong, where (item, file and line), and how to fix it.
+
+::
+
+    AssayError
+    ├── InputError              bad user input: a file, a flag, a value
+    │   ├── FormatError         a malformed line or record in a file (carries path and line number)
+    │   └── CorpusError         a corpus that cannot be ingested (empty folder, duplicate ids, undecodable text)
+    ├── ConfigError             a setting that cannot work (unknown judge, missing key, bad option combination)
+    ├── DatasetError            a golden-set folder that is missing, incomplete or of an unknown format version
+    ├── JudgeError              the judge layer cannot go on
+    │   ├── PromptError         a prompt file that cannot be loaded or rendered (names the missing variable)
+    │   ├── BackendError        a model call failed for good (400/401/403/404, unsupported parameter)
+    │   │   └── TransientBackendError  a failure worth retrying (429, 408, 409, 5xx, connection, timeout)
+    │   └── BudgetExceeded      ``--max-cost`` was reached; the run stopped cleanly and can resume from the cache
+    └── AuditError              the label store or the audit page refused an operation
+
+Metric-name errors come from :mod:`assay.metrics`, which imports nothing from the rest of assay; they are
+:class:`assay.metrics.MetricError` (a ``ValueError``), and the CLI treats them like an ``AssayError``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "AssayError",
+    "AuditError",
+    "BackendError",
+    "BudgetExceeded",
+    "ConfigError",
+    "CorpusError",
+    "DatasetError",
+    "FormatError",
+    "InputError",
+    "JudgeError",
+    "PromptError",
+    "TransientBackendError",
+]
+
+
+class AssayError(Exception):
+    """Base of every error assay raises on purpose."""
+
+
+class InputError(AssayError):
+    """Bad user input: a file, a flag or a value."""
+
+
+class FormatError(InputError):
+    """A malformed line or record; the message names the file, the line and what was expected."""
+
+    def __init__(self, path: str | Path, line: int | None, problem: str, expected: str | None = None) -> None:
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        self.expected = expected
+        where = f"{self.path}:{line}" if line is not None else self.path
+        message = f"{where}: {problem}"
+        if expected:
+            message += f" (expected {expected})"
+        super().__init__(message)
+
+
+class CorpusError(InputError):
+    """A corpus that cannot be ingested."""
+
+
+class ConfigError(AssayError):
+    """A setting that cannot work."""
+
+
+class DatasetError(AssayError):
+    """A golden-set folder that is missing, incomplete or of an unknown format version."""
+
+
+class JudgeError(AssayError):
+    """The judge layer cannot go on."""
+
+
+class PromptError(JudgeError):
+    """A prompt that cannot be loaded or rendered."""
+
+
+class BackendError(JudgeError):
+    """A model call that failed for good; ``status`` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class TransientBackendError(BackendError):
+    """A model call that failed in a way worth retrying; ``retry_after`` is in seconds when the server said."""
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status=status)
+
+
+class BudgetExceeded(JudgeError):
+    """The cost budget was reached; what was done is cached, and a rerun resumes from there."""
+
+
+class AuditError(AssayError):
+    """The label store or the audit page refused an operation."""

@@ -1,0 +1,219 @@
+"""The on-disk contract: pydantic records for everything assay reads and writes.
+
+Each JSONL file of a golden set starts with a header line ``{"assay": KIND, "version": N}`` (see
+:mod:`assay.formats.jsonl`); the records below are the lines after it. Fields are only ever added with defaults, so
+every older file keeps loading; a change that cannot be made that way bumps :data:`FORMAT_VERSION` and comes with a
+migration and a fixture of the old version.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Chunk",
+    "Claim",
+    "Document",
+    "Importance",
+    "LabelEvent",
+    "LabelSource",
+    "Manifest",
+    "Nugget",
+    "Provenance",
+    "Question",
+    "QuestionType",
+    "RelevanceLabel",
+    "RetrievedItem",
+    "RunItem",
+    "StageUsage",
+    "Unscored",
+    "utc_now",
+]
+
+FORMAT_VERSION = 1
+
+LabelSource = Literal["generator", "judge", "human", "imported"]
+Importance = Literal["vital", "okay"]
+QuestionType = Literal[
+    "factoid",
+    "explanatory",
+    "procedural",
+    "numeric",
+    "conditional",
+    "multi-hop",
+    "comparison",
+    "unanswerable",
+]
+
+
+def utc_now() -> datetime:
+    """The current time in UTC, to the second (labels do not need more and it keeps files diffable)."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class _Record(BaseModel):
+    # Unknown fields are kept, not dropped: a newer assay may have written them and an older one must not lose them.
+    model_config = ConfigDict(extra="allow", frozen=False)
+
+
+class Provenance(_Record):
+    """Where a label came from: who made it, with which model and prompt, why, and when."""
+
+    source: LabelSource
+    model: str | None = None
+    prompt: str | None = None  # "name@version"
+    prompt_hash: str | None = None
+    rationale: str | None = None
+    annotator: str | None = None
+    time: datetime = Field(default_factory=utc_now)
+
+
+class Document(_Record):
+    """One source document. ``id`` comes from its relative path or the id the user gave."""
+
+    id: str
+    source: str  # relative path (or "file.jsonl:LINE") it was read from
+    title: str | None = None
+    text: str
+    content_hash: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Chunk(_Record):
+    """A passage of a document; ``id`` is derived from the document id, the ordinal and a hash of the text."""
+
+    id: str
+    doc_id: str
+    ordinal: int
+    text: str
+    heading_path: list[str] = Field(default_factory=list)
+    start: int | None = None  # character offsets into Document.text, when the chunk came from assay's chunker
+    end: int | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Claim(_Record):
+    """An atomic statement of a reference answer; ``supported_by`` lists chunk ids that support it."""
+
+    id: str
+    text: str
+    supported_by: list[str] = Field(default_factory=list)
+
+
+class Nugget(_Record):
+    """An atomic fact a good answer must contain (TREC RAG AutoNuggetizer), vital or okay."""
+
+    id: str
+    text: str
+    importance: Importance = "vital"
+    supported_by: list[str] = Field(default_factory=list)
+
+
+class Question(_Record):
+    """A golden question with its reference answer, claims and nuggets, and where it came from."""
+
+    id: str
+    text: str
+    type: str = "factoid"
+    difficulty: str | None = None
+    reference_answer: str | None = None
+    source_doc_ids: list[str] = Field(default_factory=list)
+    source_chunk_ids: list[str] = Field(default_factory=list)
+    evidence: list[str] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
+    nuggets: list[Nugget] = Field(default_factory=list)
+    flags: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    provenance: Provenance | None = None
+
+
+class Unscored(_Record):
+    """A judgement that could not be produced. Counted in every report, never averaged in as 0."""
+
+    reason: str
+    kind: str = "invalid_output"  # invalid_output | backend_error | budget | refused | ...
+    raw: str | None = None
+
+
+class RelevanceLabel(_Record):
+    """A graded relevance label for a (question, chunk) pair; ``grade`` is None when the judge could not score it."""
+
+    query_id: str
+    chunk_id: str
+    grade: int | None
+    provenance: Provenance
+    unscored: Unscored | None = None
+
+    @field_validator("grade")
+    @classmethod
+    def _grade_in_scale(cls, grade: int | None) -> int | None:
+        if grade is not None and not -1 <= grade <= 3:
+            raise ValueError(f"grade {grade} is outside the 0-3 scale (-1 is allowed for junk)")
+        return grade
+
+
+class RetrievedItem(_Record):
+    """One retrieved chunk in a run: its id, and optionally its score and text."""
+
+    id: str
+    score: float | None = None
+    text: str | None = None
+
+
+class RunItem(_Record):
+    """One line of a run: a query, what the system retrieved (ranked), and optionally its answer and citations."""
+
+    query_id: str
+    retrieved: list[RetrievedItem] = Field(default_factory=list)
+    answer: str | None = None
+    citations: list[str] = Field(default_factory=list)
+
+    @field_validator("retrieved", mode="before")
+    @classmethod
+    def _ids_or_objects(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"id": v} if isinstance(v, str) else v for v in value]
+        return value
+
+
+class LabelEvent(_Record):
+    """An append-only event in the audit label store; the current label is a fold over an item's events."""
+
+    query_id: str
+    chunk_id: str
+    grade: int | None
+    reason: str | None = None
+    source: LabelSource
+    annotator: str | None = None
+    prompt: str | None = None
+    time: datetime = Field(default_factory=utc_now)
+
+
+class StageUsage(_Record):
+    """Calls, tokens and money spent by one stage; ``cost_usd`` is None when a model has no known price."""
+
+    calls: int = 0
+    cached: int = 0
+    unscored: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+
+class Manifest(_Record):
+    """``manifest.json`` of a golden set."""
+
+    format_version: int = FORMAT_VERSION
+    assay_version: str
+    created: datetime = Field(default_factory=utc_now)
+    corpus_hash: str | None = None
+    models: dict[str, str] = Field(default_factory=dict)  # role -> model
+    prompts: dict[str, str] = Field(default_factory=dict)  # "name@version" -> content hash
+    seeds: dict[str, int] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    usage: dict[str, StageUsage] = Field(default_factory=dict)

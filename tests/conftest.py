@@ -1,0 +1,73 @@
+"""Test-wide setup: litellm's offline settings, and a network guard that fails any test reaching past loopback."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# Before anything imports litellm: bundled price map, no .env loading, no hub downloads.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+os.environ["LITELLM_MODE"] = "PRODUCTION"
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.pop("OPENAI_API_KEY", None)
+os.environ.pop("ANTHROPIC_API_KEY", None)
+
+
+class NetworkAccessError(AssertionError):
+    """Raised when a test tries to reach anything but loopback."""
+
+
+_LOCAL_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def _is_loopback(host: Any) -> bool:
+    if host is None:
+        return True
+    if isinstance(host, bytes):
+        host = host.decode()
+    host = str(host).strip("[]")
+    if host in _LOCAL_NAMES or host == "":
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _check(sock: socket.socket, address: Any) -> None:
+    if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+        raise NetworkAccessError(f"test tried to connect to {address!r}: tests never touch the network")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    _check(self, address)
+    return _real_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    _check(self, address)
+    return _real_connect_ex(self, address)
+
+
+def _guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+    if not _is_loopback(host):
+        raise NetworkAccessError(f"test tried to resolve {host!r}: tests never touch the network")
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _network_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
+    yield
