@@ -40,9 +40,7 @@ class AssayGroup(click.Group):
             sys.exit(1)
 
 
-@click.group(
-    cls=AssayGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
-)
+@click.group(cls=AssayGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, prog_name="assay")
 def main() -> None:
     """assay: build golden sets for RAG, evaluate RAG runs, and audit LLM-judge labels by hand.
