@@ -1,0 +1,131 @@
+"""The typed result of ``assay eval``: what the evaluator produces and every report renders.
+
+``results.json`` is :class:`EvalResult` dumped as JSON (``format_version`` guards it); ``per_query.jsonl`` holds the
+:class:`QueryResult` rows of every run. Means never include unscored values: each :class:`MetricSummary` says how
+many queries were scored, how many were not, and why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.types import StageUsage
+
+__all__ = [
+    "RESULTS_FORMAT_VERSION",
+    "Comparison",
+    "CorrectedMetric",
+    "EvalResult",
+    "MetricSummary",
+    "QueryResult",
+    "RunCounts",
+    "RunResult",
+]
+
+RESULTS_FORMAT_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MetricSummary(_Model):
+    """Mean of a metric over the scored queries, with a bootstrap interval and the unscored count and reasons."""
+
+    mean: float | None  # None when no query could be scored
+    low: float | None = None
+    high: float | None = None
+    n_scored: int = 0
+    n_unscored: int = 0
+    unscored_reasons: dict[str, int] = Field(default_factory=dict)
+
+
+class QueryResult(_Model):
+    """One query of one run: its metric values (None = unscored) and the fields it can be stratified by."""
+
+    run: str
+    query_id: str
+    strata: dict[str, str] = Field(default_factory=dict)  # e.g. {"type": "numeric", "difficulty": "hard"}
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    unscored: dict[str, str] = Field(default_factory=dict)  # metric -> reason, for the None values above
+
+
+class RunCounts(_Model):
+    """What was found in a run file: counted and reported, never silently dropped."""
+
+    lines: int = 0
+    queries_evaluated: int = 0
+    unknown_query_ids: int = 0
+    unknown_chunk_ids: int = 0
+    duplicate_ids: int = 0
+    empty_retrieved: int = 0
+    missing_queries: int = 0  # golden questions the run has no line for
+    with_answer: int = 0
+    labels_judged_now: int = 0  # retrieved chunks without a label, judged during this evaluation
+
+
+class RunResult(_Model):
+    """Everything about one run."""
+
+    name: str
+    path: str
+    counts: RunCounts = Field(default_factory=RunCounts)
+    metrics: dict[str, MetricSummary] = Field(default_factory=dict)
+    # metric family -> {k: mean}, e.g. {"ndcg": {"1": 0.4, "3": 0.5, ...}} (keys are str for JSON)
+    curves: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    # stratum field -> value -> metric -> summary
+    strata: dict[str, dict[str, dict[str, MetricSummary]]] = Field(default_factory=dict)
+    judged_at_k: dict[str, float | None] = Field(default_factory=dict)  # share of top-k retrieved that has a label
+    # 11-point interpolated precision (recall 0.0, 0.1, ..., 1.0), mean over queries
+    pr_curve: list[float] = Field(default_factory=list)
+    grade_histogram: dict[str, int] = Field(default_factory=dict)  # grade of retrieved chunks in the top k_max
+
+
+class Comparison(_Model):
+    """Run ``b`` against run ``a`` on one metric, paired over the queries both scored."""
+
+    a: str
+    b: str
+    metric: str
+    n: int
+    delta: float  # mean(b - a)
+    low: float
+    high: float
+    p_value: float
+    p_adjusted: float  # Holm across the metrics of this pair of runs
+    significant: bool
+    verdict: str
+
+
+class CorrectedMetric(_Model):
+    """A metric corrected with human audit labels by prediction-powered inference (PPI++)."""
+
+    run: str
+    metric: str
+    judge_only: float | None
+    estimate: float | None
+    low: float | None
+    high: float | None
+    classical_low: float | None = None
+    classical_high: float | None = None
+    lambda_: float | None = None
+    n_audited: int = 0
+    n_unaudited: int = 0
+
+
+class EvalResult(_Model):
+    """The whole evaluation: settings, each run, the comparisons between runs, corrections and what it cost."""
+
+    format_version: int = RESULTS_FORMAT_VERSION
+    assay_version: str
+    golden: str
+    judge: str | None  # model name, or None with --no-judge
+    k_values: list[int]
+    settings: dict[str, Any] = Field(default_factory=dict)
+    runs: list[RunResult]
+    comparisons: list[Comparison] = Field(default_factory=list)
+    corrected: list[CorrectedMetric] = Field(default_factory=list)
+    usage: dict[str, StageUsage] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
