@@ -1,0 +1,282 @@
+"""The judge's structured outputs: one pydantic model per prompt, reason first, then the label.
+
+Each prompt file names its output model by class name; :data:`OUTPUT_MODELS` maps every such name to its class.
+The reason comes before the label in every model (and in every item of a list), so that a model writing its answer
+left to right argues before it grades. Labels are constrained (``grade`` is an int in 0..3, verdicts are Literal
+enums) and ``extra="forbid"`` everywhere, so a response with a stray or missing field fails validation and the
+client's repair step runs.
+
+Scales (from the TREC deep-learning track and UMBRELA for relevance)::
+
+    grade 0  the passage has nothing to do with the question
+          1  related to the topic, but does not answer the question
+          2  partly answers it, or the answer is there but buried or unclear
+          3  dedicated to the question and contains the exact answer
+
+:func:`strict_schema` turns a model's JSON schema into the subset that OpenAI's strict ``json_schema`` mode accepts
+(every property required, ``additionalProperties: false``, no numeric or length keywords: small integer ranges
+become enums); pydantic still checks the full constraints on the answer.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "OUTPUT_MODELS",
+    "AnswerRelevance",
+    "Attribution",
+    "ClaimVerdict",
+    "Claims",
+    "EvidenceQuote",
+    "Faithfulness",
+    "GeneratedQuestion",
+    "ListwiseRelevance",
+    "NuggetItem",
+    "Nuggets",
+    "PassageJudgement",
+    "QuestionCritique",
+    "RelevanceGrade",
+    "SentenceAttribution",
+    "StatementSupport",
+    "SupportAssignments",
+    "strict_schema",
+]
+
+Grade = Annotated[int, Field(ge=0, le=3, description="0 unrelated, 1 related only, 2 partial or buried, 3 exact")]
+AnswerScore = Annotated[
+    int, Field(ge=0, le=3, description="0 off-topic or refusal, 1 related only, 2 partly answers, 3 fully answers")
+]
+Score5 = Annotated[int, Field(ge=1, le=5, description="1 (worst) to 5 (best)")]
+SupportLevel = Literal["support", "partial", "none"]
+Verdict = Literal["supported", "partial", "unsupported"]
+ImportanceLevel = Literal["vital", "okay"]
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _unique(ids: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for item in ids:
+        if item in seen:
+            raise ValueError(f"{what} {item!r} appears twice; give exactly one entry per {what}")
+        seen.add(item)
+
+
+class RelevanceGrade(_Output):
+    """Pointwise relevance of one passage to one question, on the 0-3 scale."""
+
+    reason: str
+    grade: Grade
+
+
+class PassageJudgement(_Output):
+    """One passage's grade inside a listwise call; graded on its own, not against the other passages."""
+
+    id: str
+    reason: str
+    grade: Grade
+
+
+class ListwiseRelevance(_Output):
+    """Grades for several passages of one question; one judgement per passage id, no id twice."""
+
+    judgements: list[PassageJudgement]
+
+    @model_validator(mode="after")
+    def _one_per_id(self) -> ListwiseRelevance:
+        _unique([j.id for j in self.judgements], "passage id")
+        return self
+
+    def by_id(self) -> dict[str, PassageJudgement]:
+        """The judgements keyed by passage id."""
+        return {j.id: j for j in self.judgements}
+
+
+class EvidenceQuote(_Output):
+    """A verbatim span of a source passage that the reference answer rests on."""
+
+    passage_id: str
+    quote: str
+
+
+class NuggetItem(_Output):
+    """An atomic fact a good answer needs: ``vital`` must be present, ``okay`` is good to have."""
+
+    text: str
+    importance: ImportanceLevel
+
+
+class GeneratedQuestion(_Output):
+    """A generated question with its reference answer, evidence quotes, atomic claims and nuggets.
+
+    For an ``unanswerable`` question the answer says that the documents do not answer it, and evidence, claims and
+    nuggets may be empty.
+    """
+
+    reason: str
+    question: str
+    answer: str
+    evidence: list[EvidenceQuote]
+    claims: list[str]
+    nuggets: list[NuggetItem]
+
+
+class QuestionCritique(_Output):
+    """A critic's scores (1-5) for a generated question: answerable from the passages, self-contained, clear."""
+
+    reason: str
+    answerable: Score5
+    self_contained: Score5
+    clear: Score5
+
+
+class Claims(_Output):
+    """Atomic, decontextualised, self-contained statements of a text (empty for a text that asserts nothing)."""
+
+    claims: list[str]
+
+
+class Nuggets(_Output):
+    """The nuggets a good answer to a question needs (TREC RAG 2024 AutoNuggetizer idea)."""
+
+    nuggets: list[NuggetItem]
+
+
+class StatementSupport(_Output):
+    """Whether the passages support one statement (claim or nugget), and which passages do."""
+
+    statement_id: str
+    reason: str
+    support: SupportLevel
+    passage_ids: list[str]
+
+
+class SupportAssignments(_Output):
+    """One support assignment per statement id, no id twice."""
+
+    assignments: list[StatementSupport]
+
+    @model_validator(mode="after")
+    def _one_per_id(self) -> SupportAssignments:
+        _unique([a.statement_id for a in self.assignments], "statement id")
+        return self
+
+
+class ClaimVerdict(_Output):
+    """One claim of an answer and whether the passages support it."""
+
+    claim: str
+    reason: str
+    verdict: Verdict
+    passage_ids: list[str]
+
+
+class Faithfulness(_Output):
+    """The answer's claims, each checked against the passages (empty when the answer asserts nothing)."""
+
+    claims: list[ClaimVerdict]
+
+
+class AnswerRelevance(_Output):
+    """How directly an answer addresses the question, 0-3; ``noncommittal`` for evasive or "I don't know" answers.
+
+    Scale: 0 off-topic or a refusal, 1 related but does not answer, 2 partly answers, 3 fully and directly answers.
+    """
+
+    reason: str
+    score: AnswerScore
+    noncommittal: bool
+
+
+class SentenceAttribution(_Output):
+    """Which passages one answer sentence draws on (empty when none)."""
+
+    sentence_id: str
+    reason: str
+    passage_ids: list[str]
+
+
+class Attribution(_Output):
+    """One attribution per answer sentence id, no id twice."""
+
+    sentences: list[SentenceAttribution]
+
+    @model_validator(mode="after")
+    def _one_per_id(self) -> Attribution:
+        _unique([s.sentence_id for s in self.sentences], "sentence id")
+        return self
+
+
+OUTPUT_MODELS: dict[str, type[BaseModel]] = {
+    model.__name__: model
+    for model in (
+        RelevanceGrade,
+        ListwiseRelevance,
+        GeneratedQuestion,
+        QuestionCritique,
+        Claims,
+        Nuggets,
+        SupportAssignments,
+        Faithfulness,
+        AnswerRelevance,
+        Attribution,
+    )
+}
+
+# Keywords OpenAI's strict mode rejects (numeric and length constraints); checked by pydantic on our side instead.
+_UNSUPPORTED = (
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "default",
+)
+
+
+def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the subset OpenAI strict ``json_schema`` mode accepts.
+
+    Every object lists all its properties as required and sets ``additionalProperties: false``; numeric, length and
+    default keywords are removed, and an integer range of at most 10 values (``0..3``, ``1..5``) becomes an ``enum``
+    so the model is still held to the scale. ``$defs``/``$ref`` are kept (strict mode supports them).
+    """
+    schema = copy.deepcopy(model.model_json_schema())
+    _strictify(schema)
+    return schema
+
+
+def _strictify(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _strictify(item)
+        return
+    if not isinstance(node, dict):
+        return
+    low, high = node.get("minimum"), node.get("maximum")
+    if isinstance(low, int) and isinstance(high, int) and node.get("type") == "integer" and 0 <= high - low < 10:
+        node["enum"] = list(range(low, high + 1))
+    for key in _UNSUPPORTED:
+        node.pop(key, None)
+    if node.get("type") == "object" and "properties" in node:
+        node["required"] = list(node["properties"])
+        node["additionalProperties"] = False
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            for prop in value.values():
+                _strictify(prop)
+        elif isinstance(value, dict | list):
+            _strictify(value)
