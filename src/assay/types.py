@@ -23,6 +23,7 @@ __all__ = [
     "LabelSource",
     "Manifest",
     "Nugget",
+    "NuggetSupport",
     "Provenance",
     "Question",
     "QuestionType",
@@ -111,6 +112,17 @@ class Nugget(_Record):
     text: str
     importance: Importance = "vital"
     supported_by: list[str] = Field(default_factory=list)
+
+
+class NuggetSupport(_Record):
+    """One line of ``nuggets.jsonl``: which chunks support one nugget of one question (AutoNuggetizer's
+    support / partial support), i.e. the required chunk sets for coverage recall."""
+
+    query_id: str
+    nugget_id: str
+    chunk_ids: list[str] = Field(default_factory=list)  # chunks that fully support the nugget
+    partial_chunk_ids: list[str] = Field(default_factory=list)  # chunks that support it in part
+    provenance: Provenance | None = None
 
 
 class Question(_Record):

@@ -1,0 +1,211 @@
+"""Versioned JSONL: a header line ``{"assay": KIND, "version": N}``, then one JSON record per line.
+
+Writing is atomic (a temporary file renamed over the target). Reading streams line by line and validates each
+record with a pydantic model from :mod:`assay.types`; a bad line raises :class:`~assay.errors.FormatError` naming
+the file, the line and the field that failed. Blank lines are skipped.
+
+Versions: a file whose header version is newer than this assay reads raises :class:`~assay.errors.DatasetError`
+naming the assay version that wrote it (the header's optional ``assay_version``). Older versions are upgraded on
+read by the functions in ``_MIGRATIONS`` (none yet: version 1 is the first). Plain JSONL without a header (a user's
+own file) is accepted only with ``header="optional"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from assay.errors import DatasetError, FormatError
+from assay.formats.atomic import atomic_write
+from assay.types import FORMAT_VERSION
+
+__all__ = [
+    "KINDS",
+    "HeaderMode",
+    "JsonlHeader",
+    "iter_json_lines",
+    "iter_records",
+    "read_header",
+    "read_jsonl",
+    "write_jsonl",
+]
+
+KINDS = frozenset({"documents", "chunks", "questions", "qrels", "nuggets", "runs", "labels"})
+HeaderMode = Literal["required", "optional"]
+T = TypeVar("T", bound=BaseModel)
+
+# (kind, version) -> function upgrading one record of that version to the next version.
+_MIGRATIONS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
+_HEADER_KEYS = {"assay", "version", "assay_version"}
+
+
+class JsonlHeader(BaseModel):
+    """The first line of an assay JSONL file."""
+
+    assay: str
+    version: int
+    assay_version: str | None = None
+
+
+def _assay_version() -> str:
+    from assay import __version__
+
+    return __version__
+
+
+def _is_header(obj: object) -> bool:
+    return isinstance(obj, dict) and "assay" in obj and "version" in obj and set(obj) <= _HEADER_KEYS
+
+
+def write_jsonl(
+    path: str | Path,
+    kind: str,
+    records: Iterable[BaseModel | Mapping[str, Any]],
+    *,
+    version: int = FORMAT_VERSION,
+) -> int:
+    """Write a header and ``records`` to ``path`` atomically; returns the number of records written.
+
+    Pydantic records are dumped in JSON mode with ``None`` fields kept (so every field is visible in the file).
+    An error raised while iterating ``records`` leaves the previous file (or no file) in place.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"unknown JSONL kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+    count = 0
+    head = {"assay": kind, "version": version, "assay_version": _assay_version()}
+    with atomic_write(path) as handle:
+        handle.write(json.dumps(head, ensure_ascii=False) + "\n")
+        for record in records:
+            obj = record.model_dump(mode="json") if isinstance(record, BaseModel) else dict(record)
+            handle.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+            count += 1
+    return count
+
+
+def read_header(path: str | Path) -> JsonlHeader | None:
+    """The header of ``path``, or None when its first non-blank line is not an assay header."""
+    for _, obj in _raw_lines(Path(path)):
+        return JsonlHeader.model_validate(obj) if _is_header(obj) else None
+    return None
+
+
+def read_jsonl(
+    path: str | Path, model: type[T], kind: str | None = None, *, header: HeaderMode = "required"
+) -> Iterator[T]:
+    """Stream the records of ``path`` validated as ``model``; see :func:`iter_records` for the rules."""
+    for _, record in iter_records(path, model, kind, header=header):
+        yield record
+
+
+def iter_records(
+    path: str | Path, model: type[T], kind: str | None = None, *, header: HeaderMode = "required"
+) -> Iterator[tuple[int, T]]:
+    """Stream ``(line_number, record)`` pairs of ``path``, each validated as ``model``.
+
+    A record that fails validation raises :class:`FormatError` naming the line and the failing field.
+    """
+    source = Path(path)
+    for line, obj in iter_json_lines(source, kind=kind, header=header):
+        try:
+            yield line, model.model_validate(obj)
+        except ValidationError as exc:
+            raise FormatError(source, line, _describe(exc), f"a {model.__name__} record") from None
+
+
+def iter_json_lines(
+    path: str | Path, *, kind: str | None = None, header: HeaderMode = "required"
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Stream ``(line_number, object)`` pairs after the header, upgraded to the current format version.
+
+    ``kind`` (when given) must match the header's kind. With ``header="optional"`` a file without a header is read
+    as plain JSONL of the current version; with ``"required"`` it raises :class:`FormatError`.
+    """
+    source = Path(path)
+    version: int | None = None
+    file_kind = kind or "records"
+    for line, obj in _raw_lines(source):
+        if version is None:
+            version, file_kind = _check_header(source, line, obj, kind, header)
+            if _is_header(obj):
+                continue
+        if not isinstance(obj, dict):
+            raise FormatError(source, line, f"a JSON {type(obj).__name__} where a record belongs", "a JSON object")
+        yield line, _upgrade(file_kind, version, obj)
+    if version is None and header == "required":
+        raise FormatError(
+            source,
+            None,
+            "empty file (no header line)",
+            f'a first line like {{"assay": "{kind or "KIND"}", "version": {FORMAT_VERSION}}}',
+        )
+
+
+def _check_header(path: Path, line: int, obj: object, kind: str | None, mode: HeaderMode) -> tuple[int, str]:
+    if not _is_header(obj):
+        if mode == "optional":
+            return FORMAT_VERSION, kind or "records"
+        want = kind or "KIND"
+        raise FormatError(
+            path, line, "no assay header line", f'a first line like {{"assay": "{want}", "version": {FORMAT_VERSION}}}'
+        )
+    try:
+        head = JsonlHeader.model_validate(obj)
+    except ValidationError as exc:
+        raise FormatError(path, line, f"bad header: {_describe(exc)}", '{"assay": KIND, "version": N}') from None
+    if kind is not None and head.assay != kind:
+        raise FormatError(path, line, f"file holds {head.assay!r} records", f"a {kind!r} file")
+    if head.version > FORMAT_VERSION:
+        by = f"assay {head.assay_version}" if head.assay_version else "a newer assay"
+        raise DatasetError(
+            f"{path}: format version {head.version} was written by {by}; this assay ({_assay_version()}) reads up "
+            f"to version {FORMAT_VERSION}. Upgrade: pip install -U 'assay>={head.assay_version or _assay_version()}'"
+        )
+    if head.version < 1:
+        raise FormatError(path, line, f"format version {head.version}", "a version >= 1")
+    return head.version, head.assay
+
+
+def _upgrade(kind: str, version: int, obj: dict[str, Any]) -> dict[str, Any]:
+    while version < FORMAT_VERSION:
+        obj = _MIGRATIONS[(kind, version)](obj)
+        version += 1
+    return obj
+
+
+def _raw_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """Parsed JSON of each non-blank line with its 1-based number; a BOM on the first line is ignored."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise FormatError(path, None, "file not found", "an existing JSONL file") from None
+    except IsADirectoryError:
+        raise FormatError(path, None, "is a folder", "a JSONL file") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise FormatError(
+                    path, number, f"bytes that are not UTF-8 at column {exc.start + 1}", "UTF-8"
+                ) from None
+            if not text.strip():
+                continue
+            try:
+                yield number, json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise FormatError(
+                    path, number, f"invalid JSON at column {exc.colno}: {exc.msg}", "one JSON object per line"
+                ) from None
+
+
+def _describe(exc: ValidationError) -> str:
+    """The first validation problem as 'field a.b: message' (plus how many more there are)."""
+    errors = exc.errors()
+    first = errors[0]
+    where = ".".join(str(part) for part in first["loc"]) or "record"
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"field {where!r}: {first['msg']}{more}"
