@@ -1,0 +1,41 @@
+"""Open a golden folder's label store with its judge labels imported, and read the audited pairs from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from assay.audit._golden import GoldenView, load_golden
+from assay.audit.records import AuditedPair
+from assay.audit.store import LabelStore
+
+__all__ = ["audited_pairs", "open_store"]
+
+
+def open_store(golden_dir: str | Path, *, timeout: float = 30.0) -> tuple[LabelStore, GoldenView]:
+    """The label store of ``golden_dir`` and the golden set itself.
+
+    On every open the golden set's qrels are imported as judge events; labels imported before are skipped, so the
+    first open imports everything and later opens only what a rebuild added.
+    """
+    golden = load_golden(golden_dir)
+    store = LabelStore.in_folder(golden_dir, timeout=timeout)
+    store.import_judge_labels(golden.qrels)
+    return store, golden
+
+
+def audited_pairs(
+    golden_dir: str | Path,
+    *,
+    annotator: str | None = None,
+    judge_prompt: str | None = None,
+    one_per_item: bool = False,
+) -> list[AuditedPair]:
+    """The (judge grade, human grade) pairs of a golden folder, with strata from its questions.
+
+    See :meth:`LabelStore.audited_pairs`; for prediction-powered inference pass ``one_per_item=True`` to get one
+    human grade per item. Pairs whose ``judge_grade`` is None are items the judge left unscored.
+    """
+    store, golden = open_store(golden_dir)
+    return store.audited_pairs(
+        golden.questions, annotator=annotator, judge_prompt=judge_prompt, one_per_item=one_per_item
+    )

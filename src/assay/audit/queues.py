@@ -1,0 +1,116 @@
+"""The order in which items are shown for audit: seeded, and recorded in the store so a session resumes unchanged.
+
+Three queues over the items the judge labelled:
+
+``stratified``
+    Items grouped by the judge's grade (0, 1, 2, 3, and unscored), each group shuffled; then taken one per group in
+    rounds, the order within a round shuffled too, so every prefix of the queue holds an equal share of each grade
+    (until a grade runs out) and the position of an item says nothing about its judge grade (blind mode).
+``disagreement``
+    First the items where people disagree (two annotators gave different grades) or judge prompts disagree (two
+    judge labels of the item differ), shuffled; then the rest in stratified order.
+``uncertainty``
+    First the items whose judge labels are uncertain: several judge labels that disagree (pointwise against
+    listwise, or repeats), or a judge label left unscored; most uncertain first (largest spread between judge
+    grades, an unscored label counting as a spread of 1), ties shuffled; then the rest in stratified order.
+
+An item's order is computed once per (annotator, queue, seed) and saved; items added to the golden set later are
+appended at the end, so labels in progress never move.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from assay.audit.records import CurrentLabel, Item
+from assay.audit.store import LabelStore
+from assay.errors import AuditError
+
+__all__ = ["QUEUES", "disagreement", "order", "queue_for", "stratified", "uncertainty"]
+
+_UNSCORED = 99
+
+
+def stratified(labels: list[CurrentLabel], seed: int) -> list[Item]:
+    """All judged items, equal share per judge grade in every prefix (see the module docstring)."""
+    rng = random.Random(seed)
+    groups: dict[int, list[Item]] = {}
+    for item, grade in sorted(_judge_grade(labels).items()):
+        groups.setdefault(_UNSCORED if grade is None else grade, []).append(item)
+    pools = [groups[key] for key in sorted(groups)]
+    for pool in pools:
+        rng.shuffle(pool)
+    ordered: list[Item] = []
+    while any(pools):
+        round_ = [pool.pop() for pool in pools if pool]
+        rng.shuffle(round_)
+        ordered.extend(round_)
+    return ordered
+
+
+def disagreement(labels: list[CurrentLabel], seed: int) -> list[Item]:
+    """Items where annotators or judge prompts disagree first, then the rest stratified."""
+    by_item: dict[Item, tuple[set[int], set[int]]] = {}
+    for lab in labels:
+        if lab.grade is None:
+            continue
+        humans, judges = by_item.setdefault(lab.item, (set(), set()))
+        (judges if lab.source == "judge" else humans).add(lab.grade)
+    disputed = sorted(item for item, (humans, judges) in by_item.items() if len(humans) > 1 or len(judges) > 1)
+    return _first(disputed, labels, seed)
+
+
+def uncertainty(labels: list[CurrentLabel], seed: int) -> list[Item]:
+    """Items with disagreeing or unscored judge labels first (largest spread first), then the rest stratified."""
+    grades: dict[Item, list[int | None]] = {}
+    for lab in labels:
+        if lab.source == "judge":
+            grades.setdefault(lab.item, []).append(lab.grade)
+    spread: dict[Item, int] = {}
+    for item, values in grades.items():
+        scored = [g for g in values if g is not None]
+        width = max(scored) - min(scored) if scored else 0
+        spread[item] = max(width, 1 if None in values else 0)
+    rng = random.Random(seed)
+    uncertain = sorted(item for item, s in spread.items() if s > 0)
+    keys = {item: (-spread[item], rng.random()) for item in uncertain}
+    return _first(sorted(uncertain, key=keys.__getitem__), labels, seed, shuffle=False)
+
+
+QUEUES: dict[str, Callable[[list[CurrentLabel], int], list[Item]]] = {
+    "stratified": stratified,
+    "disagreement": disagreement,
+    "uncertainty": uncertainty,
+}
+
+
+def order(queue: str, labels: list[CurrentLabel], seed: int) -> list[Item]:
+    """The items of ``queue`` in order; AuditError for an unknown queue name."""
+    if queue not in QUEUES:
+        raise AuditError(f"unknown queue {queue!r}; choose one of: {', '.join(QUEUES)}")
+    return QUEUES[queue](labels, seed)
+
+
+def queue_for(store: LabelStore, annotator: str, queue: str, seed: int) -> list[Item]:
+    """The annotator's queue: its saved order when a session used it before, else computed now and saved."""
+    fresh = order(queue, store.current_labels(), seed)
+    return store.save_queue(annotator, queue, seed, fresh)
+
+
+def _judge_grade(labels: list[CurrentLabel]) -> dict[Item, int | None]:
+    """Per judged item, the grade of its first imported judge label (None when unscored)."""
+    first: dict[Item, CurrentLabel] = {}
+    for lab in labels:
+        if lab.source == "judge" and (lab.item not in first or lab.event_id < first[lab.item].event_id):
+            first[lab.item] = lab
+    return {item: lab.grade for item, lab in first.items()}
+
+
+def _first(head: list[Item], labels: list[CurrentLabel], seed: int, *, shuffle: bool = True) -> list[Item]:
+    judged = _judge_grade(labels)
+    head = [item for item in head if item in judged]
+    if shuffle:
+        random.Random(seed).shuffle(head)
+    chosen = set(head)
+    return head + [item for item in stratified(labels, seed) if item not in chosen]

@@ -1,0 +1,384 @@
+"""The audit label store: an append-only SQLite log of label events inside the golden folder.
+
+Every label, from the judge or a person, is an event; nothing is updated or deleted. The current label of an item
+(a (query_id, chunk_id) pair) for one annotator is a fold over that annotator's events for the item, oldest first:
+a ``label`` event pushes a grade, an ``undo`` event pops the label it names, and the current label is the top of
+the stack (latest wins). An undo is itself an event that carries the grade it restores, so the history is complete.
+
+Judge labels are keyed by (item, model, prompt) so that several judge prompts (pointwise, listwise, repeats) keep
+separate current labels; people are keyed by (item, annotator name). Sources: ``judge`` (imported from the golden
+set's qrels on first open, idempotent), ``human`` (the audit page) and ``imported`` (a CSV edited in a spreadsheet).
+
+Concurrency: WAL journal, a busy timeout, one short connection per call and ``BEGIN IMMEDIATE`` around every write,
+so two writers (threads or processes) serialise and neither loses a label.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from assay.audit.records import (
+    HUMAN_ROLE,
+    JUDGE_ROLE,
+    AuditedPair,
+    CurrentLabel,
+    Item,
+    StoredEvent,
+    current_of,
+    fold,
+    judge_event,
+    judge_grades,
+    strata_of,
+)
+from assay.errors import AuditError
+from assay.text import canonical_json, content_hash
+from assay.types import LabelEvent, Question, RelevanceLabel
+
+__all__ = ["STORE_NAME", "AuditedPair", "CurrentLabel", "LabelStore", "StoredEvent"]
+
+STORE_NAME = "audit.sqlite"
+
+# Named migrations, applied in order and recorded by name; a new one is only ever appended.
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "001_events",
+        """
+        CREATE TABLE events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('label', 'undo')),
+            query_id TEXT NOT NULL,
+            chunk_id TEXT NOT NULL,
+            grade INTEGER CHECK (grade IS NULL OR grade BETWEEN -1 AND 3),
+            reason TEXT,
+            source TEXT NOT NULL CHECK (source IN ('generator', 'judge', 'human', 'imported')),
+            annotator TEXT NOT NULL,
+            prompt TEXT,
+            time TEXT NOT NULL,
+            undoes INTEGER REFERENCES events(id),
+            session TEXT,
+            queue TEXT
+        );
+        CREATE INDEX events_item ON events (query_id, chunk_id);
+        CREATE INDEX events_annotator ON events (annotator);
+        CREATE TABLE imported (key TEXT PRIMARY KEY, event_id INTEGER NOT NULL REFERENCES events(id));
+        """,
+    ),
+    (
+        "002_queues",
+        """
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            annotator TEXT NOT NULL,
+            queue TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            created TEXT NOT NULL,
+            UNIQUE (annotator, queue, seed)
+        );
+        CREATE TABLE session_items (
+            session_id INTEGER NOT NULL REFERENCES sessions(id),
+            position INTEGER NOT NULL,
+            query_id TEXT NOT NULL,
+            chunk_id TEXT NOT NULL,
+            PRIMARY KEY (session_id, position)
+        );
+        """,
+    ),
+)
+
+
+class LabelStore:
+    """The label store at ``path`` (usually ``GOLDEN/audit.sqlite``); created and migrated on first use."""
+
+    def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
+        self.path = Path(path)
+        self.timeout = timeout
+        self._migrate()
+
+    @classmethod
+    def in_folder(cls, golden_dir: str | Path, *, timeout: float = 30.0) -> LabelStore:
+        """The store of a golden folder (``audit.sqlite`` inside it)."""
+        return cls(Path(golden_dir) / STORE_NAME, timeout=timeout)
+
+    # -- connections and migrations -------------------------------------------------------------------------------
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        try:
+            conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise AuditError(f"{self.path}: cannot open the label store ({exc}); check the folder is writable") from exc
+        try:
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            yield conn
+        finally:
+            conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A connection inside ``BEGIN IMMEDIATE``: committed on success, rolled back on any error."""
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        if not self.path.parent.is_dir():
+            raise AuditError(f"{self.path.parent}: no such folder; pass the golden-set folder")
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+        with self._write() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
+            applied = {row["name"] for row in conn.execute("SELECT name FROM migrations")}
+            for name, sql in MIGRATIONS:
+                if name in applied:
+                    continue
+                for statement in (s for s in sql.split(";") if s.strip()):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, _now()))
+
+    def migrations(self) -> list[str]:
+        """Names of the applied migrations, in the order they were applied."""
+        with self._connect() as conn:
+            return [row["name"] for row in conn.execute("SELECT name FROM migrations ORDER BY rowid")]
+
+    # -- writing --------------------------------------------------------------------------------------------------
+
+    def import_judge_labels(self, labels: Iterable[RelevanceLabel]) -> int:
+        """Add the judge labels of a golden set's qrels as ``judge`` events; labels seen before are skipped.
+
+        Returns the number of new events. Unscored labels become events with grade NULL and the unscored reason.
+        """
+        added = 0
+        with self._write() as conn:
+            for label in labels:
+                key = content_hash(canonical_json(label.model_dump(mode="json")), 16)
+                if conn.execute("SELECT 1 FROM imported WHERE key = ?", (key,)).fetchone():
+                    continue
+                event = judge_event(label)
+                event_id = _insert(conn, event, kind="label", undoes=None, session=None, queue=None)
+                conn.execute("INSERT INTO imported VALUES (?, ?)", (key, event_id))
+                added += 1
+        return added
+
+    def record(self, event: LabelEvent, *, session: str | None = None, queue: str | None = None) -> StoredEvent:
+        """Append one label event and return it as stored (with its id)."""
+        _check_event(event)
+        with self._write() as conn:
+            event_id = _insert(conn, event, kind="label", undoes=None, session=session, queue=queue)
+            return _row_event(conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone())
+
+    def record_many(self, events: Iterable[LabelEvent], *, session: str | None = None) -> int:
+        """Append several events in one transaction: all of them or none."""
+        count = 0
+        with self._write() as conn:
+            for event in events:
+                _check_event(event)
+                _insert(conn, event, kind="label", undoes=None, session=session, queue=None)
+                count += 1
+        return count
+
+    def undo(self, annotator: str, *, session: str | None = None) -> StoredEvent | None:
+        """Undo ``annotator``'s latest label that is still in effect; None when there is nothing to undo.
+
+        Appends an ``undo`` event naming the undone event and carrying the grade (and reason) it restores, which
+        is the annotator's previous label of that item, or NULL when there was none.
+        """
+        with self._write() as conn:
+            rows = conn.execute(
+                "SELECT * FROM events WHERE annotator = ? AND source != 'judge' ORDER BY id", (annotator,)
+            )
+            stacks = fold(_row_event(row) for row in rows)
+            tops = [stack[-1] for stack in stacks.values() if stack]
+            if not tops:
+                return None
+            target = max(tops, key=lambda e: e.id)
+            stack = stacks[target.fold_key]
+            previous = stack[-2] if len(stack) > 1 else None
+            restored = LabelEvent(
+                query_id=target.query_id,
+                chunk_id=target.chunk_id,
+                grade=previous.grade if previous else None,
+                reason=previous.reason if previous else None,
+                source=target.source,
+                annotator=annotator,
+                prompt=target.prompt,
+            )
+            event_id = _insert(conn, restored, kind="undo", undoes=target.id, session=session, queue=None)
+            return _row_event(conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone())
+
+    # -- reading --------------------------------------------------------------------------------------------------
+
+    def events(self) -> list[StoredEvent]:
+        """Every event, oldest first."""
+        with self._connect() as conn:
+            return [_row_event(row) for row in conn.execute("SELECT * FROM events ORDER BY id")]
+
+    def history(self, query_id: str, chunk_id: str) -> list[StoredEvent]:
+        """Every event of one item (all annotators and judges, undos included), oldest first."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT * FROM events WHERE query_id = ? AND chunk_id = ? ORDER BY id", (query_id, chunk_id)
+            )
+            return [_row_event(row) for row in rows]
+
+    def current_labels(
+        self, *, source: str | None = None, annotator: str | None = None, role: str | None = None
+    ) -> list[CurrentLabel]:
+        """The current label of every (item, annotator) (and judge prompt), in item order.
+
+        ``source`` keeps labels whose latest event has that source; ``role`` is ``judge`` or ``human`` (human and
+        imported); ``annotator`` keeps one annotator. Items whose label was undone down to nothing are left out.
+        """
+        with self._connect() as conn:
+            stacks = fold(_row_event(row) for row in conn.execute("SELECT * FROM events ORDER BY id"))
+        labels = [current_of(stack[-1]) for stack in stacks.values() if stack]
+        if source is not None:
+            labels = [lab for lab in labels if lab.source == source]
+        if role is not None:
+            labels = [lab for lab in labels if (lab.source == "judge") == (role == JUDGE_ROLE)]
+        if annotator is not None:
+            labels = [lab for lab in labels if lab.annotator == annotator]
+        return sorted(labels, key=lambda lab: (lab.query_id, lab.chunk_id, lab.annotator, lab.prompt or ""))
+
+    def items(self) -> list[Item]:
+        """Every item that has a judge label, in the order the judge labels were imported."""
+        with self._connect() as conn:
+            rows = conn.execute("SELECT query_id, chunk_id, MIN(id) AS first FROM events GROUP BY 1, 2 ORDER BY 3")
+            return [(row["query_id"], row["chunk_id"]) for row in rows]
+
+    def annotators(self) -> list[str]:
+        """Names of the people who have a current label, sorted."""
+        return sorted({lab.annotator for lab in self.current_labels(role=HUMAN_ROLE) if lab.grade is not None})
+
+    def audited_pairs(
+        self,
+        questions: Mapping[str, Question] | None = None,
+        *,
+        annotator: str | None = None,
+        judge_prompt: str | None = None,
+        one_per_item: bool = False,
+    ) -> list[AuditedPair]:
+        """Items a person graded, each with the judge's grade: the input of agreement statistics and PPI.
+
+        The judge grade is the current label of ``judge_prompt`` when given, else of the first judge label imported
+        for the item (the golden set's qrels); it is None when the judge left the item unscored (count those, do not
+        score them). One pair per (item, annotator); with ``one_per_item`` several annotators of an item collapse
+        to the lower median of their grades (annotator ``"consensus"``). ``strata`` holds the question's type and
+        difficulty, the judge grade, and the question's scalar metadata, for per-stratum figures.
+        """
+        current = self.current_labels()
+        judge = judge_grades(current, judge_prompt)
+        humans = [lab for lab in current if lab.source != "judge" and lab.grade is not None and lab.item in judge]
+        if annotator is not None:
+            humans = [lab for lab in humans if lab.annotator == annotator]
+        grades: dict[Item, dict[str, int]] = {}
+        for lab in humans:
+            grades.setdefault(lab.item, {})[lab.annotator] = lab.grade  # type: ignore[assignment]
+        pairs: list[AuditedPair] = []
+        for item, by_person in sorted(grades.items()):
+            judge_grade, prompt = judge[item]
+            strata = strata_of(questions, item[0], judge_grade)
+            if one_per_item and len(by_person) > 1:
+                rows = [("consensus", int(statistics.median_low(by_person.values())))]
+            else:
+                rows = sorted(by_person.items())
+            for name, grade in rows:
+                pairs.append(AuditedPair(item[0], item[1], name, judge_grade, grade, prompt, strata))
+        return pairs
+
+    # -- queues ---------------------------------------------------------------------------------------------------
+
+    def saved_queue(self, annotator: str, queue: str, seed: int) -> list[Item] | None:
+        """The recorded order of an annotator's queue, or None when no session used it yet."""
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT id FROM sessions WHERE annotator = ? AND queue = ? AND seed = ?", (annotator, queue, seed)
+            ).fetchone()
+            if row is None:
+                return None
+            rows = conn.execute(
+                "SELECT query_id, chunk_id FROM session_items WHERE session_id = ? ORDER BY position", (row["id"],)
+            )
+            return [(r["query_id"], r["chunk_id"]) for r in rows]
+
+    def save_queue(self, annotator: str, queue: str, seed: int, items: list[Item]) -> list[Item]:
+        """Record a queue's order; if another process recorded it first, keep and return theirs, plus new items."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT id FROM sessions WHERE annotator = ? AND queue = ? AND seed = ?", (annotator, queue, seed)
+            ).fetchone()
+            if row is None:
+                cursor = conn.execute(
+                    "INSERT INTO sessions (annotator, queue, seed, created) VALUES (?, ?, ?, ?)",
+                    (annotator, queue, seed, _now()),
+                )
+                session_id, known = cursor.lastrowid, []
+            else:
+                session_id = row["id"]
+                rows = conn.execute(
+                    "SELECT query_id, chunk_id FROM session_items WHERE session_id = ? ORDER BY position", (session_id,)
+                )
+                known = [(r["query_id"], r["chunk_id"]) for r in rows]
+            seen = set(known)
+            fresh = [item for item in items if item not in seen]
+            conn.executemany(
+                "INSERT INTO session_items VALUES (?, ?, ?, ?)",
+                [(session_id, len(known) + i, q, c) for i, (q, c) in enumerate(fresh)],
+            )
+            return known + fresh
+
+
+def _now() -> str:
+    return datetime.now().astimezone().replace(microsecond=0).isoformat()
+
+
+def _check_event(event: LabelEvent) -> None:
+    if event.source == "judge":
+        raise AuditError("judge labels come from the golden set's qrels; record human labels here (source='human')")
+    if not event.annotator:
+        raise AuditError(f"{event.query_id}/{event.chunk_id}: a human label needs an annotator name")
+
+
+def _insert(
+    conn: sqlite3.Connection,
+    event: LabelEvent,
+    *,
+    kind: str,
+    undoes: int | None,
+    session: str | None,
+    queue: str | None,
+) -> int:
+    cursor = conn.execute(
+        "INSERT INTO events (kind, query_id, chunk_id, grade, reason, source, annotator, prompt, time, undoes,"
+        " session, queue) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            kind,
+            event.query_id,
+            event.chunk_id,
+            event.grade,
+            event.reason,
+            event.source,
+            event.annotator or "judge",
+            event.prompt,
+            event.time.isoformat(),
+            undoes,
+            session,
+            queue,
+        ),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def _row_event(row: sqlite3.Row) -> StoredEvent:
+    return StoredEvent(**{key: row[key] for key in row.keys()})  # noqa: SIM118 (sqlite3.Row needs keys())
