@@ -1,0 +1,299 @@
+"""Backends that talk to models: an OpenAI-compatible one on aiohttp, and litellm for everything else.
+
+Why two: client CPU per call decides throughput against fast self-hosted judges. Measured on 2 cores at concurrency
+64 against a loopback server with 100 ms latency, litellm's ``acompletion`` costs about 8 ms of client CPU per call;
+a bare aiohttp POST costs well under 1 ms. So OpenAI-compatible endpoints (``openai/...``, ``hosted_vllm/...``,
+``ollama/...`` via its ``/v1``, any ``--api-base``: vLLM, a LiteLLM proxy, ...) use :class:`OpenAICompatBackend`;
+providers that need request translation (``anthropic/...``, ``bedrock/...``, ``vertex_ai/...``, ``gemini/...``)
+use :class:`LiteLLMBackend`. This is the only module of assay that imports litellm (lazily: it takes seconds).
+
+Errors: 429 (with ``Retry-After``), 408, 409, 5xx, connection errors, timeouts and malformed response bodies raise
+:class:`TransientBackendError`; 400, 401, 403, 404 and other 4xx raise :class:`BackendError` with the fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from assay.errors import BackendError, ConfigError, TransientBackendError
+from assay.judge.base import Backend, ChatRequest, ChatResponse
+
+__all__ = [
+    "OPENAI_API_BASE",
+    "LiteLLMBackend",
+    "OpenAICompatBackend",
+    "make_backend",
+    "parse_retry_after",
+    "status_error",
+    "wire_model",
+]
+
+OPENAI_API_BASE = "https://api.openai.com/v1"
+OLLAMA_API_BASE = "http://localhost:11434/v1"
+# Prefixes that only tell litellm which OpenAI-compatible route to take; the server wants the name after them.
+_COMPAT_PREFIXES = ("openai/", "hosted_vllm/", "ollama/", "ollama_chat/", "litellm_proxy/")
+_TRANSIENT_STATUS = {408, 409, 425, 429}
+
+
+def wire_model(spec: str) -> str:
+    """The model name an OpenAI-compatible server expects: ``openai/gpt-4o-mini`` -> ``gpt-4o-mini``."""
+    for prefix in _COMPAT_PREFIXES:
+        if spec.startswith(prefix):
+            return spec[len(prefix) :]
+    return spec
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def status_error(status: int, body: str, *, model: str, url: str, retry_after: float | None = None) -> BackendError:
+    """The error for an HTTP status: transient for 408/409/429/5xx, otherwise a failure with the fix named."""
+    snippet = " ".join(body.split())[:300]
+    if status in _TRANSIENT_STATUS or status >= 500:
+        return TransientBackendError(f"HTTP {status} from {url}: {snippet}", status=status, retry_after=retry_after)
+    lowered = snippet.lower()
+    if status == 401:
+        fix = "check the API key: set OPENAI_API_KEY (or the provider's key variable) or pass --api-key"
+    elif status == 403:
+        fix = f"the key has no access to model {model!r}; use a key or model you are allowed to use"
+    elif status == 404:
+        fix = f"check the model name {model!r} and the api base (an OpenAI-compatible base usually ends in /v1)"
+    elif any(word in lowered for word in ("response_format", "json_schema", "structured", "unsupported")):
+        fix = "the server rejects structured output or a parameter; rerun with --no-structured"
+    else:
+        fix = f"the server rejected the request for model {model!r}; check the model name and decoding parameters"
+    return BackendError(f"HTTP {status} from {url}: {snippet} -- {fix}", status=status)
+
+
+def _response_format(request: ChatRequest) -> dict[str, Any] | None:
+    if request.response_schema is None:
+        return None
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": request.schema_name, "schema": dict(request.response_schema), "strict": True},
+    }
+
+
+def _parse_completion(data: Any, url: str) -> ChatResponse:
+    try:
+        choice = data["choices"][0]
+        content = choice["message"].get("content")
+        usage = data.get("usage") or {}
+        return ChatResponse(
+            content=content if isinstance(content, str) else "",
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            finish_reason=choice.get("finish_reason"),
+            model=data.get("model"),
+        )
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise TransientBackendError(f"malformed completion from {url}: missing {exc}") from exc
+
+
+class OpenAICompatBackend:
+    """POST ``{api_base}/chat/completions`` with aiohttp; one session per backend, made in the running loop.
+
+    ``connections`` caps open connections (keep it at or above the judge's concurrency). ``timeout`` is per request
+    in seconds. Close with :meth:`aclose` (the Judge does it).
+    """
+
+    name = "openai-compatible"
+
+    def __init__(
+        self,
+        api_base: str,
+        *,
+        model: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        connections: int = 100,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.api_base = api_base.rstrip("/")
+        self.url = f"{self.api_base}/chat/completions"
+        self.model = model
+        self.timeout = timeout
+        self.connections = max(1, connections)
+        self._headers = {"Content-Type": "application/json", **(headers or {})}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            connector = aiohttp.TCPConnector(limit=self.connections, limit_per_host=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                headers=self._headers,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                json_serialize=json.dumps,
+            )
+            self._loop = loop
+        return self._session
+
+    def _body(self, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model or wire_model(request.model), "messages": request.messages}
+        body.update(request.params)
+        response_format = _response_format(request)
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion; raises TransientBackendError or BackendError on failure."""
+        session = self._get_session()
+        try:
+            async with session.post(self.url, json=self._body(request)) as response:
+                raw = await response.read()
+                if response.status != 200:
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                    text = raw.decode("utf-8", "replace")
+                    raise status_error(
+                        response.status, text, model=request.model, url=self.url, retry_after=retry_after
+                    )
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+            raise TransientBackendError(f"connection to {self.url} failed: {exc}") from exc
+        except TimeoutError as exc:
+            raise TransientBackendError(f"no answer from {self.url} within {self.timeout:g} s") from exc
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise TransientBackendError(f"malformed JSON body from {self.url}: {raw[:120]!r}") from exc
+        return _parse_completion(data, self.url)
+
+    async def aclose(self) -> None:
+        """Close the HTTP session (a new one is made on the next call)."""
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+
+_LITELLM_OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MODE": "PRODUCTION", "HF_HUB_OFFLINE": "1"}
+
+
+def _import_litellm() -> Any:
+    for key, value in _LITELLM_OFFLINE.items():
+        os.environ.setdefault(key, value)
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    return litellm
+
+
+class LiteLLMBackend:
+    """``litellm.acompletion`` for providers that need translation; litellm's retries and cache are off."""
+
+    name = "litellm"
+
+    def __init__(
+        self, model: str, *, api_base: str | None = None, api_key: str | None = None, timeout: float = 120.0
+    ) -> None:
+        self.model = model
+        self.api_base = api_base
+        self.api_key = api_key
+        self.timeout = timeout
+        self._litellm: Any = None
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"timeout": self.timeout, "num_retries": 0, "max_retries": 0, "caching": False}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        response_format = _response_format(request)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        kwargs.update(request.params)
+        return kwargs
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion through litellm, with its exceptions mapped to assay's."""
+        if self._litellm is None:
+            self._litellm = _import_litellm()
+        try:
+            response = await self._litellm.acompletion(
+                model=self.model, messages=request.messages, **self._kwargs(request)
+            )
+        except Exception as exc:
+            raise self._map_error(exc) from exc
+        data = response.model_dump() if hasattr(response, "model_dump") else response
+        return _parse_completion(data, self.api_base or self.model)
+
+    def _map_error(self, exc: Exception) -> BackendError:
+        status = getattr(exc, "status_code", None)
+        where = self.api_base or self.model
+        if isinstance(exc, TimeoutError) or type(exc).__name__ in ("Timeout", "APITimeoutError"):
+            return TransientBackendError(f"no answer from {where} within {self.timeout:g} s")
+        if isinstance(status, int) and 400 <= status < 600:
+            headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+            retry_after = parse_retry_after(headers.get("retry-after") if hasattr(headers, "get") else None)
+            return status_error(status, str(exc), model=self.model, url=where, retry_after=retry_after)
+        if type(exc).__name__ in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError"):
+            return TransientBackendError(f"connection to {where} failed: {exc}")
+        return BackendError(f"litellm call for {self.model!r} failed: {type(exc).__name__}: {exc}")
+
+
+def _offline_backend() -> Backend:
+    import importlib
+
+    try:
+        module = importlib.import_module("assay.judge.offline")
+    except ImportError as exc:
+        raise ConfigError(f"the offline judge is not available ({exc})") from exc
+    backend: Backend = module.OfflineBackend()
+    return backend
+
+
+def make_backend(
+    spec: str,
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 120.0,
+    connections: int = 100,
+) -> Backend:
+    """The backend for a judge named as litellm names models (see the module docstring for the routing)."""
+    if spec == "offline":
+        return _offline_backend()
+    if api_base:
+        return OpenAICompatBackend(api_base, api_key=api_key, timeout=timeout, connections=connections)
+    if spec.startswith("openai/"):
+        if not api_key:
+            raise ConfigError(
+                f"judge {spec!r} needs an OpenAI API key: set OPENAI_API_KEY or pass --api-key "
+                "(or --api-base for a server that needs no key)"
+            )
+        return OpenAICompatBackend(OPENAI_API_BASE, api_key=api_key, timeout=timeout, connections=connections)
+    if spec.startswith(("ollama/", "ollama_chat/")):
+        return OpenAICompatBackend(OLLAMA_API_BASE, api_key=api_key, timeout=timeout, connections=connections)
+    if spec.startswith(("hosted_vllm/", "litellm_proxy/")):
+        raise ConfigError(f"judge {spec!r} needs the server's address: pass --api-base http://HOST:PORT/v1")
+    if "/" in spec:
+        return LiteLLMBackend(spec, api_key=api_key, timeout=timeout)
+    raise ConfigError(
+        f"unknown judge {spec!r}: name it as litellm does (openai/gpt-4o-mini, anthropic/claude-..., "
+        "hosted_vllm/MODEL with --api-base), pass --api-base for any OpenAI-compatible server, or use 'offline'"
+    )

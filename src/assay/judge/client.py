@@ -1,0 +1,483 @@
+"""The one judge client: render -> cache -> in-flight dedupe -> concurrency and rate limits -> retry -> validate.
+
+Every model call of assay goes through :class:`Judge`. For one call:
+
+1. render the prompt file into chat messages (a missing variable raises :class:`PromptError`);
+2. look up the cache (key: model, messages, decoding params, prompt name/version/hash, output schema);
+3. join an identical call already in flight instead of making a second one;
+4. stop with :class:`BudgetExceeded` if ``max_cost`` is spent (calls in flight finish and are cached);
+5. wait for a concurrency slot and the optional requests/tokens-per-minute limits;
+6. call the backend under tenacity, retrying only :class:`TransientBackendError` (429 honouring ``Retry-After``,
+   408, 409, 5xx, connection errors, timeouts, malformed bodies, truncated output); a :class:`BackendError`
+   (400/401/403/404) stops the run with the fix in its message;
+7. validate the answer (strip code fences, parse JSON, ``model_validate``); on failure re-ask once with the
+   validation error appended; then give up with :class:`Unscored`, which is counted, never turned into 0;
+8. cache only valid answers. A cache error warns and the call proceeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
+from assay.judge.base import Backend, ChatRequest, ChatResponse
+from assay.judge.cache import JudgeCache, cache_key
+from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
+from assay.judge.pricing import Price, price_for
+from assay.judge.prompts import Prompt, load_prompt
+from assay.text import count_tokens
+from assay.types import StageUsage, Unscored
+
+__all__ = ["Estimate", "Judge", "JudgeStats", "Judgement", "RetryPolicy", "parse_output"]
+
+log = logging.getLogger("assay.judge")
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Judgement(Generic[T]):
+    """One judged item: the validated output, or why there is none (``unscored``), and what it cost."""
+
+    output: T | None
+    unscored: Unscored | None
+    cached: bool
+    model: str
+    prompt: str
+    prompt_hash: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when there is a valid output."""
+        return self.output is not None
+
+
+@dataclass
+class JudgeStats:
+    """Counters over the judge's life: backend calls made, cache hits, deduplicated joins, retries, unscored."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    deduped: int = 0
+    retries: int = 0
+    repairs: int = 0
+    unscored: int = 0
+    cache_errors: int = 0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A dry-run estimate: calls to make, items already cached, prompt tokens, and an upper bound on cost.
+
+    ``cost_usd`` prices the prompt tokens plus ``max_tokens`` completion tokens per call when the prompt sets
+    ``max_tokens`` (else prompt tokens only); None when the model has no known price.
+    """
+
+    calls: int
+    cached: int
+    prompt_tokens: int
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    prompt: Prompt
+    request: ChatRequest
+    key: str
+
+
+_FENCE_LANGS = ("json", "JSON")
+
+
+def _strip_fences(text: str) -> str:
+    body = text.strip()
+    if body.startswith("```"):
+        body = body[3:]
+        for lang in _FENCE_LANGS:
+            if body.startswith(lang):
+                body = body[len(lang) :]
+        body = body.rsplit("```", 1)[0] if "```" in body else body
+    return body.strip()
+
+
+def parse_output(text: str, model: type[T]) -> T:
+    """Validate a model's text answer against ``model``; code fences are stripped. Raises ValueError."""
+    try:
+        data = json.loads(_strip_fences(text))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the answer is not JSON ({exc.msg} at char {exc.pos})") from exc
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
+        raise ValueError(f"the answer does not match the schema ({problems})") from exc
+
+
+def _schema_instructions(prompt: Prompt) -> str:
+    schema = json.dumps(dict(prompt.schema), separators=(",", ":"))
+    return f"\n\nAnswer with a single JSON object, no code fences, matching this JSON schema:\n{schema}"
+
+
+class Judge:
+    """A cached, concurrent, fault-tolerant client for one model (see the module docstring for the flow).
+
+    ``params`` override the prompt's decoding params; ``price`` overrides the bundled price map; ``max_cost`` (USD)
+    needs a price. ``usage`` maps stage name to :class:`StageUsage`; ``stats`` counts calls, hits and failures.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        model: str,
+        cache: JudgeCache | None = None,
+        concurrency: int = 8,
+        rpm: int | None = None,
+        tpm: int | None = None,
+        max_cost: float | None = None,
+        prompt_dir: Path | None = None,
+        structured: bool = True,
+        params: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        price: Price | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        self.backend = backend
+        self.model = model
+        self.cache = cache
+        self.concurrency = concurrency
+        self.rpm, self.tpm = rpm, tpm
+        self.max_cost = max_cost
+        self.prompt_dir = prompt_dir
+        self.structured = structured
+        self.params = dict(params or {})
+        self.retry = retry or RetryPolicy()
+        self.price = price if price is not None else price_for(model)
+        if max_cost is not None and self.price is None:
+            raise ConfigError(f"--max-cost needs a price for model {model!r}, which has none; give one with --price")
+        self.usage: dict[str, StageUsage] = {}
+        self.stats = JudgeStats()
+        self.spent = 0.0
+        self._prompts: dict[str, Prompt] = {}
+        self._state: LoopState | None = None
+
+    # -- preparing -------------------------------------------------------------------------------------------------
+
+    def prompt(self, name: str) -> Prompt:
+        """The loaded prompt ``name`` (loaded once per judge)."""
+        if name not in self._prompts:
+            self._prompts[name] = load_prompt(name, self.prompt_dir)
+        return self._prompts[name]
+
+    def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> _Prepared:
+        prompt = self.prompt(prompt_name)
+        messages = prompt.render(variables)
+        if not self.structured:
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + _schema_instructions(prompt)}
+        params = {**prompt.params, **self.params}
+        request = ChatRequest(
+            model=self.model,
+            messages=messages,
+            prompt_name=prompt.name,
+            prompt_version=prompt.version,
+            variables=variables,
+            params=params,
+            response_schema=prompt.schema if self.structured else None,
+            schema_name=prompt.output_model.__name__,
+        )
+        key = cache_key(
+            model=self.model,
+            messages=messages,
+            params=params,
+            prompt_name=prompt.name,
+            prompt_version=prompt.version,
+            prompt_hash=prompt.content_hash,
+            schema=prompt.schema,
+        )
+        return _Prepared(prompt, request, key)
+
+    def _stage(self, stage: str) -> StageUsage:
+        usage = self.usage.get(stage)
+        if usage is None:
+            usage = self.usage[stage] = StageUsage(cost_usd=0.0 if self.price is not None else None)
+        return usage
+
+    # -- cache -----------------------------------------------------------------------------------------------------
+
+    def cache_get(self, key: str) -> str | None:
+        """Read the cache; an error warns, counts, and reads as a miss."""
+        if self.cache is None:
+            return None
+        try:
+            return self.cache.get(key)
+        except Exception as exc:  # a broken cache must not stop judging
+            self.stats.cache_errors += 1
+            log.warning("judge cache read failed (%s); calling the model instead", exc)
+            return None
+
+    def cache_put(self, key: str, value: str) -> None:
+        """Write the cache; an error warns, counts, and is otherwise ignored."""
+        if self.cache is None:
+            return
+        try:
+            self.cache.put(key, value)
+        except Exception as exc:  # a broken cache must not stop judging
+            self.stats.cache_errors += 1
+            log.warning("judge cache write failed (%s); the answer is not cached", exc)
+
+    def _lookup(self, prepared: _Prepared, stage: str) -> Judgement[Any] | None:
+        raw = self.cache_get(prepared.key)
+        if raw is None:
+            return None
+        try:
+            stored = json.loads(raw)
+            output = prepared.prompt.output_model.model_validate(stored["output"])
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring an unreadable judge cache entry (%s)", exc)
+            return None
+        self.stats.cache_hits += 1
+        self._stage(stage).cached += 1
+        return self._judgement(prepared, output, None, cached=True, tokens=(0, 0))
+
+    def _judgement(
+        self, prepared: _Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
+    ) -> Judgement[Any]:
+        cost = self.price.cost(*tokens) if self.price is not None else None
+        return Judgement(
+            output=output,
+            unscored=unscored,
+            cached=cached,
+            model=self.model,
+            prompt=prepared.prompt.ref,
+            prompt_hash=prepared.prompt.content_hash,
+            prompt_tokens=tokens[0],
+            completion_tokens=tokens[1],
+            cost_usd=cost,
+        )
+
+    # -- calling ---------------------------------------------------------------------------------------------------
+
+    def _loop_state(self) -> LoopState:
+        loop = asyncio.get_running_loop()
+        if self._state is None or self._state.loop is not loop:
+            limiter = RateLimiter(self.rpm, self.tpm, sleep=self.retry.sleep) if (self.rpm or self.tpm) else None
+            self._state = LoopState(loop, asyncio.Semaphore(self.concurrency), limiter)
+        return self._state
+
+    def _check_budget(self) -> None:
+        if self.max_cost is not None and self.spent >= self.max_cost:
+            raise BudgetExceeded(
+                f"the cost budget of ${self.max_cost:g} is spent (${self.spent:.4f}); what was judged is cached, "
+                "rerun with a higher --max-cost to resume without paying twice"
+            )
+
+    def _account(self, stage: str, response: ChatResponse) -> None:
+        usage = self._stage(stage)
+        usage.calls += 1
+        usage.prompt_tokens += response.prompt_tokens
+        usage.completion_tokens += response.completion_tokens
+        self.stats.calls += 1
+        if self.price is not None:
+            cost = self.price.cost(response.prompt_tokens, response.completion_tokens)
+            self.spent += cost
+            usage.cost_usd = (usage.cost_usd or 0.0) + cost
+
+    async def _complete_once(self, request: ChatRequest, stage: str) -> ChatResponse:
+        response = await self.backend.complete(request)
+        self._account(stage, response)
+        if response.finish_reason == "length":
+            raise TransientBackendError("the answer was truncated (finish_reason=length); raise max_tokens")
+        return response
+
+    async def _complete(self, request: ChatRequest, stage: str) -> ChatResponse:
+        def count_retry(_: object) -> None:
+            self.stats.retries += 1
+
+        retrying = self.retry.retrying(before_sleep=count_retry)
+        response: ChatResponse = await retrying(self._complete_once, request, stage)
+        return response
+
+    async def _call(self, prepared: _Prepared, stage: str) -> Judgement[Any]:
+        state = self._loop_state()
+        self._check_budget()
+        async with state.semaphore:
+            self._check_budget()
+            if state.limiter is not None:
+                tokens = sum(count_tokens(m["content"]) for m in prepared.request.messages)
+                await state.limiter.acquire(tokens + int(prepared.request.params.get("max_tokens", 0)))
+            return await self._call_and_validate(prepared, stage)
+
+    async def _call_and_validate(self, prepared: _Prepared, stage: str) -> Judgement[Any]:
+        tokens = [0, 0]
+        request = prepared.request
+        text = ""
+        for attempt in range(2):
+            try:
+                response = await self._complete(request, stage)
+            except TransientBackendError as exc:
+                kind = "truncated" if "truncated" in str(exc) else "backend_error"
+                return self._unscored(prepared, stage, Unscored(reason=str(exc), kind=kind, raw=None), tokens)
+            tokens[0] += response.prompt_tokens
+            tokens[1] += response.completion_tokens
+            text = response.content
+            try:
+                output = parse_output(text, prepared.prompt.output_model)
+            except ValueError as exc:
+                if attempt == 0:
+                    self.stats.repairs += 1
+                    request = replace(request, messages=[*request.messages, *_repair_messages(text, exc)])
+                    continue
+                reason = f"invalid answer after one repair attempt: {exc}"
+                return self._unscored(prepared, stage, Unscored(reason=reason, kind="invalid_output", raw=text), tokens)
+            self.cache_put(prepared.key, json.dumps({"output": output.model_dump(mode="json"), "tokens": tokens}))
+            return self._judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _unscored(self, prepared: _Prepared, stage: str, unscored: Unscored, tokens: list[int]) -> Judgement[Any]:
+        self.stats.unscored += 1
+        self._stage(stage).unscored += 1
+        return self._judgement(prepared, None, unscored, cached=False, tokens=(tokens[0], tokens[1]))
+
+    async def _dedupe(self, prepared: _Prepared, stage: str) -> Judgement[Any]:
+        state = self._loop_state()
+        running = state.inflight.get(prepared.key)
+        if running is not None:
+            self.stats.deduped += 1
+            self._stage(stage).cached += 1
+            return replace(await asyncio.shield(running), cached=True, prompt_tokens=0, completion_tokens=0)
+        hit = self._lookup(prepared, stage)
+        if hit is not None:
+            return hit
+        future: asyncio.Future[Judgement[Any]] = asyncio.get_running_loop().create_future()
+        state.inflight[prepared.key] = future
+        try:
+            result = await self._call(prepared, stage)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: nobody may be waiting
+            raise
+        finally:
+            del state.inflight[prepared.key]
+        future.set_result(result)
+        return result
+
+    # -- public API ------------------------------------------------------------------------------------------------
+
+    async def ajudge(self, prompt_name: str, variables: Mapping[str, Any], *, stage: str = "default") -> Judgement[Any]:
+        """Judge one item with the prompt ``prompt_name``."""
+        return await self._dedupe(self._prepare(prompt_name, variables), stage)
+
+    async def ajudge_many(
+        self,
+        prompt_name: str,
+        list_of_variables: Sequence[Mapping[str, Any]],
+        *,
+        stage: str = "default",
+        on_result: Callable[[int, Judgement[Any]], None] | None = None,
+    ) -> list[Judgement[Any]]:
+        """Judge many items, in order; cached items are answered first without any task.
+
+        ``on_result(index, judgement)`` is called as each result arrives. A :class:`BudgetExceeded` or a
+        :class:`BackendError` stops new calls; calls in flight finish (and are cached) before it is raised.
+        """
+        results: list[Judgement[Any] | None] = [None] * len(list_of_variables)
+        todo: list[tuple[int, _Prepared]] = []
+        for index, variables in enumerate(list_of_variables):
+            prepared = self._prepare(prompt_name, variables)
+            hit = self._lookup(prepared, stage)
+            if hit is None:
+                todo.append((index, prepared))
+                continue
+            results[index] = hit
+            if on_result is not None:
+                on_result(index, hit)
+        await self._run_workers(todo, results, stage, on_result)
+        return [r for r in results if r is not None]
+
+    async def _run_workers(
+        self,
+        todo: list[tuple[int, _Prepared]],
+        results: list[Judgement[Any] | None],
+        stage: str,
+        on_result: Callable[[int, Judgement[Any]], None] | None,
+    ) -> None:
+        queue = iter(todo)
+        errors: list[BaseException] = []
+
+        async def worker() -> None:
+            for index, prepared in queue:
+                if errors:
+                    return
+                try:
+                    results[index] = judgement = await self._dedupe(prepared, stage)
+                except Exception as exc:  # BudgetExceeded, BackendError: stop taking work, re-raise below
+                    errors.append(exc)
+                    return
+                if on_result is not None:
+                    on_result(index, judgement)
+
+        await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))
+        if errors:
+            raise errors[0]
+
+    def judge_many(
+        self,
+        prompt_name: str,
+        list_of_variables: Sequence[Mapping[str, Any]],
+        *,
+        stage: str = "default",
+        on_result: Callable[[int, Judgement[Any]], None] | None = None,
+    ) -> list[Judgement[Any]]:
+        """:meth:`ajudge_many` from synchronous code (runs its own event loop and closes the backend after)."""
+
+        async def run() -> list[Judgement[Any]]:
+            try:
+                return await self.ajudge_many(prompt_name, list_of_variables, stage=stage, on_result=on_result)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    def estimate(self, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> Estimate:
+        """Count calls, cached items and prompt tokens without calling the model (for ``--dry-run``)."""
+        calls = cached = prompt_tokens = 0
+        seen: set[str] = set()
+        max_tokens = 0
+        for variables in list_of_variables:
+            prepared = self._prepare(prompt_name, variables)
+            if prepared.key in seen or self.cache_get(prepared.key) is not None:
+                cached += 1
+                continue
+            seen.add(prepared.key)
+            calls += 1
+            prompt_tokens += sum(count_tokens(m["content"]) for m in prepared.request.messages)
+            max_tokens += int(prepared.request.params.get("max_tokens", 0))
+        cost = self.price.cost(prompt_tokens, max_tokens) if self.price is not None else None
+        return Estimate(calls=calls, cached=cached, prompt_tokens=prompt_tokens, cost_usd=cost)
+
+    async def aclose(self) -> None:
+        """Close the backend's connections, if it has any."""
+        close = getattr(self.backend, "aclose", None)
+        if close is not None:
+            await close()
+
+
+def _repair_messages(text: str, error: Exception) -> list[dict[str, str]]:
+    return [
+        {"role": "assistant", "content": text},
+        {
+            "role": "user",
+            "content": f"That answer is not valid: {error}. Reply again with only the corrected JSON object.",
+        },
+    ]

@@ -1,0 +1,228 @@
+"""Prompt files: load them by name, render them into chat messages.
+
+A prompt is one file ``<name>.md``: TOML front matter between two lines that are exactly ``+++``, then a body of
+sections started by lines that are exactly ``[system]`` and ``[user]``, each a jinja2 template::
+
+    +++
+    name = "relevance"
+    version = "1"
+    description = "..."
+    inputs = ["question", "passage"]
+    output = "RelevanceGrade"          # a key of assay.judge.outputs.OUTPUT_MODELS, or "package.module:Class"
+    [params]
+    temperature = 0.0
+    +++
+    [system]
+    ...
+    [user]
+    <passage>{{ passage | data }}</passage>
+
+Templates render with autoescape off and strict undefined variables; the ``data`` filter XML-escapes ``&``, ``<``
+and ``>`` so a passage cannot close its delimiter tag, and ``enumerate`` is available. The packaged prompts live in
+``assay/_prompts`` (the top-level ``prompts/`` folder); a user directory overrides them name by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import BaseModel
+
+from assay.errors import PromptError
+from assay.text import content_hash
+
+__all__ = ["Prompt", "escape_data", "list_prompts", "load_prompt", "packaged_prompt_dir", "parse_prompt"]
+
+_FENCE = "+++"
+_SECTIONS = {"[system]": "system", "[user]": "user"}
+_REQUIRED_KEYS = ("name", "version", "inputs", "output")
+
+
+def escape_data(value: Any) -> str:
+    """XML-escape ``&``, ``<`` and ``>`` so text placed inside a delimiter tag cannot close or open one."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined, keep_trailing_newline=False)  # noqa: S701
+    env.filters["data"] = escape_data
+    env.globals["enumerate"] = enumerate
+    return env
+
+
+_ENV = _environment()
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A loaded prompt: metadata, the output model, and compiled templates.
+
+    ``content_hash`` is the blake2b digest of the file's bytes; ``ref`` is ``name@version``; ``schema`` is the output
+    model's JSON schema in the strict subset structured-output servers accept.
+    """
+
+    name: str
+    version: str
+    description: str
+    inputs: tuple[str, ...]
+    output_model: type[BaseModel]
+    params: Mapping[str, Any]
+    content_hash: str
+    path: Path
+    schema: Mapping[str, Any]
+    templates: Mapping[str, jinja2.Template] = field(repr=False)
+
+    @property
+    def ref(self) -> str:
+        """``name@version``, the form that goes on every label."""
+        return f"{self.name}@{self.version}"
+
+    def render(self, variables: Mapping[str, Any]) -> list[dict[str, str]]:
+        """Chat messages (system first, then user) for ``variables``; a missing or unknown variable is an error."""
+        missing = [name for name in self.inputs if name not in variables]
+        if missing:
+            raise PromptError(
+                f"prompt {self.ref} ({self.path}): missing variable {', '.join(missing)}; give every input "
+                f"of {list(self.inputs)}"
+            )
+        unknown = sorted(set(variables) - set(self.inputs))
+        if unknown:
+            raise PromptError(
+                f"prompt {self.ref} ({self.path}): unknown variable {', '.join(unknown)}; it takes only "
+                f"{list(self.inputs)}"
+            )
+        messages = []
+        for role, template in self.templates.items():
+            try:
+                content = template.render(variables)
+            except jinja2.UndefinedError as exc:
+                raise PromptError(f"prompt {self.ref} ({self.path}): {exc}; declare it in inputs and pass it") from exc
+            messages.append({"role": role, "content": content.strip()})
+        return messages
+
+
+def packaged_prompt_dir() -> Path:
+    """The folder of the prompts shipped with assay."""
+    return Path(str(files("assay") / "_prompts"))
+
+
+def _find(name: str, user_dir: Path | None) -> Path:
+    for folder in (user_dir, packaged_prompt_dir()):
+        if folder is not None and (folder / f"{name}.md").is_file():
+            return folder / f"{name}.md"
+    known = ", ".join(list_prompts(user_dir)) or "none"
+    raise PromptError(f"no prompt named {name!r} (known: {known}); add {name}.md to the prompt directory")
+
+
+def list_prompts(user_dir: Path | None = None) -> list[str]:
+    """The names of all prompts, packaged and from ``user_dir``, sorted."""
+    names: set[str] = set()
+    for folder in (user_dir, packaged_prompt_dir()):
+        if folder is not None and folder.is_dir():
+            names.update(path.stem for path in folder.glob("*.md"))
+    return sorted(names)
+
+
+def load_prompt(name: str, user_dir: Path | None = None) -> Prompt:
+    """Load the prompt ``name``, from ``user_dir`` when it has one by that name, else the packaged one."""
+    path = _find(name, Path(user_dir) if user_dir is not None else None)
+    return parse_prompt(path.read_bytes(), path)
+
+
+def _split(text: str, path: Path) -> tuple[str, str]:
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != _FENCE:
+        raise PromptError(f"{path}:1: a prompt file starts with a line '+++' opening its TOML front matter")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == _FENCE)
+    except StopIteration:
+        raise PromptError(f"{path}: the front matter is never closed; add a line '+++' after it") from None
+    return "\n".join(lines[1:end]), "\n".join(lines[end + 1 :])
+
+
+def _sections(body: str, path: Path) -> dict[str, str]:
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in body.splitlines():
+        if line.strip() in _SECTIONS:
+            current = _SECTIONS[line.strip()]
+            if current in sections:
+                raise PromptError(f"{path}: section [{current}] appears twice; keep one")
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+        elif line.strip():
+            raise PromptError(f"{path}: text before the first [system] or [user] line; start the body with one")
+    if "user" not in sections:
+        raise PromptError(f"{path}: no [user] section; add a line '[user]' followed by its template")
+    order = [role for role in ("system", "user") if role in sections]
+    return {role: "\n".join(sections[role]) for role in order}
+
+
+def _output_model(spec: str, path: Path) -> type[BaseModel]:
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            model = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise PromptError(f"{path}: output model {spec!r} cannot be imported ({exc})") from exc
+    else:
+        from assay.judge.outputs import OUTPUT_MODELS
+
+        if spec not in OUTPUT_MODELS:
+            raise PromptError(f"{path}: unknown output model {spec!r}; use one of {sorted(OUTPUT_MODELS)}")
+        model = OUTPUT_MODELS[spec]
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise PromptError(f"{path}: output {spec!r} is not a pydantic model class")
+    return model
+
+
+def _meta(front: str, path: Path) -> dict[str, Any]:
+    try:
+        meta = tomllib.loads(front)
+    except tomllib.TOMLDecodeError as exc:
+        raise PromptError(f"{path}: front matter is not valid TOML ({exc})") from exc
+    missing = [key for key in _REQUIRED_KEYS if key not in meta]
+    if missing:
+        raise PromptError(f"{path}: front matter lacks {', '.join(missing)}; add them")
+    if not isinstance(meta["inputs"], list) or not all(isinstance(x, str) for x in meta["inputs"]):
+        raise PromptError(f'{path}: inputs must be a list of variable names, e.g. inputs = ["question"]')
+    if not isinstance(meta.get("params", {}), dict):
+        raise PromptError(f"{path}: params must be a table, e.g. [params] temperature = 0.0")
+    return meta
+
+
+def parse_prompt(data: bytes, path: Path) -> Prompt:
+    """Parse the bytes of a prompt file (``path`` is used in messages and kept on the prompt)."""
+    from assay.judge.outputs import strict_schema
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise PromptError(f"{path}: not UTF-8 text ({exc}); save it as UTF-8") from exc
+    front, body = _split(text, path)
+    meta = _meta(front, path)
+    try:
+        templates = {role: _ENV.from_string(src) for role, src in _sections(body, path).items()}
+    except jinja2.TemplateSyntaxError as exc:
+        raise PromptError(f"{path}: template error in the body, line {exc.lineno}: {exc.message}") from exc
+    model = _output_model(str(meta["output"]), path)
+    return Prompt(
+        name=str(meta["name"]),
+        version=str(meta["version"]),
+        description=str(meta.get("description", "")),
+        inputs=tuple(meta["inputs"]),
+        output_model=model,
+        params=dict(meta.get("params", {})),
+        content_hash=content_hash(data),
+        path=path,
+        schema=strict_schema(model),
+        templates=templates,
+    )
