@@ -86,6 +86,8 @@ def norm_ppf(p: float) -> float:
     """Standard normal quantile Phi^-1(p) for 0 < p < 1, by bisection on :func:`norm_cdf` (error below 1e-12)."""
     if not 0.0 < p < 1.0:
         raise MetricError(f"normal quantile needs 0 < p < 1, got {p}")
+    if p > 0.5:
+        return -norm_ppf(1.0 - p)  # the lower tail keeps full precision
     low, high = -40.0, 40.0
     for _ in range(200):
         mid = 0.5 * (low + high)
