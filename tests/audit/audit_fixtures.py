@@ -1,0 +1,57 @@
+"""Builds a small golden folder for the audit tests: questions, chunks (one holding script payloads), judge labels."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from assay.formats.golden import GoldenSet
+from assay.types import Chunk, Document, Manifest, Provenance, Question, RelevanceLabel, Unscored
+
+PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2; alert(1)">'
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def judge_label(qid: str, cid: str, grade: int | None, prompt: str = "relevance@1", minute: int = 0) -> RelevanceLabel:
+    unscored = Unscored(reason="no JSON in the reply") if grade is None else None
+    prov = Provenance(
+        source="judge",
+        model="fake/judge",
+        prompt=prompt,
+        rationale=f"judge says {grade}",
+        time=T0 + timedelta(minutes=minute),
+    )
+    return RelevanceLabel(query_id=qid, chunk_id=cid, grade=grade, provenance=prov, unscored=unscored)
+
+
+def build_golden(folder: Path, *, n_chunks: int = 12, listwise: bool = True) -> Path:
+    """Two questions x ``n_chunks`` chunks; judge grades cycle 0..3, one unscored; a listwise prompt disagrees once."""
+    doc = Document(id="doc1", source="doc1.md", text="text", content_hash="h")
+    chunks = [
+        Chunk(
+            id=f"c{i:02d}",
+            doc_id="doc1",
+            ordinal=i,
+            text=f"Chunk {i} about refunds.",
+            heading_path=["Policy", f"Part {i}"],
+        )
+        for i in range(n_chunks)
+    ]
+    chunks[3] = chunks[3].model_copy(update={"text": f"Refunds. {PAYLOAD}"})
+    questions = [
+        Question(
+            id="q1", text="What is the refund window?", type="factoid", difficulty="easy", reference_answer="30 days"
+        ),
+        Question(
+            id="q2", text="How do refunds compare?", type="comparison", difficulty="hard", reference_answer="<b>x</b>"
+        ),
+    ]
+    qrels = [judge_label(q.id, c.id, (i + j) % 4) for j, q in enumerate(questions) for i, c in enumerate(chunks)]
+    qrels[5] = judge_label("q1", "c05", None)
+    if listwise:
+        qrels.append(judge_label("q1", "c01", 3, prompt="relevance-listwise@1"))  # pointwise said 1
+    golden = GoldenSet(
+        manifest=Manifest(assay_version="0.1.0"), documents=[doc], chunks=chunks, questions=questions, qrels=qrels
+    )
+    golden.save(folder)
+    return folder
