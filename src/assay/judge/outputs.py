@@ -43,6 +43,8 @@ __all__ = [
     "SentenceAttribution",
     "StatementSupport",
     "SupportAssignments",
+    "SupportLevel",
+    "Verdict",
     "strict_schema",
 ]
 

@@ -1,0 +1,219 @@
+"""The offline judge: deterministic answers to every packaged prompt from lexical evidence, with no model at all.
+
+``--judge offline`` lets ``assay demo`` and smoke tests run with no key and no network. :class:`OfflineBackend`
+ignores the rendered messages and computes the output model of the prompt from ``request.prompt_name`` and
+``request.variables``:
+
+===================  ===================================================================================
+relevance            BM25-shaped overlap of question terms, numbers and names (see offline_lexical)
+relevance_listwise   the pointwise grade for each passage on its own (so listwise == pointwise)
+question_generation  a salient sentence turned into a question by a rule per type (see offline_questions)
+question_critic      coverage of question and answer in the passages; pronoun/context/length checks
+claims               the sentences of the text
+nuggets              the sentences of the answer: vital when they hold a number or name or share question terms
+support              coverage of each statement's terms (and all its numbers) by the passages
+faithfulness         the answer's sentences as claims, each with its support level
+answer_relevance     overlap of question terms with the answer; noncommittal phrases score 0
+attribution          the passages covering at least half of each answer sentence's terms
+===================  ===================================================================================
+
+It is a baseline, and every reason it writes says so. Thousands of calls per second; every answer depends only on
+the request, so answers can be cached per request like a model's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from assay.errors import BackendError
+from assay.judge.base import ChatRequest, ChatResponse
+from assay.judge.offline_lexical import Level, answer_relevance, name_terms, number_set, relevance, stem_terms, support
+from assay.judge.offline_questions import Source, critique, generate
+from assay.judge.outputs import (
+    AnswerRelevance,
+    Attribution,
+    Claims,
+    ClaimVerdict,
+    Faithfulness,
+    ListwiseRelevance,
+    NuggetItem,
+    Nuggets,
+    PassageJudgement,
+    RelevanceGrade,
+    SentenceAttribution,
+    StatementSupport,
+    SupportAssignments,
+    Verdict,
+)
+from assay.text import canonical_json, count_tokens, sentences
+
+__all__ = ["OfflineBackend", "offline_answer"]
+
+_VERDICT: dict[Level, Verdict] = {"support": "supported", "partial": "partial", "none": "unsupported"}
+Handler = Callable[["_Vars"], BaseModel]
+
+
+class _Vars:
+    """Typed access to a request's variables; a missing or mistyped one is a BackendError naming it."""
+
+    def __init__(self, prompt: str, variables: Mapping[str, Any]) -> None:
+        self.prompt = prompt
+        self.variables = variables
+
+    def fail(self, key: str, expected: str) -> BackendError:
+        got = type(self.variables[key]).__name__ if key in self.variables else "nothing"
+        return BackendError(
+            f"offline judge, prompt {self.prompt!r}: variable {key!r} must be {expected}, got {got}; "
+            f"pass it in the prompt's variables"
+        )
+
+    def text(self, key: str) -> str:
+        value = self.variables.get(key)
+        if not isinstance(value, str):
+            raise self.fail(key, "text")
+        return value
+
+    def items(self, key: str) -> list[Source]:
+        value = self.variables.get(key)
+        if not isinstance(value, list | tuple) or not all(isinstance(v, Mapping) for v in value):
+            raise self.fail(key, "a list of {id, text} objects")
+        out = []
+        for item in value:
+            if not isinstance(item.get("id"), str) or not isinstance(item.get("text"), str):
+                raise self.fail(key, "a list of {id, text} objects with string id and text")
+            heading = item.get("heading")
+            out.append(Source(item["id"], item["text"], heading if isinstance(heading, str) else ""))
+        return out
+
+
+def _relevance(v: _Vars) -> BaseModel:
+    grade, reason = relevance(v.text("question"), v.text("passage"))
+    return RelevanceGrade(reason=reason, grade=grade)
+
+
+def _listwise(v: _Vars) -> BaseModel:
+    question = v.text("question")
+    judgements = []
+    for passage in v.items("passages"):
+        grade, reason = relevance(question, passage.text)
+        judgements.append(PassageJudgement(id=passage.id, reason=reason, grade=grade))
+    return ListwiseRelevance(judgements=judgements)
+
+
+def _question_generation(v: _Vars) -> BaseModel:
+    sources = v.items("passages")
+    if not sources:
+        raise v.fail("passages", "a non-empty list of {id, text, heading} objects")
+    return generate(sources, v.text("question_type"))
+
+
+def _question_critic(v: _Vars) -> BaseModel:
+    return critique(v.text("question"), v.text("answer"), [p.text for p in v.items("passages")])
+
+
+def _claims(v: _Vars) -> BaseModel:
+    return Claims(claims=[s for s in sentences(v.text("text")) if stem_terms(s) or number_set(s)])
+
+
+def _nuggets(v: _Vars) -> BaseModel:
+    question_terms = set(stem_terms(v.text("question")))
+    nuggets = []
+    for sentence in sentences(v.text("answer")):
+        if not stem_terms(sentence) and not number_set(sentence):
+            continue
+        key = number_set(sentence) or name_terms(sentence) or question_terms & set(stem_terms(sentence))
+        nuggets.append(NuggetItem(text=sentence, importance="vital" if key else "okay"))
+    nuggets.sort(key=lambda n: n.importance != "vital")
+    return Nuggets(nuggets=nuggets)
+
+
+def _support(v: _Vars) -> BaseModel:
+    passages = [(p.id, p.text) for p in v.items("passages")]
+    assignments = []
+    for statement in v.items("statements"):
+        level, ids, reason = support(statement.text, passages)
+        assignments.append(StatementSupport(statement_id=statement.id, reason=reason, support=level, passage_ids=ids))
+    return SupportAssignments(assignments=assignments)
+
+
+def _faithfulness(v: _Vars) -> BaseModel:
+    passages = [(p.id, p.text) for p in v.items("passages")]
+    claims = []
+    for claim in sentences(v.text("answer")):
+        if not stem_terms(claim) and not number_set(claim):
+            continue
+        level, ids, reason = support(claim, passages)
+        claims.append(ClaimVerdict(claim=claim, reason=reason, verdict=_VERDICT[level], passage_ids=ids))
+    return Faithfulness(claims=claims)
+
+
+def _answer_relevance(v: _Vars) -> BaseModel:
+    score, noncommittal, reason = answer_relevance(v.text("question"), v.text("answer"))
+    return AnswerRelevance(reason=reason, score=score, noncommittal=noncommittal)
+
+
+def _attribution(v: _Vars) -> BaseModel:
+    passages = [(p.id, p.text) for p in v.items("passages")]
+    out = []
+    for sentence in v.items("answer_sentences"):
+        used = []
+        for pid, text in passages:
+            level, _, _ = support(sentence.text, [(pid, text)])
+            if level != "none":
+                used.append(pid)
+        note = f"uses {', '.join(used)}" if used else "no passage covers half of its terms"
+        reason = (
+            f"Offline lexical baseline, not an LLM: passages covering at least half of the sentence's terms; {note}."
+        )
+        out.append(SentenceAttribution(sentence_id=sentence.id, reason=reason, passage_ids=used))
+    return Attribution(sentences=out)
+
+
+HANDLERS: dict[str, Handler] = {
+    "relevance": _relevance,
+    "relevance_listwise": _listwise,
+    "question_generation": _question_generation,
+    "question_critic": _question_critic,
+    "claims": _claims,
+    "nuggets": _nuggets,
+    "support": _support,
+    "faithfulness": _faithfulness,
+    "answer_relevance": _answer_relevance,
+    "attribution": _attribution,
+}
+
+
+def offline_answer(prompt_name: str, variables: Mapping[str, Any]) -> BaseModel:
+    """The offline judge's output model instance for one prompt and its variables.
+
+    Raises :class:`BackendError` (not transient) for a prompt it has no method for, or a missing/mistyped variable.
+    """
+    handler = HANDLERS.get(prompt_name)
+    if handler is None:
+        raise BackendError(
+            f"the offline judge has no method for prompt {prompt_name!r}; it knows {', '.join(sorted(HANDLERS))}. "
+            f"Use a model judge (e.g. --judge openai/gpt-4o-mini) for other prompts"
+        )
+    return handler(_Vars(prompt_name, variables))
+
+
+class OfflineBackend:
+    """A :class:`assay.judge.base.Backend` that answers from lexical evidence; labels it makes say ``offline``."""
+
+    name = "offline"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """Answer ``request`` with the JSON of its prompt's output model; token counts are estimates."""
+        output = offline_answer(request.prompt_name, request.variables)
+        content = output.model_dump_json()
+        prompt_text = "\n".join(m.get("content", "") for m in request.messages) or canonical_json(request.variables)
+        return ChatResponse(
+            content=content,
+            prompt_tokens=count_tokens(prompt_text),
+            completion_tokens=count_tokens(content),
+            finish_reason="stop",
+            model="offline",
+        )

@@ -1,0 +1,300 @@
+"""Lexical evidence for the offline judge: stemmed term overlap, shared numbers and names, support by coverage.
+
+Everything here is a deterministic function of its arguments (no corpus statistics, no state), so a label for a
+(question, passage) pair is the same whichever other passages are judged with it, and can be cached per pair.
+
+Relevance score (a BM25-shaped, self-normalised overlap)::
+
+    tf_part(t) = min(1, tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))     k1 = 1.2, b = 0.3, avgdl = 100
+    s = sum_t w(t) * tf_part(t) / sum_t w(t)          over the question's content terms and numbers
+    w = 2.0 for a number, 1.5 for a capitalised name, 1.0 for another term; a number matches only exactly
+
+``tf_part`` is 1 for a term that occurs once in a passage of average length (``dl`` = its content-term count), less
+in a longer passage (the answer is "buried"), and never above 1, so ``s`` is in [0, 1]. Grades: 3 when ``s >= 0.75``,
+at least two weighted terms match and the passage holds the kind of answer asked for (a number for "how many", a
+name for "who"); 2 when ``s >= 0.5``; 1 when ``s >= 0.15`` (about one shared term of six); else 0. A question
+without content terms gets 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Literal
+
+from assay.text import STOPWORDS, numbers, terms, words
+
+__all__ = [
+    "Coverage",
+    "Level",
+    "answer_relevance",
+    "coverage",
+    "expected_answer",
+    "is_noncommittal",
+    "name_terms",
+    "number_set",
+    "relevance",
+    "stem",
+    "stem_terms",
+    "support",
+]
+
+Level = Literal["support", "partial", "none"]
+K1, B, AVGDL = 1.2, 0.3, 100.0
+NUMBER_WEIGHT, NAME_WEIGHT = 2.0, 1.5
+# Words that frame a question without naming its topic.
+QUESTION_FILLERS = frozenset(
+    "many much long often kind type sort please tell explain describe give list name way ways exactly".split()
+)
+NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve once twice half".split())
+_NUMERIC_Q = re.compile(r"\b(how (many|much|long|often|old|far|soon)|what (percentage|percent|year|date|time)|when)\b")
+_NAME = re.compile(r"\b[A-Z][\w'’-]*")
+_SENTENCE_START = re.compile(r"(^|[.!?:;]\s+|\n\s*)$")
+_NONCOMMITTAL = re.compile(
+    r"\b(i (do not|don't|dont) know|not (sure|certain)|(cannot|can't|can not|unable to|could not|couldn't) "
+    r"(answer|say|determine|find|provide|tell|help)|no (information|answer|mention|data)|(does|do|did) not "
+    r"(say|mention|specify|provide|contain|state)|not (mentioned|specified|provided|stated|available|covered)|"
+    r"it depends|i'?m sorry|no idea)\b"
+)
+_SUFFIXES = (("sses", "ss"), ("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: ``refunds``/``refunded``/``refunding`` -> ``refund``, ``policies`` -> ``policy``.
+
+    Only words of five letters or more lose a suffix (``-s`` from four), never ``-ss``/``-us``/``-is``; a final ``e``
+    is dropped so ``issue`` and ``issued`` meet, and a doubled consonant left by ``-ing``/``-ed`` is undoubled
+    (``shipped`` -> ``ship``) unless it is l, s or z. Good enough to match inflections, not a linguistic stemmer.
+    """
+    if word.isdigit() or len(word) < 4:
+        return word
+    for suffix, replacement in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                break
+            word = word[: -len(suffix)] + replacement
+            if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]
+            break
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+
+
+def stem_terms(text: str) -> list[str]:
+    """Stemmed content terms of ``text`` without digits (numbers are matched by :func:`number_set`)."""
+    return [stem(t) for t in terms(text) if not any(ch.isdigit() for ch in t)]
+
+
+def number_set(text: str) -> set[str]:
+    """Numbers written in ``text``, without ``%``, signs or a trailing ``.0``."""
+    return {n.rstrip("%").lstrip("+").removesuffix(".0") for n in numbers(text)}
+
+
+def name_terms(text: str) -> set[str]:
+    """Stemmed words written with a capital letter somewhere other than the start of a sentence (names, products)."""
+    out: set[str] = set()
+    for match in _NAME.finditer(text):
+        token = match.group(0).casefold()
+        if token in STOPWORDS or _SENTENCE_START.search(text[: match.start()]):
+            continue
+        out.add(stem(token))
+    return out
+
+
+def expected_answer(question: str) -> str | None:
+    """``"number"`` for how many/much/long/when-questions, ``"name"`` for who-questions, else None."""
+    lowered = question.casefold()
+    if _NUMERIC_Q.search(lowered):
+        return "number"
+    if re.search(r"\b(who|whom|whose)\b", lowered):
+        return "name"
+    return None
+
+
+def _has_answer_kind(kind: str | None, passage: str) -> bool:
+    if kind == "number":
+        return bool(numbers(passage)) or any(p in NUMBER_WORDS for w in words(passage) for p in w.split("-"))
+    if kind == "name":
+        return bool(name_terms(passage))
+    return True
+
+
+def _query_terms(question: str) -> tuple[list[str], set[str], set[str]]:
+    names = name_terms(question)
+    unique = list(dict.fromkeys(t for t in stem_terms(question) if t not in QUESTION_FILLERS))
+    return unique, number_set(question), names
+
+
+def _listing(items: list[str], limit: int = 8) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def relevance(question: str, passage: str) -> tuple[int, str]:
+    """Grade 0..3 and a reason for one (question, passage) pair, by the formula in the module docstring."""
+    q_terms, q_numbers, q_names = _query_terms(question)
+    if not q_terms and not q_numbers:
+        return 0, "Offline lexical baseline, not an LLM: the question has no content terms to match; grade 0."
+    p_terms = stem_terms(passage)
+    counts, p_numbers = Counter(p_terms), number_set(passage)
+    norm = 1 - B + B * len(p_terms) / AVGDL
+    total = score = 0.0
+    shared: list[str] = []
+    for term in q_terms:
+        weight = NAME_WEIGHT if term in q_names else 1.0
+        tf = counts.get(term, 0)
+        total += weight
+        if tf:
+            shared.append(term)
+            score += weight * min(1.0, tf * (K1 + 1) / (tf + K1 * norm))
+    shared_numbers = sorted(q_numbers & p_numbers)
+    total += NUMBER_WEIGHT * len(q_numbers)
+    score += NUMBER_WEIGHT * len(shared_numbers)
+    s = score / total
+    kind = expected_answer(question)
+    kind_ok = _has_answer_kind(kind, passage)
+    strong = len(shared) + 2 * len(shared_numbers) >= min(2, len(q_terms) + 2 * len(q_numbers))
+    grade = 3 if s >= 0.75 and strong and kind_ok else 2 if s >= 0.5 else 1 if s >= 0.15 else 0
+    return grade, _relevance_reason(
+        grade,
+        s,
+        shared=shared,
+        q_terms=q_terms,
+        shared_numbers=shared_numbers,
+        q_names=q_names,
+        kind=kind,
+        kind_ok=kind_ok,
+    )
+
+
+def _relevance_reason(
+    grade: int,
+    s: float,
+    *,
+    shared: list[str],
+    q_terms: list[str],
+    shared_numbers: list[str],
+    q_names: set[str],
+    kind: str | None,
+    kind_ok: bool,
+) -> str:
+    parts = ["Offline lexical baseline, not an LLM:"]
+    if shared:
+        parts.append(f"shares terms {_listing(shared)} ({len(shared)} of {len(q_terms)} question terms);")
+    else:
+        parts.append("shares none of the question's terms;")
+    missing = [t for t in q_terms if t not in shared]
+    if missing:
+        parts.append(f"missing {_listing(missing)};")
+    if shared_numbers:
+        parts.append(f"number {', '.join(shared_numbers)};")
+    if names := sorted(q_names & set(shared)):
+        parts.append(f"name {', '.join(names)};")
+    if kind and not kind_ok:
+        parts.append(f"no {kind} in the passage, which the question asks for;")
+    parts.append(f"BM25-style coverage {s:.2f} -> grade {grade}.")
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How much of a statement's content a passage holds: ``share`` of its weighted terms, and its numbers."""
+
+    share: float
+    matched: tuple[str, ...]
+    missing: tuple[str, ...]
+    missing_numbers: tuple[str, ...]
+    has_content: bool
+
+
+def coverage(statement: str, passage: str) -> Coverage:
+    """Share of the statement's (stemmed, name-weighted) content terms that occur in ``passage``; numbers apart."""
+    s_terms = list(dict.fromkeys(stem_terms(statement)))
+    names = name_terms(statement)
+    p_terms = set(stem_terms(passage))
+    matched = tuple(t for t in s_terms if t in p_terms)
+    weight = {t: NAME_WEIGHT if t in names else 1.0 for t in s_terms}
+    total = sum(weight.values())
+    share = sum(weight[t] for t in matched) / total if total else 0.0
+    s_numbers = number_set(statement)
+    missing_numbers = tuple(sorted(s_numbers - number_set(passage)))
+    if not s_terms and s_numbers:
+        share = 1.0 - len(missing_numbers) / len(s_numbers)
+    missing = tuple(t for t in s_terms if t not in p_terms)
+    return Coverage(share, matched, missing, missing_numbers, bool(s_terms or s_numbers))
+
+
+def _level(cov: Coverage) -> Level:
+    if cov.has_content and cov.share >= 0.8 and not cov.missing_numbers:
+        return "support"
+    return "partial" if cov.has_content and cov.share >= 0.5 else "none"
+
+
+def support(statement: str, passages: list[tuple[str, str]]) -> tuple[Level, list[str], str]:
+    """``(level, passage_ids, reason)`` for a statement against ``(id, text)`` passages.
+
+    ``support``: one passage (or the two best together) covers at least 80% of the statement's content terms and
+    every number in it; ``partial``: some passage covers at least 50%; ``none`` otherwise. The ids are the passages
+    that reach the level found.
+    """
+    covs = [(pid, coverage(statement, text)) for pid, text in passages]
+    if not any(c.has_content for _, c in covs):
+        return "none", [], "Offline lexical baseline: the statement has no content terms to check; none."
+    levels: tuple[Level, Level] = ("support", "partial")
+    for level in levels:
+        ids = [pid for pid, c in covs if _level(c) == level]
+        if level == "support" and not ids:
+            ids = _pair_support(statement, passages, covs)
+        if ids:
+            best = max((c for pid, c in covs if pid in ids), key=lambda c: c.share)
+            return level, ids, _support_reason(level, ids, best)
+    best_pid, best = max(covs, key=lambda pc: pc[1].share)
+    return "none", [], _support_reason("none", [best_pid], best)
+
+
+def _pair_support(statement: str, passages: list[tuple[str, str]], covs: list[tuple[str, Coverage]]) -> list[str]:
+    ranked = sorted(range(len(covs)), key=lambda i: -covs[i][1].share)[:2]
+    if len(ranked) < 2 or covs[ranked[1]][1].share == 0:
+        return []
+    joined = " ".join(passages[i][1] for i in ranked)
+    return [covs[i][0] for i in sorted(ranked)] if _level(coverage(statement, joined)) == "support" else []
+
+
+def _support_reason(level: str, ids: list[str], cov: Coverage) -> str:
+    where = f"passage {', '.join(ids)}" if ids else "no passage"
+    text = f"Offline lexical baseline, not an LLM: {where} covers {cov.share:.0%} of the statement's terms"
+    if cov.missing:
+        text += f" (missing {_listing(list(cov.missing))})"
+    if cov.missing_numbers:
+        text += f"; number {', '.join(cov.missing_numbers)} not found"
+    return text + f"; {level}."
+
+
+def is_noncommittal(answer: str) -> bool:
+    """True for an evasive answer: "I don't know", "cannot answer", "the documents do not say", "it depends"."""
+    return bool(_NONCOMMITTAL.search(answer.casefold().replace("’", "'"))) or not answer.strip()
+
+
+def answer_relevance(question: str, answer: str) -> tuple[int, bool, str]:
+    """``(score 0..3, noncommittal, reason)``: share of the question's terms the answer repeats, and its kind.
+
+    A noncommittal answer scores 0. Otherwise 3 for coverage >= 0.6, 2 for >= 0.35, 1 for any overlap, else 0; a
+    short answer (12 words or fewer) that holds the kind of answer asked for (a number, a name) is raised one level,
+    and an answer without it is capped at 2.
+    """
+    base = "Offline lexical baseline, not an LLM:"
+    if is_noncommittal(answer):
+        return 0, True, f"{base} the answer is noncommittal (declines or does not know); score 0."
+    q_terms, q_numbers, _ = _query_terms(question)
+    a_terms, a_numbers = set(stem_terms(answer)), number_set(answer)
+    matched = sum(t in a_terms for t in q_terms) + len(q_numbers & a_numbers)
+    share = matched / (len(q_terms) + len(q_numbers)) if q_terms or q_numbers else 0.0
+    score = 3 if share >= 0.6 else 2 if share >= 0.35 else 1 if matched else 0
+    kind = expected_answer(question)
+    has_kind = _has_answer_kind(kind, answer)
+    if kind and has_kind and len(answer.split()) <= 12:
+        score = min(3, score + 1)
+    if kind and not has_kind:
+        score = min(2, score)
+    note = f"; no {kind} in the answer, which the question asks for" if kind and not has_kind else ""
+    return score, False, f"{base} the answer repeats {share:.0%} of the question's terms{note}; score {score}."

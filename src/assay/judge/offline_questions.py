@@ -1,0 +1,283 @@
+"""Question generation and critique for the offline judge: rules over sentences, no model.
+
+Generation picks the most salient sentence of a passage for the requested type (numbers, names and definitions
+first; "To ..."/imperatives for procedural, "if/unless" for conditional, "because/so that" for explanatory) and turns
+it into a question by a fixed rule per type; the answer is that sentence, quoted verbatim as evidence, split into
+claims and clause-level nuggets. Multi-hop and comparison questions combine one sentence from each of two passages;
+an unanswerable question asks about a concept absent from the passages. The questions are echo questions ("Customers
+can return unopened items within how many days of delivery?"): grammatical enough to test retrieval, but plainly a
+baseline.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from assay.judge.offline_lexical import coverage, name_terms, number_set, stem_terms
+from assay.judge.outputs import EvidenceQuote, GeneratedQuestion, NuggetItem, QuestionCritique
+from assay.text import STOPWORDS, content_hash, numbers, sentences, terms, words
+
+__all__ = ["Source", "critique", "generate", "locate"]
+
+_BASELINE = "Offline lexical baseline, not an LLM"
+_PROCEDURE_VERBS = frozenset(
+    """click open select go contact submit send fill enter call email log sign visit choose press pack attach include
+    request complete download install use check add remove update cancel apply book register print""".split()
+)
+_TYPE_CUES = {
+    "procedural": re.compile(r"^(to \w+|\w+ (the|your|a|an)\b)|\b(step|click|select|submit|contact|fill in)\b", re.I),
+    "conditional": re.compile(r"\b(if|unless|only when|provided that|except)\b", re.I),
+    "explanatory": re.compile(r"\b(because|so that|in order to|to ensure|to avoid|since|therefore)\b", re.I),
+    "numeric": re.compile(r"\d"),
+}
+_DEFINITION = re.compile(r"^(?P<subject>[^,;:]{3,60}?)\s+(?P<verb>is|are|means|refers to)\s+(a|an|the)\s", re.I)
+_CONDITION = re.compile(r"\b(?P<cue>if|unless|when|provided that)\s+(?P<clause>[^,.;:]{4,120})", re.I)
+_REASON = re.compile(r"^(?P<clause>.{8,}?),?\s+(because|so that|in order to|to ensure|to avoid|since)\b", re.I)
+_NUMBER_UNIT = re.compile(
+    r"(?<![\w.])(?P<cur>[$€£])?(?P<num>\d+(?:[.,]\d+)*)(?P<pct>%| percent)?(?:[ -](?P<unit>[A-Za-z]+))?"
+)
+_PRONOUN_START = re.compile(r"^(it|this|that|they|these|those|he|she|its|their)\b", re.I)
+_UNSEEN_CONTEXT = re.compile(
+    r"\b(the|this|that) (passage|document|text|article|section|excerpt|table|context)\b"
+    r"|\bthe above\b|\bthe following\b",
+    re.I,
+)
+_ABSENT_CONCEPTS = (
+    "shipping to Antarctica",
+    "payment in cryptocurrency",
+    "the offices on the Moon",
+    "discounts for left-handed customers",
+    "the 1887 edition",
+    "support by carrier pigeon",
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    """A passage given to the generator: id, text and heading path (may be empty)."""
+
+    id: str
+    text: str
+    heading: str = ""
+
+
+def locate(sentence: str, text: str) -> str:
+    """The verbatim span of ``text`` that ``sentence`` came from (whitespace inside may differ), else ``sentence``."""
+    pattern = r"\s+".join(re.escape(token) for token in sentence.split())
+    match = re.search(pattern, text)
+    return match.group(0) if match else sentence
+
+
+def _salience(sentence: str, kind: str) -> int:
+    count = len(sentence.split())
+    score = 3 * bool(numbers(sentence)) + 2 * bool(name_terms(sentence)) + 2 * bool(_DEFINITION.search(sentence))
+    score += 1 if 6 <= count <= 35 else -3 if count < 4 else 0
+    score -= 2 * bool(_PRONOUN_START.search(sentence)) + 2 * sentence.rstrip().endswith("?")
+    cue = _TYPE_CUES.get(kind)
+    return score + (6 if cue is not None and cue.search(sentence) else 0)
+
+
+def _pick(source: Source, kind: str, skip: str | None = None) -> str:
+    candidates = [s for s in sentences(source.text) if s != skip and stem_terms(s)] or [" ".join(source.text.split())]
+    return max(candidates, key=lambda s: (_salience(s, kind), -candidates.index(s)))
+
+
+def _core(sentence: str) -> str:
+    return sentence.strip().rstrip(".!?;:").strip()
+
+
+def _lower_first(phrase: str, context: str) -> str:
+    first = phrase.split(" ", 1)[0]
+    keep = (first.isupper() and len(first) > 1) or first.casefold() in name_terms(context)
+    return phrase if keep or not phrase else phrase[0].lower() + phrase[1:]
+
+
+def _key_phrase(sentence: str, source: Source) -> str:
+    definition = _DEFINITION.search(sentence)
+    if definition:
+        return _lower_first(definition.group("subject"), source.text)
+    if source.heading.strip():
+        return source.heading.strip().split(" > ")[-1]
+    top = [t for t in terms(sentence) if not t.isdigit()][:3]
+    return " ".join(top) or "this topic"
+
+
+def _numeric(sentence: str, source: Source) -> str:
+    match = _NUMBER_UNIT.search(sentence)
+    if match is None:
+        return f"What number does the documentation give for {_key_phrase(sentence, source)}?"
+    unit = match.group("unit")
+    if match.group("cur"):
+        ask, end = "how much", match.end("num")
+    elif match.group("pct"):
+        ask, end = "what percentage", match.end("pct")
+    elif unit and unit.casefold() not in STOPWORDS:
+        ask, end = f"how many {unit}", match.end("unit")
+    elif len(match.group("num")) == 4 and match.group("num").startswith(("19", "20")):
+        ask, end = "what year", match.end("num")
+    else:
+        ask, end = "what number", match.end("num")
+    echoed = _core(sentence[: match.start()] + ask + sentence[end:])
+    return echoed[:1].upper() + echoed[1:] + "?"
+
+
+def _factoid(sentence: str, source: Source) -> str:
+    definition = _DEFINITION.search(sentence)
+    if definition:
+        verb = "are" if definition.group("verb").casefold() == "are" else "is"
+        return f"What {verb} {_lower_first(definition.group('subject'), source.text)}?"
+    if numbers(sentence):
+        return _numeric(sentence, source)
+    return f"What does the documentation say about {_key_phrase(sentence, source)}?"
+
+
+def _procedural(sentence: str, source: Source) -> str:
+    core = _core(sentence)
+    to_clause = re.match(r"^to\s+([^,]{3,100}),", core, re.I)
+    if to_clause:
+        return f"How do you {to_clause.group(1)}?"
+    if words(core) and words(core)[0] in _PROCEDURE_VERBS:
+        return f"How do you {_lower_first(core, source.text)}?"
+    return f"What are the steps for {_lower_first(_key_phrase(sentence, source), source.text)}?"
+
+
+def _conditional(sentence: str, source: Source) -> str:
+    match = _CONDITION.search(sentence)
+    if match is None:
+        return f"Under what conditions does the rule on {_key_phrase(sentence, source)} apply?"
+    cue = "unless" if match.group("cue").casefold() == "unless" else "if"
+    return f"What happens {cue} {_core(match.group('clause'))}?"
+
+
+def _explanatory(sentence: str, source: Source) -> str:
+    match = _REASON.search(_core(sentence))
+    if match:
+        return f"Why is it that {_lower_first(match.group('clause'), source.text)}?"
+    return f"What should I know about {_key_phrase(sentence, source)}?"
+
+
+_SINGLE = {
+    "factoid": _factoid,
+    "numeric": _numeric,
+    "procedural": _procedural,
+    "conditional": _conditional,
+    "explanatory": _explanatory,
+}
+
+
+_LEAD_CLAUSE = re.compile(r"^((?:if|unless|when|to|because|although|after|before|once|while)\b[^,]{3,}),\s+(.+)$", re.I)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """Clauses of a sentence: split at semicolons, and after a leading if/when/to/because clause (lists stay whole)."""
+    out: list[str] = []
+    for part in re.split(r";\s+", sentence):
+        lead = _LEAD_CLAUSE.match(part.strip())
+        pieces = [lead.group(1), lead.group(2)] if lead else [part]
+        out.extend(p.strip(" ,;.") for p in pieces if len(p.split()) >= 2)
+    return out
+
+
+def _nuggets(answer: str) -> list[NuggetItem]:
+    clauses = [c for s in sentences(answer) for c in _clauses(s)] or [answer.strip()]
+    marked = [NuggetItem(text=c, importance="vital" if number_set(c) or name_terms(c) else "okay") for c in clauses]
+    if not any(n.importance == "vital" for n in marked):
+        marked[0] = NuggetItem(text=marked[0].text, importance="vital")
+    return marked
+
+
+def _result(reason: str, question: str, picks: list[tuple[Source, str]]) -> GeneratedQuestion:
+    answer = " ".join(sentence for _, sentence in picks)
+    evidence = [EvidenceQuote(passage_id=src.id, quote=locate(sentence, src.text)) for src, sentence in picks]
+    return GeneratedQuestion(
+        reason=reason,
+        question=question,
+        answer=answer,
+        evidence=evidence,
+        claims=sentences(answer),
+        nuggets=_nuggets(answer),
+    )
+
+
+def _unanswerable(sources: list[Source]) -> GeneratedQuestion:
+    seen = {t for src in sources for t in stem_terms(src.text + " " + src.heading)}
+    start = int(content_hash(sources[0].text, 2), 16) % len(_ABSENT_CONCEPTS)
+    rotated = _ABSENT_CONCEPTS[start:] + _ABSENT_CONCEPTS[:start]
+    concept = next((c for c in rotated if not set(stem_terms(c)) & seen), rotated[0])
+    topic = _key_phrase(_pick(sources[0], "factoid"), sources[0])
+    return GeneratedQuestion(
+        reason=f"{_BASELINE}: unanswerable question about '{concept}', a concept absent from the passages.",
+        question=f"What does the documentation say about {concept} in relation to {topic}?",
+        answer=f"The documents do not say anything about {concept}, so the question cannot be answered from them.",
+        evidence=[],
+        claims=[],
+        nuggets=[],
+    )
+
+
+def generate(sources: list[Source], question_type: str) -> GeneratedQuestion:
+    """One question of ``question_type`` from ``sources`` (the first for single-hop types, two for combined ones).
+
+    An unknown type is treated as factoid (the reason says so). With one source, multi-hop and comparison take two
+    different sentences of it.
+    """
+    if question_type == "unanswerable":
+        return _unanswerable(sources)
+    if question_type in ("multi-hop", "comparison"):
+        return _two_hop(sources, question_type)
+    rule = _SINGLE.get(question_type, _factoid)
+    source = sources[0]
+    sentence = _pick(source, question_type)
+    used = question_type if question_type in _SINGLE else f"factoid (no rule for '{question_type}')"
+    reason = f"{_BASELINE}: {used} question made by rule from the most salient sentence of passage {source.id}."
+    return _result(reason, rule(sentence, source), [(source, sentence)])
+
+
+def _two_hop(sources: list[Source], question_type: str) -> GeneratedQuestion:
+    first, second = sources[0], sources[1] if len(sources) > 1 else sources[0]
+    one = _pick(first, "factoid")
+    two = _pick(second, "factoid", skip=one if second is first else None)
+    if question_type == "comparison":
+        a, b = _key_phrase(one, first), _key_phrase(two, second)
+        question = f"How do {a} and {b} compare?" if a != b else f"How do the two statements on {a} compare?"
+    else:
+        question = f"{_core(_factoid(one, first))}, and {_lower_first(_core(_factoid(two, second)), two)}?"
+    reason = (
+        f"{_BASELINE}: {question_type} question joining a sentence of passage {first.id} and one of passage "
+        f"{second.id}; the answer needs both."
+    )
+    return _result(reason, question, [(first, one), (second, two)])
+
+
+def _band(value: float) -> int:
+    return 5 if value >= 0.8 else 4 if value >= 0.6 else 3 if value >= 0.4 else 2 if value >= 0.2 else 1
+
+
+def critique(question: str, answer: str, passages: list[str]) -> QuestionCritique:
+    """Scores 1-5 from lexical checks: term coverage of question and answer in the passages, unresolved references
+    ("the passage", a leading pronoun), and length/shape of the question."""
+    joined = " ".join(passages)
+    answerable = _band((coverage(question, joined).share + coverage(answer, joined).share) / 2)
+    n_words, n_terms = len(question.split()), len(stem_terms(question))
+    unseen = bool(_UNSEEN_CONTEXT.search(question))
+    pronoun = bool(_PRONOUN_START.search(question) or re.search(r"\b(it|they|this|these)\b\W*\?$", question, re.I))
+    self_contained = max(1, 5 - 2 * unseen - 2 * pronoun - (n_terms < 2))
+    clear = 5 - (not question.rstrip().endswith("?")) - 2 * (n_words < 4) - (n_words > 30) - (question.count("?") > 1)
+    clear = max(1, clear)
+    problems = [
+        text
+        for flag, text in (
+            (unseen, "refers to unseen context"),
+            (pronoun, "leans on a pronoun"),
+            (n_words < 4, "very short"),
+            (n_words > 30, "long"),
+            (not question.rstrip().endswith("?"), "no question mark"),
+        )
+        if flag
+    ]
+    reason = (
+        f"{_BASELINE}: question and answer terms found in the passages give answerable {answerable}; "
+        f"{'; '.join(problems) if problems else 'no lexical problems found'}."
+    )
+    return QuestionCritique(reason=reason, answerable=answerable, self_contained=self_contained, clear=clear)
