@@ -1,0 +1,318 @@
+"""The golden-set folder: ``manifest.json`` and five versioned JSONL files (DESIGN.md section 3).
+
+::
+
+    golden/
+      manifest.json      Manifest: versions, corpus hash, models, prompts, seeds, counts, usage
+      documents.jsonl    Document records
+      chunks.jsonl       Chunk records
+      questions.jsonl    Question records (claims and nuggets inline)
+      qrels.jsonl        RelevanceLabel records (graded 0-3, or unscored), every one with provenance
+      nuggets.jsonl      NuggetSupport records: the chunks that support each nugget
+      audit.sqlite       (once someone audits; owned by assay.audit, kept across saves)
+
+:meth:`GoldenSet.save` builds the whole folder under a temporary name and swaps it in, so a failure midway leaves
+the old folder (or none); files it does not own (``audit.sqlite``) are carried over. :meth:`GoldenSet.update`
+rewrites chosen files one at a time, each atomically, for labels added later.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from assay.errors import DatasetError, FormatError
+from assay.formats.atomic import atomic_dir, atomic_write_text
+from assay.formats.jsonl import iter_records, write_jsonl
+from assay.types import FORMAT_VERSION, Chunk, Document, LabelSource, Manifest, NuggetSupport, Question, RelevanceLabel
+
+__all__ = ["FILES", "MANIFEST", "SOURCE_PRECEDENCE", "GoldenSet", "Part"]
+
+Part = Literal["documents", "chunks", "questions", "qrels", "nuggets"]
+FILES: dict[Part, str] = {
+    "documents": "documents.jsonl",
+    "chunks": "chunks.jsonl",
+    "questions": "questions.jsonl",
+    "qrels": "qrels.jsonl",
+    "nuggets": "nuggets.jsonl",
+}
+MANIFEST = "manifest.json"
+# When a (question, chunk) pair has labels from several sources, qrels use the first source in this order.
+SOURCE_PRECEDENCE: tuple[LabelSource, ...] = ("human", "imported", "judge", "generator")
+_FIX = "run `assay build CORPUS -o FOLDER` to create a golden set"
+M = TypeVar("M", bound=BaseModel)
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+R = TypeVar("R", bound=_HasId)
+
+
+@dataclass
+class GoldenSet:
+    """A golden set in memory. Ids of documents, chunks and questions must be unique (checked on creation)."""
+
+    manifest: Manifest
+    documents: list[Document] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    questions: list[Question] = field(default_factory=list)
+    qrels: list[RelevanceLabel] = field(default_factory=list)
+    nuggets: list[NuggetSupport] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._documents = _unique("document", self.documents)
+        self._chunks = _unique("chunk", self.chunks)
+        self._questions = _unique("question", self.questions)
+
+    # ------------------------------------------------------------------ lookups
+
+    def document(self, doc_id: str) -> Document:
+        """The document with id ``doc_id``; ``KeyError`` naming it when absent."""
+        return _get(self._documents, "document", doc_id)
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        """The chunk with id ``chunk_id``; ``KeyError`` naming it when absent."""
+        return _get(self._chunks, "chunk", chunk_id)
+
+    def question(self, query_id: str) -> Question:
+        """The question with id ``query_id``; ``KeyError`` naming it when absent."""
+        return _get(self._questions, "question", query_id)
+
+    def has_chunk(self, chunk_id: str) -> bool:
+        return chunk_id in self._chunks
+
+    def qrels_map(self, *, source: LabelSource | None = None) -> dict[str, dict[str, int]]:
+        """Graded qrels ``{query_id: {chunk_id: grade}}``; unscored labels are left out (see :meth:`unscored`).
+
+        With ``source`` only that source's labels count; otherwise each pair takes the scored label of the first
+        source in :data:`SOURCE_PRECEDENCE` (a human label overrides the judge's). Questions without a scored label
+        are absent from the map.
+        """
+        out: dict[str, dict[str, int]] = {}
+        for (qid, cid), label in self._chosen(source).items():
+            if label.grade is not None:
+                out.setdefault(qid, {})[cid] = label.grade
+        return out
+
+    def unscored(self, *, source: LabelSource | None = None) -> list[RelevanceLabel]:
+        """Labels of pairs that have no scored label (under the same selection as :meth:`qrels_map`)."""
+        return [label for label in self._chosen(source).values() if label.grade is None]
+
+    def _chosen(self, source: LabelSource | None) -> dict[tuple[str, str], RelevanceLabel]:
+        rank: dict[str, int] = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
+        chosen: dict[tuple[str, str], RelevanceLabel] = {}
+        for label in self.qrels:
+            if source is not None and label.provenance.source != source:
+                continue
+            key = (label.query_id, label.chunk_id)
+            old = chosen.get(key)
+            if old is None or _better(label, old, rank):
+                chosen[key] = label
+        return chosen
+
+    def nugget_support(self, query_id: str) -> dict[str, list[str]]:
+        """``{nugget_id: chunk_ids}`` of fully supporting chunks for one question."""
+        return {n.nugget_id: list(n.chunk_ids) for n in self.nuggets if n.query_id == query_id}
+
+    # ------------------------------------------------------------------ labels
+
+    def add_labels(self, labels: Iterable[RelevanceLabel]) -> int:
+        """Add labels judged later; one label is kept per (query_id, chunk_id, source): the newest by
+        ``provenance.time`` (on equal times the one added last). Returns how many labels were new or replaced one.
+        """
+        index = {(q.query_id, q.chunk_id, q.provenance.source): i for i, q in enumerate(self.qrels)}
+        changed = 0
+        for label in labels:
+            key = (label.query_id, label.chunk_id, label.provenance.source)
+            at = index.get(key)
+            if at is None:
+                index[key] = len(self.qrels)
+                self.qrels.append(label)
+                changed += 1
+            elif label.provenance.time >= self.qrels[at].provenance.time:
+                self.qrels[at] = label
+                changed += 1
+        return changed
+
+    def counts(self) -> dict[str, int]:
+        """Record counts per file, plus scored and unscored qrels pairs."""
+        return {
+            "documents": len(self.documents),
+            "chunks": len(self.chunks),
+            "questions": len(self.questions),
+            "qrels": len(self.qrels),
+            "qrels_unscored": len(self.unscored()),
+            "nuggets": len(self.nuggets),
+        }
+
+    # ------------------------------------------------------------------ disk
+
+    @classmethod
+    def load(cls, path: str | Path) -> GoldenSet:
+        """Read a golden folder; a missing folder or file, or a dangling reference, raises :class:`DatasetError`."""
+        folder = Path(path)
+        if not folder.is_dir():
+            what = "is a file, not a folder" if folder.exists() else "does not exist"
+            raise DatasetError(f"golden set {folder} {what}: {_FIX}")
+        missing = [name for name in (MANIFEST, *FILES.values()) if not (folder / name).is_file()]
+        if missing:
+            raise DatasetError(f"golden set {folder} is incomplete: missing {', '.join(missing)}. {_FIX} (again)")
+        golden = cls(
+            manifest=_read_manifest(folder / MANIFEST),
+            documents=_read_unique(folder, "documents", Document),
+            chunks=_read_unique(folder, "chunks", Chunk),
+            questions=_read_unique(folder, "questions", Question),
+            qrels=_read(folder, "qrels", RelevanceLabel),
+            nuggets=_read(folder, "nuggets", NuggetSupport),
+        )
+        golden.check(folder)
+        return golden
+
+    def check(self, where: str | Path = "golden set") -> None:
+        """Raise :class:`DatasetError` if qrels or nugget support name questions, chunks or nuggets that are absent."""
+        problems = list(self._dangling())
+        if problems:
+            shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+            raise DatasetError(f"{where}: {shown}. Fix: rebuild the golden set, or remove those records")
+
+    def _dangling(self) -> Iterator[str]:
+        for i, label in enumerate(self.qrels):
+            if label.query_id not in self._questions:
+                yield f"qrels.jsonl record {i + 1} names unknown question {label.query_id!r}"
+            if label.chunk_id not in self._chunks:
+                yield f"qrels.jsonl record {i + 1} names unknown chunk {label.chunk_id!r}"
+        for i, sup in enumerate(self.nuggets):
+            question = self._questions.get(sup.query_id)
+            if question is None:
+                yield f"nuggets.jsonl record {i + 1} names unknown question {sup.query_id!r}"
+            elif sup.nugget_id not in {n.id for n in question.nuggets}:
+                yield f"nuggets.jsonl record {i + 1} names nugget {sup.nugget_id!r}, absent from {sup.query_id!r}"
+            for cid in (*sup.chunk_ids, *sup.partial_chunk_ids):
+                if cid not in self._chunks:
+                    yield f"nuggets.jsonl record {i + 1} names unknown chunk {cid!r}"
+
+    def save(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write the whole folder atomically: built beside ``path`` and swapped in only once complete.
+
+        An existing non-empty folder is replaced only with ``overwrite``; files assay does not write here (the
+        audit database) are copied over into the new folder first.
+        """
+        target = Path(path)
+        self.check(target)
+        try:
+            with atomic_dir(target, overwrite=overwrite) as tmp:
+                self._write_parts(tmp, tuple(FILES))
+                _carry_over(target, tmp)
+        except FileExistsError:
+            raise DatasetError(
+                f"{target} already exists and is not empty: choose another output folder or pass --overwrite"
+            ) from None
+
+    def update(self, path: str | Path, parts: Sequence[Part] = ("qrels",)) -> None:
+        """Rewrite only ``parts`` (and the manifest) of an existing golden folder, each file atomically."""
+        target = Path(path)
+        if not (target / MANIFEST).is_file():
+            raise DatasetError(f"{target} is not a golden set (no {MANIFEST}): {_FIX}, or use save()")
+        self.check(target)
+        self._write_parts(target, tuple(parts))
+
+    def _write_parts(self, folder: Path, parts: tuple[Part, ...]) -> None:
+        records: dict[Part, Sequence[BaseModel]] = {
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "questions": self.questions,
+            "qrels": self.qrels,
+            "nuggets": self.nuggets,
+        }
+        for part in parts:
+            write_jsonl(folder / FILES[part], part, records[part])
+        self.manifest.counts.update(self.counts())
+        atomic_write_text(folder / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
+
+
+def _better(new: RelevanceLabel, old: RelevanceLabel, rank: dict[str, int]) -> bool:
+    """Whether ``new`` should stand for its pair instead of ``old``: scored beats unscored, then source precedence,
+    then the newer label."""
+    if (new.grade is None) != (old.grade is None):
+        return old.grade is None
+    new_rank, old_rank = rank.get(new.provenance.source, 99), rank.get(old.provenance.source, 99)
+    if new_rank != old_rank:
+        return new_rank < old_rank
+    return new.provenance.time >= old.provenance.time
+
+
+def _unique(kind: str, records: Sequence[R]) -> dict[str, R]:
+    out: dict[str, R] = {}
+    for record in records:
+        if record.id in out:
+            raise DatasetError(f"duplicate {kind} id {record.id!r}: ids must be unique (rebuild the golden set)")
+        out[record.id] = record
+    return out
+
+
+def _get(index: dict[str, R], kind: str, key: str) -> R:
+    try:
+        return index[key]
+    except KeyError:
+        raise KeyError(f"no {kind} with id {key!r} in this golden set") from None
+
+
+def _read(folder: Path, part: Part, model: type[M]) -> list[M]:
+    return [record for _, record in iter_records(folder / FILES[part], model, part)]
+
+
+def _read_unique(folder: Path, part: Part, model: type[M]) -> list[M]:
+    """Read ``part``; a duplicate id raises :class:`FormatError` naming both lines."""
+    seen: dict[str, int] = {}
+    out: list[M] = []
+    path = folder / FILES[part]
+    for line, record in iter_records(path, model, part):
+        rid = str(getattr(record, "id", ""))
+        if rid in seen:
+            raise FormatError(path, line, f"duplicate id {rid!r} (first on line {seen[rid]})", "unique ids")
+        seen[rid] = line
+        out.append(record)
+    return out
+
+
+def _read_manifest(path: Path) -> Manifest:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise FormatError(path, None, f"not valid JSON ({exc})", "the manifest assay build writes") from None
+    version = raw.get("format_version", FORMAT_VERSION) if isinstance(raw, dict) else FORMAT_VERSION
+    if isinstance(version, int) and version > FORMAT_VERSION:
+        by = raw.get("assay_version", "a newer assay")
+        raise DatasetError(
+            f"{path}: golden-set format version {version} was written by assay {by}; this assay reads up to version "
+            f"{FORMAT_VERSION}. Upgrade: pip install -U 'assay>={by}'"
+        )
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field_name = ".".join(str(p) for p in first["loc"]) or "manifest"
+        raise FormatError(path, None, f"field {field_name!r}: {first['msg']}", "a Manifest") from None
+
+
+def _carry_over(old: Path, new: Path) -> None:
+    """Copy files of ``old`` that the golden set does not write (e.g. audit.sqlite) into ``new``."""
+    if not old.is_dir():
+        return
+    ours = {MANIFEST, *FILES.values()}
+    for item in sorted(old.iterdir()):
+        if item.name in ours or item.name.startswith("."):
+            continue
+        if item.is_dir():
+            shutil.copytree(item, new / item.name)
+        else:
+            shutil.copy2(item, new / item.name)
