@@ -10,4 +10,18 @@ class MetricError(ValueError):
     """A metric name or metric input that cannot be evaluated; the message lists what would work."""
 
 
-__all__ = ["MetricError"]
+# Imported after MetricError, which these modules import from here.
+from assay.metrics.judged import Judged, Qrels, Run  # noqa: E402
+from assay.metrics.registry import DEFAULT_MEASURES, Evaluation, Measure, evaluate, parse_measure  # noqa: E402
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "Evaluation",
+    "Judged",
+    "Measure",
+    "MetricError",
+    "Qrels",
+    "Run",
+    "evaluate",
+    "parse_measure",
+]
