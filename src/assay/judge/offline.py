@@ -30,7 +30,16 @@ from pydantic import BaseModel
 
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
-from assay.judge.offline_lexical import Level, answer_relevance, name_terms, number_set, relevance, stem_terms, support
+from assay.judge.offline_lexical import (
+    Level,
+    answer_relevance,
+    asserts_something,
+    name_terms,
+    number_set,
+    relevance,
+    stem_terms,
+    support,
+)
 from assay.judge.offline_questions import Source, critique, generate
 from assay.judge.outputs import (
     AnswerRelevance,
@@ -115,14 +124,14 @@ def _question_critic(v: _Vars) -> BaseModel:
 
 
 def _claims(v: _Vars) -> BaseModel:
-    return Claims(claims=[s for s in sentences(v.text("text")) if stem_terms(s) or number_set(s)])
+    return Claims(claims=[s for s in sentences(v.text("text")) if asserts_something(s)])
 
 
 def _nuggets(v: _Vars) -> BaseModel:
     question_terms = set(stem_terms(v.text("question")))
     nuggets = []
     for sentence in sentences(v.text("answer")):
-        if not stem_terms(sentence) and not number_set(sentence):
+        if not asserts_something(sentence):
             continue
         key = number_set(sentence) or name_terms(sentence) or question_terms & set(stem_terms(sentence))
         nuggets.append(NuggetItem(text=sentence, importance="vital" if key else "okay"))
@@ -143,7 +152,7 @@ def _faithfulness(v: _Vars) -> BaseModel:
     passages = [(p.id, p.text) for p in v.items("passages")]
     claims = []
     for claim in sentences(v.text("answer")):
-        if not stem_terms(claim) and not number_set(claim):
+        if not asserts_something(claim):
             continue
         level, ids, reason = support(claim, passages)
         claims.append(ClaimVerdict(claim=claim, reason=reason, verdict=_VERDICT[level], passage_ids=ids))

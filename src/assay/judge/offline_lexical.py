@@ -7,7 +7,8 @@ Relevance score (a BM25-shaped, self-normalised overlap)::
 
     tf_part(t) = min(1, tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))     k1 = 1.2, b = 0.3, avgdl = 100
     s = sum_t w(t) * tf_part(t) / sum_t w(t)          over the question's content terms and numbers
-    w = 2.0 for a number, 1.5 for a capitalised name, 1.0 for another term; a number matches only exactly
+    w = 2.0 for a number, 1.5 for a capitalised name, 0.5 for a generic word (day, time, use, ...), else 1.0;
+    a number matches only exactly
 
 ``tf_part`` is 1 for a term that occurs once in a passage of average length (``dl`` = its content-term count), less
 in a longer passage (the answer is "buried"), and never above 1, so ``s`` is in [0, 1]. Grades: 3 when ``s >= 0.75``,
@@ -29,6 +30,7 @@ __all__ = [
     "Coverage",
     "Level",
     "answer_relevance",
+    "asserts_something",
     "coverage",
     "expected_answer",
     "is_noncommittal",
@@ -47,6 +49,8 @@ NUMBER_WEIGHT, NAME_WEIGHT = 2.0, 1.5
 QUESTION_FILLERS = frozenset(
     "many much long often kind type sort please tell explain describe give list name way ways exactly".split()
 )
+# Courtesy and filler words: a sentence made only of these asserts nothing.
+COURTESY_TERMS = frozenset("thanks thank hope helps help hello hi glad sorry welcome great sure okay ok".split())
 NUMBER_WORDS = frozenset("one two three four five six seven eight nine ten eleven twelve once twice half".split())
 _NUMERIC_Q = re.compile(r"\b(how (many|much|long|often|old|far|soon)|what (percentage|percent|year|date|time)|when)\b")
 _NAME = re.compile(r"\b[A-Z][\w'’-]*")
@@ -80,9 +84,23 @@ def stem(word: str) -> str:
     return word[:-1] if len(word) > 4 and word.endswith("e") else word
 
 
+# Words so common in any corpus that sharing them says little: a fixed stand-in for a low idf (weight 0.5).
+GENERIC_TERMS = frozenset(
+    stem(w)
+    for w in """day days time times year years people person thing things way use used using make made get got need
+    needs new also may might must one first last good well see know like want go going work information""".split()
+)
+GENERIC_WEIGHT = 0.5
+
+
 def stem_terms(text: str) -> list[str]:
     """Stemmed content terms of ``text`` without digits (numbers are matched by :func:`number_set`)."""
     return [stem(t) for t in terms(text) if not any(ch.isdigit() for ch in t)]
+
+
+def asserts_something(sentence: str) -> bool:
+    """False for a sentence with no number and no content term beyond courtesy words ("Thanks!", "Hope this helps")."""
+    return bool(number_set(sentence)) or any(t not in COURTESY_TERMS for t in terms(sentence))
 
 
 def number_set(text: str) -> set[str]:
@@ -141,7 +159,7 @@ def relevance(question: str, passage: str) -> tuple[int, str]:
     total = score = 0.0
     shared: list[str] = []
     for term in q_terms:
-        weight = NAME_WEIGHT if term in q_names else 1.0
+        weight = NAME_WEIGHT if term in q_names else GENERIC_WEIGHT if term in GENERIC_TERMS else 1.0
         tf = counts.get(term, 0)
         total += weight
         if tf:
