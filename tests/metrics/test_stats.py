@@ -62,14 +62,14 @@ def test_bootstrap_edge_cases() -> None:
 
 @pytest.mark.parametrize("method", ["percentile", "bca"])
 def test_bootstrap_coverage_near_95_percent(method: str) -> None:
-    # 400 datasets of 50 draws from N(0.3, 1): the interval should hold 0.3 about 95% of the time.
+    # 800 datasets of 50 draws from N(0.3, 1): the interval should hold 0.3 about 95% of the time.
     rng = np.random.default_rng(2024)
     hits = 0
-    for _ in range(400):
+    for _ in range(800):
         sample = rng.normal(0.3, 1.0, size=50)
         interval = bootstrap_ci(sample, n_resamples=1_000, seed=rng, method=method)  # type: ignore[arg-type]
         hits += interval.low <= 0.3 <= interval.high
-    assert 0.92 <= hits / 400 <= 0.98
+    assert 0.92 <= hits / 800 <= 0.98
 
 
 def test_paired_bootstrap_drops_pairs_with_a_missing_side() -> None:

@@ -72,9 +72,9 @@ class PPIResult:
     lambda_: float
     n_labeled: int
     n_unlabeled: int
-    classical_estimate: float
     classical_low: float
     classical_high: float
+    classical_estimate: float
 
 
 def norm_cdf(x: float) -> float:
@@ -169,6 +169,8 @@ def bootstrap_statistic(
     leave-one-item-out jackknife, computed from the totals minus each row.
     """
     _check_confidence(confidence, n_resamples)
+    if method not in ("percentile", "bca"):
+        raise MetricError(f"unknown bootstrap method {method!r}; use 'percentile' or 'bca'")
     stats = np.asarray(item_stats, dtype=np.float64)
     if stats.ndim != 2:
         raise MetricError(f"item_stats must be a 2-d array (items x statistics), got shape {stats.shape}")
@@ -189,8 +191,6 @@ def bootstrap_statistic(
     if method == "bca":
         jackknife = statistic(total[None, :] - stats)
         levels = _bca_levels(point, replicates, jackknife[~np.isnan(jackknife)], alpha)
-    elif method != "percentile":
-        raise MetricError(f"unknown bootstrap method {method!r}; use 'percentile' or 'bca'")
     low, high = np.quantile(replicates, levels)
     return Interval(point, float(low), float(high), n, n_unscored, confidence)
 
@@ -419,7 +419,7 @@ def ppi_mean(
     classical_half = z * math.sqrt(float(cov[0, 0]) / n)
     return PPIResult(
         estimate, estimate - half, estimate + half, lam, n, n_unl,
-        classical, classical - classical_half, classical + classical_half,
+        classical - classical_half, classical + classical_half, classical,
     )  # fmt: skip
 
 
