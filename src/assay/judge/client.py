@@ -215,6 +215,11 @@ class Judge:
 
     # -- cache -----------------------------------------------------------------------------------------------------
 
+    def record_cache_hit(self, stage: str) -> None:
+        """Count a result served from the cache by a caller that derives its own keys (listwise relevance)."""
+        self.stats.cache_hits += 1
+        self._stage(stage).cached += 1
+
     def cache_get(self, key: str) -> str | None:
         """Read the cache; an error warns, counts, and reads as a miss."""
         if self.cache is None:
@@ -246,8 +251,7 @@ class Judge:
         except (ValueError, KeyError, TypeError) as exc:
             log.warning("ignoring an unreadable judge cache entry (%s)", exc)
             return None
-        self.stats.cache_hits += 1
-        self._stage(stage).cached += 1
+        self.record_cache_hit(stage)
         return self._judgement(prepared, output, None, cached=True, tokens=(0, 0))
 
     def _judgement(

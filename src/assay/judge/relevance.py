@@ -1,0 +1,217 @@
+"""Relevance labels for (question, chunk) pairs, pointwise or listwise, on the TREC DL / UMBRELA 0-3 scale.
+
+Pointwise: one ``relevance`` call per pair; the client's cache makes a label reusable across runs and systems.
+
+Listwise (``listwise=N``): the pairs of each question are shuffled with a seeded RNG (against position bias) and
+sent ``N`` at a time to ``relevance_listwise``; passages get short local ids ``1..N``. Because a group's cache key
+depends on which chunks share it, each pair's result is ALSO stored under a per-pair derived key (model, listwise
+prompt ref and hash, decoding params, question text, chunk text), and pairs whose derived key is cached are dropped
+before grouping: a label is reused whatever the grouping. A listwise answer that lacks a passage's id, or gives it
+a grade outside 0..3, leaves that pair unscored (never 0).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assay.judge.cache import derived_key
+from assay.judge.client import Estimate, Judge, Judgement
+from assay.types import Provenance, RelevanceLabel, Unscored
+
+__all__ = [
+    "LISTWISE_PROMPT",
+    "POINTWISE_PROMPT",
+    "Graded",
+    "Pair",
+    "estimate_pairs",
+    "grade_pairs",
+    "grade_pairs_detailed",
+]
+
+POINTWISE_PROMPT = "relevance"
+LISTWISE_PROMPT = "relevance_listwise"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A (question, chunk) pair to grade."""
+
+    query_id: str
+    question: str
+    chunk_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A label with whether it came from the cache (nothing paid for it in this run)."""
+
+    label: RelevanceLabel
+    cached: bool
+
+
+OnLabel = Callable[[Graded], None]
+
+
+def _label(
+    judge: Judge,
+    pair: Pair,
+    j: Judgement[Any],
+    *,
+    grade: int | None = None,
+    reason: str | None = None,
+    unscored: Unscored | None = None,
+) -> RelevanceLabel:
+    provenance = Provenance(
+        source="judge", model=judge.model, prompt=j.prompt, prompt_hash=j.prompt_hash, rationale=reason
+    )
+    return RelevanceLabel(
+        query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance, unscored=unscored
+    )
+
+
+def _pointwise_graded(judge: Judge, pair: Pair, j: Judgement[Any]) -> Graded:
+    if j.output is None:
+        return Graded(_label(judge, pair, j, unscored=j.unscored), j.cached)
+    data = j.output.model_dump()
+    return Graded(_label(judge, pair, j, grade=int(data["grade"]), reason=str(data["reason"])), j.cached)
+
+
+async def _pointwise(judge: Judge, pairs: Sequence[Pair], stage: str, on_label: OnLabel | None) -> list[Graded]:
+    def forward(index: int, j: Judgement[Any]) -> None:
+        if on_label is not None:
+            on_label(_pointwise_graded(judge, pairs[index], j))
+
+    variables = [{"question": p.question, "passage": p.text} for p in pairs]
+    results = await judge.ajudge_many(POINTWISE_PROMPT, variables, stage=stage, on_result=forward)
+    return [_pointwise_graded(judge, pair, j) for pair, j in zip(pairs, results, strict=True)]
+
+
+def _pair_key(judge: Judge, pair: Pair) -> str:
+    prompt = judge.prompt(LISTWISE_PROMPT)
+    params = {**prompt.params, **judge.params}
+    fields = {"model": judge.model, "prompt": prompt.ref, "hash": prompt.content_hash, "params": params}
+    return derived_key("listwise-pair", {**fields, "question": pair.question, "text": pair.text})
+
+
+def _cached_pair(judge: Judge, pair: Pair, key: str, stage: str) -> Graded | None:
+    raw = judge.cache_get(key)
+    if raw is None:
+        return None
+    try:
+        stored = json.loads(raw)
+        grade, reason = int(stored["grade"]), str(stored["reason"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    prompt = judge.prompt(LISTWISE_PROMPT)
+    provenance = Provenance(
+        source="judge", model=judge.model, prompt=prompt.ref, prompt_hash=prompt.content_hash, rationale=reason
+    )
+    judge.record_cache_hit(stage)
+    return Graded(
+        RelevanceLabel(query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance), True
+    )
+
+
+def _groups(pairs: Sequence[tuple[int, Pair]], size: int, seed: int) -> list[list[tuple[int, Pair]]]:
+    by_query: dict[str, list[tuple[int, Pair]]] = {}
+    for item in pairs:
+        by_query.setdefault(item[1].query_id, []).append(item)
+    groups: list[list[tuple[int, Pair]]] = []
+    for query_id, items in by_query.items():
+        random.Random(f"{seed}:{query_id}").shuffle(items)
+        groups.extend(items[i : i + size] for i in range(0, len(items), size))
+    return groups
+
+
+def _group_variables(group: list[tuple[int, Pair]]) -> dict[str, Any]:
+    passages = [{"id": str(k + 1), "text": pair.text} for k, (_, pair) in enumerate(group)]
+    return {"question": group[0][1].question, "passages": passages}
+
+
+def _split_answer(
+    judge: Judge, group: list[tuple[int, Pair]], j: Judgement[Any]
+) -> list[tuple[int, Graded, str | None]]:
+    """One (index, graded, derived key to store or None) per pair of the group."""
+    if j.output is None:
+        return [(i, Graded(_label(judge, p, j, unscored=j.unscored), False), None) for i, p in group]
+    answers: dict[str, Mapping[str, Any]] = {str(a.get("id")): a for a in j.output.model_dump().get("judgements", [])}
+    out: list[tuple[int, Graded, str | None]] = []
+    for k, (index, pair) in enumerate(group):
+        answer = answers.get(str(k + 1))
+        grade = answer.get("grade") if answer is not None else None
+        if answer is None or not isinstance(grade, int) or not 0 <= grade <= 3:
+            why = "no judgement for this passage" if answer is None else f"grade {grade!r} is not in 0..3"
+            unscored = Unscored(reason=f"listwise answer: {why}", kind="invalid_output", raw=json.dumps(answer))
+            out.append((index, Graded(_label(judge, pair, j, unscored=unscored), False), None))
+            continue
+        reason = str(answer.get("reason", ""))
+        out.append((index, Graded(_label(judge, pair, j, grade=grade, reason=reason), j.cached), reason))
+    return out
+
+
+async def _listwise(
+    judge: Judge, pairs: Sequence[Pair], *, size: int, seed: int, stage: str, on_label: OnLabel | None
+) -> list[Graded]:
+    results: list[Graded | None] = [None] * len(pairs)
+    todo: list[tuple[int, Pair]] = []
+    keys = [_pair_key(judge, pair) for pair in pairs]
+    for index, pair in enumerate(pairs):
+        hit = _cached_pair(judge, pair, keys[index], stage)
+        if hit is None:
+            todo.append((index, pair))
+            continue
+        results[index] = hit
+        if on_label is not None:
+            on_label(hit)
+    groups = _groups(todo, size, seed)
+
+    def collect(group_index: int, j: Judgement[Any]) -> None:
+        for index, graded, reason in _split_answer(judge, groups[group_index], j):
+            results[index] = graded
+            if reason is not None and graded.label.grade is not None:
+                judge.cache_put(keys[index], json.dumps({"grade": graded.label.grade, "reason": reason}))
+            if on_label is not None:
+                on_label(graded)
+
+    await judge.ajudge_many(LISTWISE_PROMPT, [_group_variables(g) for g in groups], stage=stage, on_result=collect)
+    return [r for r in results if r is not None]
+
+
+async def grade_pairs_detailed(
+    judge: Judge,
+    pairs: Sequence[Pair],
+    *,
+    listwise: int | None = None,
+    seed: int = 0,
+    stage: str = "relevance",
+    on_label: OnLabel | None = None,
+) -> list[Graded]:
+    """Grade ``pairs`` in order; like :func:`grade_pairs` with whether each label came from the cache."""
+    if listwise is not None and listwise < 1:
+        raise ValueError(f"listwise group size must be at least 1, got {listwise}")
+    if listwise is None:
+        return await _pointwise(judge, pairs, stage, on_label)
+    return await _listwise(judge, pairs, size=listwise, seed=seed, stage=stage, on_label=on_label)
+
+
+async def grade_pairs(
+    judge: Judge, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0, stage: str = "relevance"
+) -> list[RelevanceLabel]:
+    """Relevance labels for ``pairs``, in order; unscored pairs have ``grade=None`` and ``unscored`` set."""
+    graded = await grade_pairs_detailed(judge, pairs, listwise=listwise, seed=seed, stage=stage)
+    return [g.label for g in graded]
+
+
+def estimate_pairs(judge: Judge, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0) -> Estimate:
+    """A dry-run estimate (calls, cached, prompt tokens, cost bound) for :func:`grade_pairs` with these settings."""
+    if listwise is None:
+        return judge.estimate(POINTWISE_PROMPT, [{"question": p.question, "passage": p.text} for p in pairs])
+    todo = [(i, p) for i, p in enumerate(pairs) if judge.cache_get(_pair_key(judge, p)) is None]
+    groups = _groups(todo, listwise, seed)
+    estimate = judge.estimate(LISTWISE_PROMPT, [_group_variables(g) for g in groups])
+    return Estimate(estimate.calls, len(pairs) - len(todo), estimate.prompt_tokens, estimate.cost_usd)
