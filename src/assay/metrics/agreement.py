@@ -164,10 +164,6 @@ def weighted_kappa(
     return _point(stats, statistic)
 
 
-def _interval(stats: FloatArray, statistic: Statistic, dropped: int, **options: object) -> Interval:
-    return bootstrap_statistic(stats, statistic, n_unscored=dropped, **options)  # type: ignore[arg-type]
-
-
 def percent_agreement_ci(
     a: npt.ArrayLike,
     b: npt.ArrayLike,
@@ -198,8 +194,8 @@ def cohen_kappa_ci(
 ) -> Interval:
     """:func:`cohen_kappa` with a bootstrap interval over items."""
     stats, statistic, dropped = _kappa_parts(a, b, categories, None)
-    return _interval(
-        stats, statistic, dropped, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+    return bootstrap_statistic(
+        stats, statistic, n_unscored=dropped, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
     )
 
 
@@ -218,8 +214,8 @@ def weighted_kappa_ci(
     if weights not in ("linear", "quadratic"):
         raise MetricError(f"unknown kappa weights {weights!r}; use 'linear' or 'quadratic'")
     stats, statistic, dropped = _kappa_parts(a, b, categories, weights)
-    return _interval(
-        stats, statistic, dropped, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+    return bootstrap_statistic(
+        stats, statistic, n_unscored=dropped, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
     )
 
 
@@ -274,7 +270,9 @@ def fleiss_kappa_ci(
 ) -> Interval:
     """:func:`fleiss_kappa` with a bootstrap interval over items."""
     stats, statistic = _fleiss_parts(ratings, categories)
-    return _interval(stats, statistic, 0, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method)
+    return bootstrap_statistic(
+        stats, statistic, n_unscored=0, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+    )
 
 
 def _point(stats: FloatArray, statistic: Statistic) -> float:
@@ -371,7 +369,9 @@ def krippendorff_alpha_ci(
     per_unit = (counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(v)) * scale[:, None, None]
     statistic = partial(_alpha_from_coincidences, values=domain, level=level)
     stats = per_unit.reshape(counts.shape[0], v * v)
-    return _interval(stats, statistic, 0, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method)
+    return bootstrap_statistic(
+        stats, statistic, n_unscored=0, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
+    )
 
 
 def leniency(judge: npt.ArrayLike, human: npt.ArrayLike, categories: Sequence[float] = DEFAULT_CATEGORIES) -> float:
