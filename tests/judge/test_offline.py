@@ -288,3 +288,24 @@ def test_two_thousand_relevance_calls_take_well_under_three_seconds() -> None:
     elapsed = time.perf_counter() - start
     assert set(grades) <= {0, 1, 2, 3}
     assert elapsed < 3.0, f"2,000 offline relevance calls took {elapsed:.2f} s"
+
+
+def test_duplicate_ids_and_empty_passages_are_handled() -> None:
+    twice = [{"id": "c1", "text": EXACT}, {"id": "c1", "text": RELATED}]
+    with pytest.raises(BackendError, match="appears twice"):
+        offline_answer("relevance_listwise", {"question": QUESTION, "passages": twice})
+    variables = {"statements": [{"id": "s1", "text": EXACT}], "passages": []}
+    (assignment,) = _ask("support", variables, SupportAssignments).assignments
+    assert (assignment.support, assignment.passage_ids) == ("none", [])
+    assert "no passages" in assignment.reason
+
+
+def test_every_prompt_through_the_judge_client_is_scored() -> None:
+    from assay.judge.factory import make_judge
+
+    judge = make_judge("offline")
+    for name, variables in sorted(EXAMPLES.items()):
+        (judgement,) = judge.judge_many(name, [variables])
+        assert judgement.ok, f"{name}: {judgement.unscored}"
+        assert judgement.model == "offline"
+        assert judgement.output == offline_answer(name, variables)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
@@ -174,9 +174,7 @@ def _attribution(v: _Vars) -> BaseModel:
             if level != "none":
                 used.append(pid)
         note = f"uses {', '.join(used)}" if used else "no passage covers half of its terms"
-        reason = (
-            f"Offline lexical baseline, not an LLM: passages covering at least half of the sentence's terms; {note}."
-        )
+        reason = f"Offline lexical baseline, not an LLM: passages holding half the sentence's terms or more; {note}."
         out.append(SentenceAttribution(sentence_id=sentence.id, reason=reason, passage_ids=used))
     return Attribution(sentences=out)
 
@@ -206,7 +204,14 @@ def offline_answer(prompt_name: str, variables: Mapping[str, Any]) -> BaseModel:
             f"the offline judge has no method for prompt {prompt_name!r}; it knows {', '.join(sorted(HANDLERS))}. "
             f"Use a model judge (e.g. --judge openai/gpt-4o-mini) for other prompts"
         )
-    return handler(_Vars(prompt_name, variables))
+    try:
+        return handler(_Vars(prompt_name, variables))
+    except ValidationError as exc:
+        problem = exc.errors()[0].get("msg", str(exc))
+        raise BackendError(
+            f"offline judge, prompt {prompt_name!r}: its answer does not validate ({problem}); check the variables "
+            f"(an id given twice?)"
+        ) from exc
 
 
 class OfflineBackend:

@@ -255,9 +255,11 @@ def support(statement: str, passages: list[tuple[str, str]]) -> tuple[Level, lis
     every number in it; ``partial``: some passage covers at least 50%; ``none`` otherwise. The ids are the passages
     that reach the level found.
     """
+    if not passages:
+        return "none", [], "Offline lexical baseline, not an LLM: no passages were given; none."
     covs = [(pid, coverage(statement, text)) for pid, text in passages]
     if not any(c.has_content for _, c in covs):
-        return "none", [], "Offline lexical baseline: the statement has no content terms to check; none."
+        return "none", [], "Offline lexical baseline, not an LLM: the statement has no content terms to check; none."
     levels: tuple[Level, Level] = ("support", "partial")
     for level in levels:
         ids = [pid for pid, c in covs if _level(c) == level]
