@@ -232,6 +232,11 @@ class LabelStore:
             )
             return [_row_event(row) for row in rows]
 
+    def item_labels(self, query_id: str, chunk_id: str) -> list[CurrentLabel]:
+        """The current labels of one item (every annotator and judge prompt)."""
+        stacks = fold(self.history(query_id, chunk_id))
+        return [current_of(stack[-1]) for stack in stacks.values() if stack]
+
     def current_labels(
         self, *, source: str | None = None, annotator: str | None = None, role: str | None = None
     ) -> list[CurrentLabel]:

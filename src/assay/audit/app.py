@@ -1,0 +1,283 @@
+"""The audit page: one HTML page in plain JavaScript over a small JSON API, served by starlette on loopback.
+
+Routes (``?annotator=NAME`` picks the person on GETs, ``"annotator"`` in the body on POSTs; default: the CLI's)::
+
+    GET  /                      the page (jinja2, autoescaped; the CSRF token sits in a meta tag)
+    GET  /static/audit.js|css   the page's script and style, read once at start (no request path reaches the disk)
+    GET  /api/queue             the annotator's queue (order recorded in the store) with their grades, and progress
+    GET  /api/item?i=N          item N: question, reference answer, chunk with heading path, judge labels (hidden in
+                                blind mode until the annotator graded it), the annotator's label, others' labels
+    GET  /api/adjudication      items where annotators differ, with every grade and the judge's
+    POST /api/label             {"i", "grade" 0-3 | "accept_judge": true, "reason"?}: record a human label
+    POST /api/undo              undo the annotator's latest label still in effect
+
+Writes pass through :class:`assay.audit.security.Guard` (token, same origin, JSON, size).
+"""
+
+from __future__ import annotations
+
+import html
+import secrets
+import threading
+from collections.abc import Awaitable, Callable, Iterable
+from importlib import resources
+from json import JSONDecodeError
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from assay.audit._golden import GoldenView
+from assay.audit.access import open_store
+from assay.audit.queues import QUEUES, queue_for
+from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator
+from assay.audit.security import BodyTooLarge, Guard, read_json
+from assay.audit.store import LabelStore
+from assay.errors import AuditError
+from assay.types import LabelEvent
+
+__all__ = ["AuditState", "create_app"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class AuditState:
+    """What the page serves: the store, the golden set, the settings, and each annotator's queue."""
+
+    def __init__(
+        self, store: LabelStore, golden: GoldenView, *, annotator: str, blind: bool, queue: str, seed: int
+    ) -> None:
+        if queue not in QUEUES:
+            raise AuditError(f"unknown queue {queue!r}; choose one of: {', '.join(QUEUES)}")
+        self.store, self.golden = store, golden
+        self.annotator, self.blind, self.queue, self.seed = check_annotator(annotator), blind, queue, seed
+        self._queues: dict[str, list[Item]] = {}
+        self._lock = threading.Lock()
+
+    def items(self, annotator: str) -> list[Item]:
+        with self._lock:
+            if annotator not in self._queues:
+                self._queues[annotator] = queue_for(self.store, annotator, self.queue, self.seed)
+            return self._queues[annotator]
+
+    def item_at(self, annotator: str, raw: Any) -> tuple[int, Item]:
+        items = self.items(annotator)
+        if isinstance(raw, bool) or not isinstance(raw, int | str) or not str(raw).isdigit():
+            raise ValueError("i must be an item number")
+        index = int(raw)
+        if index >= len(items):
+            raise ValueError(f"item {index} is outside the queue of {len(items)} items")
+        return index, items[index]
+
+    def progress(self, annotator: str) -> dict[str, Any]:
+        mine = _graded(self.store.current_labels(annotator=annotator, role="human"))
+        items = self.items(annotator)
+        per_grade = {str(g): 0 for g in range(4)}
+        for item in items:
+            if item in mine:
+                per_grade[str(mine[item].grade)] = per_grade.get(str(mine[item].grade), 0) + 1
+        return {"done": sum(per_grade.values()), "total": len(items), "per_grade": per_grade}
+
+    def queue_view(self, annotator: str) -> dict[str, Any]:
+        mine = _graded(self.store.current_labels(annotator=annotator, role="human"))
+        rows = [
+            {"i": i, "query_id": q, "chunk_id": c, "grade": mine[(q, c)].grade if (q, c) in mine else None}
+            for i, (q, c) in enumerate(self.items(annotator))
+        ]
+        settings = {"annotator": annotator, "queue": self.queue, "seed": self.seed, "blind": self.blind}
+        return {**settings, "items": rows, "progress": self.progress(annotator)}
+
+    def item_view(self, annotator: str, index: int, item: Item) -> dict[str, Any]:
+        labels = _item_labels(self.store, item)
+        mine = next((lab for lab in labels if lab.source != "judge" and lab.annotator == annotator), None)
+        graded = mine is not None and mine.grade is not None
+        hidden = self.blind and not graded
+        judges = [_label_json(lab) for lab in labels if lab.source == "judge"]
+        others = [_label_json(lab) for lab in labels if lab.source != "judge" and lab.annotator != annotator]
+        question, chunk = self.golden.questions.get(item[0]), self.golden.chunks.get(item[1])
+        return {
+            "i": index,
+            "query_id": item[0],
+            "chunk_id": item[1],
+            "question": question.text if question else None,
+            "question_type": question.type if question else None,
+            "difficulty": question.difficulty if question else None,
+            "reference_answer": question.reference_answer if question else None,
+            "chunk_text": chunk.text if chunk else None,
+            "heading_path": list(chunk.heading_path) if chunk else [],
+            "doc_id": chunk.doc_id if chunk else None,
+            "judge_hidden": hidden,
+            "judges": [] if hidden else judges,
+            "others": [] if hidden else [o for o in others if o["grade"] is not None],
+            "mine": _label_json(mine) if graded and mine else None,
+        }
+
+    def label(self, annotator: str, body: dict[str, Any]) -> dict[str, Any]:
+        index, item = self.item_at(annotator, body.get("i"))
+        reason = body.get("reason")
+        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_REASON):
+            raise ValueError(f"reason must be text of at most {MAX_REASON} characters")
+        grade = self._judge_grade(annotator, index, item) if body.get("accept_judge") is True else body.get("grade")
+        if isinstance(grade, bool) or grade not in (0, 1, 2, 3):
+            raise ValueError("grade must be 0, 1, 2 or 3")
+        event = LabelEvent(
+            query_id=item[0], chunk_id=item[1], grade=grade, reason=reason or None, source="human", annotator=annotator
+        )
+        self.store.record(event, session=f"page:{self.queue}:{self.seed}", queue=self.queue)
+        return {"item": self.item_view(annotator, index, item), "progress": self.progress(annotator)}
+
+    def _judge_grade(self, annotator: str, index: int, item: Item) -> int:
+        view = self.item_view(annotator, index, item)
+        if view["judge_hidden"]:
+            raise ValueError("blind mode: grade the item yourself first (0-3); the judge's grade shows after that")
+        judges = view["judges"]
+        if not judges or judges[0]["grade"] is None:
+            raise ValueError("the judge left this item unscored; grade it yourself (0-3)")
+        return int(judges[0]["grade"])
+
+    def undo(self, annotator: str) -> dict[str, Any]:
+        event = self.store.undo(annotator, session=f"page:{self.queue}:{self.seed}")
+        index = None
+        if event is not None and (event.query_id, event.chunk_id) in self.items(annotator):
+            index = self.items(annotator).index((event.query_id, event.chunk_id))
+        return {"undone": event is not None, "i": index, "progress": self.progress(annotator)}
+
+    def adjudication(self) -> dict[str, Any]:
+        by_item: dict[Item, dict[str, int]] = {}
+        judge: dict[Item, CurrentLabel] = {}
+        for lab in self.store.current_labels():
+            if lab.source == "judge":
+                if lab.item not in judge or lab.event_id < judge[lab.item].event_id:
+                    judge[lab.item] = lab
+            elif lab.grade is not None:
+                by_item.setdefault(lab.item, {})[lab.annotator] = lab.grade
+        rows = []
+        for item, grades in sorted(by_item.items()):
+            if len(set(grades.values())) > 1:
+                question = self.golden.questions.get(item[0])
+                rows.append(
+                    {
+                        "query_id": item[0],
+                        "chunk_id": item[1],
+                        "question": question.text if question else None,
+                        "grades": dict(sorted(grades.items())),
+                        "judge_grade": judge[item].grade if item in judge else None,
+                    }
+                )
+        return {"items": rows, "annotators": self.store.annotators()}
+
+
+def create_app(
+    golden_dir: str | Path,
+    *,
+    annotator: str,
+    blind: bool = False,
+    queue: str = "stratified",
+    seed: int = 0,
+    hosts: Iterable[str] = (),
+    token: str | None = None,
+) -> Starlette:
+    """The audit app for ``golden_dir``. ``hosts`` adds Host names besides loopback (the ``--host`` given)."""
+    store, golden = open_store(golden_dir)
+    state = AuditState(store, golden, annotator=annotator, blind=blind, queue=queue, seed=seed)
+    csrf = token or secrets.token_urlsafe(32)
+    page = _page_renderer(Path(golden_dir).name, csrf, state)
+    assets = {name: _asset(name) for name in ("audit.js", "audit.css")}
+    routes = [
+        Route("/", page),
+        Route("/static/audit.js", _static(assets["audit.js"], "text/javascript; charset=utf-8")),
+        Route("/static/audit.css", _static(assets["audit.css"], "text/css; charset=utf-8")),
+        Route("/api/queue", _get(state, lambda who, request: state.queue_view(who))),
+        Route(
+            "/api/item",
+            _get(state, lambda who, request: state.item_view(who, *state.item_at(who, request.query_params.get("i")))),
+        ),
+        Route("/api/adjudication", _get(state, lambda who, request: state.adjudication())),
+        Route("/api/label", _post(state, state.label), methods=["POST"]),
+        Route("/api/undo", _post(state, lambda who, body: state.undo(who)), methods=["POST"]),
+    ]
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, token=csrf, hosts=hosts)])
+    app.state.audit = state
+    app.state.token = csrf
+    return app
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("assay.audit").joinpath("static", name).read_bytes()
+
+
+def _static(content: bytes, media_type: str) -> Handler:
+    async def handler(request: Request) -> Response:
+        return Response(content, media_type=media_type)
+
+    return handler
+
+
+def _page_renderer(title: str, token: str, state: AuditState) -> Handler:
+    source = resources.files("assay.audit").joinpath("templates", "audit.html").read_text(encoding="utf-8")
+    template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(source)
+
+    async def handler(request: Request) -> Response:
+        try:
+            who = check_annotator(request.query_params.get("annotator", state.annotator))
+        except AuditError as exc:
+            return HTMLResponse(f"<p>{html.escape(str(exc))}</p>", status_code=400)
+        page = template.render(title=title, token=token, annotator=who, blind=state.blind, queue=state.queue)
+        return HTMLResponse(page)
+
+    return handler
+
+
+def _get(state: AuditState, view: Callable[[str, Request], dict[str, Any]]) -> Handler:
+    async def handler(request: Request) -> Response:
+        name = request.query_params.get("annotator", state.annotator)
+        return await _answer(lambda: view(check_annotator(name), request))
+
+    return handler
+
+
+def _post(state: AuditState, action: Callable[[str, dict[str, Any]], dict[str, Any]]) -> Handler:
+    async def handler(request: Request) -> Response:
+        try:
+            body = await read_json(request)
+        except BodyTooLarge as exc:
+            return JSONResponse({"error": str(exc)}, status_code=413)
+        except (ValueError, JSONDecodeError) as exc:
+            return JSONResponse({"error": f"bad JSON body: {exc}"}, status_code=400)
+        name = body.get("annotator", state.annotator)
+        return await _answer(lambda: action(check_annotator(name if isinstance(name, str) else ""), body))
+
+    return handler
+
+
+async def _answer(work: Callable[[], dict[str, Any]]) -> Response:
+    try:
+        return JSONResponse(await run_in_threadpool(work))
+    except (ValueError, AuditError) as exc:
+        return JSONResponse({"error": str(exc)}, status_code=400)
+
+
+def _graded(labels: list[CurrentLabel]) -> dict[Item, CurrentLabel]:
+    return {lab.item: lab for lab in labels if lab.grade is not None}
+
+
+def _item_labels(store: LabelStore, item: Item) -> list[CurrentLabel]:
+    """Current labels of one item, oldest first (so the first judge label is the golden set's own)."""
+    return sorted(store.item_labels(*item), key=lambda lab: lab.event_id)
+
+
+def _label_json(lab: CurrentLabel) -> dict[str, Any]:
+    return {
+        "grade": lab.grade,
+        "reason": lab.reason,
+        "annotator": lab.annotator,
+        "prompt": lab.prompt,
+        "source": lab.source,
+        "time": lab.time,
+    }

@@ -1,0 +1,194 @@
+// assay audit page: plain JavaScript, no framework. Every piece of data is written with textContent, never as HTML.
+"use strict";
+
+(() => {
+  const token = document.querySelector('meta[name="assay-token"]').content;
+  const annotator = document.body.dataset.annotator;
+  const blind = document.body.dataset.blind === "true";
+  const $ = (id) => document.getElementById(id);
+  let queue = [];
+  let pos = 0;
+  let item = null;
+
+  function setText(node, value) {
+    node.textContent = value === null || value === undefined ? "" : String(value);
+  }
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) setText(node, text);
+    return node;
+  }
+
+  function status(message, isError) {
+    setText($("status"), message);
+    $("status").classList.toggle("error", Boolean(isError));
+  }
+
+  async function request(path, payload) {
+    const options = payload === undefined ? {} : {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Assay-Token": token },
+      body: JSON.stringify(Object.assign({ annotator }, payload)),
+    };
+    const url = payload === undefined ? path + (path.includes("?") ? "&" : "?") + "annotator=" + encodeURIComponent(annotator) : path;
+    const response = await fetch(url, options);
+    const data = await response.json();
+    if (!response.ok) throw new Error(data.error || response.statusText);
+    return data;
+  }
+
+  function showProgress(progress) {
+    const grades = Object.entries(progress.per_grade).map(([g, n]) => g + ": " + n).join(" · ");
+    setText($("progress"), progress.done + " / " + progress.total + " done  (" + grades + ")");
+  }
+
+  function gradeBadge(grade) {
+    const badge = el("span", "grade-badge" + (grade === null ? " unscored" : ""), grade === null ? "unscored" : grade);
+    return badge;
+  }
+
+  function renderJudge(data) {
+    const box = $("judge");
+    box.replaceChildren();
+    if (data.judge_hidden) {
+      box.append(el("p", "muted", "Blind mode: the judge's grade shows once you have graded this item."));
+      return;
+    }
+    if (data.judges.length === 0) box.append(el("p", "muted", "No judge label."));
+    for (const judge of data.judges) {
+      const row = el("div", "row");
+      const head = el("div");
+      head.append(gradeBadge(judge.grade), el("span", "prompt", [judge.annotator, judge.prompt].filter(Boolean).join(" · ")));
+      row.append(head, el("p", "", judge.reason || ""));
+      box.append(row);
+    }
+  }
+
+  function renderItem(data) {
+    item = data;
+    setText($("position"), "Item " + (data.i + 1) + " of " + queue.length);
+    setText($("question"), data.question);
+    setText($("question-meta"), [data.question_type, data.difficulty].filter(Boolean).join(" · "));
+    setText($("reference"), data.reference_answer || "(none)");
+    setText($("chunk-id"), data.chunk_id);
+    setText($("heading-path"), (data.heading_path || []).join(" › "));
+    setText($("chunk"), data.chunk_text);
+    renderJudge(data);
+    const mine = data.mine;
+    for (const button of document.querySelectorAll("#grades button")) {
+      button.classList.toggle("chosen", mine !== null && String(mine.grade) === button.dataset.grade);
+    }
+    setText($("mine"), mine ? "Your grade: " + mine.grade + (mine.reason ? " — " + mine.reason : "") : "Not graded yet.");
+    const others = data.others.map((o) => o.annotator + ": " + o.grade).join(" · ");
+    setText($("others"), others ? "Others: " + others : "");
+  }
+
+  async function show(index) {
+    if (queue.length === 0) { status("Nothing to audit: the golden set has no judge labels."); return; }
+    pos = Math.max(0, Math.min(queue.length - 1, index));
+    try {
+      renderItem(await request("/api/item?i=" + pos));
+    } catch (err) { status(err.message, true); }
+  }
+
+  async function loadQueue() {
+    const data = await request("/api/queue");
+    queue = data.items;
+    showProgress(data.progress);
+    const firstOpen = queue.findIndex((row) => row.grade === null);
+    await show(firstOpen === -1 ? 0 : firstOpen);
+  }
+
+  async function label(payload, reason) {
+    if (!item) return;
+    const body = Object.assign({ i: item.i }, payload);
+    const text = reason !== undefined ? reason : (item.mine && item.mine.reason) || null;
+    if (text) body.reason = text;
+    try {
+      const data = await request("/api/label", body);
+      queue[item.i].grade = data.item.mine ? data.item.mine.grade : null;
+      showProgress(data.progress);
+      status("Saved grade " + data.item.mine.grade + " for item " + (item.i + 1) + ".");
+      if (blind || reason !== undefined) renderItem(data.item);
+      else await show(item.i + 1 < queue.length ? item.i + 1 : item.i);
+    } catch (err) { status(err.message, true); }
+  }
+
+  async function undo() {
+    try {
+      const data = await request("/api/undo", {});
+      showProgress(data.progress);
+      if (!data.undone) { status("Nothing to undo."); return; }
+      const fresh = await request("/api/queue");
+      queue = fresh.items;
+      status("Undone.");
+      await show(data.i === null ? pos : data.i);
+    } catch (err) { status(err.message, true); }
+  }
+
+  function openReason() {
+    if (!item) return;
+    if (!item.mine) { status("Grade the item first (0-3), then add a reason with r.", true); return; }
+    $("reason-box").hidden = false;
+    $("reason").value = item.mine.reason || "";
+    $("reason").focus();
+  }
+
+  function closeReason() {
+    $("reason-box").hidden = true;
+    $("reason").blur();
+  }
+
+  async function showAdjudication(visible) {
+    $("adjudication").hidden = !visible;
+    $("review").hidden = visible;
+    if (!visible) return;
+    const data = await request("/api/adjudication");
+    const body = document.querySelector("#adjudication-table tbody");
+    body.replaceChildren();
+    $("adjudication-empty").hidden = data.items.length > 0;
+    for (const row of data.items) {
+      const tr = el("tr");
+      const grades = Object.entries(row.grades).map(([who, g]) => who + ": " + g).join(" · ");
+      tr.append(el("td", "", row.question), el("td", "", row.chunk_id),
+        el("td", "", row.judge_grade === null ? "unscored" : row.judge_grade), el("td", "", grades));
+      body.append(tr);
+    }
+  }
+
+  function onKey(event) {
+    if (event.target === $("reason")) {
+      if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); closeReason(); label({ grade: item.mine.grade }, $("reason").value); }
+      else if (event.key === "Escape") { event.preventDefault(); closeReason(); }
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key;
+    if (["0", "1", "2", "3"].includes(key)) label({ grade: Number(key) });
+    else if (key === "Enter") {
+      if (item && item.judge_hidden) status("Blind mode: grade it yourself first.", true);
+      else label({ accept_judge: true });
+    } else if (key === "ArrowRight" || key === "ArrowDown") show(pos + 1);
+    else if (key === "ArrowLeft" || key === "ArrowUp") show(pos - 1);
+    else if (key === "r") openReason();
+    else if (key === "u") undo();
+    else if (key === "?") $("help").hidden = !$("help").hidden;
+    else if (key === "a") showAdjudication($("adjudication").hidden);
+    else if (key === "Escape") $("help").hidden = true;
+    else return;
+    event.preventDefault();
+  }
+
+  document.addEventListener("keydown", onKey);
+  for (const button of document.querySelectorAll("#grades button")) {
+    button.addEventListener("click", () => label({ grade: Number(button.dataset.grade) }));
+  }
+  $("btn-prev").addEventListener("click", () => show(pos - 1));
+  $("btn-next").addEventListener("click", () => show(pos + 1));
+  $("btn-help").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
+  $("btn-adjudicate").addEventListener("click", () => showAdjudication(true));
+  $("btn-review").addEventListener("click", () => showAdjudication(false));
+  loadQueue().catch((err) => status(err.message, true));
+})();
