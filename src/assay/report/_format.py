@@ -1,0 +1,182 @@
+"""Shared wording and number formatting for the terminal, Markdown and HTML reports.
+
+Every report says the same things the same way: a mean with its interval, how many queries were scored and how many
+were not (and why), the run counts worth a warning, judged@k, and a plain sentence for each comparison.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from assay.pipelines.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
+
+__all__ = [
+    "NO_JUDGE",
+    "CountNote",
+    "all_metrics",
+    "confidence_label",
+    "count_notes",
+    "fmt_interval",
+    "fmt_judged",
+    "fmt_mean",
+    "fmt_p",
+    "fmt_share",
+    "fmt_unscored",
+    "fmt_value",
+    "headline_k",
+    "headline_metrics",
+    "judge_label",
+    "split_metric",
+    "strata_metrics",
+    "verdict_text",
+]
+
+NO_JUDGE = "no judge: trec_eval convention (unjudged = not relevant)"
+_AT_K = re.compile(r"^(?P<family>[^@]+)@(?P<k>\d+)(?P<suffix>.*)$")
+
+
+@dataclass(frozen=True)
+class CountNote:
+    """A run count worth showing: its label, its value, and whether it is a warning (else information)."""
+
+    label: str
+    value: int
+    warning: bool
+
+
+def split_metric(name: str) -> tuple[str, int | None, str]:
+    """``"ndcg@10"`` -> ``("ndcg", 10, "")``; ``"recall@5|g>=2"`` -> ``("recall", 5, "|g>=2")``; ``"map"`` ->
+    ``("map", None, "")``."""
+    match = _AT_K.match(name)
+    if match is None:
+        return name, None, ""
+    return match["family"], int(match["k"]), match["suffix"]
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def all_metrics(result: EvalResult) -> list[str]:
+    """Every metric name of every run, in the order the evaluator wrote them (first run first)."""
+    return _unique(name for run in result.runs for name in run.metrics)
+
+
+def headline_k(result: EvalResult) -> int | None:
+    """The cut-off shown in summaries: 10 when it was evaluated, else the largest k (None without k values)."""
+    if not result.k_values:
+        return None
+    return 10 if 10 in result.k_values else max(result.k_values)
+
+
+def headline_metrics(result: EvalResult) -> list[str]:
+    """The metrics a summary shows: those without a cut-off, and those at :func:`headline_k`.
+
+    Falls back to every metric when that choice would leave none (e.g. only cut-offs other than the headline one).
+    """
+    k_head = headline_k(result)
+    names = all_metrics(result)
+    chosen = [name for name in names if split_metric(name)[1] in (None, k_head)]
+    return chosen or names
+
+
+def strata_metrics(run: RunResult, wanted: list[str]) -> list[str]:
+    """The metrics of ``wanted`` that appear in any stratum of ``run`` (in ``wanted``'s order), else all of them."""
+    present = _unique(m for values in run.strata.values() for summaries in values.values() for m in summaries)
+    chosen = [m for m in wanted if m in present]
+    return chosen or present
+
+
+def fmt_value(value: float | None, digits: int = 3) -> str:
+    """A metric value with ``digits`` decimals; None (no value) as an em dash."""
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_mean(summary: MetricSummary) -> str:
+    """The mean, or ``unscored`` when no query could be scored."""
+    return "unscored" if summary.mean is None else fmt_value(summary.mean)
+
+
+def fmt_interval(low: float | None, high: float | None) -> str:
+    """``[0.501, 0.705]``, or an empty string when there is no interval."""
+    if low is None or high is None:
+        return ""
+    return f"[{fmt_value(low)}, {fmt_value(high)}]"
+
+
+def fmt_unscored(summary: MetricSummary) -> str:
+    """``2 unscored (timeout 1, invalid_output 1)``; ``0 unscored`` when all were scored.
+
+    Reasons are listed most frequent first; a count that the reasons do not add up to is shown as ``unknown``.
+    """
+    if summary.n_unscored == 0:
+        return "0 unscored"
+    reasons = sorted(summary.unscored_reasons.items(), key=lambda item: (-item[1], item[0]))
+    missing = summary.n_unscored - sum(count for _, count in reasons)
+    if missing > 0:
+        reasons.append(("unknown", missing))
+    listed = ", ".join(f"{reason} {count}" for reason, count in reasons)
+    return f"{summary.n_unscored} unscored ({listed})"
+
+
+def fmt_p(p_value: float) -> str:
+    """A p-value with three decimals, or ``<0.001``."""
+    return "<0.001" if p_value < 0.001 else f"{p_value:.3f}"
+
+
+def fmt_share(share: float | None) -> str:
+    """A share as a whole percentage (``97%``); None as an em dash."""
+    return "—" if share is None else f"{100 * share:.0f}%"
+
+
+def fmt_judged(run: RunResult) -> str:
+    """``judged@1 100% · judged@3 97% · ...`` in k order, or an empty string when not measured."""
+    items = sorted(run.judged_at_k.items(), key=lambda item: int(item[0]) if item[0].isdigit() else 0)
+    return " · ".join(f"judged@{k} {fmt_share(share)}" for k, share in items)
+
+
+def confidence_label(result: EvalResult) -> str:
+    """``95%`` from ``settings["confidence"]`` (default 0.95), for interval headers."""
+    level = result.settings.get("confidence", 0.95)
+    return f"{100 * level:g}%" if isinstance(level, int | float) else "95%"
+
+
+def judge_label(result: EvalResult) -> str:
+    """The judge model, or the trec_eval convention when the evaluation ran without a judge."""
+    return result.judge or NO_JUDGE
+
+
+_WARN_COUNTS = (
+    ("unknown_query_ids", "unknown query ids"),
+    ("unknown_chunk_ids", "unknown chunk ids"),
+    ("duplicate_ids", "duplicate ids"),
+    ("empty_retrieved", "empty retrieved lists"),
+    ("missing_queries", "golden questions missing from the run"),
+)
+
+
+def count_notes(counts: RunCounts) -> list[CountNote]:
+    """The non-zero counts worth a warning, then the labels judged during this evaluation (information)."""
+    notes = [CountNote(label, getattr(counts, field), True) for field, label in _WARN_COUNTS]
+    notes = [note for note in notes if note.value]
+    if counts.labels_judged_now:
+        notes.append(CountNote("labels judged now", counts.labels_judged_now, False))
+    return notes
+
+
+def verdict_text(comparison: Comparison) -> str:
+    """The evaluator's verdict sentence, or one written from the numbers when it left the verdict empty."""
+    if comparison.verdict.strip():
+        return comparison.verdict
+    if not comparison.significant:
+        return (
+            f"No reliable difference between {comparison.b} and {comparison.a} on {comparison.metric} "
+            f"(Holm-adjusted p = {fmt_p(comparison.p_adjusted)})."
+        )
+    better, worse = (comparison.b, comparison.a) if comparison.delta > 0 else (comparison.a, comparison.b)
+    return (
+        f"{better} is better than {worse} on {comparison.metric} by {abs(comparison.delta):.3f} "
+        f"(Holm-adjusted p = {fmt_p(comparison.p_adjusted)})."
+    )

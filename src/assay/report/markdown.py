@@ -1,0 +1,187 @@
+"""``report.md``: the evaluation as Markdown tables, for a pull request, a wiki or a terminal pager.
+
+The same content as the terminal summary, with every metric (not only the headline ones) and a per-stratum table for
+each stratum field of each run. Text from the data is escaped so that it can neither break a table (``|``, line
+breaks) nor be read as Markdown or raw HTML (``<script>`` stays text).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from assay.formats.atomic import atomic_write_text
+from assay.pipelines.results import Comparison, EvalResult, MetricSummary, RunResult
+from assay.report import _format as fmt
+
+__all__ = ["md_escape", "render_markdown", "write_markdown"]
+
+# "_" is left alone: inside a word it cannot start emphasis, and metric names are full of it.
+_SPECIAL = re.compile(r"([\\`*\[\]<>|#~!])")
+
+
+def md_escape(text: str) -> str:
+    """Backslash-escape the characters Markdown (and its raw-HTML pass-through) would interpret; fold line breaks."""
+    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], align: str = "") -> list[str]:
+    """A Markdown table; ``align`` has one letter per column (``l``/``r``), left when missing."""
+    marks = [("---:" if align[i : i + 1] == "r" else "---") for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def render_markdown(result: EvalResult) -> str:
+    """The whole report as one Markdown string."""
+    lines = [*_header(result)]
+    for run in result.runs:
+        lines += _run_section(result, run)
+    lines += _comparisons(result)
+    lines += _corrected(result)
+    lines += _usage(result)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_markdown(result: EvalResult, path: str | Path) -> None:
+    """Write :func:`render_markdown` to ``path`` atomically (nothing half-written is ever left)."""
+    atomic_write_text(path, render_markdown(result))
+
+
+def _header(result: EvalResult) -> list[str]:
+    ks = ", ".join(str(k) for k in result.k_values) or "none"
+    runs = ", ".join(md_escape(run.name) for run in result.runs)
+    lines = [
+        "# assay evaluation report",
+        "",
+        f"- **judge:** {md_escape(fmt.judge_label(result))}",
+        f"- **golden set:** {md_escape(result.golden)}",
+        f"- **runs:** {runs}",
+        f"- **k:** {ks} · intervals: {fmt.confidence_label(result)} bootstrap",
+        f"- **assay:** {md_escape(result.assay_version)} (results format {result.format_version})",
+        "",
+        "Means are over scored queries only; unscored queries are counted beside every mean, never averaged in as 0.",
+        "",
+    ]
+    if result.warnings:
+        lines += ["## Warnings", "", *(f"- {md_escape(w)}" for w in result.warnings), ""]
+    return lines
+
+
+def _summary_cells(summary: MetricSummary) -> list[str]:
+    unscored = md_escape(fmt.fmt_unscored(summary)) if summary.n_unscored else "0"
+    return [
+        fmt.fmt_mean(summary),
+        fmt.fmt_interval(summary.low, summary.high),
+        str(summary.n_scored),
+        unscored,
+    ]
+
+
+def _run_section(result: EvalResult, run: RunResult) -> list[str]:
+    lines = [f"## Run: {md_escape(run.name)}", "", f"File: {md_escape(run.path)}", ""]
+    c = run.counts
+    lines += [
+        f"{c.queries_evaluated} queries evaluated from {c.lines} lines; {c.with_answer} with an answer.",
+        "",
+    ]
+    notes = fmt.count_notes(run.counts)
+    lines += [f"- {'**warning:** ' if n.warning else ''}{n.value} {n.label}" for n in notes]
+    judged = fmt.fmt_judged(run)
+    lines += [*([""] if notes else []), *([f"Label completeness: {judged}", ""] if judged else [])]
+    rows = [[md_escape(name), *_summary_cells(summary)] for name, summary in run.metrics.items()]
+    header = ["metric", "mean", f"{fmt.confidence_label(result)} interval", "scored", "unscored (why)"]
+    lines += ["### Metrics", "", *_table(header, rows, "lrlrl")]
+    for field, values in run.strata.items():
+        lines += _stratum_table(result, run, field, values)
+    return lines
+
+
+def _stratum_cell(summary: MetricSummary | None) -> str:
+    if summary is None:
+        return "—"
+    cell = f"{fmt.fmt_mean(summary)} {fmt.fmt_interval(summary.low, summary.high)} n={summary.n_scored}".strip()
+    if summary.n_unscored:
+        cell += f", {md_escape(fmt.fmt_unscored(summary))}"
+    return cell
+
+
+def _stratum_table(
+    result: EvalResult, run: RunResult, field: str, values: dict[str, dict[str, MetricSummary]]
+) -> list[str]:
+    metrics = fmt.strata_metrics(run, fmt.headline_metrics(result))
+    header = ["metric", *(f"{md_escape(field)} = {md_escape(value)}" for value in values)]
+    rows = [[md_escape(m), *(_stratum_cell(values[v].get(m)) for v in values)] for m in metrics]
+    return [f"### By {md_escape(field)}", "", *_table(header, rows)]
+
+
+def _comparisons(result: EvalResult) -> list[str]:
+    if not result.comparisons:
+        return []
+    lines = [
+        "## Comparisons",
+        "",
+        "Paired randomization test per metric; p adjusted by Holm across the metrics of a pair.",
+        "",
+    ]
+    pairs = list(dict.fromkeys((c.a, c.b) for c in result.comparisons))
+    for a, b in pairs:
+        comps = [c for c in result.comparisons if (c.a, c.b) == (a, b)]
+        lines += [f"### {md_escape(b)} vs {md_escape(a)}", "", *_table(*_comparison_rows(result, comps), "lrrlrrl")]
+    return lines
+
+
+def _comparison_rows(result: EvalResult, comps: list[Comparison]) -> tuple[list[str], list[list[str]]]:
+    level = fmt.confidence_label(result)
+    header = ["metric", "n", "delta (b − a)", f"{level} interval", "p", "p Holm", "verdict"]
+    rows = [
+        [
+            md_escape(c.metric),
+            str(c.n),
+            f"{c.delta:+.3f}",
+            fmt.fmt_interval(c.low, c.high),
+            fmt.fmt_p(c.p_value),
+            f"**{fmt.fmt_p(c.p_adjusted)}**" if c.significant else fmt.fmt_p(c.p_adjusted),
+            md_escape(fmt.verdict_text(c)),
+        ]
+        for c in comps
+    ]
+    return header, rows
+
+
+def _corrected(result: EvalResult) -> list[str]:
+    if not result.corrected:
+        return []
+    header = ["run", "metric", "judge only", "corrected (PPI++)", "interval", "human labels only", "λ", "audited"]
+    rows = [
+        [
+            md_escape(c.run),
+            md_escape(c.metric),
+            fmt.fmt_value(c.judge_only),
+            fmt.fmt_value(c.estimate),
+            fmt.fmt_interval(c.low, c.high),
+            fmt.fmt_interval(c.classical_low, c.classical_high) or "—",
+            fmt.fmt_value(c.lambda_, 2),
+            f"{c.n_audited} of {c.n_audited + c.n_unaudited}",
+        ]
+        for c in result.corrected
+    ]
+    intro = "Judge means corrected with human audit labels by prediction-powered inference."
+    return ["## Corrected metrics", "", intro, "", *_table(header, rows, "llrrllrr")]
+
+
+def _usage(result: EvalResult) -> list[str]:
+    if not result.usage:
+        return []
+    header = ["stage", "calls", "cached", "unscored", "prompt tokens", "completion tokens", "cost (USD)"]
+    rows = [
+        [
+            md_escape(stage),
+            *(f"{v:,}" for v in (u.calls, u.cached, u.unscored, u.prompt_tokens, u.completion_tokens)),
+            "unknown" if u.cost_usd is None else f"{u.cost_usd:.4f}",
+        ]
+        for stage, u in result.usage.items()
+    ]
+    return ["## Judge usage", "", *_table(header, rows, "lrrrrrr")]

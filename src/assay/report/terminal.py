@@ -1,0 +1,137 @@
+"""The terminal summary of an evaluation (rich), readable at 100 columns.
+
+Per run: the run counts worth a warning, judged@k, and a table of the headline metrics (mean, interval, scored and
+unscored with reasons). For two or more runs: the comparison verdicts. Then corrected (PPI) metrics, what the judge
+cost, and the evaluator's warnings. The full picture is in ``report.html`` and ``report.md``.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from assay.pipelines.results import Comparison, EvalResult, RunResult
+from assay.report import _format as fmt
+
+__all__ = ["render_terminal"]
+
+
+def render_terminal(result: EvalResult, console: Console) -> None:
+    """Print the summary of ``result`` on ``console``. Text from the data is never read as rich markup."""
+    console.print(_header(result))
+    headline = fmt.headline_metrics(result)
+    for run in result.runs:
+        _print_run(console, result, run, headline)
+    for table in _comparisons(result, headline):
+        console.print()
+        console.print(table)
+    if result.corrected:
+        console.print()
+        console.print(_corrected(result))
+    if result.usage:
+        console.print()
+        console.print(_usage(result))
+    for warning in result.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))
+
+
+def _header(result: EvalResult) -> Text:
+    text = Text()
+    text.append("assay evaluation", style="bold")
+    text.append(f"  ·  assay {result.assay_version}  ·  golden {result.golden}\n")
+    text.append(f"judge: {fmt.judge_label(result)}", style="dim" if result.judge is None else "")
+    ks = ", ".join(str(k) for k in result.k_values)
+    text.append(f"  ·  k = {ks}  ·  {len(result.runs)} run(s)")
+    return text
+
+
+def _print_run(console: Console, result: EvalResult, run: RunResult, headline: list[str]) -> None:
+    console.print()
+    title = Text()
+    title.append(run.name, style="bold cyan")
+    title.append(f"  {run.path}  ·  {run.counts.queries_evaluated} queries evaluated", style="dim")
+    console.print(title)
+    for note in fmt.count_notes(run.counts):
+        style = "yellow" if note.warning else "dim"
+        console.print(Text(f"  {'!' if note.warning else 'i'} {note.value} {note.label}", style=style))
+    judged = fmt.fmt_judged(run)
+    if judged:
+        console.print(Text(f"  {judged}", style="dim"))
+    console.print(_run_table(result, run, headline))
+
+
+def _run_table(result: EvalResult, run: RunResult, headline: list[str]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("metric", no_wrap=True)
+    table.add_column("mean", justify="right", no_wrap=True)
+    table.add_column(f"{fmt.confidence_label(result)} interval", no_wrap=True)
+    table.add_column("scored", justify="right")
+    table.add_column("unscored (why)", overflow="fold")
+    for name in headline:
+        summary = run.metrics.get(name)
+        if summary is None:
+            continue
+        unscored = fmt.fmt_unscored(summary) if summary.n_unscored else "0"
+        table.add_row(
+            Text(name),
+            Text(fmt.fmt_mean(summary), style="bold" if summary.mean is not None else "yellow"),
+            Text(fmt.fmt_interval(summary.low, summary.high)),
+            Text(str(summary.n_scored)),
+            Text(unscored, style="yellow" if summary.n_unscored else "dim"),
+        )
+    return table
+
+
+def _comparisons(result: EvalResult, headline: list[str]) -> list[Table]:
+    chosen = [c for c in result.comparisons if c.metric in headline] or result.comparisons
+    pairs = list(dict.fromkeys((c.a, c.b) for c in chosen))
+    return [_pair_table(result, a, b, [c for c in chosen if (c.a, c.b) == (a, b)]) for a, b in pairs]
+
+
+def _pair_table(result: EvalResult, a: str, b: str, comps: list[Comparison]) -> Table:
+    n = max(c.n for c in comps)
+    title = f"{b} vs {a}: paired over {n} queries, randomization test, Holm across metrics"
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
+    table.add_column("metric", no_wrap=True)
+    table.add_column(f"{b} − {a} [{fmt.confidence_label(result)}]", no_wrap=True)
+    table.add_column("p Holm", justify="right", no_wrap=True)
+    table.add_column("verdict", overflow="fold", ratio=1)
+    for comp in comps:
+        style = "green" if comp.significant else ""
+        table.add_row(
+            Text(comp.metric),
+            Text(f"{comp.delta:+.3f} {fmt.fmt_interval(comp.low, comp.high)}", style=style),
+            Text(fmt.fmt_p(comp.p_adjusted), style=style),
+            Text(fmt.verdict_text(comp), style="" if comp.significant else "dim"),
+        )
+    return table
+
+
+def _corrected(result: EvalResult) -> Table:
+    title = "Corrected with human audit labels (prediction-powered inference, PPI++)"
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
+    for name in ("run", "metric", "judge only", "corrected [interval]", "human only", "audited"):
+        table.add_column(name, no_wrap=True)
+    for item in result.corrected:
+        table.add_row(
+            Text(item.run),
+            Text(item.metric),
+            Text(fmt.fmt_value(item.judge_only)),
+            Text(f"{fmt.fmt_value(item.estimate)} {fmt.fmt_interval(item.low, item.high)}"),
+            Text(f"{fmt.fmt_interval(item.classical_low, item.classical_high) or '—'}"),
+            Text(f"{item.n_audited}/{item.n_audited + item.n_unaudited}"),
+        )
+    return table
+
+
+def _usage(result: EvalResult) -> Table:
+    table = Table(title="Judge usage", box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
+    for name in ("stage", "calls", "cached", "unscored", "prompt tokens", "completion tokens", "cost"):
+        table.add_column(name, justify="left" if name == "stage" else "right")
+    for stage, usage in result.usage.items():
+        cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+        cells = (usage.calls, usage.cached, usage.unscored, usage.prompt_tokens, usage.completion_tokens)
+        table.add_row(Text(stage), *(Text(f"{value:,}") for value in cells), Text(cost))
+    return table
