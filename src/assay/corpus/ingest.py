@@ -43,6 +43,7 @@ SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".p
 _BINARY_PROBE = 8192
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
+_PARA, _LINE = "\u2029", "\u2028"  # paragraph and line separators, as markers while flattening HTML
 _HTML_DROP = ["script", "style", "nav", "noscript", "template", "head", "iframe", "svg", "form"]
 _HTML_BLOCKS = [
     "p", "div", "section", "article", "main", "header", "footer", "aside", "ul", "ol", "table", "blockquote",
@@ -370,8 +371,8 @@ def _check_unique(result: IngestResult) -> None:
 def html_to_text(html: str) -> tuple[str, str | None]:
     """Visible text of an HTML page with headings as ``#`` lines, and its title (``<title>``, else first ``<h1>``).
 
-    Blocks (paragraphs, divs, lists, tables) are separated by blank lines, list items start with ``- ``, table
-    rows and ``<br>`` end a line; spaces are folded within lines.
+    Whitespace in the source is folded (as a browser does, ``<pre>`` included); blocks (paragraphs, divs, lists,
+    tables) are separated by one blank line, list items start a line with ``- ``, table rows and ``<br>`` end a line.
     """
     from bs4 import BeautifulSoup
 
@@ -381,18 +382,21 @@ def html_to_text(html: str) -> tuple[str, str | None]:
         tag.decompose()
     for level in range(1, 7):
         for tag in soup.find_all(f"h{level}"):
-            tag.replace_with(f"\n\n{'#' * level} {' '.join(tag.get_text(' ').split())}\n\n")
+            tag.replace_with(f"{_PARA}{'#' * level} {' '.join(tag.get_text(' ').split())}{_PARA}")
     for tag in soup.find_all(["br", "tr", "dt", "dd"]):
-        tag.insert_after("\n")
+        tag.insert_after(_LINE)
     for tag in soup.find_all("li"):
-        tag.insert_before("\n- ")
+        tag.insert_before(f"{_LINE}- ")
     for tag in soup.find_all(["td", "th"]):
         tag.insert_after(" ")
     for tag in soup.find_all(_HTML_BLOCKS):
-        tag.insert_before("\n\n")
-        tag.insert_after("\n\n")
-    lines = (" ".join(line.split()) for line in soup.get_text().split("\n"))
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip(), title
+        if tag.find_parent("li") is None:  # a paragraph inside a list item stays on the item's line
+            tag.insert_before(_PARA)
+            tag.insert_after(_PARA)
+    text = re.sub(r"[ \t\n\r\f\v\xa0]+", " ", soup.get_text())
+    breaks = f"[ {_PARA}{_LINE}]*[{_PARA}{_LINE}][ {_PARA}{_LINE}]*"
+    text = re.sub(breaks, lambda m: "\n\n" if _PARA in m.group() else "\n", text)
+    return text.strip(), title
 
 
 def _html_title(soup: Any) -> str | None:

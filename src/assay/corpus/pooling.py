@@ -9,8 +9,9 @@ For each question the judge grades a *pool* of chunks, not only the chunk the qu
   of 5-word shingles >= 0.8), e.g. the same paragraph in an old and a new version of a policy.
 
 BM25 is the Lucene variant (bm25s ``method="lucene"``, k1 = 1.5, b = 0.75):
-``score(q, d) = sum over query terms t of idf(t) * tf(t,d) * (k1 + 1) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))``
-with ``idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))``. Text is tokenized with :func:`assay.text.terms`
+``score(q, d) = sum over query terms t of idf(t) * tf(t,d) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))``
+with ``idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))`` (Lucene drops the constant ``k1 + 1`` factor; ranks
+are the same), ``|d|`` the number of terms of chunk d and ``avgdl`` its mean over the index. Text is tokenized with :func:`assay.text.terms`
 (lower case, stop words dropped, no stemming), so results never depend on a downloaded stemmer. A query term
 that repeats counts once per occurrence. Chunks with score 0 (no shared term) are never returned. Ties are broken
 by the order the chunks were given to :meth:`Bm25Index.build`, so rankings are deterministic.
