@@ -56,6 +56,7 @@ class Fault:
 
     kind: str
     retry_after: float | None = None
+    message: str | None = None
 
 
 def _http(status: int, body: bytes, extra: dict[str, str] | None = None) -> bytes:
@@ -150,7 +151,7 @@ class FakeOpenAIServer:
         if fault.kind == "invalid":
             return _http(200, _completion("I think the grade is two.", body))
         extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
-        message = json.dumps({"error": {"message": f"injected {fault.kind}"}}).encode()
+        message = json.dumps({"error": {"message": fault.message or f"injected {fault.kind}"}}).encode()
         return _http(int(fault.kind), message, extra)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -168,8 +169,8 @@ class FakeOpenAIServer:
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
                     break
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, asyncio.CancelledError):
+            pass  # the client went away, or the server is stopping
         finally:
             writer.close()
 

@@ -203,6 +203,15 @@ def _import_litellm() -> Any:
     return litellm
 
 
+def _header(exc: Exception, name: str) -> str | None:
+    """A response header of a litellm exception (it keeps them in ``litellm_response_headers`` or ``headers``)."""
+    for attr in ("litellm_response_headers", "headers"):
+        headers = getattr(exc, attr, None)
+        if headers is not None and hasattr(headers, "get") and headers.get(name) is not None:
+            return str(headers.get(name))
+    return None
+
+
 class LiteLLMBackend:
     """``litellm.acompletion`` for providers that need translation; litellm's retries and cache are off."""
 
@@ -248,8 +257,7 @@ class LiteLLMBackend:
         if isinstance(exc, TimeoutError) or type(exc).__name__ in ("Timeout", "APITimeoutError"):
             return TransientBackendError(f"no answer from {where} within {self.timeout:g} s")
         if isinstance(status, int) and 400 <= status < 600:
-            headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-            retry_after = parse_retry_after(headers.get("retry-after") if hasattr(headers, "get") else None)
+            retry_after = parse_retry_after(_header(exc, "retry-after"))
             return status_error(status, str(exc), model=self.model, url=where, retry_after=retry_after)
         if type(exc).__name__ in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError"):
             return TransientBackendError(f"connection to {where} failed: {exc}")

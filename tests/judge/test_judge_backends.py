@@ -1,0 +1,187 @@
+"""Both backends driven through the fake OpenAI-compatible server: wire format, each retry rule, routing, prices."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from assay.errors import BackendError, ConfigError
+from assay.judge.backends import LiteLLMBackend, OpenAICompatBackend, make_backend, parse_retry_after
+from assay.judge.client import Judge
+from assay.judge.limits import RetryPolicy
+from assay.judge.pricing import price_for
+from assay.testing import FakeOpenAIServer, Fault
+
+ITEM = [{"question": "What does BM25 rank?", "passage": "BM25 ranks documents by term frequency."}]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as fake:
+        yield fake
+
+
+def aiohttp_judge(server: FakeOpenAIServer, toy_prompts: Path, policy: RetryPolicy, **kwargs: Any) -> Judge:
+    backend = OpenAICompatBackend(server.url, api_key="sk-test", timeout=kwargs.pop("timeout", 30.0))
+    return Judge(backend, model="openai/judge-x", prompt_dir=toy_prompts, retry=policy, **kwargs)
+
+
+def litellm_judge(server: FakeOpenAIServer, toy_prompts: Path, policy: RetryPolicy, **kwargs: Any) -> Judge:
+    backend = LiteLLMBackend("openai/judge-x", api_base=server.url, api_key="sk-test", timeout=30.0)
+    return Judge(backend, model="openai/judge-x", prompt_dir=toy_prompts, retry=policy, **kwargs)
+
+
+MAKERS = [pytest.param(aiohttp_judge, id="aiohttp"), pytest.param(litellm_judge, id="litellm")]
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_reaches_the_server_with_structured_output(
+    make: Any, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    [result] = make(server, toy_prompts, no_wait).judge_many("toy", ITEM)
+    assert result.output is not None and server.calls == 1
+    body = server.requests[0]
+    assert body["model"] == "judge-x"  # provider prefix stripped, as litellm does
+    assert body["messages"][0]["role"] == "system" and body["temperature"] == 0.0 and body["max_tokens"] == 64
+    schema = body["response_format"]["json_schema"]
+    assert body["response_format"]["type"] == "json_schema" and schema["strict"] is True
+    assert schema["name"] == "FakeGrade" and schema["schema"]["required"] == ["reason", "grade"]
+    assert result.prompt_tokens > 0 and result.completion_tokens > 0
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_no_structured_sends_no_response_format(
+    make: Any, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    make(server, toy_prompts, no_wait, structured=False).judge_many("toy", ITEM)
+    body = server.requests[0]
+    assert "response_format" not in body and "JSON schema" in body["messages"][-1]["content"]
+
+
+TRANSIENT = [Fault("429"), Fault("408"), Fault("409"), Fault("500"), Fault("502"), Fault("503"), Fault("malformed")]
+
+
+@pytest.mark.parametrize("make", MAKERS)
+@pytest.mark.parametrize("fault", TRANSIENT, ids=lambda f: f.kind)
+def test_transient_faults_are_retried(
+    make: Any, fault: Fault, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    server.inject(fault, fault)
+    judge = make(server, toy_prompts, no_wait)
+    [result] = judge.judge_many("toy", ITEM)
+    assert result.output is not None
+    assert server.calls == 3 and judge.stats.retries == 2  # exactly our retries: the backend adds none of its own
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_truncated_output_is_retried(
+    make: Any, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    server.inject(Fault("truncated"))
+    judge = make(server, toy_prompts, no_wait)
+    assert judge.judge_many("toy", ITEM)[0].output is not None and server.calls == 2
+
+
+@pytest.mark.parametrize("make", MAKERS)
+@pytest.mark.parametrize(
+    ("status", "fix"),
+    [("400", "check the model name"), ("401", "OPENAI_API_KEY"), ("403", "no access"), ("404", "api base")],
+)
+def test_client_errors_fail_fast_with_the_fix(
+    make: Any, status: str, fix: str, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    server.inject(Fault(status))
+    with pytest.raises(BackendError, match=fix) as info:
+        make(server, toy_prompts, no_wait).judge_many("toy", ITEM)
+    assert info.value.status == int(status) and server.calls == 1
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_unsupported_structured_output_names_the_switch(
+    make: Any, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    server.inject(Fault("400", message="response_format of type json_schema is not supported by this model"))
+    with pytest.raises(BackendError, match="--no-structured"):
+        make(server, toy_prompts, no_wait).judge_many("toy", ITEM)
+    assert server.calls == 1
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_retry_after_header_is_honoured(make: Any, server: FakeOpenAIServer, toy_prompts: Path, sleeps: Any) -> None:
+    server.inject(Fault("429", retry_after=4))
+    make(server, toy_prompts, RetryPolicy.immediate(sleep=sleeps)).judge_many("toy", ITEM)
+    assert sleeps.waits == [4.0]
+
+
+def test_hang_times_out_and_is_retried(server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy) -> None:
+    server.inject(Fault("hang"))
+    judge = aiohttp_judge(server, toy_prompts, no_wait, timeout=0.3)
+    assert judge.judge_many("toy", ITEM)[0].output is not None and server.calls == 2
+
+
+def test_connection_refused_is_transient(toy_prompts: Path, no_wait: RetryPolicy) -> None:
+    with FakeOpenAIServer() as gone:
+        url = gone.url
+    judge = Judge(OpenAICompatBackend(url), model="openai/x", prompt_dir=toy_prompts, retry=no_wait)
+    [result] = judge.judge_many("toy", ITEM)
+    assert result.unscored is not None and result.unscored.kind == "backend_error"
+    assert judge.stats.retries == no_wait.attempts - 1
+
+
+def test_parse_retry_after() -> None:
+    assert parse_retry_after("12") == 12.0
+    assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    assert 0 <= (parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") or 0) == 0  # a date in the past: no wait
+
+
+def test_routing() -> None:
+    assert isinstance(make_backend("hosted_vllm/llama", api_base="http://127.0.0.1:9/v1"), OpenAICompatBackend)
+    assert isinstance(make_backend("openai/gpt-4o-mini", api_key="sk"), OpenAICompatBackend)
+    assert isinstance(make_backend("ollama/llama3"), OpenAICompatBackend)
+    assert isinstance(make_backend("anthropic/claude-3-5-haiku-latest"), LiteLLMBackend)
+    with pytest.raises(ConfigError, match=r"OPENAI_API_KEY.*--api-key"):
+        make_backend("openai/gpt-4o-mini")
+    with pytest.raises(ConfigError, match="--api-base"):
+        make_backend("hosted_vllm/llama")
+    with pytest.raises(ConfigError, match="unknown judge"):
+        make_backend("gpt4")
+
+
+def test_offline_backend_by_name() -> None:
+    backend = make_backend("offline")
+    assert backend.name == "offline"
+
+
+def test_prices_come_from_litellms_file_without_importing_it() -> None:
+    code = (
+        "import sys, json, importlib.util, pathlib\n"
+        "from assay.judge.pricing import price_for\n"
+        "p = price_for('openai/gpt-4o-mini')\n"
+        "assert 'litellm' not in sys.modules\n"
+        "spec = importlib.util.find_spec('litellm')\n"
+        "path = pathlib.Path(spec.origin).parent / 'model_prices_and_context_window_backup.json'\n"
+        "data = json.loads(path.read_text())\n"
+        "e = data['gpt-4o-mini']\n"
+        "assert (p.input_per_token, p.output_per_token) == (e['input_cost_per_token'], e['output_cost_per_token'])\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
+    assert price_for("hosted_vllm/my-own-model") is None
+
+
+def test_server_records_and_counts(server: FakeOpenAIServer) -> None:
+    import urllib.request
+
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    request = urllib.request.Request(f"{server.url}/chat/completions", data=body, method="POST")
+    with urllib.request.urlopen(request) as response:
+        data = json.loads(response.read())
+    assert data["choices"][0]["finish_reason"] == "stop" and server.calls == 1
+    assert server.requests[0]["messages"][0]["content"] == "hi"
