@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from assay.judge.offline_lexical import coverage, name_terms, number_set, stem_terms
 from assay.judge.outputs import EvidenceQuote, GeneratedQuestion, NuggetItem, QuestionCritique
-from assay.text import STOPWORDS, content_hash, numbers, sentences, terms, words
+from assay.text import STOPWORDS, content_hash, numbers, sentences, words
 
 __all__ = ["Source", "critique", "generate", "locate"]
 
@@ -69,9 +69,31 @@ def locate(sentence: str, text: str) -> str:
     return match.group(0) if match else sentence
 
 
-def _salience(sentence: str, kind: str) -> int:
+_MARKUP = re.compile(r"\*\*|__|`")
+_LINE_MARK = re.compile(r"^\s*(#+|[-*+]|\d+[.)])\s+")
+_BLOCK_BREAK = re.compile(r"\n(?=\s*(?:[-*+]\s|\d+[.)]\s|#|\|))")
+_VERB = re.compile(
+    r"\s(is|are|was|were|can|cannot|may|must|will|should|has|have|had|does|do|did|gets?|receives?|earns?|includes?|"
+    r"costs?|takes?|needs?|applies|apply|covers?|offers?|requires?)\b",
+    re.I,
+)
+
+
+def _plain(sentence: str) -> str:
+    """A sentence without Markdown emphasis, heading marks and list bullets."""
+    return _LINE_MARK.sub("", _MARKUP.sub("", sentence)).strip()
+
+
+def _units(text: str) -> list[str]:
+    """Sentences of ``text``, with list items, headings and table rows kept apart."""
+    return [s for block in _BLOCK_BREAK.split(text) for s in sentences(block)]
+
+
+def _salience(original: str, kind: str) -> int:
+    sentence = _plain(original)
     count = len(sentence.split())
-    score = 3 * bool(numbers(sentence)) + 2 * bool(name_terms(sentence)) + 2 * bool(_DEFINITION.search(sentence))
+    score = -6 * (not re.search(r"[.!?。！？][\"'”’)\]]*$", sentence))
+    score += 3 * bool(numbers(sentence)) + 2 * bool(name_terms(sentence)) + 2 * bool(_DEFINITION.search(sentence))
     score += 1 if 6 <= count <= 35 else -3 if count < 4 else 0
     score -= 2 * bool(_PRONOUN_START.search(sentence)) + 2 * sentence.rstrip().endswith("?")
     cue = _TYPE_CUES.get(kind)
@@ -79,7 +101,8 @@ def _salience(sentence: str, kind: str) -> int:
 
 
 def _pick(source: Source, kind: str, skip: str | None = None) -> str:
-    candidates = [s for s in sentences(source.text) if s != skip and stem_terms(s)] or [" ".join(source.text.split())]
+    units = [s for s in _units(source.text) if s != skip and stem_terms(s)]
+    candidates = [s for s in units if s.count("|") < 2] or units or [" ".join(source.text.split())]
     return max(candidates, key=lambda s: (_salience(s, kind), -candidates.index(s)))
 
 
@@ -99,8 +122,26 @@ def _key_phrase(sentence: str, source: Source) -> str:
         return _lower_first(definition.group("subject"), source.text)
     if source.heading.strip():
         return source.heading.strip().split(" > ")[-1]
-    top = [t for t in terms(sentence) if not t.isdigit()][:3]
-    return " ".join(top) or "this topic"
+    verb = _VERB.search(sentence)
+    subject = sentence[: verb.start()].strip(" ,;:") if verb else ""
+    if 1 <= len(subject.split()) <= 6 and subject.split()[-1].casefold() not in STOPWORDS:
+        return _lower_first(subject, source.text)
+    return _noun_run(sentence) or "this topic"
+
+
+def _noun_run(sentence: str) -> str:
+    """The longest run (up to three) of adjacent content words, as written: a rough noun phrase."""
+    best: list[str] = []
+    run: list[str] = []
+    for token in [*re.findall(r"[^\W\d_][\w'’-]*|\S", sentence), "."]:
+        content = token[0].isalpha() and token.casefold() not in STOPWORDS and not _VERB.match(f" {token}")
+        if content and len(run) < 3:
+            run.append(token)
+            continue
+        if len(run) > len(best):
+            best = run
+        run = [token] if content else []
+    return _lower_first(" ".join(best), sentence) if best else ""
 
 
 def _numeric(sentence: str, source: Source) -> str:
@@ -137,7 +178,7 @@ def _procedural(sentence: str, source: Source) -> str:
     to_clause = re.match(r"^to\s+([^,]{3,100}),", core, re.I)
     if to_clause:
         return f"How do you {to_clause.group(1)}?"
-    if words(core) and words(core)[0] in _PROCEDURE_VERBS:
+    if words(core) and words(core)[0] in _PROCEDURE_VERBS and not re.search(r"\s(is|are)\s", core):
         return f"How do you {_lower_first(core, source.text)}?"
     return f"What are the steps for {_lower_first(_key_phrase(sentence, source), source.text)}?"
 
@@ -188,7 +229,7 @@ def _nuggets(answer: str) -> list[NuggetItem]:
 
 
 def _result(reason: str, question: str, picks: list[tuple[Source, str]]) -> GeneratedQuestion:
-    answer = " ".join(sentence for _, sentence in picks)
+    answer = " ".join(_plain(sentence) for _, sentence in picks)
     evidence = [EvidenceQuote(passage_id=src.id, quote=locate(sentence, src.text)) for src, sentence in picks]
     return GeneratedQuestion(
         reason=reason,
@@ -205,7 +246,7 @@ def _unanswerable(sources: list[Source]) -> GeneratedQuestion:
     start = int(content_hash(sources[0].text, 2), 16) % len(_ABSENT_CONCEPTS)
     rotated = _ABSENT_CONCEPTS[start:] + _ABSENT_CONCEPTS[:start]
     concept = next((c for c in rotated if not set(stem_terms(c)) & seen), rotated[0])
-    topic = _key_phrase(_pick(sources[0], "factoid"), sources[0])
+    topic = _key_phrase(_plain(_pick(sources[0], "factoid")), sources[0])
     return GeneratedQuestion(
         reason=f"{_BASELINE}: unanswerable question about '{concept}', a concept absent from the passages.",
         question=f"What does the documentation say about {concept} in relation to {topic}?",
@@ -231,7 +272,7 @@ def generate(sources: list[Source], question_type: str) -> GeneratedQuestion:
     sentence = _pick(source, question_type)
     used = question_type if question_type in _SINGLE else f"factoid (no rule for '{question_type}')"
     reason = f"{_BASELINE}: {used} question made by rule from the most salient sentence of passage {source.id}."
-    return _result(reason, rule(sentence, source), [(source, sentence)])
+    return _result(reason, rule(_plain(sentence), source), [(source, sentence)])
 
 
 def _two_hop(sources: list[Source], question_type: str) -> GeneratedQuestion:
@@ -239,10 +280,11 @@ def _two_hop(sources: list[Source], question_type: str) -> GeneratedQuestion:
     one = _pick(first, "factoid")
     two = _pick(second, "factoid", skip=one if second is first else None)
     if question_type == "comparison":
-        a, b = _key_phrase(one, first), _key_phrase(two, second)
+        a, b = _key_phrase(_plain(one), first), _key_phrase(_plain(two), second)
         question = f"How do {a} and {b} compare?" if a != b else f"How do the two statements on {a} compare?"
     else:
-        question = f"{_core(_factoid(one, first))}, and {_lower_first(_core(_factoid(two, second)), two)}?"
+        q_one, q_two = _core(_factoid(_plain(one), first)), _core(_factoid(_plain(two), second))
+        question = f"{q_one}, and {_lower_first(q_two, second.text)}?"
     reason = (
         f"{_BASELINE}: {question_type} question joining a sentence of passage {first.id} and one of passage "
         f"{second.id}; the answer needs both."
