@@ -1,0 +1,146 @@
+"""The cache on disk: JSON values, keys, several processes on one directory, and a killed run resumed."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from assay.judge.cache import JudgeCache, cache_key
+from assay.judge.client import Judge
+from assay.judge.limits import RetryPolicy
+from assay.testing import FakeBackend, FakeOpenAIServer
+
+BASE = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "hi"}],
+    "params": {"temperature": 0.0},
+    "prompt_name": "p",
+    "prompt_version": "1",
+    "prompt_hash": "abc",
+    "schema": {"type": "object"},
+}
+
+
+def test_key_is_tagged_and_depends_on_each_field() -> None:
+    key = cache_key(**BASE)  # type: ignore[arg-type]
+    assert key.startswith("v1:") and key == cache_key(**dict(BASE))  # type: ignore[arg-type]
+    changes = {
+        "model": "m2",
+        "messages": [{"role": "user", "content": "hi!"}],
+        "params": {"temperature": 0.1},
+        "prompt_name": "q",
+        "prompt_version": "2",
+        "prompt_hash": "abd",
+        "schema": {"type": "array"},
+    }
+    for field, value in changes.items():
+        assert cache_key(**{**BASE, field: value}) != key, field  # type: ignore[arg-type]
+    reordered = {**BASE, "params": {"b": 1, "a": 2}}
+    assert cache_key(**reordered) == cache_key(**{**BASE, "params": {"a": 2, "b": 1}})  # type: ignore[arg-type]
+
+
+def test_values_are_json_text_not_pickles(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path)
+    cache.put("v1:k", json.dumps({"output": {"grade": 2}}))
+    assert cache.get("v1:k") == '{"output": {"grade": 2}}' and "v1:k" in cache
+    cache.close()
+    with sqlite3.connect(tmp_path / "cache.db") as db:
+        [(value,)] = db.execute("SELECT value FROM Cache").fetchall()
+    assert isinstance(value, str) and json.loads(value) == {"output": {"grade": 2}}
+
+
+def test_stats_and_clear(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "c")
+    for i in range(3):
+        cache.put(f"k{i}", "{}")
+    stats = cache.stats()
+    assert stats["entries"] == 3 and stats["bytes"] > 0 and stats["path"] == str(tmp_path / "c")
+    assert cache.clear() == 3 and len(cache) == 0
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from assay.judge.cache import JudgeCache
+    from assay.judge.client import Judge
+    from assay.judge.limits import RetryPolicy
+    from assay.testing import FakeBackend
+
+    cache_dir, prompts, start = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    items = [{"question": f"q{i}", "passage": f"p{i}"} for i in range(start, start + 100)]
+    backend = FakeBackend()
+    judge = Judge(backend, model="m", cache=JudgeCache(cache_dir), prompt_dir=prompts, retry=RetryPolicy.immediate())
+    judge.judge_many("toy", items)
+    print(backend.calls)
+    """
+)
+
+
+def test_two_processes_share_one_cache(tmp_path: Path, toy_prompts: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(cache_dir), str(toy_prompts), start], stdout=subprocess.PIPE
+        )
+        for start in ("0", "50")
+    ]
+    outputs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sum(int(o) for o in outputs) >= 150  # the overlap (50..99) may be paid by both when they race
+    cache = JudgeCache(cache_dir)
+    assert len(cache) == 150
+    backend = FakeBackend()
+    judge = Judge(backend, model="m", cache=cache, prompt_dir=toy_prompts, retry=RetryPolicy.immediate())
+    results = judge.judge_many("toy", [{"question": f"q{i}", "passage": f"p{i}"} for i in range(150)])
+    assert backend.calls == 0 and all(r.cached for r in results)
+
+
+KILLED = textwrap.dedent(
+    """
+    import os, signal, sys
+    from assay.judge.backends import OpenAICompatBackend
+    from assay.judge.cache import JudgeCache
+    from assay.judge.client import Judge
+    from assay.judge.limits import RetryPolicy
+
+    cache_dir, prompts, url = sys.argv[1], sys.argv[2], sys.argv[3]
+    items = [{"question": f"q{i}", "passage": f"p{i}"} for i in range(40)]
+    judge = Judge(OpenAICompatBackend(url), model="openai/m", cache=JudgeCache(cache_dir), prompt_dir=prompts,
+                  concurrency=4, retry=RetryPolicy.immediate())
+    done = []
+
+    def on_result(index, judgement):
+        done.append(index)
+        if len(done) == 15:
+            os.kill(os.getpid(), signal.SIGKILL)  # killed midway, calls still in flight
+
+    judge.judge_many("toy", items, on_result=on_result)
+    """
+)
+
+
+def test_killed_run_rerun_pays_no_completed_call_twice(tmp_path: Path, toy_prompts: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    with FakeOpenAIServer() as server:
+        args = [sys.executable, "-c", KILLED, str(cache_dir), str(toy_prompts), server.url]
+        proc = subprocess.run(args, check=False, timeout=120)
+        assert proc.returncode == -9
+        first_calls = server.calls
+        cached = len(JudgeCache(cache_dir))
+        assert cached >= 15
+        judge = Judge(
+            FakeBackend(),
+            model="openai/m",
+            cache=JudgeCache(cache_dir),
+            prompt_dir=toy_prompts,
+            retry=RetryPolicy.immediate(),
+        )
+        rerun = judge.judge_many("toy", [{"question": f"q{i}", "passage": f"p{i}"} for i in range(40)])
+    calls_again = judge.backend.calls  # type: ignore[attr-defined]
+    assert calls_again == 40 - cached and sum(r.cached for r in rerun) == cached
+    assert first_calls - cached <= 4  # only calls in flight at the kill (at most the concurrency) were lost
+    assert all(r.output is not None for r in rerun)
