@@ -9,6 +9,13 @@
   let queue = [];
   let pos = 0;
   let item = null;
+  let pending = Promise.resolve();
+
+  // Keys act one after another: a grade typed while the previous one is saving applies to the next item, not twice
+  // to the same one.
+  function enqueue(action) {
+    pending = pending.then(action).catch((err) => status(err.message, true));
+  }
 
   function setText(node, value) {
     node.textContent = value === null || value === undefined ? "" : String(value);
@@ -160,20 +167,24 @@
 
   function onKey(event) {
     if (event.target === $("reason")) {
-      if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); closeReason(); label({ grade: item.mine.grade }, $("reason").value); }
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        const text = $("reason").value;
+        closeReason();
+        enqueue(() => label({ grade: item.mine.grade }, text));
+      }
       else if (event.key === "Escape") { event.preventDefault(); closeReason(); }
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     const key = event.key;
-    if (["0", "1", "2", "3"].includes(key)) label({ grade: Number(key) });
+    if (["0", "1", "2", "3"].includes(key)) enqueue(() => label({ grade: Number(key) }));
     else if (key === "Enter") {
-      if (item && item.judge_hidden) status("Blind mode: grade it yourself first.", true);
-      else label({ accept_judge: true });
-    } else if (key === "ArrowRight" || key === "ArrowDown") show(pos + 1);
-    else if (key === "ArrowLeft" || key === "ArrowUp") show(pos - 1);
-    else if (key === "r") openReason();
-    else if (key === "u") undo();
+      enqueue(() => (item && item.judge_hidden ? status("Blind mode: grade it yourself first.", true) : label({ accept_judge: true })));
+    } else if (key === "ArrowRight" || key === "ArrowDown") enqueue(() => show(pos + 1));
+    else if (key === "ArrowLeft" || key === "ArrowUp") enqueue(() => show(pos - 1));
+    else if (key === "r") enqueue(openReason);
+    else if (key === "u") enqueue(undo);
     else if (key === "?") $("help").hidden = !$("help").hidden;
     else if (key === "a") showAdjudication($("adjudication").hidden);
     else if (key === "Escape") $("help").hidden = true;
@@ -183,12 +194,12 @@
 
   document.addEventListener("keydown", onKey);
   for (const button of document.querySelectorAll("#grades button")) {
-    button.addEventListener("click", () => label({ grade: Number(button.dataset.grade) }));
+    button.addEventListener("click", () => enqueue(() => label({ grade: Number(button.dataset.grade) })));
   }
-  $("btn-prev").addEventListener("click", () => show(pos - 1));
-  $("btn-next").addEventListener("click", () => show(pos + 1));
+  $("btn-prev").addEventListener("click", () => enqueue(() => show(pos - 1)));
+  $("btn-next").addEventListener("click", () => enqueue(() => show(pos + 1)));
   $("btn-help").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
   $("btn-adjudicate").addEventListener("click", () => showAdjudication(true));
   $("btn-review").addEventListener("click", () => showAdjudication(false));
-  loadQueue().catch((err) => status(err.message, true));
+  enqueue(loadQueue);
 })();

@@ -1,0 +1,210 @@
+"""The audit page end to end in headless Debian Chromium driven by playwright (never `playwright install`)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from audit_fixtures import PAYLOAD, build_golden
+
+from assay.audit.access import open_store
+from assay.audit.app import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+SCREENSHOT = os.environ.get("ASSAY_AUDIT_SCREENSHOT")
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("ASSAY_REQUIRE_BROWSER") == "1":
+        raise RuntimeError(f"ASSAY_REQUIRE_BROWSER=1 but {CHROMIUM} is missing: apt-get install chromium")
+    pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium)", allow_module_level=True)
+
+pytestmark = pytest.mark.browser
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+
+class Server:
+    """uvicorn serving the audit app in a thread on 127.0.0.1, on a free port."""
+
+    def __init__(self, golden: Path, **options: Any) -> None:
+        self.app = create_app(golden, annotator="ann", **options)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        while not self.server.started:  # uvicorn sets this once it listens; no sleep needed with a short join
+            self.thread.join(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def golden(tmp_path: Path) -> Path:
+    return build_golden(tmp_path / "golden")
+
+
+def open_page(browser: Any, url: str) -> tuple[Any, Any, list[str]]:
+    context = browser.new_context()
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(url)
+    page.wait_for_selector("#position:has-text('Item')")
+    return context, page, dialogs
+
+
+def position(page: Any) -> str:
+    return str(page.text_content("#position"))
+
+
+def human_grades(golden: Path, annotator: str) -> dict[tuple[str, str], int | None]:
+    store, _ = open_store(golden)
+    return {lab.item: lab.grade for lab in store.current_labels(annotator=annotator, role="human")}
+
+
+def test_grade_five_by_keyboard_and_reload_keeps_them(browser: Any, golden: Path) -> None:
+    with Server(golden) as server:
+        context, page, _ = open_page(browser, server.url)
+        for key in ["3", "2", "1", "0", "2"]:
+            before = position(page)
+            page.keyboard.press(key)
+            page.wait_for_function("p => document.getElementById('position').textContent !== p", arg=before)
+        assert page.text_content("#progress").startswith("5 / 24 done")
+        page.reload()
+        page.wait_for_selector("#position:has-text('Item 6 of 24')")
+        assert page.text_content("#progress").startswith("5 / 24 done")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_selector("#mine:has-text('Your grade: 2')")
+        page.keyboard.press("u")
+        page.wait_for_selector("#progress:has-text('4 / 24 done')")
+        page.wait_for_selector("#mine:has-text('Not graded yet.')")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_selector("#mine:has-text('Your grade: 0')")
+        if SCREENSHOT:
+            page.set_viewport_size({"width": 1280, "height": 800})
+            page.screenshot(path=SCREENSHOT)
+        page.keyboard.press("?")
+        assert page.is_visible("#help")
+        context.close()
+    grades = human_grades(golden, "ann")
+    assert sorted(g for g in grades.values() if g is not None) == [0, 1, 2, 3]
+
+
+def test_enter_accepts_judge_and_reason_box(browser: Any, golden: Path) -> None:
+    with Server(golden, queue="uncertainty") as server:
+        context, page, _ = open_page(browser, server.url)
+        page.keyboard.press("ArrowRight")  # item 2: q1/c05, unscored by the judge
+        page.wait_for_selector("#judge:has-text('unscored')")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#status:has-text('unscored')")
+        page.keyboard.press("ArrowLeft")  # item 1: q1/c01, pointwise 1, listwise 3
+        page.wait_for_selector("#position:has-text('Item 1 of')")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#position:has-text('Item 2 of')")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_selector("#mine:has-text('Your grade: 1')")
+        page.keyboard.press("r")
+        page.fill("#reason", "listwise was too kind")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#mine:has-text('listwise was too kind')")
+        context.close()
+    store, _ = open_store(golden)
+    mine = store.current_labels(annotator="ann")
+    assert [(lab.item, lab.grade, lab.reason) for lab in mine] == [(("q1", "c01"), 1, "listwise was too kind")]
+
+
+def test_script_payload_shows_as_text_and_runs_nothing(browser: Any, golden: Path) -> None:
+    with Server(golden) as server:
+        context, page, dialogs = open_page(browser, server.url)
+        for _ in range(30):
+            if "c03" in page.text_content("#chunk-id") and page.text_content("#question").startswith("What"):
+                break
+            before = position(page)
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function("p => document.getElementById('position').textContent !== p", arg=before)
+        assert page.text_content("#chunk") == f"Refunds. {PAYLOAD}"
+        assert page.evaluate("document.querySelectorAll('#chunk *').length") == 0
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert page.evaluate("document.querySelectorAll('img').length") == 0
+        assert dialogs == []
+        context.close()
+
+
+def test_cross_site_post_is_refused(browser: Any, golden: Path) -> None:
+    with Server(golden) as server:
+        context, page, _ = open_page(browser, server.url)
+        attacker = context.new_page()
+        # a page on another origin (127.0.0.2 resolves nowhere here, so use a data: page): its POST must fail
+        attacker.set_content("<html><body>attacker</body></html>")
+        status = attacker.evaluate(
+            """async (url) => {
+                try {
+                    const r = await fetch(url + '/api/label', {method: 'POST', mode: 'no-cors',
+                        headers: {'Content-Type': 'text/plain'}, body: JSON.stringify({i: 0, grade: 3})});
+                    return r.type;
+                } catch (e) { return 'error'; }
+            }""",
+            server.url,
+        )
+        assert status in ("opaque", "error")
+        forged = page.evaluate(
+            """async () => (await fetch('/api/label', {method: 'POST', headers: {'Content-Type': 'application/json'},
+                body: JSON.stringify({i: 0, grade: 3})})).status"""
+        )
+        assert forged == 403
+        context.close()
+    assert human_grades(golden, "ann") == {}
+
+
+def test_two_contexts_labelling_at_once_lose_nothing(browser: Any, golden: Path) -> None:
+    with Server(golden) as server:
+        ann_ctx, ann, _ = open_page(browser, server.url)
+        bob_ctx, bob, _ = open_page(browser, server.url + "/?annotator=bob")
+        for step in range(8):
+            for page, key in ((ann, str(step % 4)), (bob, str((step + 1) % 4))):
+                page.keyboard.press(key)
+        ann.wait_for_selector("#progress:has-text('8 / 24 done')")
+        bob.wait_for_selector("#progress:has-text('8 / 24 done')")
+        ann_ctx.close()
+        bob_ctx.close()
+    store, _ = open_store(golden)
+    human = [e for e in store.events() if e.source == "human"]
+    assert sorted((e.annotator, e.grade) for e in human) == sorted(
+        [("ann", s % 4) for s in range(8)] + [("bob", (s + 1) % 4) for s in range(8)]
+    )
+    assert len(human_grades(golden, "ann")) == len(human_grades(golden, "bob")) == 8
