@@ -5,6 +5,7 @@ Each command lives in its own module and registers itself on :data:`main`; impor
 
 from __future__ import annotations
 
+from assay.cli import metrics as _metrics  # noqa: F401
 from assay.cli._app import main
 
 __all__ = ["main"]
