@@ -1,0 +1,160 @@
+"""``assay grade`` and ``assay cache`` end to end: the fake server, the offline judge, bad input, dry run, budget."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from assay.cli import main
+from assay.testing import FakeOpenAIServer, Fault
+
+PAIRS = [
+    {"query_id": "q1", "question": "What is BM25?", "chunk_id": "c1", "text": "BM25 is a ranking function."},
+    {"query_id": "q1", "question": "What is BM25?", "chunk_id": "c2", "text": "Cats sleep a lot."},
+    {"query_id": "q2", "question": "Who wrote trec_eval?", "chunk_id": "c1", "text": "BM25 is a ranking function."},
+]
+
+
+@pytest.fixture
+def pairs_file(tmp_path: Path) -> Path:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
+    return path
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as fake:
+        yield fake
+
+
+def run(*args: str | Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def read(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_grade_through_an_openai_compatible_server(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    out = tmp_path / "labels.jsonl"
+    base = ("grade", pairs_file, "-o", out, "--judge", "hosted_vllm/judge", "--api-base", server.url)
+    code, text = run(*base, "--cache-dir", tmp_path / "cache")
+    assert code == 0, text
+    labels = read(out)
+    assert [(x["query_id"], x["chunk_id"]) for x in labels] == [(p["query_id"], p["chunk_id"]) for p in PAIRS]
+    for label in labels:
+        assert label["grade"] in (0, 1, 2, 3) and label["model"] == "hosted_vllm/judge"
+        assert label["prompt"] == "relevance@1" and label["cached"] is False and "unscored" not in label
+        assert label["reason"] == "scripted answer"
+    assert server.calls == 3 and "3 calls" in text
+    code, text = run(*base, "--cache-dir", tmp_path / "cache")
+    assert code == 0 and server.calls == 3 and all(x["cached"] for x in read(out))
+
+
+def test_unscored_pairs_are_null_with_the_cause(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    server.inject(Fault("invalid"), Fault("invalid"))
+    out = tmp_path / "labels.jsonl"
+    code, text = run(
+        "grade", pairs_file, "-o", out, "--judge", "x/judge", "--api-base", server.url, "--no-cache", "--concurrency", 1
+    )
+    assert code == 0, text
+    first = read(out)[0]
+    assert first["grade"] is None and first["unscored"]["kind"] == "invalid_output"  # type: ignore[index]
+    assert "1 unscored" in text
+
+
+def test_listwise_through_the_server(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    def listwise(body: dict[str, object]) -> str:
+        user = body["messages"][-1]["content"]  # type: ignore[index]
+        ids = [part.split('"')[0] for part in user.split('<passage id="')[1:]]
+        return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 2} for i in ids]})
+
+    server.responder = listwise
+    out = tmp_path / "labels.jsonl"
+    code, text = run(
+        "grade", pairs_file, "-o", out, "--judge", "x/j", "--api-base", server.url, "--listwise", 5, "--no-cache"
+    )
+    assert code == 0, text
+    assert [x["grade"] for x in read(out)] == [2, 2, 2] and server.calls == 2
+    assert read(out)[0]["prompt"] == "relevance_listwise@1"
+
+
+def test_offline_judge(pairs_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "labels.jsonl"
+    code, text = run("grade", pairs_file, "-o", out, "--judge", "offline")
+    assert code == 0, text
+    labels = read(out)
+    assert all(x["model"] == "offline" for x in labels) and len(labels) == 3
+    assert all(x["grade"] in (0, 1, 2, 3) and "unscored" not in x for x in labels)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("{not json", "invalid JSON"),
+        ('{"query_id": "q", "question": "x", "text": "t"}', "missing chunk_id"),
+        ('{"query_id": "q", "question": "", "chunk_id": "c", "text": "t"}', "question must be a non-empty string"),
+        (json.dumps(PAIRS[0]), "already given on line 1"),
+    ],
+)
+def test_bad_lines_name_file_and_line(tmp_path: Path, line: str, problem: str) -> None:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps(PAIRS[0]) + "\n" + line + "\n")
+    out = tmp_path / "labels.jsonl"
+    code, text = run("grade", path, "-o", out, "--judge", "offline")
+    assert code == 1 and f"{path}:2: " in text and problem in text
+    assert not out.exists()
+
+
+def test_dry_run_calls_nothing(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    out = tmp_path / "labels.jsonl"
+    code, text = run(
+        "grade", pairs_file, "-o", out, "--judge", "openai/gpt-4o-mini", "--dry-run", "--cache-dir", tmp_path / "c"
+    )
+    assert code == 0, text
+    assert "3 calls to make" in text and "0 cached" in text and "cost <= $" in text
+    assert not out.exists() and server.calls == 0
+
+
+def test_missing_key_names_the_fix(pairs_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    code, text = run("grade", pairs_file, "-o", tmp_path / "o.jsonl", "--judge", "openai/gpt-4o-mini", "--no-cache")
+    assert code == 1 and "OPENAI_API_KEY" in text and "--api-key" in text
+
+
+def test_max_cost_stops_and_writes_nothing(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    out = tmp_path / "labels.jsonl"
+    args = ("grade", pairs_file, "-o", out, "--judge", "x/j", "--api-base", server.url, "--concurrency", 1)
+    code, text = run(*args, "--cache-dir", tmp_path / "c", "--price", "1000/1000", "--max-cost", "0.0001")
+    assert code == 1 and "budget" in text and not out.exists()
+    assert server.calls == 1
+    code, text = run(*args, "--cache-dir", tmp_path / "c", "--price", "1000/1000")
+    assert code == 0 and server.calls == 3  # resumed: the first pair came from the cache
+    code, text = run(*args, "--no-cache", "--max-cost", "1")
+    assert code == 1 and "--price" in text
+
+
+def test_cache_commands(
+    pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "envcache"))
+    assert run("cache", "path")[1].strip() == str(tmp_path / "envcache")
+    out = tmp_path / "labels.jsonl"
+    assert run("grade", pairs_file, "-o", out, "--judge", "x/j", "--api-base", server.url)[0] == 0
+    code, text = run("cache", "stats")
+    assert code == 0 and "3 entries" in text
+    code, text = run("cache", "clear", "--yes")
+    assert code == 0 and "removed 3" in text
+    assert "0 entries" in run("cache", "stats")[1]
+
+
+def test_help_shows_examples() -> None:
+    for command in (("grade",), ("cache",), ("cache", "clear")):
+        code, text = run(*command, "--help")
+        assert code == 0 and "Example" in text
