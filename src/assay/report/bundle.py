@@ -1,0 +1,46 @@
+"""``write_report``: the report folder of ``assay eval`` in one call.
+
+Writes ``report.html``, ``report.md``, ``results.json`` (the :class:`EvalResult`) and ``per_query.jsonl`` (a header
+line ``{"assay": "per_query", "version": N, "assay_version": ...}``, then one :class:`QueryResult` per line, readable
+with ``assay.formats.jsonl.read_jsonl(path, QueryResult, "per_query")``). Everything is rendered in memory first and
+each file is written atomically, so a failure leaves the previous files (or none), never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from assay.pipelines.results import RESULTS_FORMAT_VERSION, EvalResult, QueryResult
+from assay.report._io import write_public
+from assay.report.html import render_html
+from assay.report.markdown import render_markdown
+
+__all__ = ["REPORT_FILES", "per_query_jsonl", "write_report"]
+
+REPORT_FILES = ("report.html", "report.md", "results.json", "per_query.jsonl")
+
+
+def per_query_jsonl(result: EvalResult, per_query: Sequence[QueryResult]) -> str:
+    """``per_query.jsonl`` as text: the versioned header line, then one row per line in the order given."""
+    head = {"assay": "per_query", "version": RESULTS_FORMAT_VERSION, "assay_version": result.assay_version}
+    lines = [json.dumps(head, ensure_ascii=False)]
+    lines += [json.dumps(row.model_dump(mode="json"), ensure_ascii=False) for row in per_query]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(result: EvalResult, out_dir: str | Path, per_query: Sequence[QueryResult]) -> dict[str, Path]:
+    """Write the four report files into ``out_dir`` (created when missing); returns file name -> path."""
+    texts = {
+        "report.html": render_html(result, per_query),
+        "report.md": render_markdown(result),
+        "results.json": result.model_dump_json(indent=2) + "\n",
+        "per_query.jsonl": per_query_jsonl(result, per_query),
+    }
+    folder = Path(out_dir)
+    paths = {}
+    for name in REPORT_FILES:
+        paths[name] = folder / name
+        write_public(paths[name], texts[name])
+    return paths
