@@ -70,7 +70,7 @@ def _table(ev: Evaluation, per_query: bool) -> Table:
 @click.option("--per-query", is_flag=True, help="Also print every query's value.")
 @click.option("--complete", is_flag=True, help="Count qrels queries missing from the run as 0 (trec_eval -c).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "trec"]), default="table", show_default=True)
-def metrics(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, complete: bool, fmt: str) -> None:
+def metrics(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, complete: bool, fmt: str) -> None:  # noqa: PLR0917
     """Ranking metrics of RUN (TREC or JSONL) against QRELS (TREC), exact to trec_eval.
 
     \b

@@ -137,11 +137,15 @@ def bpref(j: Judged, threshold: int = 1) -> FloatArray:
 
 
 def interpolated_precision(j: Judged, level: float, threshold: int = 1) -> FloatArray:
-    """iprec(x) = max { P@r : rel_r = 1 and recall at r >= x }, 0 if none (trec_eval ``iprec_at_recall_x``)."""
+    """iprec(x) = max { P@r : rel_r = 1 and at least n(x) relevant within r }, 0 if none (``iprec_at_recall_x``).
+
+    n(x) = floor(x R + 0.9): trec_eval's rounding of "recall >= x", checked against pytrec_eval (with R = 3,
+    x = 0.7 needs 2 relevant documents, although 2/3 < 0.7).
+    """
     q, rank, ith = _relevant_points(j, None, threshold)
     big_r = num_rel(j, threshold)
     prec = ith / (rank + 1.0)
-    ok = ith / big_r[q] >= level
+    ok = ith >= np.floor(level * big_r[q] + 0.9)
     out = np.zeros(j.n_queries)
     np.maximum.at(out, q[ok], prec[ok])
     return out
@@ -150,7 +154,7 @@ def interpolated_precision(j: Judged, level: float, threshold: int = 1) -> Float
 def auc_pr(j: Judged, threshold: int = 1) -> FloatArray:
     """Area under the interpolated precision-recall curve, as the 11-point rule: (1/11) sum_{x=0,0.1..1} iprec(x).
 
-    This is trec_eval's ``11pt_avg``; a step curve's trapezoid would differ. 0 when R = 0.
+    This is trec_eval's ``11pt_avg`` (pytrec_eval agrees to 1e-15); a trapezoid under the step curve would differ.
     """
     points = [interpolated_precision(j, x, threshold) for x in IPREC_LEVELS]
     return np.asarray(np.mean(points, axis=0), dtype=np.float64)
