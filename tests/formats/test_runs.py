@@ -1,0 +1,66 @@
+"""JSONL runs for ranking, and telling them from TREC runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.errors import FormatError
+from assay.formats.runs import read_any_run, read_jsonl_run, sniff_run_format
+from assay.metrics import evaluate
+
+QRELS = {"q1": {"c": 1, "a": 2}, "q2": {"x": 1}}
+
+
+def write(path: Path, *records: object) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_ids_in_rank_order(tmp_path: Path) -> None:
+    path = write(tmp_path / "run.jsonl", {"query_id": "q1", "retrieved": ["b", "c", "a"], "answer": "..."})
+    ev = evaluate(QRELS, read_jsonl_run(path), ["mrr", "map"])
+    assert ev.means() == {"mrr": 0.5, "map": (1 / 2 + 2 / 3) / 2}
+
+
+def test_scored_items_and_header(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "run.jsonl",
+        {"assay": "runs", "version": 1},
+        {"query_id": "q1", "retrieved": [{"id": "b", "score": 1}, {"id": "c", "score": 1}, {"id": "a", "score": 3}]},
+        {"query_id": "q2", "retrieved": []},
+    )
+    ev = evaluate(QRELS, read_any_run(path), ["mrr"])  # a, then the tie c > b by docid descending
+    assert ev.per_query["mrr"].tolist() == [1.0, 0.0]
+    assert sniff_run_format(path) == "jsonl"
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"query_id": "q1", "retrieved": ["a", "a"]}, "'a' is listed twice"),
+        ({"query_id": "q1", "retrieved": [{"id": "a", "score": 1}, {"id": "b"}]}, "1 of 2 items have a score"),
+        ({"query_id": "q1", "retrieved": [{"id": "a", "score": "x"}]}, "is not a number"),
+        ({"query_id": "q1", "retrieved": [3]}, "neither an id"),
+        ({"retrieved": ["a"]}, "missing 'query_id'"),
+    ],
+)
+def test_bad_lines_name_the_line(tmp_path: Path, record: object, message: str) -> None:
+    path = write(tmp_path / "run.jsonl", {"query_id": "q0", "retrieved": ["z"]}, record)
+    with pytest.raises(FormatError, match=message) as info:
+        read_jsonl_run(path)
+    assert info.value.line == 2
+
+
+def test_query_on_two_lines(tmp_path: Path) -> None:
+    path = write(tmp_path / "run.jsonl", {"query_id": "q1", "retrieved": ["a"]}, {"query_id": "q1", "retrieved": []})
+    with pytest.raises(FormatError, match="first at line 1"):
+        read_jsonl_run(path)
+
+
+def test_trec_is_sniffed(tmp_path: Path) -> None:
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 1.0 x\n")
+    assert sniff_run_format(tmp_path / "run.txt") == "trec"
+    assert read_any_run(tmp_path / "run.txt").query_ids == ["q1"]
