@@ -34,8 +34,9 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError(f"ASSAY_REQUIRE_BROWSER=1 but {CHROMIUM} is missing: apt-get install chromium")
     pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium)", allow_module_level=True)
 
+from playwright.sync_api import sync_playwright  # noqa: E402 (only once chromium is known to be there)
+
 pytestmark = pytest.mark.browser
-playwright_api = pytest.importorskip("playwright.sync_api")
 
 
 class Server:
@@ -67,7 +68,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
+    with sync_playwright() as p:
         instance = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield instance
         instance.close()
