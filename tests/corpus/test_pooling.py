@@ -167,7 +167,7 @@ def test_near_duplicate_index_matches_brute_force() -> None:
 
 
 def test_shingles_of_short_texts() -> None:
-    assert shingles("Two words") == frozenset({"two words"})
+    assert shingles("Two words") == frozenset({("two", "words")})
     assert shingles("") == frozenset()
     assert len(shingles("a b c d e f g")) == 3
 

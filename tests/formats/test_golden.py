@@ -197,3 +197,16 @@ def test_duplicate_ids_in_memory_are_refused() -> None:
     chunk = Chunk(id="c", doc_id="d", ordinal=0, text="t")
     with pytest.raises(DatasetError, match="duplicate chunk id 'c'"):
         GoldenSet(manifest=Manifest(assay_version="0.1.0"), chunks=[chunk, chunk])
+
+
+def test_round_trip_of_a_real_ingest(tmp_path: Path) -> None:
+    from assay.corpus import chunk_corpus, ingest
+
+    result = ingest(Path(__file__).parents[1] / "fixtures" / "corpus" / "good")
+    chunks = chunk_corpus(result.documents, max_tokens=60, overlap=15, min_tokens=8) + result.chunks_given
+    g = GoldenSet(manifest=Manifest(assay_version="0.1.0"), documents=result.documents, chunks=chunks)
+    g.save(tmp_path / "g")
+    again = GoldenSet.load(tmp_path / "g")
+    assert [c.model_dump() for c in again.chunks] == [c.model_dump() for c in chunks]
+    assert again.chunk("manual-c1").model_extra == {"custom": "kept"}
+    assert again.manifest.counts["chunks"] == len(chunks)

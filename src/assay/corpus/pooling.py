@@ -11,10 +11,11 @@ For each question the judge grades a *pool* of chunks, not only the chunk the qu
 BM25 is the Lucene variant (bm25s ``method="lucene"``, k1 = 1.5, b = 0.75):
 ``score(q, d) = sum over query terms t of idf(t) * tf(t,d) / (tf(t,d) + k1 * (1 - b + b * |d| / avgdl))``
 with ``idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))`` (Lucene drops the constant ``k1 + 1`` factor; ranks
-are the same), ``|d|`` the number of terms of chunk d and ``avgdl`` its mean over the index. Text is tokenized with :func:`assay.text.terms`
-(lower case, stop words dropped, no stemming), so results never depend on a downloaded stemmer. A query term
-that repeats counts once per occurrence. Chunks with score 0 (no shared term) are never returned. Ties are broken
-by the order the chunks were given to :meth:`Bm25Index.build`, so rankings are deterministic.
+are the same), ``|d|`` the number of terms of chunk d and ``avgdl`` its mean over the index. Text is tokenized
+with :func:`assay.text.terms` (lower case, stop words dropped, no stemming), so results never depend on a
+downloaded stemmer. A query term that repeats counts once per occurrence. Chunks with score 0 (no shared term)
+are never returned. Ties are broken by the order the chunks were given to :meth:`Bm25Index.build`, so rankings are
+deterministic.
 
 Near-duplicates are found with a prefix filter (shingles ordered rarest first; two sets with Jaccard >= t must
 share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verified exactly; no MinHash error.
@@ -23,7 +24,7 @@ share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verif
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -39,6 +40,7 @@ __all__ = ["Bm25Index", "PoolEntry", "PoolReason", "jaccard", "shingles"]
 
 PoolReason = Literal["source", "bm25", "neighbour", "near_duplicate"]
 _SHINGLE = 5
+Shingle = tuple[str, ...]
 
 
 @dataclass
@@ -50,15 +52,15 @@ class PoolEntry:
     bm25_rank: int | None = None
 
 
-def shingles(text: str, size: int = _SHINGLE) -> frozenset[str]:
+def shingles(text: str, size: int = _SHINGLE) -> frozenset[tuple[str, ...]]:
     """The set of ``size``-word shingles of ``text`` (:func:`assay.text.words`); shorter texts give one shingle."""
     tokens = words(text)
     if len(tokens) <= size:
-        return frozenset([" ".join(tokens)]) if tokens else frozenset()
-    return frozenset(" ".join(tokens[i : i + size]) for i in range(len(tokens) - size + 1))
+        return frozenset([tuple(tokens)]) if tokens else frozenset()
+    return frozenset(zip(*(tokens[i:] for i in range(size)), strict=False))
 
 
-def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+def jaccard(a: frozenset[Shingle], b: frozenset[Shingle]) -> float:
     """|a ∩ b| / |a ∪ b|; 0.0 when both are empty."""
     union = len(a | b)
     return len(a & b) / union if union else 0.0
@@ -209,31 +211,34 @@ def _top_k(scores: npt.NDArray[np.float64], k: int) -> list[tuple[int, float]]:
 
 
 class _NearDuplicates:
-    """All-pairs Jaccard >= threshold over shingle sets, with a prefix-filter index (exact, no false negatives)."""
+    """All pairs with Jaccard >= threshold over shingle sets, by prefix filtering (exact: no false negatives).
 
-    def __init__(self, sets: list[frozenset[str]], threshold: float) -> None:
+    Shingles are ordered globally by corpus frequency, rarest first (ties by first appearance). Any two sets with
+    Jaccard >= t share at least ``ceil(t * |x|)`` shingles, so they share one of the first
+    ``|x| - ceil(t * |x|) + 1`` shingles of each; only pairs that do are compared exactly.
+    """
+
+    def __init__(self, sets: list[frozenset[Shingle]], threshold: float) -> None:
         if not 0 < threshold <= 1:
             raise ConfigError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
         self.threshold = threshold
         self.sets = sets
-        frequency: dict[str, int] = defaultdict(int)
+        frequency: Counter[Shingle] = Counter()
         for shingle_set in sets:
-            for s in shingle_set:
-                frequency[s] += 1
-        self._order = frequency
-        self._index: dict[str, list[int]] = defaultdict(list)
-        for i, shingle_set in enumerate(sets):
-            for s in self._prefix(shingle_set):
-                self._index[s].append(i)
+            frequency.update(shingle_set)
+        rank = {s: i for i, s in enumerate(sorted(frequency, key=frequency.__getitem__))}
+        self._prefixes = [self._prefix(shingle_set, rank) for shingle_set in sets]
+        self._index: dict[Shingle, list[int]] = defaultdict(list)
+        for i, prefix in enumerate(self._prefixes):
+            for shingle in prefix:
+                self._index[shingle].append(i)
 
-    def _prefix(self, shingle_set: frozenset[str]) -> list[str]:
-        ranked = sorted(shingle_set, key=lambda s: (self._order[s], s))
-        needed = math.ceil(self.threshold * len(ranked) - 1e-9)  # shared shingles any match must have
-        return ranked[: len(ranked) - needed + 1]
+    def _prefix(self, shingle_set: frozenset[Shingle], rank: dict[Shingle, int]) -> list[Shingle]:
+        needed = math.ceil(self.threshold * len(shingle_set) - 1e-9)  # shared shingles any match must have
+        return sorted(shingle_set, key=rank.__getitem__)[: len(shingle_set) - needed + 1]
 
     def similar(self, i: int) -> list[int]:
+        """Indices of the other sets with Jaccard >= threshold with set ``i``, ascending."""
         mine = self.sets[i]
-        if not mine:
-            return []
-        candidates = sorted({j for s in self._prefix(mine) for j in self._index[s] if j != i})
+        candidates = sorted({j for s in self._prefixes[i] for j in self._index[s] if j != i})
         return [j for j in candidates if jaccard(mine, self.sets[j]) >= self.threshold]
