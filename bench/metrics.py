@@ -74,19 +74,19 @@ def worker(mode: str, folder: Path) -> dict[str, object]:
     out = folder / f"{mode}.npz"
     if mode.endswith("-mem"):
         qrels, run = parse_plain(folder)
+    if mode.startswith("pytrec"):  # each side imports only its own tool, outside the timed step
+        import pytrec_eval
+    else:
+        from assay.formats.trec import read_qrels, read_run
+        from assay.metrics import DEFAULT_MEASURES, evaluate
     start = time.perf_counter()
     if mode.startswith("pytrec"):
-        import pytrec_eval
-
         if mode == "pytrec-files":
             qrels, run = parse_plain(folder)
         result = pytrec_eval.RelevanceEvaluator(qrels, set(FIVE.values())).evaluate(run)
         ids = sorted(result)
         values = {m: np.array([result[q][m] for q in ids]) for m in FIVE}
     else:
-        from assay.formats.trec import read_qrels, read_run
-        from assay.metrics import DEFAULT_MEASURES, evaluate
-
         names = list(DEFAULT_MEASURES) + list(FIVE) if mode == "assay-default" else list(FIVE)
         if mode == "assay-mem":
             ev = evaluate(qrels, run, names)

@@ -74,14 +74,13 @@ def _split(data: bytes, first_line: int, n_fields: int, keep: tuple[int, ...], *
     starts = np.flatnonzero(~space & np.concatenate([[True], space[:-1]]))
     ends = np.flatnonzero(~space & np.concatenate([space[1:], [True]])) + 1
     newlines = np.flatnonzero(buf == 10)
-    token_line = np.searchsorted(newlines, starts)
-    counts = np.bincount(token_line, minlength=len(newlines) + 1)
+    counts = np.diff(np.searchsorted(starts, newlines), prepend=0)  # tokens per line (every block ends with \n)
     bad = np.flatnonzero((counts != 0) & (counts != n_fields))
     if len(bad):
         found = int(counts[bad[0]])
         raise FormatError(path, first_line + int(bad[0]), f"{found} field{'s' * (found != 1)}", expected)
     first_tokens = np.arange(0, len(starts), n_fields)
-    lines = first_line + token_line[first_tokens].astype(np.int64)
+    lines = first_line + np.flatnonzero(counts).astype(np.int64)
     return _Block(lines, [_gather(buf, starts[first_tokens + c], ends[first_tokens + c]) for c in keep])
 
 
@@ -118,8 +117,10 @@ class _QueryIndex:
         return np.repeat(np.array(codes, dtype=np.int64), np.diff(np.append(heads, len(qids))))
 
 
-def _duplicate_error(path: Path, qidx: Any, docids: Bytes, lines: Any, names: list[str]) -> None:
-    dup = find_duplicate(qidx, docid_hashes(docids), docids)
+def _duplicate_error(path: Path, run_or_qrels: tuple[Any, Any, Bytes, Any], lines: Any, names: list[str]) -> None:
+    """``run_or_qrels`` is (qidx, hashes, docids, key order or None)."""
+    qidx, hashes, docids, order = run_or_qrels
+    dup = find_duplicate(qidx, hashes, docids, order)
     if dup is not None:
         first, second = (int(lines[i]) for i in dup)
         doc, query = docids[dup[1]].decode("utf-8", "replace"), names[int(qidx[dup[1]])]
@@ -145,8 +146,9 @@ def read_run(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Run:
         raise FormatError(source, None, "no run lines", RUN_EXPECTED)
     qidx, docids, hashes, scores, lines = (np.concatenate([p[i] for p in parts]) for i in range(5))
     names = list(index.ids)
-    _duplicate_error(source, qidx, docids, lines, names)
-    return Run(names, qidx, scores, docids, hashes)
+    run = Run(names, qidx, scores, docids, hashes)
+    _duplicate_error(source, (qidx, hashes, docids, run.key_order), lines, names)
+    return run
 
 
 def read_qrels(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Qrels:
@@ -163,7 +165,7 @@ def read_qrels(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Qrels:
         raise FormatError(source, None, "no qrels lines", QRELS_EXPECTED)
     qidx, docids, grades, lines = (np.concatenate([p[i] for p in parts]) for i in range(4))
     names = list(index.ids)
-    _duplicate_error(source, qidx, docids, lines, names)
+    _duplicate_error(source, (qidx, docid_hashes(docids), docids, None), lines, names)
     rank_of = np.argsort(np.argsort(np.array(names, dtype=np.str_), kind="stable"))
     order = np.argsort(rank_of[qidx], kind="stable")
     counts = np.bincount(rank_of[qidx], minlength=len(names))

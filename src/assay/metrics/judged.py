@@ -19,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import chain
 from typing import Any
 
@@ -173,6 +174,15 @@ class Run:
         """Number of retrieved documents per query, aligned with ``query_ids``."""
         return np.bincount(self.qidx, minlength=len(self.query_ids)).astype(np.int64)
 
+    @cached_property
+    def key_order(self) -> tuple[IntArray, UIntArray]:
+        """Entries sorted by their (query, docid-hash) key, and the sorted keys (arrays-built runs only)."""
+        if self.hashes is None:
+            raise MetricError("run has no docid hashes; build it with Run.from_arrays or a reader")
+        keys = _mixed_keys(self.qidx, self.hashes)
+        order = np.argsort(keys, kind="stable").astype(np.int64)
+        return order, keys[order]
+
     def docids_at(self, entries: IntArray) -> list[str]:
         """The docids of the given entries (used only to break score ties)."""
         if self.docids is not None:
@@ -183,10 +193,18 @@ class Run:
         return [flat[i] for i in entries.tolist()]
 
 
-def find_duplicate(qidx: IntArray, hashes: UIntArray, docids: npt.NDArray[Any]) -> tuple[int, int] | None:
-    """Entries ``(first, second)`` of the first repeated (query, docid) pair, or None."""
-    order = np.argsort(_mixed_keys(qidx, hashes), kind="stable")
-    keys = _mixed_keys(qidx[order], hashes[order])
+def find_duplicate(
+    qidx: IntArray, hashes: UIntArray, docids: npt.NDArray[Any], sorted_by: tuple[IntArray, UIntArray] | None = None
+) -> tuple[int, int] | None:
+    """Entries ``(first, second)`` of the first repeated (query, docid) pair, or None.
+
+    ``sorted_by`` is ``Run.key_order`` when at hand (it saves a sort).
+    """
+    if sorted_by is None:
+        keys = _mixed_keys(qidx, hashes)
+        order = np.argsort(keys, kind="stable")
+        sorted_by = (order.astype(np.int64), keys[order])
+    order, keys = sorted_by
     same = np.flatnonzero(keys[1:] == keys[:-1])
     for i in same.tolist():
         a, b = int(order[i]), int(order[i + 1])
@@ -271,9 +289,7 @@ def _hash_lookup(qrels: Qrels, run: Run, rq: IntArray, keep: npt.NDArray[np.bool
     want_q = rq[entry_q[mask]]
     want_docs = np.char.encode(qrels.docids[mask], "utf-8")
     want = _mixed_keys(want_q, docid_hashes(want_docs))
-    run_keys = _mixed_keys(run.qidx, run.hashes)
-    order = np.argsort(run_keys)
-    sorted_keys = run_keys[order]
+    order, sorted_keys = run.key_order
     out = np.full(len(want), np.nan)
     pos = np.searchsorted(sorted_keys, want)
     pending = np.flatnonzero((want_q >= 0) & (pos < len(sorted_keys)))
@@ -310,7 +326,9 @@ def _ranks(run: Run, entry_rq: IntArray, docids: npt.NDArray[np.str_], scores: F
 
 def _tie_offsets(run: Run, run_keys: UIntArray, keys: UIntArray, docs: list[str]) -> IntArray:
     """For each tied judged document, how many run documents share its query and score with a larger docid."""
-    entries = np.flatnonzero(np.isin(run_keys, np.unique(keys)))
+    wanted = np.unique(keys)
+    pos = np.minimum(np.searchsorted(wanted, run_keys), len(wanted) - 1)
+    entries = np.flatnonzero(wanted[pos] == run_keys)
     groups: dict[int, list[str]] = {}
     for key, doc in zip(run_keys[entries].tolist(), run.docids_at(entries), strict=True):
         groups.setdefault(key, []).append(doc)
