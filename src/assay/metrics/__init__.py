@@ -11,17 +11,20 @@ class MetricError(ValueError):
 
 
 # Imported after MetricError, which these modules import from here.
+from assay.metrics.curves import Curves, curves  # noqa: E402
 from assay.metrics.judged import Judged, Qrels, Run  # noqa: E402
 from assay.metrics.registry import DEFAULT_MEASURES, Evaluation, Measure, evaluate, parse_measure  # noqa: E402
 
 __all__ = [
     "DEFAULT_MEASURES",
+    "Curves",
     "Evaluation",
     "Judged",
     "Measure",
     "MetricError",
     "Qrels",
     "Run",
+    "curves",
     "evaluate",
     "parse_measure",
 ]
