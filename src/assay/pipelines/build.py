@@ -1,0 +1,248 @@
+"""``assay build``: bootstrap a golden set from a document corpus, with every pooled chunk judged.
+
+Stages (each: records in, records out, with its counts; see :mod:`assay.pipelines.build_settings`)::
+
+    ingest + chunk      corpus.ingest, corpus.chunk_corpus (pre-made chunks pass through)
+    sampling            build_sampling.sample_seeds: seeds per document by size, typed mix, styles, language
+    generation          one question_generation call per seed                       (judge stage "generation")
+    evidence            quotes found in their cited chunks                           (no call)
+    leakage             question copies a long run of its source                      (no call)
+    near_duplicate      bigram Jaccard between questions                              (no call)
+    relabel             multi-hop/comparison answerable from one chunk                (no call)
+    critic              one question_critic call per remaining question               (judge stage "critic")
+    difficulty          hops, BM25 rank of the source, term overlap                   (no call)
+    relevance           pool (sources, BM25 top k, neighbours, near-duplicates), grade every pair ("relevance")
+    unanswerable        unanswerable questions that a chunk answers (grade 3) dropped  (no call)
+    support             support calls: nuggets and claims vs chunks graded >= 2          (judge stage "support")
+    write               GoldenSet.save: the folder appears only when complete
+
+Counts in the manifest add up: ``seeds = generated + dropped_by_generation_unscored`` and ``generated = accepted +
+sum of dropped_by_<filter>`` over evidence, leakage, near_duplicate, critic, critic_unscored and
+unanswerable_answered; ``relabelled`` counts accepted-or-not questions whose type changed.
+
+Resuming: every judge call is cached by the judge (when it has a cache), and every choice is seeded, so an
+interrupted build (``--max-cost`` reached, Ctrl-C, a crash) rerun with the same settings pays for no call twice.
+Nothing is written before the last stage, and the golden folder is swapped in atomically.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from assay import __version__
+from assay.corpus.chunking import chunk_corpus
+from assay.corpus.ingest import IngestResult, ingest
+from assay.corpus.pooling import Bm25Index
+from assay.errors import DatasetError
+from assay.formats.golden import GoldenSet
+from assay.judge.client import Judge
+from assay.pipelines.build_filters import (
+    assign_difficulty,
+    filter_evidence,
+    filter_leakage,
+    filter_near_duplicates,
+    relabel_single_chunk,
+)
+from assay.pipelines.build_judging import (
+    BuildContext,
+    check_unanswerable,
+    critique_questions,
+    generate_questions,
+    grade_pools,
+    map_support,
+)
+from assay.pipelines.build_sampling import SamplingResult, parse_mix, sample_seeds
+from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput
+from assay.text import canonical_json, content_hash
+from assay.types import Chunk, Document, Manifest, Question
+
+__all__ = [
+    "PROMPTS",
+    "BuildSettings",
+    "abuild_golden",
+    "build_golden",
+    "corpus_hash",
+    "prepare_corpus",
+]
+
+PROMPTS = ("question_generation", "question_critic", "relevance", "support")
+DROP_COUNTS = (
+    "dropped_by_evidence",
+    "dropped_by_leakage",
+    "dropped_by_near_duplicate",
+    "dropped_by_critic",
+    "dropped_by_critic_unscored",
+    "dropped_by_unanswerable_answered",
+)
+
+
+def corpus_hash(documents: Sequence[Document], chunks_given: Sequence[Chunk] = ()) -> str:
+    """blake2b over the sorted (document id, content hash) pairs, plus pre-made chunks' (id, text hash) pairs."""
+    items = sorted([d.id, d.content_hash] for d in documents)
+    items += sorted(["chunk:" + c.id, content_hash(c.text)] for c in chunks_given)
+    return content_hash(canonical_json(items), 16)
+
+
+def prepare_corpus(
+    corpus: Path | Sequence[Path], settings: BuildSettings
+) -> tuple[IngestResult, list[Chunk], Bm25Index]:
+    """Ingest and chunk ``corpus`` (raises CorpusError for an unusable one) and index the chunks with BM25."""
+    paths: Path | list[Path] = Path(corpus) if isinstance(corpus, str | Path) else [Path(p) for p in corpus]
+    result = ingest(paths)
+    chunks = chunk_corpus(
+        result.documents,
+        max_tokens=settings.chunk_tokens,
+        overlap=settings.overlap,
+        min_tokens=min(settings.min_chunk_tokens, settings.chunk_tokens),
+    )
+    chunks.extend(result.chunks_given)
+    return result, chunks, Bm25Index.build(chunks)
+
+
+def _sample(chunks: list[Chunk], index: Bm25Index, settings: BuildSettings) -> SamplingResult:
+    return sample_seeds(
+        chunks,
+        index,
+        total=settings.questions,
+        per_doc=settings.per_doc,
+        max_per_doc=settings.max_per_doc,
+        mix=parse_mix(settings.mix),
+        seed=settings.seed,
+    )
+
+
+class _Run:
+    """Book-keeping of one build: counts and warnings, progress for model-free stages."""
+
+    def __init__(self, progress: ProgressFn | None) -> None:
+        self.progress = progress
+        self.counts: dict[str, int] = {}
+        self.warnings: list[str] = []
+
+    def take(self, stage: str, output: StageOutput[Any]) -> list[Any]:
+        for key, value in output.counts.items():
+            self.counts[key] = self.counts.get(key, 0) + value
+        if self.progress is not None:
+            self.progress(stage, len(output.records), len(output.records))
+        return output.records
+
+
+async def abuild_golden(
+    corpus: Path | Sequence[Path],
+    *,
+    judge: Judge,
+    settings: BuildSettings,
+    progress: ProgressFn | None = None,
+    output: Path | None = None,
+    overwrite: bool = False,
+) -> GoldenSet:
+    """:func:`build_golden` in a running event loop (the judge is not closed)."""
+    _check_output(output, overwrite)
+    ingested, chunks, index = prepare_corpus(corpus, settings)
+    run = _Run(progress)
+    run.warnings.extend(ingested.warnings)
+    run.counts.update(files_skipped=len(ingested.skipped), corpus_chunks=len(chunks))
+    sampled = _sample(chunks, index, settings)
+    run.warnings.extend(sampled.warnings)
+    if len(chunks) == 1:
+        run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid")
+    run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
+    ctx = BuildContext({c.id: c for c in chunks}, index)
+    questions = await _questions(sampled, judge, settings, ctx, run)
+    graded = run.take("relevance", await grade_pools(questions, judge, settings, ctx, progress))
+    checked, labels = check_unanswerable(questions, graded)
+    questions = run.take("unanswerable", checked)
+    nuggets = run.take(
+        "support", await map_support(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
+    )
+    run.counts["accepted"] = len(questions)
+    golden = GoldenSet(
+        manifest=_manifest(judge, settings, ingested, chunks, run),
+        documents=list(ingested.documents),
+        chunks=chunks,
+        questions=questions,
+        qrels=labels,
+        nuggets=nuggets,
+    )
+    if output is not None:
+        golden.save(output, overwrite=overwrite)
+        if progress is not None:
+            progress("write", 1, 1)
+    return golden
+
+
+async def _questions(
+    sampled: SamplingResult, judge: Judge, settings: BuildSettings, ctx: BuildContext, run: _Run
+) -> list[Question]:
+    """Generation, the filters (cheapest first), the critic and difficulty."""
+    questions: list[Question] = run.take(
+        "generation", await generate_questions(sampled.seeds, judge, settings, ctx, run.progress)
+    )
+    questions = run.take("evidence", filter_evidence(questions, ctx.chunks, settings))
+    questions = run.take("leakage", filter_leakage(questions, ctx.chunks, settings))
+    questions = run.take("near_duplicate", filter_near_duplicates(questions, settings))
+    questions = run.take("relabel", relabel_single_chunk(questions))
+    questions = run.take("critic", await critique_questions(questions, judge, settings, ctx, run.progress))
+    return run.take("difficulty", assign_difficulty(questions, ctx.index))
+
+
+def build_golden(
+    corpus: Path | Sequence[Path],
+    *,
+    judge: Judge,
+    settings: BuildSettings,
+    progress: ProgressFn | None = None,
+    output: Path | None = None,
+    overwrite: bool = False,
+) -> GoldenSet:
+    """Build a golden set from ``corpus`` (a folder, or a list of files/folders) with ``judge``.
+
+    ``progress(stage, done, total)`` is called as stages advance. With ``output`` the folder is written atomically
+    (an existing non-empty folder needs ``overwrite``; checked before any work). Warnings (skipped files, a raised
+    question count) are in ``golden.manifest.warnings``. Raises CorpusError for an unusable corpus and
+    BudgetExceeded when the judge's ``max_cost`` is reached (nothing is written; a rerun resumes from the cache).
+    """
+
+    async def run() -> GoldenSet:
+        try:
+            return await abuild_golden(
+                corpus, judge=judge, settings=settings, progress=progress, output=output, overwrite=overwrite
+            )
+        finally:
+            await judge.aclose()
+
+    return asyncio.run(run())
+
+
+def _check_output(output: Path | None, overwrite: bool) -> None:
+    if output is None or overwrite:
+        return
+    target = Path(output)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise DatasetError(
+            f"{target} already exists and is not empty: choose another output folder or pass --overwrite"
+        )
+
+
+def _manifest(
+    judge: Judge, settings: BuildSettings, ingested: IngestResult, chunks: list[Chunk], run: _Run
+) -> Manifest:
+    prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in PROMPTS}
+    if settings.listwise is not None:
+        listwise = judge.prompt("relevance_listwise")
+        prompts[listwise.ref] = listwise.content_hash
+    manifest = Manifest(
+        assay_version=__version__,
+        corpus_hash=corpus_hash(ingested.documents, ingested.chunks_given),
+        models={role: judge.model for role in ("generator", "critic", "relevance", "support")},
+        prompts=prompts,
+        seeds={"sampling": settings.seed, "listwise": settings.seed},
+        settings={**settings.as_dict(), "mix": parse_mix(settings.mix)},
+        counts=dict(run.counts),
+        usage={stage: usage.model_copy() for stage, usage in judge.usage.items()},
+    )
+    manifest.warnings = list(run.warnings)  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
+    return manifest

@@ -1,0 +1,320 @@
+"""The judge stages of ``assay build``: generation, critic, pooled relevance, and nugget/claim support.
+
+Each is ``async stage(records, judge, settings, context, progress) -> StageOutput``; every call goes through the
+judge (cached, so a rerun pays for nothing twice). A judge output that could not be produced (``Unscored``) never
+turns into a pass or a fail by default: an unscored generation or critique drops the question with that reason
+(``dropped_by_generation_unscored``, ``dropped_by_critic_unscored``); an unscored relevance label is kept with
+``grade=None``; an unscored support call leaves its statements without support records (``support_unscored``).
+
+Passages are given to the model with short local ids (``P1``, ``P2``, ...) and mapped back to chunk ids, so a
+model never has to copy a long chunk id exactly.
+
+Unanswerable questions are pooled from the chunk they were written from and graded like any other; a pooled chunk
+graded 3 means the corpus answers the question after all, and :func:`check_unanswerable` drops it
+(``dropped_by_unanswerable_answered``). Their ``source_chunk_ids`` are empty (no chunk answers them); the chunk they
+came from is kept in ``metadata['seed_chunk_ids']``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assay.corpus.pooling import Bm25Index
+from assay.judge.client import Judge, Judgement
+from assay.judge.relevance import Pair, grade_pairs_detailed
+from assay.pipelines.build_sampling import Seed
+from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput
+from assay.types import Chunk, Claim, Nugget, NuggetSupport, Provenance, Question, RelevanceLabel
+
+__all__ = [
+    "BuildContext",
+    "check_unanswerable",
+    "critique_questions",
+    "generate_questions",
+    "generation_variables",
+    "grade_pools",
+    "map_support",
+]
+
+GENERATION, CRITIC, RELEVANCE, SUPPORT = "generation", "critic", "relevance", "support"
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What stages read besides their records: the chunks by id and the BM25 index over them."""
+
+    chunks: Mapping[str, Chunk]
+    index: Bm25Index
+
+
+def _tick(progress: ProgressFn | None, stage: str, total: int) -> Any:
+    done = [0]
+    if progress is not None:
+        progress(stage, 0, total)
+
+    def advance(*_: Any) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(stage, done[0], total)
+
+    return advance
+
+
+def _passages(chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], heading: bool = True) -> list[dict[str, str]]:
+    out = []
+    for i, cid in enumerate(chunk_ids, start=1):
+        chunk = chunks[cid]
+        item = {"id": f"P{i}", "text": chunk.text}
+        if heading:
+            item["heading"] = " > ".join(chunk.heading_path)
+        out.append(item)
+    return out
+
+
+def generation_variables(seed: Seed, chunks: Mapping[str, Chunk]) -> dict[str, Any]:
+    """The ``question_generation`` prompt variables for one seed."""
+    return {
+        "passages": _passages(seed.chunk_ids, chunks),
+        "question_type": seed.type,
+        "style": seed.style,
+        "language": seed.language,
+    }
+
+
+async def generate_questions(
+    seeds: Sequence[Seed], judge: Judge, settings: BuildSettings, ctx: BuildContext, progress: ProgressFn | None
+) -> StageOutput[Question]:
+    """One ``question_generation`` call per seed -> a candidate :class:`Question` (or a counted drop)."""
+    variables = [generation_variables(seed, ctx.chunks) for seed in seeds]
+    tick = _tick(progress, GENERATION, len(seeds))
+    results = await judge.ajudge_many("question_generation", variables, stage=GENERATION, on_result=tick)
+    out = StageOutput[Question](records=[], counts={"generated": 0, "dropped_by_generation_unscored": 0})
+    for seed, judgement in zip(seeds, results, strict=True):
+        question = _question(seed, judgement)
+        if question.flags.get("dropped"):
+            out.dropped.append(question)
+            out.counts["dropped_by_generation_unscored"] += 1
+        else:
+            out.records.append(question)
+            out.counts["generated"] += 1
+    return out
+
+
+def _question(seed: Seed, j: Judgement[Any]) -> Question:
+    meta: dict[str, Any] = {"seed_chunk_ids": list(seed.chunk_ids), "style": seed.style, "language": seed.language}
+    if seed.fallback_from:
+        meta["planned_type"] = seed.fallback_from
+    base = {"id": seed.id, "type": seed.type, "source_doc_ids": list(seed.doc_ids), "metadata": meta}
+    if j.output is None or not str(j.output.question).strip():
+        why = j.unscored.reason if j.unscored is not None else "the generated question is empty"
+        return Question(text="", flags={"dropped": "generation_unscored", "dropped_detail": why}, **base)
+    out = j.output
+    local = {f"P{i}": cid for i, cid in enumerate(seed.chunk_ids, start=1)}
+    meta["evidence_chunk_ids"] = [local.get(e.passage_id.strip()) for e in out.evidence]
+    answerable = seed.type != "unanswerable"
+    return Question(
+        text=out.question.strip(),
+        reference_answer=out.answer.strip(),
+        source_chunk_ids=list(seed.chunk_ids) if answerable else [],
+        evidence=[e.quote for e in out.evidence],
+        claims=[Claim(id=f"{seed.id}-c{i}", text=c.strip()) for i, c in enumerate(out.claims, 1) if c.strip()],
+        nuggets=[
+            Nugget(id=f"{seed.id}-n{i}", text=n.text.strip(), importance=n.importance)
+            for i, n in enumerate(out.nuggets, 1)
+            if n.text.strip()
+        ],
+        provenance=Provenance(
+            source="generator", model=j.model, prompt=j.prompt, prompt_hash=j.prompt_hash, rationale=out.reason
+        ),
+        **base,
+    )
+
+
+async def critique_questions(
+    questions: Sequence[Question], judge: Judge, settings: BuildSettings, ctx: BuildContext, progress: ProgressFn | None
+) -> StageOutput[Question]:
+    """One ``question_critic`` call per question; keep scores >= ``critic_min`` (unanswerable: not 'answerable')."""
+    out = StageOutput[Question](records=[], counts={"dropped_by_critic": 0, "dropped_by_critic_unscored": 0})
+    if not settings.critic:
+        out.records = list(questions)
+        return out
+    variables = [
+        {
+            "question": q.text,
+            "answer": q.reference_answer or "",
+            "passages": _passages(q.metadata["seed_chunk_ids"], ctx.chunks, heading=False),
+        }
+        for q in questions
+    ]
+    tick = _tick(progress, CRITIC, len(questions))
+    results = await judge.ajudge_many("question_critic", variables, stage=CRITIC, on_result=tick)
+    for question, judgement in zip(questions, results, strict=True):
+        verdict = _critic_verdict(question, judgement, settings.critic_min)
+        if verdict is None:
+            out.records.append(question)
+            continue
+        question.flags["dropped"], question.flags["dropped_detail"] = verdict
+        out.dropped.append(question)
+        out.counts[f"dropped_by_{verdict[0]}"] += 1
+    return out
+
+
+def _critic_verdict(question: Question, j: Judgement[Any], minimum: int) -> tuple[str, str] | None:
+    if j.output is None:
+        return "critic_unscored", j.unscored.reason if j.unscored is not None else "no critique"
+    scores = {"answerable": j.output.answerable, "self_contained": j.output.self_contained, "clear": j.output.clear}
+    question.flags["critic"] = {**scores, "reason": j.output.reason}
+    checked = [k for k in scores if not (k == "answerable" and question.type == "unanswerable")]
+    low = [f"{k}={scores[k]}" for k in checked if scores[k] < minimum]
+    return ("critic", f"critic scores below {minimum}: {', '.join(low)}") if low else None
+
+
+async def grade_pools(
+    questions: Sequence[Question], judge: Judge, settings: BuildSettings, ctx: BuildContext, progress: ProgressFn | None
+) -> StageOutput[RelevanceLabel]:
+    """Pool candidate chunks for every question and grade every pooled pair (qrels, unscored kept with grade None)."""
+    pairs: list[Pair] = []
+    counts = {"pooled_pairs": 0, "pool_source": 0, "pool_bm25": 0, "pool_neighbour": 0, "pool_near_duplicate": 0}
+    for question in questions:
+        sources = question.source_chunk_ids or question.metadata.get("seed_chunk_ids", [])
+        entries = ctx.index.pool(
+            question.text,
+            sources,
+            bm25_k=settings.pool_k,
+            neighbours=settings.neighbours,
+            near_duplicates=settings.near_duplicates,
+        )
+        reasons: dict[str, int] = {}
+        for entry in entries:
+            for reason in entry.reasons:
+                reasons[reason] = reasons.get(reason, 0) + 1
+                counts[f"pool_{reason}"] += 1
+            pairs.append(Pair(question.id, question.text, entry.chunk_id, ctx.chunks[entry.chunk_id].text))
+        question.metadata["pool"] = {"size": len(entries), **dict(sorted(reasons.items()))}
+    counts["pooled_pairs"] = len(pairs)
+    tick = _tick(progress, RELEVANCE, len(pairs))
+    graded = await grade_pairs_detailed(
+        judge, pairs, listwise=settings.listwise, seed=settings.seed, stage=RELEVANCE, on_label=tick
+    )
+    labels = [g.label for g in graded]
+    counts["qrels_unscored_pairs"] = sum(label.grade is None for label in labels)
+    counts["qrels_cached"] = sum(g.cached for g in graded)
+    return StageOutput(records=labels, counts=counts)
+
+
+def check_unanswerable(
+    questions: Sequence[Question], labels: Sequence[RelevanceLabel]
+) -> tuple[StageOutput[Question], list[RelevanceLabel]]:
+    """Drop unanswerable questions that some pooled chunk answers exactly (grade 3), with their labels."""
+    answered: dict[str, str] = {}
+    for label in labels:
+        if label.grade == 3:
+            answered.setdefault(label.query_id, label.chunk_id)
+    out = StageOutput[Question](records=[], counts={"dropped_by_unanswerable_answered": 0})
+    for question in questions:
+        if question.type == "unanswerable" and question.id in answered:
+            question.flags["dropped"] = "unanswerable_answered"
+            question.flags["dropped_detail"] = f"chunk {answered[question.id]} was graded 3 (it answers the question)"
+            out.dropped.append(question)
+            out.counts["dropped_by_unanswerable_answered"] += 1
+        else:
+            out.records.append(question)
+    gone = {q.id for q in out.dropped}
+    return out, [label for label in labels if label.query_id not in gone]
+
+
+def _support_batches(question: Question, grades: Mapping[str, int | None], settings: BuildSettings) -> list[list[str]]:
+    good = [cid for cid, g in grades.items() if g is not None and g >= settings.support_min_grade]
+    good.sort(key=lambda cid: -(grades[cid] or 0))  # stable: pool order within a grade
+    size = settings.support_passages
+    return [good[i : i + size] for i in range(0, len(good), size)]
+
+
+def _statements(question: Question) -> list[dict[str, str]]:
+    nuggets = [{"id": f"N{i}", "text": n.text} for i, n in enumerate(question.nuggets, 1)]
+    return nuggets + [{"id": f"C{i}", "text": c.text} for i, c in enumerate(question.claims, 1)]
+
+
+async def map_support(
+    questions: Sequence[Question],
+    labels: Sequence[RelevanceLabel],
+    *,
+    judge: Judge,
+    settings: BuildSettings,
+    ctx: BuildContext,
+    progress: ProgressFn | None,
+) -> StageOutput[NuggetSupport]:
+    """``support`` calls per question (its nuggets and claims vs its pooled chunks graded >= 2, batched) ->
+    NuggetSupport records; fills ``Nugget.supported_by`` and ``Claim.supported_by``."""
+    grades: dict[str, dict[str, int | None]] = {}
+    for label in labels:
+        grades.setdefault(label.query_id, {})[label.chunk_id] = label.grade
+    jobs: list[tuple[Question, list[str]]] = []
+    counts = {"support_calls": 0, "support_unscored": 0, "support_missing": 0, "support_no_passages": 0}
+    for question in questions:
+        batches = _support_batches(question, grades.get(question.id, {}), settings) if _statements(question) else []
+        if not batches and question.nuggets:
+            counts["support_no_passages"] += 1
+            question.flags["no_support_passages"] = True
+        jobs.extend((question, batch) for batch in batches)
+    variables = [{"statements": _statements(q), "passages": _passages(b, ctx.chunks, heading=False)} for q, b in jobs]
+    tick = _tick(progress, SUPPORT, len(jobs))
+    results = await judge.ajudge_many("support", variables, stage=SUPPORT, on_result=tick)
+    counts["support_calls"] = len(jobs)
+    merged = _merge_support(jobs, results, counts)
+    return StageOutput(records=_support_records(questions, merged), counts=counts)
+
+
+_Found = dict[str, dict[str, Any]]  # statement local id -> {"support": set, "partial": set, "reason", "prov"}
+
+
+def _merge_support(
+    jobs: Sequence[tuple[Question, list[str]]], results: Sequence[Judgement[Any]], counts: dict[str, int]
+) -> dict[str, _Found]:
+    merged: dict[str, _Found] = {}
+    for (question, batch), j in zip(jobs, results, strict=True):
+        found = merged.setdefault(question.id, {})
+        if j.output is None:
+            counts["support_unscored"] += 1
+            question.flags["support_unscored"] = question.flags.get("support_unscored", 0) + 1
+            continue
+        local = {f"P{i}": cid for i, cid in enumerate(batch, start=1)}
+        answers = {a.statement_id: a for a in j.output.assignments}
+        for statement in _statements(question):
+            answer = answers.get(statement["id"])
+            if answer is None:
+                counts["support_missing"] += 1
+                continue
+            slot = found.setdefault(statement["id"], {"support": set(), "partial": set(), "reason": None})
+            ids = {local[p] for p in answer.passage_ids if p in local}
+            if answer.support != "none":
+                slot[answer.support].update(ids)
+                slot["reason"] = slot["reason"] or answer.reason
+            slot["prov"] = Provenance(source="judge", model=j.model, prompt=j.prompt, prompt_hash=j.prompt_hash)
+    return merged
+
+
+def _support_records(questions: Sequence[Question], merged: Mapping[str, _Found]) -> list[NuggetSupport]:
+    records: list[NuggetSupport] = []
+    for question in questions:
+        found = merged.get(question.id, {})
+        for i, claim in enumerate(question.claims, 1):
+            claim.supported_by = sorted(found.get(f"C{i}", {}).get("support", set()))
+        for i, nugget in enumerate(question.nuggets, 1):
+            slot = found.get(f"N{i}")
+            if slot is None:
+                continue
+            nugget.supported_by = sorted(slot["support"])
+            provenance = slot["prov"].model_copy(update={"rationale": slot["reason"]})
+            records.append(
+                NuggetSupport(
+                    query_id=question.id,
+                    nugget_id=nugget.id,
+                    chunk_ids=sorted(slot["support"]),
+                    partial_chunk_ids=sorted(slot["partial"] - slot["support"]),
+                    provenance=provenance,
+                )
+            )
+    return records

@@ -1,0 +1,262 @@
+"""Seed sampling for ``assay build``: which chunks questions are written from, of which type, in which style.
+
+Allocation of questions to documents (deterministic, then seeded only where it must choose):
+
+1. ``total`` questions: ``per_doc * n_docs`` with ``per_doc``, else ``questions``; raised to ``n_docs`` when smaller,
+   so that every document gets at least one question (the settings' ``warnings`` say so).
+2. Every document gets 1; the remaining ``total - n_docs`` are shared in proportion to document size (tokens of its
+   chunks) by the largest-remainder method, each document capped at ``max(max_per_doc, ceil(total / n_docs))``;
+   what a cap cuts off goes to the uncapped documents, again by size. Ties are broken by document order.
+3. Within a document, seed chunks are drawn without replacement with probability proportional to chunk tokens (a
+   seeded RNG per document); when a document has fewer chunks than questions, it cycles (the types differ).
+
+Types: target counts by the largest-remainder method over the mix shares, shuffled with the seed over the seeds.
+Multi-hop and comparison seeds get a second chunk: the BM25-nearest chunk of another document (query: the seed
+chunk's 40 most frequent content terms), else a chunk of the same document under another heading, else any other
+chunk; a corpus of one chunk has none, and such seeds fall back to ``factoid`` (counted as ``type_fallback``).
+
+Styles (persona, phrasing, length) are drawn with the seed from short lists. Language: text whose words are at least
+20% English stop words is called "English"; otherwise the prompt is told to keep the passage's language.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from assay.corpus.pooling import Bm25Index
+from assay.errors import ConfigError
+from assay.text import STOPWORDS, content_hash, terms, words
+from assay.types import Chunk
+
+__all__ = [
+    "DEFAULT_MIX",
+    "LENGTHS",
+    "PERSONAS",
+    "PHRASINGS",
+    "TWO_CHUNK_TYPES",
+    "Seed",
+    "allocate",
+    "detect_language",
+    "parse_mix",
+    "sample_seeds",
+    "type_counts",
+]
+
+DEFAULT_MIX: dict[str, float] = {
+    "factoid": 0.20,
+    "explanatory": 0.15,
+    "procedural": 0.10,
+    "numeric": 0.15,
+    "conditional": 0.10,
+    "multi-hop": 0.10,
+    "comparison": 0.10,
+    "unanswerable": 0.10,
+}
+KNOWN_TYPES = frozenset(DEFAULT_MIX)
+TWO_CHUNK_TYPES = frozenset({"multi-hop", "comparison"})
+PERSONAS = ("a first-time customer", "a regular customer", "a new employee", "a support agent", "a curious researcher")
+PHRASINGS = ("a natural question", "a short search-style query", "a polite request ('Could you tell me ...')")
+LENGTHS = ("short (under 12 words)", "medium (12 to 20 words)", "long (20 to 30 words, with some context)")
+KEEP_LANGUAGE = "the passage's language"
+_QUERY_TERMS = 40
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One planned question: its id, type, the chunk(s) it is written from, a style and a language hint."""
+
+    id: str
+    type: str
+    chunk_ids: tuple[str, ...]
+    doc_ids: tuple[str, ...]
+    style: str
+    language: str
+    fallback_from: str | None = None  # the planned type when the seed had to fall back to factoid
+
+
+@dataclass
+class SamplingResult:
+    """Seeds, the counts of the sampling stage, and warnings to show the user."""
+
+    seeds: list[Seed] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def parse_mix(text: str | Mapping[str, float] | None) -> dict[str, float]:
+    """``"factoid=0.3,numeric=0.2"`` (or a mapping) -> shares that sum to 1; types not named get 0.
+
+    Raises :class:`ConfigError` for an unknown type, a negative or non-numeric share, or all shares 0.
+    """
+    if text is None:
+        return dict(DEFAULT_MIX)
+    items = text.items() if isinstance(text, Mapping) else [_mix_item(part) for part in text.split(",") if part]
+    shares: dict[str, float] = {}
+    for name, value in items:
+        if name not in KNOWN_TYPES:
+            raise ConfigError(f"--mix: unknown question type {name!r}; use {', '.join(sorted(KNOWN_TYPES))}")
+        if not value >= 0:
+            raise ConfigError(f"--mix: share of {name} must be >= 0, got {value}")
+        shares[name] = float(value)
+    total = sum(shares.values())
+    if total <= 0:
+        raise ConfigError("--mix: the shares add up to 0; give at least one type a positive share")
+    return {name: shares.get(name, 0.0) / total for name in DEFAULT_MIX}
+
+
+def _mix_item(part: str) -> tuple[str, float]:
+    name, sep, value = part.partition("=")
+    try:
+        return name.strip(), float(value) if sep else math.nan
+    except ValueError:
+        raise ConfigError(f"--mix: {part!r} is not TYPE=SHARE (e.g. factoid=0.25)") from None
+
+
+def _largest_remainder(weights: Sequence[float], total: int) -> list[int]:
+    """Integers proportional to ``weights`` summing to ``total`` (remainders to the largest fractions, then order)."""
+    norm = sum(weights)
+    if total <= 0 or norm <= 0:
+        return [0] * len(weights)
+    exact = [w * total / norm for w in weights]
+    out = [math.floor(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - out[i]), i))
+    for i in order[: total - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def type_counts(mix: Mapping[str, float], total: int) -> dict[str, int]:
+    """Target count per type for ``total`` questions (largest remainder over the shares)."""
+    names = list(mix)
+    return dict(zip(names, _largest_remainder([mix[n] for n in names], total), strict=True))
+
+
+def allocate(sizes: Sequence[int], total: int, cap: int) -> list[int]:
+    """Questions per document: 1 each, the rest proportional to ``sizes``, none above ``cap`` (module docstring)."""
+    quota = [1] * len(sizes)
+    left = total - len(sizes)
+    while left > 0:
+        open_docs = [i for i, q in enumerate(quota) if q < cap]
+        if not open_docs:
+            break
+        extra = _largest_remainder([max(sizes[i], 1) for i in open_docs], left)
+        for i, add in zip(open_docs, extra, strict=True):
+            take = min(add, cap - quota[i])
+            quota[i] += take
+            left -= take
+    return quota
+
+
+def detect_language(text: str) -> str:
+    """ "English" when at least 20% of the words are English stop words, else a hint to keep the source language."""
+    tokens = words(text[:4000])
+    if len(tokens) >= 8 and sum(t in STOPWORDS for t in tokens) / len(tokens) >= 0.2:
+        return "English"
+    return KEEP_LANGUAGE
+
+
+def _pick_chunks(chunks: list[Chunk], n: int, rng: random.Random) -> list[Chunk]:
+    """``n`` chunks drawn without replacement, weighted by tokens; cycles when ``n`` exceeds the chunks."""
+    out: list[Chunk] = []
+    while len(out) < n:
+        pool = list(chunks)
+        while pool and len(out) < n:
+            weights = [max(int(c.metadata.get("tokens", 0)) or len(c.text) // 4, 1) for c in pool]
+            out.append(pool.pop(rng.choices(range(len(pool)), weights=weights)[0]))
+    return out
+
+
+def _query(chunk: Chunk) -> str:
+    return " ".join(t for t, _ in Counter(terms(chunk.text)).most_common(_QUERY_TERMS))
+
+
+def second_chunk(index: Bm25Index, chunk: Chunk) -> str | None:
+    """The partner of a two-chunk seed: BM25-nearest chunk of another document, else another section, else any."""
+    for cid, _ in index.search(_query(chunk), k=50) if terms(chunk.text) else []:
+        if index.chunks[index.position[cid]].doc_id != chunk.doc_id:
+            return cid
+    others = [c for c in index.chunks if c.id != chunk.id]
+    same_doc_other_section = [c for c in others if c.doc_id == chunk.doc_id and c.heading_path != chunk.heading_path]
+    candidates = same_doc_other_section or others
+    return candidates[0].id if candidates else None
+
+
+def _style(rng: random.Random) -> str:
+    return f"persona: {rng.choice(PERSONAS)}; phrasing: {rng.choice(PHRASINGS)}; length: {rng.choice(LENGTHS)}"
+
+
+def _seed_id(chunk_id: str, qtype: str, n: int) -> str:
+    return "q-" + content_hash(f"{chunk_id}|{qtype}|{n}", 5)
+
+
+def sample_seeds(
+    chunks: Sequence[Chunk],
+    index: Bm25Index,
+    *,
+    total: int | None,
+    per_doc: int | None,
+    max_per_doc: int,
+    mix: Mapping[str, float],
+    seed: int,
+) -> SamplingResult:
+    """Plan the seeds of a build (module docstring). Chunks must be in corpus order (documents, then ordinals)."""
+    result = SamplingResult()
+    by_doc: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_doc.setdefault(chunk.doc_id, []).append(chunk)
+    n_docs = len(by_doc)
+    wanted = per_doc * n_docs if per_doc is not None else total if total is not None else 2 * n_docs
+    if wanted < n_docs:
+        result.warnings.append(f"{wanted} questions asked for {n_docs} documents: raised to {n_docs}, one each")
+    planned_total = max(wanted, n_docs)
+    cap = max(max_per_doc, math.ceil(planned_total / n_docs), per_doc or 0)
+    sizes = [sum(int(c.metadata.get("tokens", 0)) or len(c.text) // 4 for c in cs) for cs in by_doc.values()]
+    quota = allocate(sizes, planned_total, cap)
+    picked: list[Chunk] = []
+    for (doc_id, doc_chunks), n in zip(by_doc.items(), quota, strict=True):
+        picked.extend(_pick_chunks(doc_chunks, n, random.Random(f"{seed}:{doc_id}")))
+    rng = random.Random(seed)
+    types = [t for t, n in type_counts(mix, len(picked)).items() for _ in range(n)]
+    rng.shuffle(types)
+    result.seeds = _make_seeds(picked, types, index, rng)
+    result.counts = {
+        "seeds": len(result.seeds),
+        "type_fallback": sum(s.fallback_from is not None for s in result.seeds),
+    }
+    if len(picked) < wanted:
+        result.warnings.append(f"only {len(picked)} of {wanted} questions fit under the cap of {cap} per document")
+    return result
+
+
+def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: random.Random) -> list[Seed]:
+    seen: Counter[tuple[str, str]] = Counter()
+    out: list[Seed] = []
+    for chunk, planned in zip(picked, types, strict=True):
+        qtype, fallback = planned, None
+        chunk_ids: tuple[str, ...] = (chunk.id,)
+        if qtype in TWO_CHUNK_TYPES:
+            partner = second_chunk(index, chunk)
+            if partner is None:
+                qtype, fallback = "factoid", planned
+            else:
+                chunk_ids = (chunk.id, partner)
+        key = (chunk.id, qtype)
+        seen[key] += 1
+        doc_ids = tuple(dict.fromkeys(index.chunks[index.position[c]].doc_id for c in chunk_ids))
+        style = _style(rng)
+        out.append(
+            Seed(
+                id=_seed_id(chunk.id, qtype, seen[key]),
+                type=qtype,
+                chunk_ids=chunk_ids,
+                doc_ids=doc_ids,
+                style=style,
+                language=detect_language(chunk.text),
+                fallback_from=fallback,
+            )
+        )
+    return out

@@ -1,0 +1,92 @@
+"""Settings of ``assay build`` and the shape every build stage returns.
+
+Each stage is ``stage(records, judge, settings, context) -> StageOutput``: records in, records out, with the counts of
+that stage (``generated``, ``dropped_by_<filter>``, ``relabelled``, ...). No stage keeps state between calls, so the
+stages can later run over batches on Ray Data; the judge cache makes a rerun pay for no call twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Generic, TypeVar
+
+from assay.errors import ConfigError
+
+__all__ = ["BuildSettings", "ProgressFn", "StageOutput"]
+
+T = TypeVar("T")
+# progress(stage, done, total): called with done=0 when a stage starts and after each item.
+ProgressFn = Callable[[str, int, int], None]
+
+
+@dataclass
+class StageOutput(Generic[T]):
+    """Records a stage passes on, its counts, and records it set aside (dropped, with ``flags['dropped']``)."""
+
+    records: list[T]
+    counts: dict[str, int] = field(default_factory=dict)
+    dropped: list[T] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """Everything that decides what a build produces (recorded in the manifest).
+
+    Sampling: ``questions`` (total) or ``per_doc``; neither means 2 per document. ``max_per_doc`` caps a document
+    (raised to ``ceil(questions / documents)`` when needed). ``mix``: type -> share (None = the default mix).
+    Filters: every evidence quote must match its cited chunk with ordered token coverage >= ``quote_match``;
+    the critic keeps questions scoring at least ``critic_min`` on answerable, self-contained and clear (unanswerable
+    questions: self-contained and clear only); a question sharing a run of ``leakage_words`` or more words with its
+    source chunk is dropped (``leakage_flag_words`` only flags it), as is one whose longest shared run covers at
+    least ``leakage_ratio`` of its words (when that run is 4 words or more); near-duplicate questions (Jaccard of
+    word-bigram sets >= ``duplicate_jaccard``) keep only the first.
+    Pooling: BM25 top ``pool_k``, ``neighbours`` chunks each side of a source, near-duplicates of sources;
+    ``listwise`` grades N chunks per call. Support: pooled chunks graded >= ``support_min_grade``, at most
+    ``support_passages`` per call (more are batched).
+    """
+
+    questions: int | None = None
+    per_doc: int | None = None
+    max_per_doc: int = 8
+    mix: Mapping[str, float] | None = None
+    seed: int = 0
+    chunk_tokens: int = 512
+    overlap: int = 64
+    min_chunk_tokens: int = 32
+    quote_match: float = 0.85
+    critic: bool = True
+    critic_min: int = 3
+    leakage_words: int = 10
+    leakage_flag_words: int = 6
+    leakage_ratio: float = 0.8
+    duplicate_jaccard: float = 0.7
+    pool_k: int = 20
+    neighbours: int = 1
+    near_duplicates: bool = True
+    listwise: int | None = None
+    support_min_grade: int = 2
+    support_passages: int = 8
+
+    def __post_init__(self) -> None:
+        if self.questions is not None and self.per_doc is not None:
+            raise ConfigError("give --questions or --per-doc, not both")
+        for name in ("questions", "per_doc", "max_per_doc", "support_passages", "leakage_words", "chunk_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name.replace('_', '-')} must be at least 1, got {value}")
+        if self.pool_k < 0 or self.neighbours < 0:
+            raise ConfigError(f"pool-k and neighbours must be >= 0, got {self.pool_k} and {self.neighbours}")
+        if self.listwise is not None and self.listwise < 1:
+            raise ConfigError(f"--listwise must be at least 1, got {self.listwise}")
+        for name in ("quote_match", "leakage_ratio", "duplicate_jaccard"):
+            if not 0 < getattr(self, name) <= 1:
+                raise ConfigError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+        if not 1 <= self.critic_min <= 5 or not 0 <= self.support_min_grade <= 3:
+            raise ConfigError("critic_min must be in 1..5 and support_min_grade in 0..3")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as plain JSON values (for the manifest)."""
+        out = asdict(self)
+        out["mix"] = dict(self.mix) if self.mix is not None else None
+        return out
