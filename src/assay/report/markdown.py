@@ -142,8 +142,8 @@ def _comparison_rows(result: EvalResult, comps: list[Comparison]) -> tuple[list[
             str(c.n),
             f"{c.delta:+.3f}",
             fmt.fmt_interval(c.low, c.high),
-            fmt.fmt_p(c.p_value),
-            f"**{fmt.fmt_p(c.p_adjusted)}**" if c.significant else fmt.fmt_p(c.p_adjusted),
+            md_escape(fmt.fmt_p(c.p_value)),
+            f"**{md_escape(fmt.fmt_p(c.p_adjusted))}**" if c.significant else md_escape(fmt.fmt_p(c.p_adjusted)),
             md_escape(fmt.verdict_text(c)),
         ]
         for c in comps

@@ -156,11 +156,12 @@ def _bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[int, Sequence[T
     for j, (run_index, values) in enumerate(series):
         xs = [g + (j - (len(series) - 1) / 2) * width for g in range(len(groups))]
         means = [math.nan if v[0] is None else v[0] for v in values]
-        low = [0.0 if v[0] is None or v[1] is None else v[0] - v[1] for v in values]
-        high = [0.0 if v[0] is None or v[2] is None else v[2] - v[0] for v in values]
         bars = ax.bar(xs, means, width * 0.92, color=color(run_index))
-        if any(low) or any(high):
-            ax.errorbar(xs, means, yerr=[low, high], fmt="none", ecolor="#333333", elinewidth=0.8, capsize=2)
+        whiskers = [(x, v[1], v[2]) for x, v in zip(xs, values, strict=True) if v[1] is not None and v[2] is not None]
+        if whiskers:  # one line collection per series: far fewer artists (and faster) than errorbar()
+            ax.vlines(
+                [w[0] for w in whiskers], [w[1] for w in whiskers], [w[2] for w in whiskers], color="#333333", lw=0.9
+            )
         handles.append(bars)
     ax.set_xticks(range(len(groups)), [_label(g) for g in groups])
     return handles

@@ -1,0 +1,107 @@
+"""report.html in headless Chromium: plots render, no console errors, the per-query table sorts and filters."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        if os.environ.get("ASSAY_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{CHROMIUM} is missing and ASSAY_REQUIRE_BROWSER=1: apt-get install -y chromium")
+        pytest.skip(f"{CHROMIUM} is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory: pytest.TempPathFactory, fixture_html: str) -> Path:
+    path = tmp_path_factory.mktemp("browser") / "report.html"
+    path.write_text(fixture_html, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def page(browser: Any, report_file: Path) -> Iterator[Any]:
+    path = report_file
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    problems: list[str] = []
+    opened.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in {"error", "warning"} else None)
+    opened.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    opened.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    opened.on("request", lambda r: None if r.url.startswith("file://") else problems.append(f"request: {r.url}"))
+    opened.goto(path.as_uri())
+    opened.wait_for_load_state("load")
+    opened.problems = problems
+    yield opened
+    context.close()
+
+
+def _column(page: Any, header: str) -> list[str]:
+    index = page.eval_on_selector_all("#q-table thead th", "(hs, h) => hs.findIndex(x => x.textContent === h)", header)
+    assert index >= 0, header
+    return page.eval_on_selector_all(
+        "#q-table tbody tr:not([hidden])", "(rows, i) => rows.map(r => r.cells[i].getAttribute('data-v'))", index
+    )
+
+
+def test_plots_render_without_errors(page: Any, tmp_path: Path) -> None:
+    boxes = page.eval_on_selector_all("svg.plot", "els => els.map(e => e.getBoundingClientRect().width)")
+    assert len(boxes) == 6 and all(width > 300 for width in boxes)
+    texts = page.eval_on_selector_all("svg.plot text", "els => els.length")
+    assert texts > 50  # axis labels and legends drawn as text
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    assert page.problems == []
+
+
+def test_table_sorts_numerically_with_unscored_last(page: Any) -> None:
+    page.click("#q-table thead th:text-is('faithfulness')")
+    values = _column(page, "faithfulness")
+    numbers = [float(v) for v in values if v != ""]
+    assert numbers == sorted(numbers) and values[len(numbers) :] == [""] * (len(values) - len(numbers))
+    assert "" in values  # the fixture has unscored faithfulness values, and they sort last
+    page.click("#q-table thead th:text-is('faithfulness')")
+    values = _column(page, "faithfulness")
+    numbers = [float(v) for v in values if v != ""]
+    assert numbers == sorted(numbers, reverse=True) and values[-1] == ""
+    assert page.get_attribute("#q-table thead th:text-is('faithfulness')", "aria-sort") == "descending"
+    unscored = page.eval_on_selector_all("#q-table td.unscored", "els => els.map(e => [e.textContent, e.title])")
+    assert unscored and all(text == "unscored" and title for text, title in unscored)
+    assert page.problems == []
+
+
+def test_filter_box_and_escaped_query_id(page: Any) -> None:
+    page.fill("#q-filter", "<script>")
+    assert page.text_content("#q-count") == "3 of 72 rows"
+    shown = _column(page, "query")
+    assert shown == ["<script>alert(1)</script>"] * 3  # shown as text, never run
+    page.fill("#q-filter", "hybrid")
+    assert page.text_content("#q-count") == "24 of 72 rows"
+    page.fill("#q-filter", "")
+    assert page.text_content("#q-count") == "72 rows"
+    assert page.problems == []
