@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from assay import __version__
-from assay.corpus.chunking import chunk_corpus
-from assay.corpus.ingest import IngestResult, ingest
-from assay.corpus.pooling import Bm25Index
+from assay.corpus.ingest import IngestResult
 from assay.errors import DatasetError
 from assay.formats.golden import GoldenSet
 from assay.judge.client import Judge
+from assay.pipelines.build_estimate import BuildEstimate, StageEstimate, estimate_build
 from assay.pipelines.build_filters import (
     assign_difficulty,
     filter_evidence,
@@ -54,17 +53,20 @@ from assay.pipelines.build_judging import (
     grade_pools,
     map_support,
 )
-from assay.pipelines.build_sampling import SamplingResult, parse_mix, sample_seeds
+from assay.pipelines.build_sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
 from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput
 from assay.text import canonical_json, content_hash
 from assay.types import Chunk, Document, Manifest, Question
 
 __all__ = [
     "PROMPTS",
+    "BuildEstimate",
     "BuildSettings",
+    "StageEstimate",
     "abuild_golden",
     "build_golden",
     "corpus_hash",
+    "estimate_build",
     "prepare_corpus",
 ]
 
@@ -84,34 +86,6 @@ def corpus_hash(documents: Sequence[Document], chunks_given: Sequence[Chunk] = (
     items = sorted([d.id, d.content_hash] for d in documents)
     items += sorted(["chunk:" + c.id, content_hash(c.text)] for c in chunks_given)
     return content_hash(canonical_json(items), 16)
-
-
-def prepare_corpus(
-    corpus: Path | Sequence[Path], settings: BuildSettings
-) -> tuple[IngestResult, list[Chunk], Bm25Index]:
-    """Ingest and chunk ``corpus`` (raises CorpusError for an unusable one) and index the chunks with BM25."""
-    paths: Path | list[Path] = Path(corpus) if isinstance(corpus, str | Path) else [Path(p) for p in corpus]
-    result = ingest(paths)
-    chunks = chunk_corpus(
-        result.documents,
-        max_tokens=settings.chunk_tokens,
-        overlap=settings.overlap,
-        min_tokens=min(settings.min_chunk_tokens, settings.chunk_tokens),
-    )
-    chunks.extend(result.chunks_given)
-    return result, chunks, Bm25Index.build(chunks)
-
-
-def _sample(chunks: list[Chunk], index: Bm25Index, settings: BuildSettings) -> SamplingResult:
-    return sample_seeds(
-        chunks,
-        index,
-        total=settings.questions,
-        per_doc=settings.per_doc,
-        max_per_doc=settings.max_per_doc,
-        mix=parse_mix(settings.mix),
-        seed=settings.seed,
-    )
 
 
 class _Run:
@@ -145,7 +119,7 @@ async def abuild_golden(
     run = _Run(progress)
     run.warnings.extend(ingested.warnings)
     run.counts.update(files_skipped=len(ingested.skipped), corpus_chunks=len(chunks))
-    sampled = _sample(chunks, index, settings)
+    sampled = plan_seeds(chunks, index, settings)
     run.warnings.extend(sampled.warnings)
     if len(chunks) == 1:
         run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid")

@@ -26,9 +26,13 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from assay.corpus.chunking import chunk_corpus
+from assay.corpus.ingest import IngestResult, ingest
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError
+from assay.pipelines.build_settings import BuildSettings
 from assay.text import STOPWORDS, content_hash, terms, words
 from assay.types import Chunk
 
@@ -42,6 +46,8 @@ __all__ = [
     "allocate",
     "detect_language",
     "parse_mix",
+    "plan_seeds",
+    "prepare_corpus",
     "sample_seeds",
     "type_counts",
 ]
@@ -260,3 +266,32 @@ def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: ra
             )
         )
     return out
+
+
+def prepare_corpus(
+    corpus: Path | Sequence[Path], settings: BuildSettings
+) -> tuple[IngestResult, list[Chunk], Bm25Index]:
+    """Ingest and chunk ``corpus`` (raises CorpusError for an unusable one) and index the chunks with BM25."""
+    paths: Path | list[Path] = Path(corpus) if isinstance(corpus, str | Path) else [Path(p) for p in corpus]
+    result = ingest(paths)
+    chunks = chunk_corpus(
+        result.documents,
+        max_tokens=settings.chunk_tokens,
+        overlap=settings.overlap,
+        min_tokens=min(settings.min_chunk_tokens, settings.chunk_tokens),
+    )
+    chunks.extend(result.chunks_given)
+    return result, chunks, Bm25Index.build(chunks)
+
+
+def plan_seeds(chunks: list[Chunk], index: Bm25Index, settings: BuildSettings) -> SamplingResult:
+    """The seeds of a build with these settings (deterministic for a corpus and seed)."""
+    return sample_seeds(
+        chunks,
+        index,
+        total=settings.questions,
+        per_doc=settings.per_doc,
+        max_per_doc=settings.max_per_doc,
+        mix=parse_mix(settings.mix),
+        seed=settings.seed,
+    )
