@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assay.cli._app import main
+from assay.cli._judge_options import NoCalls as _NoCalls
+from assay.cli._judge_options import api_key_for as _api_key
+from assay.cli._judge_options import parse_price as _parse_price
 from assay.cli.cache import CACHE_DIR, resolve_cache_dir
-from assay.errors import BackendError, ConfigError, FormatError, InputError
+from assay.errors import FormatError, InputError
 from assay.formats.atomic import atomic_write
 from assay.judge import Graded, Judge, JudgeCache, Pair, Price, estimate_pairs, grade_pairs_detailed, make_judge
-from assay.judge.base import ChatRequest, ChatResponse
 
 __all__ = ["grade", "read_pairs"]
 
@@ -79,25 +80,6 @@ def _record(graded: Graded) -> dict[str, Any]:
     return record
 
 
-def _parse_price(value: str | None) -> Price | None:
-    if value is None:
-        return None
-    try:
-        given_in, given_out = (float(x) for x in value.split("/"))
-    except ValueError:
-        raise ConfigError(f"--price {value!r}: give USD per million tokens as INPUT/OUTPUT, e.g. 0.15/0.60") from None
-    return Price.per_million(given_in, given_out)
-
-
-class _NoCalls:
-    """The backend of a dry run: it refuses to be called."""
-
-    name = "dry-run"
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        raise BackendError("a dry run makes no model calls")
-
-
 def _summary(judge: Judge, n: int) -> str:
     usage = judge.usage.get("relevance")
     tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
@@ -130,12 +112,6 @@ async def _run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int)
             return await grade_pairs_detailed(judge, pairs, listwise=listwise, seed=seed, on_label=advance)
         finally:
             await judge.aclose()
-
-
-def _api_key(judge: str, api_key: str | None, api_base: str | None) -> str | None:
-    if api_key or not (judge.startswith("openai/") or api_base):
-        return api_key
-    return os.environ.get("OPENAI_API_KEY")
 
 
 @main.command()

@@ -1,0 +1,110 @@
+"""Judge options shared by the commands that call a model (``assay grade``, ``assay build``), and their helpers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from assay.cli.cache import CACHE_DIR, resolve_cache_dir
+from assay.errors import BackendError, ConfigError
+from assay.judge import Judge, JudgeCache, Price, make_judge
+from assay.judge.base import ChatRequest, ChatResponse
+
+__all__ = ["NoCalls", "api_key_for", "dry_run_judge", "judge_from_options", "judge_options", "parse_price"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def parse_price(value: str | None) -> Price | None:
+    """``--price IN/OUT`` (USD per million tokens) -> Price; None when not given."""
+    if value is None:
+        return None
+    try:
+        given_in, given_out = (float(x) for x in value.split("/"))
+    except ValueError:
+        raise ConfigError(f"--price {value!r}: give USD per million tokens as INPUT/OUTPUT, e.g. 0.15/0.60") from None
+    return Price.per_million(given_in, given_out)
+
+
+class NoCalls:
+    """The backend of a dry run: it refuses to be called."""
+
+    name = "dry-run"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        raise BackendError("a dry run makes no model calls")
+
+
+def api_key_for(judge: str, api_key: str | None, api_base: str | None) -> str | None:
+    """The API key: ``--api-key``, else ``$OPENAI_API_KEY`` for ``openai/...`` models and ``--api-base`` servers."""
+    if api_key or not (judge.startswith("openai/") or api_base):
+        return api_key
+    return os.environ.get("OPENAI_API_KEY")
+
+
+_OPTIONS = [
+    click.option(
+        "--judge", "judge_spec", required=True, help="offline, openai/MODEL, anthropic/MODEL, hosted_vllm/MODEL..."
+    ),
+    click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server (vLLM, Ollama /v1, proxy)."),
+    click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY for openai/ and --api-base)."),
+    click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024), help="Calls at once."),
+    CACHE_DIR,
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the judge cache."),
+    click.option("--max-cost", type=float, default=None, help="Stop cleanly once this many USD are spent."),
+    click.option("--price", default=None, help="USD per million tokens IN/OUT for a model without a known price."),
+    click.option("--no-structured", is_flag=True, help="For servers without response_format json_schema support."),
+    click.option("--timeout", default=120.0, show_default=True, help="Seconds per model call."),
+    click.option(
+        "--prompt-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Prompt overrides."
+    ),
+]
+
+
+def judge_options(function: F) -> F:
+    """Add the judge options (``--judge`` ... ``--prompt-dir``) to a command; :func:`judge_from_options` uses them."""
+    for option in reversed(_OPTIONS):
+        function = option(function)
+    return function
+
+
+def _cache_dir(options: dict[str, Any]) -> Path | None:
+    use_cache = not options["no_cache"] and (options["judge_spec"] != "offline" or options["cache_dir"] is not None)
+    return resolve_cache_dir(options["cache_dir"]) if use_cache else None
+
+
+def judge_from_options(options: dict[str, Any]) -> Judge:
+    """A judge from the values of :func:`judge_options` (the offline judge uses a cache only with --cache-dir)."""
+    spec = options["judge_spec"]
+    return make_judge(
+        spec,
+        api_base=options["api_base"],
+        api_key=api_key_for(spec, options["api_key"], options["api_base"]),
+        cache_dir=_cache_dir(options),
+        concurrency=options["concurrency"],
+        max_cost=options["max_cost"],
+        structured=not options["no_structured"],
+        timeout=options["timeout"],
+        prompt_dir=options["prompt_dir"],
+        price=parse_price(options["price"]),
+    )
+
+
+def dry_run_judge(options: dict[str, Any]) -> Judge:
+    """A judge that renders prompts and reads the cache but never calls a model (for ``--dry-run``)."""
+    directory = _cache_dir(options)
+    price = parse_price(options["price"])
+    if options["judge_spec"] == "offline" and price is None:
+        price = Price(0.0, 0.0)
+    return Judge(
+        NoCalls(),
+        model=options["judge_spec"],
+        cache=JudgeCache(directory) if directory is not None else None,
+        prompt_dir=options["prompt_dir"],
+        structured=not options["no_structured"],
+        price=price,
+    )
