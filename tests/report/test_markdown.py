@@ -67,6 +67,11 @@ def test_data_cannot_become_html(result: EvalResult) -> None:
     assert r"\<script\>alert(1)\</script\>" in text
 
 
+def test_without_judge_says_trec_eval_convention(result: EvalResult) -> None:
+    result.judge = None
+    assert "- **no judge: trec_eval convention (unjudged = not relevant)**" in render_markdown(result)
+
+
 def test_write_markdown(tmp_path: Path, result: EvalResult) -> None:
     path = tmp_path / "out" / "report.md"
     write_markdown(result, path)

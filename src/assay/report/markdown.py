@@ -56,7 +56,7 @@ def _header(result: EvalResult) -> list[str]:
     lines = [
         "# assay evaluation report",
         "",
-        f"- **judge:** {md_escape(fmt.judge_label(result))}",
+        f"- **judge:** {md_escape(result.judge)}" if result.judge else f"- **{md_escape(fmt.NO_JUDGE)}**",
         f"- **golden set:** {md_escape(result.golden)}",
         f"- **runs:** {runs}",
         f"- **k:** {ks} · intervals: {fmt.confidence_label(result)} bootstrap",

@@ -41,7 +41,7 @@ def _header(result: EvalResult) -> Text:
     text = Text()
     text.append("assay evaluation", style="bold")
     text.append(f"  ·  assay {result.assay_version}  ·  golden {result.golden}\n")
-    text.append(f"judge: {fmt.judge_label(result)}", style="dim" if result.judge is None else "")
+    text.append(f"judge: {result.judge}" if result.judge else fmt.NO_JUDGE, style="" if result.judge else "yellow")
     ks = ", ".join(str(k) for k in result.k_values)
     text.append(f"  ·  k = {ks}  ·  {len(result.runs)} run(s)")
     return text
