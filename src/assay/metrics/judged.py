@@ -311,7 +311,8 @@ def _ranks(run: Run, entry_rq: IntArray, docids: npt.NDArray[np.str_], scores: F
     if len(found) == 0:
         return ranks
     run_keys = (run.qidx.astype(np.uint64) << np.uint64(32)) | _descending_bits(run.scores)
-    sorted_keys = np.sort(run_keys)
+    order = np.argsort(run_keys)
+    sorted_keys = run_keys[order]
     starts = np.concatenate([[0], np.cumsum(run.lengths())]).astype(np.int64)
     rq = entry_rq[found]
     keys = (rq.astype(np.uint64) << np.uint64(32)) | _descending_bits(scores[found])
@@ -320,21 +321,23 @@ def _ranks(run: Run, entry_rq: IntArray, docids: npt.NDArray[np.str_], scores: F
     ranks[found] = left - starts[rq]
     tied = np.flatnonzero(right - left > 1)
     if len(tied):
-        ranks[found[tied]] += _tie_offsets(run, run_keys, keys[tied], docids[found[tied]].tolist())
+        ranks[found[tied]] += _tie_offsets(run, order, left[tied], right[tied], docids[found[tied]].tolist())
     return ranks
 
 
-def _tie_offsets(run: Run, run_keys: UIntArray, keys: UIntArray, docs: list[str]) -> IntArray:
-    """For each tied judged document, how many run documents share its query and score with a larger docid."""
-    wanted = np.unique(keys)
-    pos = np.minimum(np.searchsorted(wanted, run_keys), len(wanted) - 1)
-    entries = np.flatnonzero(wanted[pos] == run_keys)
-    groups: dict[int, list[str]] = {}
-    for key, doc in zip(run_keys[entries].tolist(), run.docids_at(entries), strict=True):
-        groups.setdefault(key, []).append(doc)
-    for members in groups.values():
-        members.sort()
+def _tie_offsets(run: Run, order: IntArray, left: IntArray, right: IntArray, docs: list[str]) -> IntArray:
+    """For each tied judged document, how many run documents share its query and score with a larger docid.
+
+    ``[left, right)`` is the document's tie group in the run sorted by (query, score); only those entries are read.
+    """
+    lo, first = np.unique(left, return_index=True)
+    lengths = right[first] - lo
+    shift = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    entries = order[shift + np.arange(int(lengths.sum()), dtype=np.int64)]
+    flat = run.docids_at(entries)
+    bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()
+    groups = {start: sorted(flat[a:b]) for start, a, b in zip(lo.tolist(), bounds[:-1], bounds[1:], strict=True)}
     return np.array(
-        [len(groups[k]) - bisect_right(groups[k], d) for k, d in zip(keys.tolist(), docs, strict=True)],
+        [len(groups[k]) - bisect_right(groups[k], d) for k, d in zip(left.tolist(), docs, strict=True)],
         dtype=np.int64,
     )
