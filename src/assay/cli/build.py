@@ -1,0 +1,179 @@
+"""``assay build``: bootstrap a golden set from a corpus with an LLM judge (or the offline judge)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from assay.cli._app import main
+from assay.cli._judge_options import dry_run_judge, judge_from_options, judge_options
+from assay.errors import BudgetExceeded
+from assay.formats.golden import GoldenSet
+from assay.judge import Judge
+from assay.pipelines.build import BuildEstimate, BuildSettings, build_golden, estimate_build
+
+__all__ = ["build"]
+
+_JUDGE_STAGES = ("generation", "critic", "relevance", "support")
+# (stage label, count keys shown in the summary)
+_SUMMARY = (
+    ("corpus", ("documents", "chunks", "files_skipped")),
+    ("sampling", ("seeds", "type_fallback")),
+    ("generation", ("generated", "dropped_by_generation_unscored")),
+    ("filters", ("dropped_by_evidence", "dropped_by_leakage", "flagged_leakage", "dropped_by_near_duplicate")),
+    ("relabel", ("relabelled",)),
+    ("critic", ("dropped_by_critic", "dropped_by_critic_unscored")),
+    ("difficulty", ("difficulty_easy", "difficulty_medium", "difficulty_hard")),
+    ("relevance", ("pooled_pairs", "qrels_unscored_pairs", "dropped_by_unanswerable_answered")),
+    ("support", ("support_calls", "support_unscored", "support_no_passages")),
+    ("result", ("accepted", "qrels", "nuggets")),
+)
+
+
+class _StageProgress:
+    """A rich progress bar per stage, with cache hits, tokens and cost of judge stages."""
+
+    def __init__(self, judge: Judge, console: Console) -> None:
+        self.judge = judge
+        columns = (
+            TextColumn("{task.fields[stage]:<14}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+        )
+        self.bar = Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal)
+        self.tasks: dict[str, TaskID] = {}
+
+    def _text(self, stage: str) -> str:
+        usage = self.judge.usage.get(stage)
+        if stage not in _JUDGE_STAGES or usage is None:
+            return ""
+        cost = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+        tokens = usage.prompt_tokens + usage.completion_tokens
+        return f"calls {usage.calls}  cached {usage.cached}  unscored {usage.unscored}  tokens {tokens}  {cost}"
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.bar.add_task("", total=max(total, 1), stage=stage)
+        self.bar.update(self.tasks[stage], completed=done if total else 1, description=self._text(stage))
+
+
+def _settings(options: dict[str, Any]) -> BuildSettings:
+    return BuildSettings(
+        questions=options["questions"],
+        per_doc=options["per_doc"],
+        max_per_doc=options["max_per_doc"],
+        mix=options["mix"],
+        seed=options["seed"],
+        chunk_tokens=options["chunk_tokens"],
+        overlap=options["overlap"],
+        critic=not options["no_critic"],
+        pool_k=options["pool_k"],
+        listwise=options["listwise"],
+    )
+
+
+def _mix(value: str | None) -> dict[str, float] | None:
+    from assay.pipelines.build_sampling import parse_mix
+
+    return parse_mix(value) if value is not None else None
+
+
+@main.command()
+@click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Golden-set folder to write.")
+@judge_options
+@click.option("--questions", type=click.IntRange(1), default=None, help="Questions in total (default 2 per document).")
+@click.option(
+    "--per-doc", type=click.IntRange(1), default=None, help="Questions per document (instead of --questions)."
+)
+@click.option("--max-per-doc", type=click.IntRange(1), default=8, show_default=True, help="Cap per document.")
+@click.option("--mix", default=None, help="Type shares, e.g. factoid=0.3,numeric=0.2,multi-hop=0.2 (others 0).")
+@click.option("--seed", default=0, show_default=True, help="Seed of sampling, styles and the listwise shuffle.")
+@click.option("--chunk-tokens", type=click.IntRange(16), default=512, show_default=True, help="Chunk size (tokens).")
+@click.option("--overlap", type=click.IntRange(0), default=64, show_default=True, help="Chunk overlap (tokens).")
+@click.option("--pool-k", type=click.IntRange(0), default=20, show_default=True, help="BM25 top k pooled per question.")
+@click.option("--listwise", type=click.IntRange(1, 50), default=None, help="Grade N pooled chunks per call.")
+@click.option("--no-critic", is_flag=True, help="Skip the critic stage (one call per question fewer).")
+@click.option("--dry-run", is_flag=True, help="Estimate calls, tokens and cost per stage; call nothing.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing golden-set folder.")
+def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool, **options: Any) -> None:
+    """Build a golden set from a corpus: typed questions with reference answers, graded relevance of every pooled
+    chunk (sources, BM25 top k, neighbours, near-duplicates), nuggets mapped to supporting chunks, and a manifest.
+
+    Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
+    for no call twice. The folder appears only once complete.
+
+    \b
+    Examples:
+      assay build datasets/demo/corpus -o golden/ --judge offline --questions 60
+      assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --dry-run
+      assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
+      assay build docs/ -o golden/ --judge hosted_vllm/Qwen2.5-7B --api-base http://gpu:8000/v1 \\
+          --concurrency 64 --listwise 5 --mix factoid=0.4,multi-hop=0.3,unanswerable=0.3
+    """
+    options["mix"] = _mix(options["mix"])
+    settings = _settings(options)
+    paths = list(corpus)
+    console = Console(stderr=True)
+    if dry_run:
+        _print_estimate(estimate_build(paths, judge=dry_run_judge(options), settings=settings), console)
+        return
+    judge = judge_from_options(options)
+    progress = _StageProgress(judge, console)
+    try:
+        with progress.bar:
+            golden = build_golden(
+                paths, judge=judge, settings=settings, progress=progress, output=output, overwrite=overwrite
+            )
+    except BudgetExceeded as exc:
+        console.print(f"[red]Stopped:[/] {exc}. Nothing was written to {output}; {judge.stats.calls} calls were made.")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        console.print(f"[yellow]Interrupted.[/] Nothing was written to {output}; rerun the same command to resume.")
+        sys.exit(130)
+    _print_summary(golden, judge, output, console)
+
+
+def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
+    for warning in estimate.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    table = Table(title=f"dry run: {estimate.documents} documents, {estimate.chunks} chunks, {estimate.seeds} seeds")
+    for column in ("stage", "calls", "cached", "prompt tokens", "cost bound", "how"):
+        table.add_column(column, justify="left" if column in ("stage", "how") else "right")
+    for s in estimate.stages:
+        cost = "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
+        how = "exact" if s.exact else "estimate"
+        table.add_row(s.stage, str(s.calls), str(s.cached), str(s.prompt_tokens), cost, how)
+    total = "unknown (give --price)" if estimate.cost_usd is None else f"${estimate.cost_usd:.4f}"
+    table.add_row("total", str(estimate.calls), "", str(estimate.prompt_tokens), total, "")
+    Console().print(table)
+
+
+def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Console) -> None:
+    counts = golden.manifest.counts
+    warnings: list[str] = list((golden.manifest.model_extra or {}).get("warnings", []))
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    stages = Table(title="counts per stage")
+    stages.add_column("stage")
+    stages.add_column("counts")
+    for stage, keys in _SUMMARY:
+        shown = [f"{k}={counts[k]}" for k in keys if k in counts]
+        stages.add_row(stage, "  ".join(shown))
+    usage = Table(title=f"judge usage ({judge.model})")
+    for column in ("stage", "calls", "cached", "unscored", "prompt tokens", "completion tokens", "cost"):
+        usage.add_column(column, justify="left" if column == "stage" else "right")
+    for stage, u in golden.manifest.usage.items():
+        cost = "unknown" if u.cost_usd is None else f"${u.cost_usd:.4f}"
+        usage.add_row(stage, *map(str, (u.calls, u.cached, u.unscored, u.prompt_tokens, u.completion_tokens)), cost)
+    out = Console()
+    out.print(stages)
+    out.print(usage)
+    out.print(f"{len(warnings)} warning(s); wrote the golden set to {output}")
