@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,16 @@ def test_dir_refuses_to_clobber_without_overwrite(tmp_path: Path) -> None:
     with atomic_dir(target, overwrite=True) as tmp:
         (tmp / "new.txt").write_text("y")
     assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+
+
+def test_new_file_gets_umask_mode_and_existing_file_keeps_its_mode(tmp_path: Path) -> None:
+    old_umask = os.umask(0o022)
+    try:
+        target = tmp_path / "report.md"
+        atomic_write_text(target, "x")
+        assert stat.S_IMODE(target.stat().st_mode) == 0o644
+        os.chmod(target, 0o600)
+        atomic_write_text(target, "y")
+        assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    finally:
+        os.umask(old_umask)

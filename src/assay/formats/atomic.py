@@ -16,6 +16,19 @@ from typing import IO
 __all__ = ["atomic_dir", "atomic_write", "atomic_write_text"]
 
 
+def _final_mode(target: Path) -> int:
+    """The mode a plain ``open(target, "w")`` would give: the existing file's, else 0666 less the umask.
+
+    ``mkstemp`` makes its file private (0600); a golden set or a report is meant to be shared like any saved file.
+    """
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[str]]:
     """Open a temporary file for writing; on a clean exit it replaces ``path``, on an error it is removed."""
@@ -23,6 +36,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     binary = "b" in mode
+    os.chmod(tmp_name, _final_mode(target))
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as handle:
             yield handle
