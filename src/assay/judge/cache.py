@@ -9,8 +9,12 @@ module of assay that imports diskcache. Failures are never cached (the client on
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import hashlib
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +22,10 @@ import diskcache
 
 from assay.text import canonical_json
 
-__all__ = ["KEY_VERSION", "JudgeCache", "cache_key", "derived_key"]
+__all__ = ["KEY_VERSION", "CacheWriter", "JudgeCache", "cache_key", "derived_key"]
 
 KEY_VERSION = "v1"
+_BATCH = 500  # keys per SQL query, well under SQLite's limit on bound variables
 
 
 def _digest(payload: Mapping[str, Any]) -> str:
@@ -38,16 +43,48 @@ def cache_key(
     prompt_hash: str,
     schema: Mapping[str, Any] | None,
 ) -> str:
-    """The cache key of one model call (see the module docstring for what goes in)."""
-    return _digest(
-        {
-            "model": model,
-            "messages": messages,
-            "params": dict(params),
-            "prompt": {"name": prompt_name, "version": prompt_version, "hash": prompt_hash},
-            "schema": schema,
-        }
+    """The cache key of one model call (see the module docstring for what goes in).
+
+    Equal to ``_digest`` of the dict ``{model, messages, params, prompt: {name, version, hash}, schema}``; the
+    canonical JSON is assembled piece by piece so the long, repeated parts (system prompt, schema) are encoded once.
+    """
+    prompt = _prompt_json(prompt_name, prompt_version, prompt_hash)
+    text = (
+        f'{{"messages":[{",".join(_message_json(m) for m in messages)}],"model":{_string_json(model)},'
+        f'"params":{canonical_json(dict(params))},"prompt":{prompt},"schema":{_schema_json(schema)}}}'
     )
+    return f"{KEY_VERSION}:{hashlib.blake2b(text.encode('utf-8'), digest_size=20).hexdigest()}"
+
+
+@functools.lru_cache(maxsize=64)
+def _prompt_json(name: str, version: str, content_hash: str) -> str:
+    return canonical_json({"name": name, "version": version, "hash": content_hash})
+
+
+@functools.lru_cache(maxsize=512)
+def _string_json(value: str) -> str:
+    return canonical_json(value)
+
+
+def _message_json(message: Mapping[str, str]) -> str:
+    if message.keys() == {"role", "content"}:
+        return f'{{"content":{_string_json(message["content"])},"role":{_string_json(message["role"])}}}'
+    return canonical_json(message)
+
+
+_SCHEMAS: dict[int, tuple[Mapping[str, Any] | None, str]] = {}
+
+
+def _schema_json(schema: Mapping[str, Any] | None) -> str:
+    """Canonical JSON of a schema, memoised by identity (prompts keep one schema object for their lifetime)."""
+    memo = _SCHEMAS.get(id(schema))
+    if memo is not None and memo[0] is schema:
+        return memo[1]
+    text = canonical_json(schema)
+    if len(_SCHEMAS) > 256:
+        _SCHEMAS.clear()
+    _SCHEMAS[id(schema)] = (schema, text)
+    return text
 
 
 def derived_key(kind: str, fields: Mapping[str, Any]) -> str:
@@ -72,9 +109,36 @@ class JudgeCache:
         value = self._store.get(key, default=None, retry=True)
         return value if isinstance(value, str) else None
 
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The stored values of those ``keys`` that are present, in one SQL query per 500 keys.
+
+        Small text values sit in diskcache's ``Cache`` table in raw mode and are read straight from it; any other
+        entry (a large value kept in a file) is read through diskcache's own ``get``.
+        """
+        found: dict[str, str] = {}
+        now = time.time()
+        for start in range(0, len(keys), _BATCH):
+            chunk = list(keys[start : start + _BATCH])
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT key, mode, value, expire_time FROM Cache WHERE raw = 1 AND key IN ({marks})"
+            for key, mode, value, expire in self._store._sql(query, chunk).fetchall():
+                if expire is not None and expire <= now:
+                    continue
+                if mode == diskcache.core.MODE_RAW and isinstance(value, str):
+                    found[key] = value
+                elif (slow := self.get(key)) is not None:
+                    found[key] = slow
+        return found
+
     def put(self, key: str, value: str) -> None:
         """Store ``value`` (a JSON string) under ``key``."""
         self._store.set(key, value, retry=True)
+
+    def put_many(self, items: Sequence[tuple[str, str]]) -> None:
+        """Store several ``(key, value)`` pairs in one transaction."""
+        with self._store.transact(retry=True):
+            for key, value in items:
+                self._store.set(key, value, retry=True)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key in self._store
@@ -99,3 +163,51 @@ class JudgeCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class CacheWriter:
+    """Writes cache entries on one background thread, so SQLite's commits do not stall the event loop.
+
+    ``await put(key, value)`` returns once the entry is committed (a result handed out is on disk, so a killed run
+    loses nothing it reported). Puts that arrive while a write is in progress are committed together in the next
+    transaction (group commit). A failed write calls ``on_error`` and is otherwise ignored. Use from one event loop.
+    """
+
+    def __init__(self, cache: JudgeCache, on_error: Callable[[Exception], None]) -> None:
+        self._cache = cache
+        self._on_error = on_error
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-cache-writer")
+        self._pending: list[tuple[str, str, asyncio.Future[None]]] = []
+        self._busy = False
+
+    async def put(self, key: str, value: str) -> None:
+        """Queue ``value`` under ``key`` and wait until it is committed."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        self._pending.append((key, value, future))
+        if not self._busy:
+            self._flush(loop)
+        await future
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._pending = self._pending, []
+        self._busy = True
+        write = loop.run_in_executor(self._executor, self._cache.put_many, [(k, v) for k, v, _ in batch])
+        write.add_done_callback(lambda done: self._finished(loop, batch, done))
+
+    def _finished(
+        self, loop: asyncio.AbstractEventLoop, batch: list[tuple[str, str, asyncio.Future[None]]], done: Any
+    ) -> None:
+        self._busy = False
+        error = done.exception() if not done.cancelled() else None
+        if isinstance(error, Exception):
+            self._on_error(error)
+        for _, _, future in batch:
+            if not future.done():
+                future.set_result(None)
+        if self._pending and not loop.is_closed():
+            self._flush(loop)
+
+    def close(self) -> None:
+        """Stop the writer thread once queued writes are done."""
+        self._executor.shutdown(wait=True)

@@ -2,8 +2,8 @@
 
 :class:`RetryPolicy` decides what tenacity does with a :class:`TransientBackendError`: up to ``attempts`` tries,
 waiting the server's ``Retry-After`` when it gave one (capped at ``max_retry_after``), else an exponential backoff
-with jitter, ``min(initial * 2**n + U(0, jitter), max_wait)``. Both the wait and the sleep are injectable, so tests
-capture the waits asked for without sleeping (``RetryPolicy.immediate()``).
+with jitter, ``min(initial * 2**(n-1) + U(0, jitter), max_wait)`` after attempt ``n``. Both the wait and the sleep
+are injectable, so tests capture the waits asked for without sleeping (``RetryPolicy.immediate()``).
 
 :class:`RateLimiter` keeps a sliding 60-second window of request starts and their token estimates and waits until a
 new request fits under ``rpm`` and ``tpm`` (a single request larger than ``tpm`` is let through alone).
@@ -12,6 +12,7 @@ new request fits under ``rpm`` and ``tpm`` (a single request larger than ``tpm``
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -33,14 +34,14 @@ async def _no_sleep(_: float) -> None:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How transient failures are retried. ``wait(retry_state) -> seconds`` overrides the default wait."""
+    """How transient failures are retried. ``wait(attempt, error) -> seconds`` overrides the default wait."""
 
     attempts: int = 6
     initial: float = 1.0
     max_wait: float = 60.0
     jitter: float = 1.0
     max_retry_after: float = 300.0
-    wait: Callable[[tenacity.RetryCallState], float] | None = None
+    wait: Callable[[int, BaseException | None], float] | None = None
     sleep: Sleep = asyncio.sleep
 
     @classmethod
@@ -48,21 +49,33 @@ class RetryPolicy:
         """A policy that asks for the usual waits but does not sleep (for tests): pass ``sleep`` to record them."""
         return cls(attempts=attempts, sleep=sleep or _no_sleep)
 
-    def wait_seconds(self, state: tenacity.RetryCallState) -> float:
-        """The wait before the next attempt: the server's Retry-After if any, else exponential backoff with jitter."""
-        if self.wait is not None:
-            return self.wait(state)
-        exc = state.outcome.exception() if state.outcome is not None else None
-        if isinstance(exc, TransientBackendError) and exc.retry_after is not None:
-            return min(exc.retry_after, self.max_retry_after)
-        backoff = tenacity.wait_exponential_jitter(initial=self.initial, max=self.max_wait, jitter=self.jitter)
-        return float(backoff(state))
+    def delay(self, attempt: int, error: BaseException | None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based) that raised ``error``.
 
-    def retrying(self, before_sleep: Callable[[tenacity.RetryCallState], Any] | None = None) -> tenacity.AsyncRetrying:
-        """A tenacity controller that retries only TransientBackendError and re-raises the last one."""
+        The server's Retry-After when it gave one (capped at ``max_retry_after``), else tenacity's exponential
+        jitter formula ``min(initial * 2**(attempt - 1) + U(0, jitter), max_wait)``.
+        """
+        if self.wait is not None:
+            return self.wait(attempt, error)
+        if isinstance(error, TransientBackendError) and error.retry_after is not None:
+            return min(error.retry_after, self.max_retry_after)
+        return min(self.initial * 2.0 ** (attempt - 1) + random.uniform(0, self.jitter), self.max_wait)
+
+    def retrying(
+        self, before_sleep: Callable[[tenacity.RetryCallState], Any] | None = None, *, done: int = 0
+    ) -> tenacity.AsyncRetrying:
+        """A tenacity controller that retries only TransientBackendError and re-raises the last one.
+
+        ``done`` attempts were already made (and failed) before this controller starts: it makes the rest.
+        """
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            error = state.outcome.exception() if state.outcome is not None else None
+            return self.delay(state.attempt_number + done, error)
+
         return tenacity.AsyncRetrying(
-            stop=tenacity.stop_after_attempt(self.attempts),
-            wait=self.wait_seconds,
+            stop=tenacity.stop_after_attempt(max(1, self.attempts - done)),
+            wait=wait,
             retry=tenacity.retry_if_exception_type(TransientBackendError),
             sleep=self.sleep,
             before_sleep=before_sleep,
@@ -109,9 +122,10 @@ class RateLimiter:
 
 @dataclass
 class LoopState:
-    """What the judge keeps per event loop: the concurrency semaphore, the rate limiter, the calls in flight."""
+    """What the judge keeps per event loop: semaphore, rate limiter, cache writer, and the calls in flight."""
 
     loop: asyncio.AbstractEventLoop
     semaphore: asyncio.Semaphore
     limiter: RateLimiter | None
+    writer: Any = None  # assay.judge.cache.CacheWriter when the judge has a cache
     inflight: dict[str, asyncio.Future[Any]] = field(default_factory=dict)

@@ -33,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.meta
+import jinja2.runtime
 from pydantic import BaseModel
 
 from assay.errors import PromptError
@@ -78,6 +80,7 @@ class Prompt:
     path: Path
     schema: Mapping[str, Any]
     templates: Mapping[str, jinja2.Template] = field(repr=False)
+    static: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def ref(self) -> str:
@@ -99,18 +102,32 @@ class Prompt:
                 f"{list(self.inputs)}"
             )
         messages = []
+        context = {**_ENV.globals, **variables}
         for role, template in self.templates.items():
-            try:
-                content = template.render(variables)
-            except jinja2.UndefinedError as exc:
-                raise PromptError(f"prompt {self.ref} ({self.path}): {exc}; declare it in inputs and pass it") from exc
-            messages.append({"role": role, "content": content.strip()})
+            content = self.static.get(role)
+            if content is None:
+                content = _render(template, context, self)
+            messages.append({"role": role, "content": content})
         return messages
+
+
+def _render(template: jinja2.Template, context: dict[str, Any], prompt: Prompt) -> str:
+    # A shared context with the globals merged in by the caller: Template.render copies jinja's globals chain on
+    # every call, which costs more than rendering a short template.
+    try:
+        ctx = jinja2.runtime.new_context(template.environment, template.name, template.blocks, context, shared=True)
+        return template.environment.concat(template.root_render_func(ctx)).strip()
+    except jinja2.UndefinedError as exc:
+        raise PromptError(f"prompt {prompt.ref} ({prompt.path}): {exc}; declare it in inputs and pass it") from exc
 
 
 def packaged_prompt_dir() -> Path:
     """The folder of the prompts shipped with assay."""
     return Path(str(files("assay") / "_prompts"))
+
+
+def _variables(source: str) -> set[str]:
+    return jinja2.meta.find_undeclared_variables(_ENV.parse(source)) - set(_ENV.globals)
 
 
 def _find(name: str, user_dir: Path | None) -> Path:
@@ -210,7 +227,10 @@ def parse_prompt(data: bytes, path: Path) -> Prompt:
     front, body = _split(text, path)
     meta = _meta(front, path)
     try:
-        templates = {role: _ENV.from_string(src) for role, src in _sections(body, path).items()}
+        sources = _sections(body, path)
+        templates = {role: _ENV.from_string(src) for role, src in sources.items()}
+        # A section that uses no variable renders once, here: the same string object on every call.
+        static = {role: templates[role].render().strip() for role, src in sources.items() if not _variables(src)}
     except jinja2.TemplateSyntaxError as exc:
         raise PromptError(f"{path}: template error in the body, line {exc.lineno}: {exc.message}") from exc
     model = _output_model(str(meta["output"]), path)
@@ -225,4 +245,5 @@ def parse_prompt(data: bytes, path: Path) -> Prompt:
         path=path,
         schema=strict_schema(model),
         templates=templates,
+        static=static,
     )
