@@ -10,6 +10,7 @@ from assay.cli import build as _build  # noqa: F401
 from assay.cli import cache as _cache  # noqa: F401
 from assay.cli import grade as _grade  # noqa: F401
 from assay.cli import metrics as _metrics  # noqa: F401
+from assay.cli import transfer as _transfer  # noqa: F401
 from assay.cli._app import main
 
 __all__ = ["main"]

@@ -1,0 +1,177 @@
+"""``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV) and ``assay import beir|trec|ragas`` (-> golden set)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from assay.cli._app import main
+from assay.errors import InputError
+from assay.formats.golden import GoldenSet
+from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
+from assay.pipelines.transfer_import import ImportSummary, import_beir, import_ragas, import_trec
+from assay.types import LabelSource
+
+__all__ = ["export", "import_group"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_SOURCES = click.Choice(["imported", "human"])
+_SOURCE_HELP = "Provenance source of the imported labels; 'human' for assessor judgments (they override the judge)."
+
+
+def _check_out(out: str, overwrite: bool) -> None:
+    """Fail before any reading when the output folder is taken."""
+    path = Path(out)
+    if path.is_file():
+        raise InputError(f"{path} is a file: give a folder for the output")
+    if path.is_dir() and any(path.iterdir()) and not overwrite:
+        raise InputError(f"{path} exists and is not empty: choose another folder or pass --overwrite")
+
+
+@main.command("export")
+@click.argument("golden", type=click.Path(exists=True, file_okay=False))
+@click.option("--to", "fmt", type=click.Choice(EXPORT_FORMATS), required=True, help="Output format.")
+@click.option("-o", "--out", required=True, type=click.Path(), help="Output folder (created atomically).")
+@click.option(
+    "--min-grade", type=click.IntRange(-1, 3), default=None, help="Export only grades >= this (default: all scored)."
+)
+@click.option("--split", default="test", show_default=True, help="BEIR qrels split name (qrels/SPLIT.tsv).")
+@click.option("--overwrite", is_flag=True, help="Replace a non-empty output folder.")
+def export(golden: str, fmt: str, out: str, min_grade: int | None, split: str, overwrite: bool) -> None:  # noqa: PLR0917
+    """Write the golden set GOLDEN in a format other tools read.
+
+    \b
+    Examples:
+      assay export golden/ --to beir -o golden-beir/          corpus.jsonl, queries.jsonl, qrels/test.tsv
+      assay export golden/ --to trec -o trec/ --min-grade 1   qrels.txt (qid 0 docid grade) and topics.tsv
+      assay export golden/ --to ragas -o ragas/               ragas.jsonl and ragas.csv (RAGAS 0.3 columns)
+      assay export golden/ --to csv -o sheets/                labels.csv and questions.csv for spreadsheets
+
+    Unscored labels are never exported as grades; the command says how many there are.
+    """
+    _check_out(out, overwrite)
+    summary = export_golden(GoldenSet.load(golden), fmt, out, min_grade=min_grade, split=split, overwrite=overwrite)
+    _report_export(summary, min_grade)
+
+
+def _report_export(summary: ExportSummary, min_grade: int | None) -> None:
+    files = ", ".join(f"{name} ({count})" for name, count in summary.files.items())
+    click.echo(f"Wrote {summary.format} to {summary.out}: {files}")
+    click.echo(f"{summary.questions} questions; {summary.grades} graded labels exported")
+    click.echo(f"{summary.unscored} unscored pair(s) not exported as grades")
+    if min_grade is not None or summary.below_min_grade:
+        click.echo(f"{summary.below_min_grade} graded label(s) below the grade threshold left out")
+    if summary.renamed_ids:
+        click.echo(f"warning: {summary.renamed_ids} id(s) held characters {summary.format} cannot; "
+                   "they were percent-encoded (e.g. a space as %20)", err=True)  # fmt: skip
+    for note in summary.notes:
+        click.echo(f"note: {note}")
+
+
+@main.group("import")
+def import_group() -> None:
+    """Make a golden set from data you already have: BEIR, TREC or RAGAS.
+
+    \b
+    Examples:
+      assay import beir scifact/ -o golden/ --source human
+      assay import trec qrels.txt topics.tsv corpus.jsonl -o golden/
+      assay import ragas testset.jsonl -o golden/
+    """
+
+
+def _out_options(command: F) -> F:
+    command = click.option("--overwrite", is_flag=True, help="Replace a non-empty output folder.")(command)
+    return click.option("-o", "--out", required=True, type=click.Path(), help="Golden-set folder to write.")(command)
+
+
+def _qrels_options(command: F) -> F:
+    command = click.option("--all-queries", is_flag=True, help="Keep queries that have no qrels line too.")(command)
+    command = click.option("--clip-grades", is_flag=True, help="Cap grades outside -1..3 into it.")(command)
+    return click.option("--source", type=_SOURCES, default="imported", show_default=True, help=_SOURCE_HELP)(command)
+
+
+@import_group.command("beir")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False))
+@click.option("--split", default="test", show_default=True, help="Which qrels/SPLIT.tsv to read.")
+@_qrels_options
+@_out_options
+def import_beir_command(  # noqa: PLR0917
+    folder: str, split: str, source: LabelSource, clip_grades: bool, all_queries: bool, out: str, overwrite: bool
+) -> None:
+    """A golden set from a BEIR folder (corpus.jsonl, queries.jsonl, qrels/SPLIT.tsv).
+
+    \b
+    Examples:
+      assay import beir datasets/scifact -o golden/ --source human
+      assay import beir nfcorpus/ --split dev -o golden-dev/ --clip-grades
+    """
+    _check_out(out, overwrite)
+    summary = import_beir(folder, split=split, source=source, clip_grades=clip_grades, all_queries=all_queries)
+    _save(summary, out, overwrite)
+
+
+@import_group.command("trec")
+@click.argument("qrels", type=click.Path(exists=True, dir_okay=False))
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False))
+@click.argument("corpus", type=click.Path(exists=True))
+@_qrels_options
+@_out_options
+def import_trec_command(  # noqa: PLR0917
+    qrels: str,
+    queries: str,
+    corpus: str,
+    source: LabelSource,
+    clip_grades: bool,
+    all_queries: bool,
+    out: str,
+    overwrite: bool,
+) -> None:
+    """A golden set from TREC QRELS, a QUERIES file and a CORPUS (.jsonl, or a folder of documents).
+
+    QUERIES: qid<TAB>text lines, JSONL ({"_id", "text"}) or TREC <top> topics. Each corpus document is one
+    passage whose id is what the qrels name (for a folder: the path relative to it, e.g. policies/refunds.md).
+
+    \b
+    Examples:
+      assay import trec qrels.txt topics.tsv corpus.jsonl -o golden/ --source human
+      assay import trec 2019qrels-pass.txt queries.tsv docs/ -o golden/ --clip-grades
+    """
+    _check_out(out, overwrite)
+    summary = import_trec(qrels, queries, corpus, source=source, clip_grades=clip_grades, all_queries=all_queries)
+    _save(summary, out, overwrite)
+
+
+@import_group.command("ragas")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--grade", type=click.IntRange(1, 3), default=2, show_default=True, help="Grade of a reference context.")
+@click.option("--source", type=_SOURCES, default="imported", show_default=True, help=_SOURCE_HELP)
+@_out_options
+def import_ragas_command(file: str, grade: int, source: LabelSource, out: str, overwrite: bool) -> None:
+    """A golden set from a RAGAS test set (JSONL or CSV: user_input, reference, reference_contexts[, _ids]).
+
+    \b
+    Examples:
+      assay import ragas testset.jsonl -o golden/
+      assay import ragas testset.csv -o golden/ --grade 3
+    """
+    _check_out(out, overwrite)
+    _save(import_ragas(file, grade=grade, source=source), out, overwrite)
+
+
+def _save(summary: ImportSummary, out: str, overwrite: bool) -> None:
+    golden = summary.golden
+    golden.save(out, overwrite=overwrite)
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    label_source = golden.manifest.settings.get("import", {}).get("label_source", "imported")
+    click.echo(
+        f"Imported {summary.source_format} into {out}: {len(golden.questions)} questions, {len(golden.chunks)} "
+        f"passages ({len(golden.documents)} documents), {len(golden.qrels)} labels (source {label_source})"
+    )
+    skipped = ", ".join(f"{name} {count}" for name, count in summary.skipped.items() if count)
+    if skipped:
+        click.echo(f"skipped: {skipped}")

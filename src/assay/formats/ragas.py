@@ -1,0 +1,166 @@
+"""RAGAS test sets: JSONL and CSV with the column names of RAGAS 0.3's ``SingleTurnSample``.
+
+A golden test set row (what RAGAS's test-set generator writes, plus the id column its ID-based context metrics read):
+
+=========================  ======================================================================================
+``user_input``             the question
+``reference``              the reference answer (absent or empty when the golden set has none)
+``reference_contexts``     texts of the relevant chunks, most relevant first
+``reference_context_ids``  their chunk ids, in the same order (read by ``IDBasedContextPrecision`` / ``Recall``)
+``query_id``               assay's question id; RAGAS ignores unknown fields, ``assay import ragas`` reads it back
+=========================  ======================================================================================
+
+``EvaluationDataset.from_jsonl`` reads the JSONL as is. In the CSV, list columns hold JSON arrays (RAGAS's own
+``to_csv`` leaves lists as Python reprs and ``from_csv`` does not parse them: load the CSV with pandas and
+``json.loads`` the list columns, or use the JSONL). Reading accepts JSON arrays, Python list literals (what pandas
+writes) and, for a single context, a bare string. Reading also accepts the names of RAGAS 0.1 (``question``,
+``ground_truth``) and ``id`` for ``query_id``. Other columns (``synthesizer_name``, ``retrieved_contexts``,
+``response``, ...) are kept in :attr:`RagasRow.extra`. Malformed rows raise :class:`~assay.errors.FormatError` naming
+the file and the line (for CSV the physical line where the row starts).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import FormatError, InputError
+from assay.formats.atomic import atomic_write
+from assay.formats.jsonl import iter_json_lines
+
+__all__ = ["COLUMNS", "RAGAS_SCHEMA", "RagasRow", "read_ragas", "write_ragas_csv", "write_ragas_jsonl"]
+
+RAGAS_SCHEMA = "ragas 0.3 SingleTurnSample"
+COLUMNS = ("query_id", "user_input", "reference", "reference_contexts", "reference_context_ids")
+_ALIASES = {"question": "user_input", "ground_truth": "reference", "id": "query_id"}
+_LIST_COLUMNS = ("reference_contexts", "reference_context_ids")
+_SHAPE = '{"user_input": "...", "reference": "...", "reference_contexts": ["..."]}'
+
+
+@dataclass(frozen=True)
+class RagasRow:
+    """One test-set row; ``reference_context_ids`` is None when the file has no ids for the contexts."""
+
+    line: int
+    user_input: str
+    reference: str | None
+    reference_contexts: list[str]
+    reference_context_ids: list[str] | None = None
+    query_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def read_ragas(path: str | Path) -> list[RagasRow]:
+    """Rows of a RAGAS test set, ``.jsonl`` or ``.csv`` (by the file's suffix)."""
+    source = Path(path)
+    suffix = source.suffix.lower()
+    if suffix == ".csv":
+        return [_row(source, line, obj) for line, obj in _csv_records(source)]
+    if suffix in (".jsonl", ".json"):
+        return [_row(source, line, obj) for line, obj in iter_json_lines(source, header="optional")]
+    raise InputError(f"{source}: unknown RAGAS file type {suffix or '(none)'}; give a .jsonl or .csv file")
+
+
+def _row(path: Path, line: int, raw: Mapping[str, Any]) -> RagasRow:
+    obj = {_ALIASES.get(k, k): v for k, v in raw.items()}
+    question = obj.pop("user_input", None)
+    if not isinstance(question, str) or not question.strip():
+        raise FormatError(path, line, "no question in 'user_input' (a non-empty string)", _SHAPE)
+    reference = obj.pop("reference", None)
+    if reference is not None and not isinstance(reference, str):
+        raise FormatError(path, line, f"'reference' is a {type(reference).__name__}", "a string answer")
+    contexts = _strings(path, line, "reference_contexts", obj.pop("reference_contexts", None)) or []
+    ids = _strings(path, line, "reference_context_ids", obj.pop("reference_context_ids", None))
+    if ids is not None and len(ids) != len(contexts):
+        problem = f"{len(ids)} reference_context_ids for {len(contexts)} reference_contexts"
+        raise FormatError(path, line, problem, "one id per context, in the same order")
+    query_id = obj.pop("query_id", None)
+    query_id = None if query_id in (None, "") else str(query_id)
+    return RagasRow(line, question, reference or None, contexts, ids, query_id, obj)
+
+
+def _strings(path: Path, line: int, column: str, value: Any) -> list[str] | None:
+    """A list column as strings: a list, or in CSV a JSON array, a Python list literal or one bare string."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        value = _parse_list_cell(value)
+    if not isinstance(value, list):
+        raise FormatError(path, line, f"'{column}' is a {type(value).__name__}", "a list of strings")
+    bad = [v for v in value if isinstance(v, bool) or not isinstance(v, str | int)]
+    if bad:
+        raise FormatError(path, line, f"'{column}' holds a {type(bad[0]).__name__}", "a list of strings")
+    return [str(v) for v in value]
+
+
+def _parse_list_cell(cell: str) -> Any:
+    text = cell.strip()
+    if not text.startswith("["):
+        return [cell]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return [cell]  # a context that merely starts with "["
+
+
+def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, None, f"bytes that are not UTF-8 at byte {exc.start}", "a UTF-8 CSV file") from None
+    except OSError as exc:
+        raise FormatError(path, None, f"cannot read: {exc.strerror}", "a readable CSV file") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    start = 2
+    try:
+        for record in reader:
+            if None in record:
+                raise FormatError(path, start, "more cells than header columns", "one cell per column")
+            if any(v not in (None, "") for v in record.values()):
+                yield start, {k: v for k, v in record.items() if k}
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise FormatError(path, reader.line_num, f"bad CSV ({exc})", "comma-separated cells") from None
+
+
+# --------------------------------------------------------------------------------------------------- writing
+
+
+def write_ragas_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Write rows as JSONL (one object per line, keys in :data:`COLUMNS` order), atomically; returns the count."""
+    count = 0
+    with atomic_write(path) as out:
+        for row in rows:
+            out.write(json.dumps({k: row.get(k) for k in COLUMNS}, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def write_ragas_csv(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
+    """Write rows as CSV with a header of :data:`COLUMNS`; list cells are JSON arrays, None is an empty cell."""
+    count = 0
+    with atomic_write(path) as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for row in rows:
+            writer.writerow([_cell(row.get(k)) for k in COLUMNS])
+            count += 1
+    return count
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)

@@ -1,0 +1,197 @@
+"""Export a golden set to the formats other tools read: BEIR, TREC, RAGAS and CSV.
+
+Every export writes one output folder, built under a temporary name and swapped in only when complete (an
+existing non-empty folder is replaced only with ``overwrite``):
+
+=========  ==========================================================================================================
+``beir``   ``corpus.jsonl`` (one line per chunk: ``_id`` = chunk id, ``title`` = its document's title, ``text``,
+           ``metadata.assay`` = the chunk's other fields and its document's source, title and metadata),
+           ``queries.jsonl`` (``metadata.assay`` = the question's other fields) and ``qrels/SPLIT.tsv`` with the
+           header ``query-id<TAB>corpus-id<TAB>score``. ``assay import beir`` reads the ``assay`` metadata back,
+           so questions, chunks and qrels survive the round trip; BEIR's loader ignores it.
+``trec``   ``qrels.txt`` (``qid 0 docid grade``, sorted) and ``topics.tsv`` (``qid<TAB>question``).
+``ragas``  ``ragas.jsonl`` and ``ragas.csv`` with RAGAS 0.3 test-set columns (:mod:`assay.formats.ragas`):
+           the reference contexts are the chunks graded ``>= min_grade`` (default 1), most relevant first.
+``csv``    ``labels.csv`` and ``questions.csv`` for spreadsheets (:mod:`assay.formats.tabular`).
+=========  ==========================================================================================================
+
+Grades are those of :meth:`GoldenSet.qrels_map` (a human label overrides the judge's). Unscored labels are never
+written as grades: a pair whose labels are all unscored is left out of BEIR, TREC and RAGAS, listed in
+``labels.csv`` with an empty grade and its reason, and counted in :attr:`ExportSummary.unscored`. ``min_grade``
+keeps only grades ``>= min_grade`` (all scored grades by default, 0 and -1 included, since trec_eval's bpref and
+judged@k use judged non-relevant documents). Ids that hold characters a format cannot carry (any whitespace in TREC;
+tab, CR or LF in BEIR's TSV) are percent-encoded consistently across the files of the export, and counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from assay.errors import InputError
+from assay.formats.atomic import atomic_dir
+from assay.formats.beir import BeirDoc, BeirQrel, BeirQuery, escape_id, write_beir
+from assay.formats.golden import GoldenSet
+from assay.formats.ragas import write_ragas_csv, write_ragas_jsonl
+from assay.formats.tabular import LABEL_COLUMNS, QUESTION_COLUMNS, label_rows, question_rows, write_csv
+from assay.formats.topics import write_topics
+from assay.formats.trec import write_qrels
+
+__all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportSummary", "export_golden", "graded_pairs"]
+
+ExportFormat = Literal["beir", "trec", "ragas", "csv"]
+EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
+_TREC_UNSAFE = re.compile(r"\s")
+_BEIR_UNSAFE = re.compile(r"[\t\r\n]")
+
+
+@dataclass
+class ExportSummary:
+    """What an export wrote: files with their record counts, and what it left out and why."""
+
+    format: str
+    out: Path
+    files: dict[str, int] = field(default_factory=dict)  # path relative to ``out`` -> records written
+    questions: int = 0
+    grades: int = 0  # (question, chunk, grade) labels written as grades
+    unscored: int = 0  # pairs with no scored label: not written as grades
+    below_min_grade: int = 0
+    renamed_ids: int = 0  # ids percent-encoded because the format cannot hold them
+    notes: list[str] = field(default_factory=list)
+
+
+def graded_pairs(golden: GoldenSet, min_grade: int | None = None) -> tuple[list[tuple[str, str, int]], int]:
+    """Sorted ``(query_id, chunk_id, grade)`` of the scored qrels with ``grade >= min_grade``, and how many were
+    below ``min_grade``."""
+    pairs: list[tuple[str, str, int]] = []
+    below = 0
+    table = golden.qrels_map()
+    for qid in sorted(table):
+        for cid in sorted(table[qid]):
+            grade = table[qid][cid]
+            if min_grade is not None and grade < min_grade:
+                below += 1
+            else:
+                pairs.append((qid, cid, grade))
+    return pairs, below
+
+
+def export_golden(
+    golden: GoldenSet,
+    fmt: str,
+    out: str | Path,
+    *,
+    min_grade: int | None = None,
+    split: str = "test",
+    overwrite: bool = False,
+) -> ExportSummary:
+    """Write ``golden`` as ``fmt`` (beir, trec, ragas or csv) into the folder ``out``, atomically."""
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
+    if not split or "/" in split or split.startswith("."):
+        raise InputError(f"split name {split!r} cannot be a file name: use a plain name such as test or dev")
+    target = Path(out)
+    summary = ExportSummary(fmt, target, questions=len(golden.questions), unscored=len(golden.unscored()))
+    try:
+        with atomic_dir(target, overwrite=overwrite) as tmp:
+            _WRITERS[fmt](golden, tmp, summary, min_grade, split)
+    except FileExistsError:
+        raise InputError(f"{target} exists and is not empty: choose another folder or pass --overwrite") from None
+    return summary
+
+
+class _Ids:
+    """Percent-encodes ids a format cannot hold, the same way in every file, counting the ids it changed."""
+
+    def __init__(self, unsafe: re.Pattern[str]) -> None:
+        self.unsafe = unsafe
+        self.changed: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        safe = escape_id(value, self.unsafe)
+        if safe != value:
+            self.changed.add(value)
+        return safe
+
+
+def _beir(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
+    ids = _Ids(_BEIR_UNSAFE)
+    docs = {d.id: d for d in golden.documents}
+    corpus = []
+    for chunk in golden.chunks:
+        doc = docs.get(chunk.doc_id)
+        info: dict[str, Any] = chunk.model_dump(mode="json", exclude={"id", "text"})
+        if doc is not None:
+            info["document"] = {"source": doc.source, "title": doc.title, "metadata": doc.metadata}
+        title = doc.title if doc is not None and doc.title else ""
+        corpus.append(BeirDoc(0, ids(chunk.id), chunk.text, title, {"assay": info}))
+    queries = [
+        BeirQuery(0, ids(q.id), q.text, {"assay": q.model_dump(mode="json", exclude={"id", "text"})})
+        for q in golden.questions
+    ]
+    pairs, summary.below_min_grade = graded_pairs(golden, min_grade)
+    qrels = [BeirQrel(0, ids(q), ids(c), g) for q, c, g in pairs]
+    summary.files = write_beir(tmp, corpus, queries, qrels, split=split)
+    summary.grades, summary.renamed_ids = len(qrels), len(ids.changed)
+
+
+def _trec(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
+    ids = _Ids(_TREC_UNSAFE)
+    pairs, summary.below_min_grade = graded_pairs(golden, min_grade)
+    table: dict[str, dict[str, int]] = {}
+    for qid, cid, grade in pairs:
+        table.setdefault(ids(qid), {})[ids(cid)] = grade
+    summary.files["qrels.txt"] = summary.grades = write_qrels(tmp / "qrels.txt", table)
+    summary.files["topics.tsv"] = write_topics(tmp / "topics.tsv", ((ids(q.id), q.text) for q in golden.questions))
+    summary.renamed_ids = len(ids.changed)
+
+
+def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
+    threshold = 1 if min_grade is None else min_grade
+    pairs, summary.below_min_grade = graded_pairs(golden, threshold)
+    relevant: dict[str, list[tuple[int, str]]] = {}
+    for qid, cid, grade in pairs:
+        relevant.setdefault(qid, []).append((-grade, cid))
+    rows = []
+    for q in golden.questions:
+        ranked = [cid for _, cid in sorted(relevant.get(q.id, []))]
+        rows.append(
+            {
+                "query_id": q.id,
+                "user_input": q.text,
+                "reference": q.reference_answer,
+                "reference_contexts": [golden.chunk(cid).text for cid in ranked],
+                "reference_context_ids": ranked,
+            }
+        )
+    summary.files["ragas.jsonl"] = write_ragas_jsonl(tmp / "ragas.jsonl", rows)
+    summary.files["ragas.csv"] = write_ragas_csv(tmp / "ragas.csv", rows)
+    summary.grades = len(pairs)
+    empty = sum(1 for r in rows if not r["reference_contexts"])
+    if empty:
+        summary.notes.append(f"{empty} question(s) have no chunk graded >= {threshold}: empty reference_contexts")
+    unanswered = sum(1 for r in rows if not r["reference"])
+    if unanswered:
+        summary.notes.append(f"{unanswered} question(s) have no reference answer: 'reference' is null")
+
+
+def _csv(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
+    labels = label_rows(golden, min_grade=min_grade)
+    summary.files["labels.csv"] = write_csv(tmp / "labels.csv", LABEL_COLUMNS, labels.rows)
+    questions = question_rows(golden, min_grade=1 if min_grade is None else min_grade)
+    summary.files["questions.csv"] = write_csv(tmp / "questions.csv", QUESTION_COLUMNS, questions)
+    summary.grades = sum(1 for row in labels.rows if row["grade"] != "")
+    summary.below_min_grade = labels.below_min_grade
+    if min_grade is None and labels.unscored:
+        summary.notes.append(f"{labels.unscored} unscored pair(s) listed in labels.csv with an empty grade and reason")
+
+
+_WRITERS: dict[str, Callable[[GoldenSet, Path, ExportSummary, int | None, str], None]] = {
+    "beir": _beir,
+    "trec": _trec,
+    "ragas": _ragas,
+    "csv": _csv,
+}
