@@ -38,6 +38,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "faithfulness": {"question": "How long do refunds take?", "answer": "14 days. " + INJECTION, "passages": PASSAGES},
     "answer_relevance": {"question": "How long do refunds take?", "answer": INJECTION},
     "attribution": {"answer_sentences": STATEMENTS, "passages": PASSAGES},
+    "answer_assessment": {"question": "How long?", "answer": "14 days. " + INJECTION, "passages": PASSAGES},
 }
 
 PROMPT_FILES = sorted(packaged_prompt_dir().glob("*.md"))

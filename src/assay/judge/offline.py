@@ -15,6 +15,7 @@ support              coverage of each statement's terms (and all its numbers) by
 faithfulness         the answer's sentences as claims, each with its support level
 answer_relevance     overlap of question terms with the answer; noncommittal phrases score 0
 attribution          the passages covering at least half of each answer sentence's terms
+answer_assessment    faithfulness's claims with their passages, and answer_relevance's score, in one answer
 ===================  ===================================================================================
 
 It is a baseline, and every reason it writes says so. Thousands of calls per second; every answer depends only on
@@ -42,6 +43,7 @@ from assay.judge.offline_lexical import (
 )
 from assay.judge.offline_questions import Source, critique, generate
 from assay.judge.outputs import (
+    AnswerAssessment,
     AnswerRelevance,
     Attribution,
     Claims,
@@ -179,6 +181,17 @@ def _attribution(v: _Vars) -> BaseModel:
     return Attribution(sentences=out)
 
 
+def _answer_assessment(v: _Vars) -> BaseModel:
+    passages = [(p.id, p.text) for p in v.items("passages")]
+    claims = []
+    for claim in sentences(v.text("answer")):
+        if asserts_something(claim):
+            level, ids, why = support(claim, passages)
+            claims.append(ClaimVerdict(claim=claim, reason=why, verdict=_VERDICT[level], passage_ids=ids))
+    score, noncommittal, reason = answer_relevance(v.text("question"), v.text("answer"))
+    return AnswerAssessment(claims=claims, relevance_reason=reason, relevance=score, noncommittal=noncommittal)
+
+
 HANDLERS: dict[str, Handler] = {
     "relevance": _relevance,
     "relevance_listwise": _listwise,
@@ -190,6 +203,7 @@ HANDLERS: dict[str, Handler] = {
     "faithfulness": _faithfulness,
     "answer_relevance": _answer_relevance,
     "attribution": _attribution,
+    "answer_assessment": _answer_assessment,
 }
 
 

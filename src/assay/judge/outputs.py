@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
     "OUTPUT_MODELS",
+    "AnswerAssessment",
     "AnswerRelevance",
     "Attribution",
     "ClaimVerdict",
@@ -196,6 +197,19 @@ class AnswerRelevance(_Output):
     noncommittal: bool
 
 
+class AnswerAssessment(_Output):
+    """Faithfulness, attribution and answer relevance of one answer in one call (``answer_assessment``).
+
+    ``claims`` as in :class:`Faithfulness` (each with the passages it draws on); then the relevance reason, the 0-3
+    relevance score (scale of :class:`AnswerRelevance`) and whether the answer is noncommittal.
+    """
+
+    claims: list[ClaimVerdict]
+    relevance_reason: str
+    relevance: AnswerScore
+    noncommittal: bool
+
+
 class SentenceAttribution(_Output):
     """Which passages one answer sentence draws on (empty when none)."""
 
@@ -228,6 +242,7 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         Faithfulness,
         AnswerRelevance,
         Attribution,
+        AnswerAssessment,
     )
 }
 

@@ -1,0 +1,347 @@
+"""The judge's part of ``assay eval``: relevance labels for unlabelled retrieved chunks, and the LLM-judged metrics.
+
+Calls per evaluated sample (one query of one run with an answer, context of k chunks), at most three:
+
+1. ``relevance_listwise``: the retrieved chunks in the top k_max that have no label yet, up to N per call (one call
+   per question for k = 5). Labels are per (question, chunk) whatever system retrieved the chunk, cached per pair,
+   and added to the golden set, so a second system pays only for chunks never judged.
+2. ``support``: the question's reference claims against the top-k context (context recall), one call.
+3. ``answer_assessment``: the answer's claims with verdicts and the passages each draws on (faithfulness,
+   attribution) plus the answer's relevance (0-3, noncommittal), one call.
+
+Nugget recall adds one ``support`` call per answer (the nuggets as statements, the answer as the only passage), as
+the TREC 2024 RAG track assigns nuggets. Every call that fails leaves its metrics unscored with the reason.
+
+Metric definitions (per query; K is the context depth):
+
+* ``context_recall@K`` = share of reference claims supported (strict) by the top-K chunks (:func:`rag.context_recall`);
+* ``faithfulness@K`` = share of the answer's claims supported (strict) by the top-K chunks; an answer that asserts
+  nothing is unscored ("no_claims"), never 0 or 1;
+* ``answer_relevance`` = score / 3 in [0, 1]; a noncommittal answer scores 0 (RAGAS's convention);
+* ``attribution_rate@K`` = share of the distinct top-K chunks the answer cites (run ``citations``) or that a claim
+  draws on with verdict supported or partial (:func:`rag.attribution_rate`);
+* ``nugget_recall_{all,vital}_{strict,lenient}``: TREC RAG 2024 A/V scores (:func:`rag.nugget_recall`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from assay.formats.golden import GoldenSet
+from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
+from assay.judge.relevance import Graded
+from assay.metrics import rag
+from assay.pipelines.eval_runs import LoadedRun, RunLine
+from assay.text import sentences
+from assay.types import Question, RelevanceLabel
+
+__all__ = [
+    "ANSWER_PROMPT",
+    "SUPPORT_PROMPT",
+    "Assessed",
+    "JudgedPlan",
+    "assess_runs",
+    "judge_unlabelled",
+    "plan_calls",
+    "unlabelled_pairs",
+]
+
+SUPPORT_PROMPT = "support"
+ANSWER_PROMPT = "answer_assessment"
+_LEVEL = {"support": 1.0, "partial": 0.5, "none": 0.0}
+_VERDICT = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
+_NUGGET = {"support": "support", "partial": "partial_support", "none": "not_support"}
+Values = dict[str, float | None]
+OnResult = Callable[[], None]
+
+
+@dataclass
+class Assessed:
+    """LLM-judged values of one query of one run, why some are missing, and its support-matrix rows."""
+
+    metrics: Values = field(default_factory=dict)
+    unscored: dict[str, str] = field(default_factory=dict)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def put(self, name: str, value: float, reason: str = "") -> None:
+        """Record a value; NaN is recorded as unscored with ``reason``."""
+        if np.isnan(value):
+            self.metrics[name] = None
+            self.unscored[name] = reason or "unscored"
+        else:
+            self.metrics[name] = float(value)
+
+    def fail(self, names: Sequence[str], reason: str) -> None:
+        for name in names:
+            self.metrics[name] = None
+            self.unscored[name] = reason
+
+
+def _has_scored_label(golden: GoldenSet) -> set[tuple[str, str]]:
+    return {(label.query_id, label.chunk_id) for label in golden.qrels if label.grade is not None}
+
+
+def unlabelled_pairs(golden: GoldenSet, runs: Sequence[LoadedRun], depth: int) -> list[Pair]:
+    """Pairs (question, chunk of the golden set) in some run's top ``depth`` without a scored label, each once."""
+    labelled = _has_scored_label(golden)
+    seen: set[tuple[str, str]] = set()
+    pairs: list[Pair] = []
+    for run in runs:
+        for qid, line in run.lines.items():
+            for cid in line.top(depth):
+                key = (qid, cid)
+                if key in labelled or key in seen or not golden.has_chunk(cid):
+                    continue
+                seen.add(key)
+                pairs.append(Pair(qid, golden.question(qid).text, cid, golden.chunk(cid).text))
+    return pairs
+
+
+async def judge_unlabelled(
+    judge: Judge, pairs: Sequence[Pair], *, listwise: int | None, seed: int, on_label: Callable[[Graded], None]
+) -> list[RelevanceLabel]:
+    """Grade ``pairs`` (listwise groups of ``listwise`` per question, or pointwise); unscored labels included."""
+    if not pairs:
+        return []
+    graded = await grade_pairs_detailed(judge, pairs, listwise=listwise, seed=seed, on_label=on_label)
+    return [g.label for g in graded]
+
+
+def _context(line: RunLine, golden: GoldenSet, k: int) -> tuple[list[str], list[dict[str, str]]]:
+    """The top-k chunk ids (columns) and the passages shown to the judge, with local ids "1".."k"."""
+    columns = line.top(k)
+    passages = []
+    for i, cid in enumerate(columns):
+        text = golden.chunk(cid).text if golden.has_chunk(cid) else line.texts.get(cid)
+        if text:
+            passages.append({"id": str(i + 1), "text": text})
+    return columns, passages
+
+
+def _reference_claims(question: Question) -> list[str]:
+    if question.claims:
+        return [c.text for c in question.claims]
+    return sentences(question.reference_answer or "") if question.type != "unanswerable" else []
+
+
+@dataclass
+class _Call:
+    """One planned call: which run/query it serves, the prompt, its variables and how to read the answer."""
+
+    run: str
+    query_id: str
+    prompt: str
+    variables: dict[str, Any]
+    columns: list[str]
+    kind: str  # "context" | "answer" | "nuggets"
+    citations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class JudgedPlan:
+    """Every LLM-metric call to make, and the values that need no call (filled in already)."""
+
+    calls: list[_Call]
+    assessed: dict[str, dict[str, Assessed]]
+
+
+def _want(families: set[str], name: str) -> bool:
+    return not families or name in families
+
+
+@dataclass
+class _Query:
+    """What the planners need about one query of one run."""
+
+    run: str
+    question: Question
+    line: RunLine
+    columns: list[str]
+    passages: list[dict[str, str]]
+    out: Assessed
+    k: int
+
+    def call(self, prompt: str, variables: dict[str, Any], kind: str) -> _Call:
+        columns = [] if kind == "nuggets" else self.columns
+        return _Call(self.run, self.question.id, prompt, variables, columns, kind, list(self.line.citations))
+
+    @property
+    def answer(self) -> str | None:
+        return self.line.answer if self.line.answer and self.line.answer.strip() else None
+
+
+def plan_calls(
+    golden: GoldenSet, runs: Sequence[LoadedRun], *, context_k: int, families: set[str] | None = None
+) -> JudgedPlan:
+    """Plan the context-recall, answer and nugget calls of every run; ``families`` limits them (None = all)."""
+    wanted = families or set()
+    calls: list[_Call] = []
+    assessed: dict[str, dict[str, Assessed]] = {}
+    for run in runs:
+        per = assessed[run.name] = {}
+        for qid, line in run.lines.items():
+            columns, passages = _context(line, golden, context_k)
+            query = _Query(run.name, golden.question(qid), line, columns, passages, Assessed(), context_k)
+            per[qid] = query.out
+            if _want(wanted, "context_recall"):
+                calls += _plan_context(query)
+            if _want(wanted, "answer"):
+                calls += _plan_answer(query)
+            if _want(wanted, "nugget_recall"):
+                calls += _plan_nuggets(query)
+    return JudgedPlan(calls, assessed)
+
+
+def _plan_context(q: _Query) -> list[_Call]:
+    name = f"context_recall@{q.k}"
+    claims = _reference_claims(q.question)
+    if not claims:
+        q.out.fail([name], "no_reference_claims")
+        return []
+    if not q.passages:
+        q.out.put(name, 0.0)  # nothing retrieved supports nothing
+        return []
+    statements = [{"id": f"c{i + 1}", "text": text} for i, text in enumerate(claims)]
+    return [q.call(SUPPORT_PROMPT, {"statements": statements, "passages": q.passages}, "context")]
+
+
+def answer_metrics(k: int) -> list[str]:
+    """Names of the metrics the answer call gives."""
+    return [f"faithfulness@{k}", "answer_relevance", f"attribution_rate@{k}"]
+
+
+def _plan_answer(q: _Query) -> list[_Call]:
+    if q.answer is None:
+        q.out.fail(answer_metrics(q.k), "no_answer")
+        return []
+    variables = {"question": q.question.text, "answer": q.answer, "passages": q.passages}
+    return [q.call(ANSWER_PROMPT, variables, "answer")]
+
+
+NUGGET_METRICS = [f"nugget_recall_{s}_{m}" for s in ("all", "vital") for m in ("strict", "lenient")]
+
+
+def _plan_nuggets(q: _Query) -> list[_Call]:
+    if not q.question.nuggets:
+        q.out.fail(NUGGET_METRICS, "no_nuggets")
+        return []
+    if q.answer is None:
+        q.out.fail(NUGGET_METRICS, "no_answer")
+        return []
+    statements = [{"id": n.id, "text": n.text} for n in q.question.nuggets]
+    return [
+        q.call(SUPPORT_PROMPT, {"statements": statements, "passages": [{"id": "answer", "text": q.answer}]}, "nuggets")
+    ]
+
+
+async def assess_runs(
+    judge: Judge, golden: GoldenSet, plan: JudgedPlan, *, context_k: int, on_result: OnResult | None = None
+) -> dict[str, dict[str, Assessed]]:
+    """Make the planned calls (all prompts at once, under the judge's concurrency) and read the answers."""
+    stages = {"context": "context_recall", "answer": "answer", "nuggets": "nuggets"}
+    groups: dict[str, list[_Call]] = {}
+    for call in plan.calls:
+        groups.setdefault(call.kind, []).append(call)
+
+    async def run_group(kind: str, calls: list[_Call]) -> None:
+        def done(index: int, j: Judgement[Any]) -> None:
+            _read(calls[index], j, plan.assessed[calls[index].run][calls[index].query_id], golden, context_k)
+            if on_result is not None:
+                on_result()
+
+        prompt = calls[0].prompt
+        await judge.ajudge_many(prompt, [c.variables for c in calls], stage=stages[kind], on_result=done)
+
+    await asyncio.gather(*(run_group(kind, calls) for kind, calls in groups.items()))
+    return plan.assessed
+
+
+def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet, k: int) -> None:
+    names = {
+        "context": [f"context_recall@{k}"],
+        "answer": answer_metrics(k),
+        "nuggets": NUGGET_METRICS,
+    }[call.kind]
+    if j.output is None:
+        out.fail(names, j.unscored.kind if j.unscored is not None else "unscored")
+        return
+    data = j.output.model_dump()
+    if call.kind == "context":
+        _read_context(call, data, out, k)
+    elif call.kind == "answer":
+        _read_answer(call, data, out, k)
+    else:
+        _read_nuggets(golden.question(call.query_id), data, out)
+
+
+def _columns_of(call: _Call, local_ids: Sequence[str]) -> list[int]:
+    """Column indexes (rank positions) of the passages named by local id; unknown ids are ignored."""
+    out = []
+    for pid in local_ids:
+        if str(pid).isdigit() and 1 <= int(pid) <= len(call.columns):
+            out.append(int(pid) - 1)
+    return out
+
+
+def _support_row(call: _Call, kind: str, claim: tuple[str, str], value: float, cols: list[int]) -> dict[str, Any]:
+    """One support-matrix row: a claim (text, verdict) and its support level per top-K chunk (0 where unused)."""
+    support = {cid: (value if i in cols else 0.0) for i, cid in enumerate(call.columns)}
+    return {
+        "run": call.run,
+        "query_id": call.query_id,
+        "kind": kind,
+        "claim": claim[0],
+        "verdict": claim[1],
+        "support": support,
+    }
+
+
+def _read_context(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> None:
+    statements = call.variables["statements"]
+    by_id = {a["statement_id"]: a for a in data["assignments"]}
+    matrix = np.zeros((len(statements), max(len(call.columns), 1)))
+    for row, statement in enumerate(statements):
+        answer = by_id.get(statement["id"])
+        if answer is None:
+            matrix[row, :] = np.nan  # the judge skipped this claim: unscored, not unsupported
+            continue
+        level = _LEVEL[answer["support"]]
+        cols = _columns_of(call, answer["passage_ids"])
+        if level > 0 and not cols:
+            cols = list(range(len(call.columns)))  # supported by the context, passages not named: credit all
+        matrix[row, cols] = level
+        out.rows.append(_support_row(call, "reference", (statement["text"], answer["support"]), level, cols))
+    verdicts = rag.claim_support(matrix).tolist()
+    out.put(f"context_recall@{k}", float(rag.context_recall([verdicts])[0]), "missing_claim_verdict")
+
+
+def _read_answer(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> None:
+    used = set(call.citations)
+    verdicts = []
+    for claim in data["claims"]:
+        value = _VERDICT[claim["verdict"]]
+        cols = _columns_of(call, claim["passage_ids"])
+        verdicts.append(value)
+        if value > 0:
+            used |= {call.columns[i] for i in cols}
+        out.rows.append(_support_row(call, "answer", (claim["claim"], claim["verdict"]), value, cols))
+    out.put(f"faithfulness@{k}", float(rag.faithfulness([verdicts])[0]), "no_claims")
+    relevance = 0.0 if data["noncommittal"] else data["relevance"] / 3.0
+    out.put("answer_relevance", relevance)
+    out.put(f"attribution_rate@{k}", float(rag.attribution_rate([call.columns], [used])[0]), "nothing_retrieved")
+
+
+def _read_nuggets(question: Question, data: dict[str, Any], out: Assessed) -> None:
+    by_id = {a["statement_id"]: a["support"] for a in data["assignments"]}
+    importance = [n.importance for n in question.nuggets]
+    assignment = [_NUGGET[by_id[n.id]] if n.id in by_id else None for n in question.nuggets]
+    for name in NUGGET_METRICS:
+        _, _, subset, mode = name.split("_")
+        value = rag.nugget_recall([importance], [assignment], subset=subset, mode=mode)[0]  # type: ignore[arg-type]
+        reason = "no_vital_nuggets" if subset == "vital" and "vital" not in importance else "missing_nugget_verdict"
+        out.put(name, float(value), reason)

@@ -1,0 +1,238 @@
+"""Statistics of ``assay eval``: intervals for every mean, strata, paired comparisons of runs, and PPI corrections.
+
+* Every mean comes with a percentile bootstrap interval over the scored queries (:func:`stats.bootstrap_ci`);
+  unscored queries are counted with their reasons, never averaged in.
+* Strata: the same summaries within each value of a question field (type, difficulty, any ``--by`` field).
+* Comparisons, for every pair of runs (a = the earlier run, b = the later): over the queries both scored, the
+  two-sided paired randomization test of mean(b - a) = 0 (:func:`stats.paired_randomization_test`), Holm's
+  adjustment across the compared metrics of that pair, and a paired bootstrap interval of the delta.
+* PPI++ (:func:`stats.ppi_mean`): ``pair_precision@k`` = mean relevance (grade >= threshold) over the (query, chunk)
+  pairs of a run's top k, which equals P@k when every list has k chunks. The judge's label is the prediction on
+  every pair; the human label (audit store or human qrels) is the truth on the audited ones. Skipped, with a note,
+  when fewer than ``min_audited`` audited pairs fall in the top k. PPI assumes the audited pairs are a random sample
+  of the pairs; an audit queue that favours some strata biases it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from assay.metrics import stats
+from assay.pipelines.eval_runs import LoadedRun
+from assay.pipelines.results import Comparison, CorrectedMetric, MetricSummary, QueryResult
+
+__all__ = [
+    "PPIInputs",
+    "StatSettings",
+    "compare_runs",
+    "corrected_metrics",
+    "strata_summaries",
+    "summaries",
+    "summarize",
+]
+
+
+@dataclass(frozen=True)
+class StatSettings:
+    """Resamples, seed, confidence and the significance level of comparisons."""
+
+    n_boot: int = 2000
+    seed: int = 0
+    confidence: float = 0.95
+    alpha: float = 0.05
+
+
+def _clean(value: float) -> float | None:
+    return None if math.isnan(value) else round(float(value), 6)
+
+
+def summarize(rows: Sequence[QueryResult], name: str, settings: StatSettings) -> MetricSummary:
+    """Mean, bootstrap interval, scored and unscored counts (with reasons) of ``name`` over ``rows``."""
+    values = [row.metrics.get(name) for row in rows if name in row.metrics]
+    reasons = Counter(row.unscored.get(name, "unscored") for row in rows if row.metrics.get(name, 0.0) is None)
+    array = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+    if not np.isfinite(array).any():
+        return MetricSummary(mean=None, n_scored=0, n_unscored=len(values), unscored_reasons=dict(reasons))
+    interval = stats.bootstrap_ci(
+        array, confidence=settings.confidence, n_resamples=settings.n_boot, seed=settings.seed
+    )
+    return MetricSummary(
+        mean=_clean(interval.mean),
+        low=_clean(interval.low),
+        high=_clean(interval.high),
+        n_scored=interval.n,
+        n_unscored=interval.n_unscored,
+        unscored_reasons=dict(reasons),
+    )
+
+
+def summaries(rows: Sequence[QueryResult], names: Sequence[str], settings: StatSettings) -> dict[str, MetricSummary]:
+    """:func:`summarize` for every name."""
+    return {name: summarize(rows, name, settings) for name in names}
+
+
+def strata_summaries(
+    rows: Sequence[QueryResult], names: Sequence[str], fields: Sequence[str], settings: StatSettings
+) -> dict[str, dict[str, dict[str, MetricSummary]]]:
+    """``{field: {value: {metric: summary}}}`` for the fields the rows carry (a row without the field is left out)."""
+    out: dict[str, dict[str, dict[str, MetricSummary]]] = {}
+    for name in fields:
+        groups: dict[str, list[QueryResult]] = {}
+        for row in rows:
+            if name in row.strata:
+                groups.setdefault(row.strata[name], []).append(row)
+        if groups:
+            out[name] = {value: summaries(group, names, settings) for value, group in sorted(groups.items())}
+    return out
+
+
+def _paired(a: Mapping[str, QueryResult], b: Mapping[str, QueryResult], name: str) -> tuple[list[float], list[float]]:
+    xs: list[float] = []
+    ys: list[float] = []
+    for qid in sorted(set(a) & set(b)):
+        x, y = a[qid].metrics.get(name), b[qid].metrics.get(name)
+        if x is not None and y is not None:
+            xs.append(x)
+            ys.append(y)
+    return xs, ys
+
+
+def _p(value: float) -> str:
+    return "p<0.001" if value < 0.001 else f"p={value:.3f}"
+
+
+def verdict(
+    a: str, b: str, metric: str, *, delta: float, interval: tuple[float, float], p_adj: float, sig: bool
+) -> str:
+    """The plain sentence of one comparison (b against a)."""
+    low, high = interval
+    tail = f"{_p(p_adj)} after Holm: a real difference."
+    if not sig:
+        return (
+            f"no significant difference between {b} and {a} on {metric} ({delta:+.3f} [{low:.3f}, {high:.3f}], "
+            f"{_p(p_adj)} after Holm)."
+        )
+    if delta > 0:
+        return f"{b} beats {a} on {metric} by {delta:+.3f} [{low:.3f}, {high:.3f}], {tail}"
+    return f"{a} beats {b} on {metric} by {-delta:+.3f} [{-high:.3f}, {-low:.3f}], {tail}"
+
+
+def compare_runs(
+    per_run: Mapping[str, Mapping[str, QueryResult]], names: Sequence[str], settings: StatSettings
+) -> list[Comparison]:
+    """Every pair of runs (in the order given) on every metric of ``names`` with at least two shared scored queries."""
+    runs = list(per_run)
+    out: list[Comparison] = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            out += _compare_pair(a, b, rows_a=per_run[a], rows_b=per_run[b], names=names, settings=settings)
+    return out
+
+
+def _compare_pair(
+    a: str,
+    b: str,
+    *,
+    rows_a: Mapping[str, QueryResult],
+    rows_b: Mapping[str, QueryResult],
+    names: Sequence[str],
+    settings: StatSettings,
+) -> list[Comparison]:
+    tested: list[tuple[str, int, stats.Interval, float]] = []
+    for name in names:
+        xs, ys = _paired(rows_a, rows_b, name)
+        if len(xs) < 2:
+            continue
+        p = stats.paired_randomization_test(ys, xs, n_resamples=settings.n_boot, seed=settings.seed)
+        ci = stats.paired_bootstrap_ci(ys, xs, n_resamples=settings.n_boot, seed=settings.seed)
+        tested.append((name, len(xs), ci, p))
+    adjusted = stats.holm([t[3] for t in tested]) if tested else np.array([])
+    out = []
+    for (name, n, ci, p), p_adj in zip(tested, adjusted.tolist(), strict=True):
+        sig = bool(p_adj <= settings.alpha and ci.mean != 0)
+        low, high = (ci.low, ci.high) if not math.isnan(ci.low) else (ci.mean, ci.mean)
+        text = verdict(a, b, name, delta=ci.mean, interval=(low, high), p_adj=p_adj, sig=sig)
+        out.append(
+            Comparison(
+                a=a,
+                b=b,
+                metric=name,
+                n=n,
+                delta=round(ci.mean, 6),
+                low=round(low, 6),
+                high=round(high, 6),
+                p_value=round(p, 6),
+                p_adjusted=round(p_adj, 6),
+                significant=sig,
+                verdict=text,
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class PPIInputs:
+    """Labels for PPI: the judge's grade and the human grade per (query, chunk) pair."""
+
+    judge: Mapping[tuple[str, str], int | None]
+    human: Mapping[tuple[str, str], int]
+    threshold: int = 1
+    min_audited: int = 10
+
+
+def corrected_metrics(
+    run: LoadedRun, ks: Sequence[int], inputs: PPIInputs, settings: StatSettings
+) -> tuple[list[CorrectedMetric], list[str]]:
+    """PPI++-corrected ``pair_precision@k`` of one run for each k, and notes for the ones skipped."""
+    out: list[CorrectedMetric] = []
+    notes: list[str] = []
+    for k in ks:
+        pairs = [(qid, cid) for qid, line in run.lines.items() for cid in line.top(k)]
+        audited = [p for p in pairs if p in inputs.human and inputs.judge.get(p) is not None]
+        name = f"pair_precision@{k}"
+        if len(audited) < inputs.min_audited:
+            notes.append(
+                f"PPI skipped for {run.name} {name}: {len(audited)} audited pair(s) in its top {k}, need "
+                f"{inputs.min_audited} (audit more with `assay audit GOLDEN`)"
+            )
+            continue
+        out.append(_ppi(run.name, name, pairs=pairs, audited=set(audited), inputs=inputs, settings=settings))
+    return out, notes
+
+
+def _ppi(
+    run: str,
+    name: str,
+    *,
+    pairs: list[tuple[str, str]],
+    audited: set[tuple[str, str]],
+    inputs: PPIInputs,
+    settings: StatSettings,
+) -> CorrectedMetric:
+    def rel(grade: int | None) -> float:
+        return math.nan if grade is None else float(grade >= inputs.threshold)
+
+    judged = [rel(inputs.judge.get(p, 0)) for p in pairs]
+    y = [rel(inputs.human[p]) for p in pairs if p in audited]
+    yhat = [rel(inputs.judge.get(p, 0)) for p in pairs if p in audited]
+    rest = [rel(inputs.judge.get(p, 0)) for p in pairs if p not in audited]
+    result = stats.ppi_mean(y, yhat, rest, confidence=settings.confidence)
+    finite = [v for v in judged if not math.isnan(v)]
+    return CorrectedMetric(
+        run=run,
+        metric=name,
+        judge_only=_clean(float(np.mean(finite))) if finite else None,
+        estimate=_clean(result.estimate),
+        low=_clean(result.low),
+        high=_clean(result.high),
+        classical_low=_clean(result.classical_low),
+        classical_high=_clean(result.classical_high),
+        lambda_=_clean(result.lambda_),
+        n_audited=result.n_labeled,
+        n_unaudited=result.n_unlabeled,
+    )

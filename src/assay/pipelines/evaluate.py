@@ -1,0 +1,419 @@
+"""``assay eval`` as a function: score RAG runs against a golden set, judge what it has not seen, compare runs.
+
+Steps (each in its own module):
+
+1. read and check the runs (:mod:`~assay.pipelines.eval_runs`): unknown ids, duplicates, empty lists are counted;
+2. with a judge, grade the retrieved chunks of the top k_max that have no label (listwise, cached per pair) and add
+   the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.eval_judged`);
+3. label-based metrics per query (:mod:`~assay.pipelines.eval_ranking`): trec_eval ranking measures, RAGAS context
+   precision, coverage recall, judged@k, grade histogram, precision-recall curve;
+4. statistics (:mod:`~assay.pipelines.eval_stats`): bootstrap intervals, strata, paired tests with Holm, PPI++.
+
+Without a judge (``judge=None``) the evaluation keeps trec_eval's convention: unjudged = not relevant, no LLM
+metric, and judged@k in the result shows how complete the labels are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.formats.atomic import atomic_write_text
+from assay.formats.golden import GoldenSet
+from assay.judge import Estimate, Judge, Pair, estimate_pairs
+from assay.judge.relevance import Graded
+from assay.metrics import parse_measure
+from assay.pipelines import eval_ranking as er
+from assay.pipelines.eval_judged import (
+    Assessed,
+    JudgedPlan,
+    assess_runs,
+    judge_unlabelled,
+    plan_calls,
+    unlabelled_pairs,
+)
+from assay.pipelines.eval_runs import LoadedRun, load_runs
+from assay.pipelines.eval_stats import PPIInputs, StatSettings, compare_runs, corrected_metrics, strata_summaries
+from assay.pipelines.eval_stats import summaries as summarize_all
+from assay.pipelines.results import EvalResult, QueryResult, RunResult
+from assay.types import Question, RelevanceLabel
+
+__all__ = ["EvalSettings", "Evaluated", "Progress", "estimate_evaluation", "evaluate", "evaluate_detailed"]
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+LLM_FAMILIES = {
+    "ragas_context_precision": "relevance",
+    "coverage_recall": "",
+    "context_recall": "context_recall",
+    "faithfulness": "answer",
+    "answer_relevance": "answer",
+    "attribution_rate": "answer",
+    "nugget_recall": "nugget_recall",
+}
+CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err", "ragas_context_precision", "coverage_recall")
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """What to evaluate and how.
+
+    ``threshold``: relevant = grade >= it for ranking measures (trec_eval: 1). ``cp_threshold``: relevant for
+    ``ragas_context_precision@k`` (2: the chunk at least partly answers). ``context_k``: the chunks treated as the
+    answer's context for context recall, faithfulness and attribution (None: 5 when 5 is a k value, else the largest).
+    ``listwise``: chunks per relevance call (None: one call per chunk). ``add_labels``: write labels judged now back
+    into the golden folder. ``strata``: question fields to stratify by, besides type and difficulty. ``metrics``:
+    only these (ranking names, or LLM metric families such as ``faithfulness``); empty = all.
+    """
+
+    k_values: tuple[int, ...] = (1, 3, 5, 10)
+    metrics: tuple[str, ...] = ()
+    seed: int = 0
+    n_boot: int = 2000
+    confidence: float = 0.95
+    threshold: int = 1
+    cp_threshold: int = 2
+    context_k: int | None = None
+    listwise: int | None = 10
+    add_labels: bool = True
+    strata: tuple[str, ...] = ()
+    min_audited: int = 10
+
+    def checked(self) -> EvalSettings:
+        """Raise :class:`ConfigError` for values that cannot work; return self."""
+        if not self.k_values or min(self.k_values) < 1:
+            raise ConfigError(f"k values must be whole numbers >= 1, e.g. -k 1,3,5,10; got {list(self.k_values)}")
+        if self.listwise is not None and self.listwise < 1:
+            raise ConfigError(f"--listwise must be >= 1 (chunks per call), got {self.listwise}")
+        if self.n_boot < 100:
+            raise ConfigError(f"n_boot must be at least 100 resamples, got {self.n_boot}")
+        return self
+
+    @property
+    def depth(self) -> int:
+        return max(self.k_values)
+
+    @property
+    def ctx_k(self) -> int:
+        if self.context_k is not None:
+            return self.context_k
+        return 5 if 5 in self.k_values else max(self.k_values)
+
+    def stat(self) -> StatSettings:
+        return StatSettings(n_boot=self.n_boot, seed=self.seed, confidence=self.confidence)
+
+
+@dataclass
+class Evaluated:
+    """Everything an evaluation produced: the result, the per-query rows, and the support-matrix rows."""
+
+    result: EvalResult
+    per_query: list[QueryResult]
+    support_rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def write_support_matrix(self, path: str | Path) -> Path:
+        """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk."""
+        head = json.dumps({"assay": "support_matrix", "version": 1})
+        lines = [head, *(json.dumps(row, ensure_ascii=False) for row in self.support_rows)]
+        atomic_write_text(path, "\n".join(lines) + "\n")
+        return Path(path)
+
+
+def _family(name: str) -> str:
+    base = name.split("@", maxsplit=1)[0].split("|", maxsplit=1)[0]
+    return "nugget_recall" if base.startswith("nugget_recall") else base
+
+
+def _split_metrics(settings: EvalSettings) -> tuple[list[str], set[str]]:
+    """(ranking measure names, LLM families asked for); empty ``metrics`` means the defaults and every family."""
+    if not settings.metrics:
+        return er.default_measures(settings.k_values), set(LLM_FAMILIES)
+    ranking = [m for m in settings.metrics if _family(m) not in LLM_FAMILIES]
+    for name in ranking:
+        parse_measure(name)  # a bad name raises MetricError listing the known ones
+    return ranking, {_family(m) for m in settings.metrics if _family(m) in LLM_FAMILIES}
+
+
+def _load(golden: GoldenSet | Path | str) -> tuple[GoldenSet, Path | None]:
+    if isinstance(golden, GoldenSet):
+        return golden, None
+    return GoldenSet.load(golden), Path(golden)
+
+
+def evaluate(
+    golden: GoldenSet | Path | str,
+    runs: Sequence[Path | tuple[str, Path]],
+    *,
+    judge: Judge | None = None,
+    settings: EvalSettings | None = None,
+    progress: Progress | None = None,
+    human_labels: Mapping[tuple[str, str], int] | None = None,
+) -> tuple[EvalResult, list[QueryResult]]:
+    """Evaluate ``runs`` (paths, or ``(name, path)``) against ``golden`` (a folder or a loaded set).
+
+    ``judge`` None: no judging (trec_eval convention). ``human_labels`` ``{(query_id, chunk_id): grade}`` (e.g. the
+    audit store's) enable the PPI corrections; human labels in the qrels count too. See :func:`evaluate_detailed`.
+    """
+    done = evaluate_detailed(golden, runs, judge=judge, settings=settings, progress=progress, human_labels=human_labels)
+    return done.result, done.per_query
+
+
+def evaluate_detailed(
+    golden: GoldenSet | Path | str,
+    runs: Sequence[Path | tuple[str, Path]],
+    *,
+    judge: Judge | None = None,
+    settings: EvalSettings | None = None,
+    progress: Progress | None = None,
+    human_labels: Mapping[tuple[str, str], int] | None = None,
+) -> Evaluated:
+    """:func:`evaluate`, also returning the claim x chunk support rows (for ``support_matrix.jsonl``)."""
+    config = (settings or EvalSettings()).checked()
+    gold, folder = _load(golden)
+    loaded = load_runs(runs, gold)
+    ranking, families = _split_metrics(config)
+    assessed: dict[str, dict[str, Assessed]] = {}
+    if judge is not None:
+        assessed = _judge(gold, folder, runs=loaded, judge=judge, config=config, families=families, progress=progress)
+    per_run = {
+        run.name: _rows(
+            gold, run, judged=judge is not None, ranking=ranking, families=families, assessed=assessed, config=config
+        )
+        for run in loaded
+    }
+    result = _result(gold, folder, runs=loaded, per_run=per_run, judge=judge, config=config, human_labels=human_labels)
+    rows = [row for rows in per_run.values() for row in rows.values()]
+    support = [r for per in assessed.values() for a in per.values() for r in a.rows]
+    return Evaluated(result, rows, support)
+
+
+# -- judging -----------------------------------------------------------------------------------------------------
+
+
+def _judge(
+    gold: GoldenSet,
+    folder: Path | None,
+    *,
+    runs: list[LoadedRun],
+    judge: Judge,
+    config: EvalSettings,
+    families: set[str],
+    progress: Progress | None,
+) -> dict[str, dict[str, Assessed]]:
+    pairs = unlabelled_pairs(gold, runs, config.depth)
+    plan = plan_calls(gold, runs, context_k=config.ctx_k, families=_call_families(families))
+    labels = asyncio.run(_judge_all(judge, gold, pairs=pairs, plan=plan, config=config, progress=progress))
+    judged = {(label.query_id, label.chunk_id) for label in labels}
+    for run in runs:
+        run.counts.labels_judged_now = sum(
+            (qid, cid) in judged for qid, line in run.lines.items() for cid in line.top(config.depth)
+        )
+    if labels:
+        gold.add_labels(labels)
+        if config.add_labels and folder is not None:
+            gold.update(folder, ("qrels",))
+    return plan.assessed
+
+
+def _call_families(families: set[str]) -> set[str]:
+    """The call kinds :func:`plan_calls` should plan; ``{"none"}`` when no family needing a call was asked for."""
+    return {LLM_FAMILIES[f] for f in families if LLM_FAMILIES[f] and LLM_FAMILIES[f] != "relevance"} or {"none"}
+
+
+async def _judge_all(
+    judge: Judge,
+    gold: GoldenSet,
+    *,
+    pairs: list[Pair],
+    plan: JudgedPlan,
+    config: EvalSettings,
+    progress: Progress | None,
+) -> list[RelevanceLabel]:
+    total = len(pairs) + len(plan.calls)
+    count = [0]
+
+    def tick(_: Graded | None = None) -> None:
+        count[0] += 1
+        if progress is not None:
+            progress("judging", count[0], total)
+
+    try:
+        labels, _ = await asyncio.gather(
+            judge_unlabelled(judge, pairs, listwise=config.listwise, seed=config.seed, on_label=tick),
+            assess_runs(judge, gold, plan, context_k=config.ctx_k, on_result=tick),
+        )
+    finally:
+        await judge.aclose()
+    return labels
+
+
+def estimate_evaluation(
+    golden: GoldenSet | Path | str,
+    runs: Sequence[Path | tuple[str, Path]],
+    judge: Judge,
+    settings: EvalSettings | None = None,
+) -> dict[str, Estimate]:
+    """Calls, cached items, prompt tokens and a cost bound per stage, without calling the model (``--dry-run``)."""
+    config = (settings or EvalSettings()).checked()
+    gold, _ = _load(golden)
+    loaded = load_runs(runs, gold)
+    _, families = _split_metrics(config)
+    pairs = unlabelled_pairs(gold, loaded, config.depth)
+    out = {"relevance": estimate_pairs(judge, pairs, listwise=config.listwise, seed=config.seed)}
+    plan = plan_calls(gold, loaded, context_k=config.ctx_k, families=_call_families(families))
+    for kind in ("context", "answer", "nuggets"):
+        calls = [c for c in plan.calls if c.kind == kind]
+        if calls:
+            out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])
+    return out
+
+
+# -- per-query rows ----------------------------------------------------------------------------------------------
+
+
+def strata_of(question: Question, fields: Sequence[str]) -> dict[str, str]:
+    """The question's type, difficulty and the asked fields (attribute or metadata) as strings; absent: left out."""
+    out = {"type": question.type}
+    if question.difficulty:
+        out["difficulty"] = question.difficulty
+    for name in fields:
+        value = question.metadata.get(name, getattr(question, name, None))
+        if isinstance(value, str | int | float | bool):
+            out[name] = str(value)
+    return out
+
+
+def _rows(
+    gold: GoldenSet,
+    run: LoadedRun,
+    *,
+    judged: bool,
+    ranking: list[str],
+    families: set[str],
+    assessed: Mapping[str, Mapping[str, Assessed]],
+    config: EvalSettings,
+) -> dict[str, QueryResult]:
+    labels = er.Labels.of(gold, strict_unscored=judged)
+    parts: list[Mapping[str, er.QueryValues | Assessed]] = []
+    if ranking:
+        parts.append(er.rank_run(run, labels, ranking, threshold=config.threshold, depth=config.depth))
+    if judged and "ragas_context_precision" in families:
+        parts.append(er.context_precision(run, labels, config.k_values, config.cp_threshold))
+    if "coverage_recall" in families:
+        parts.append(er.coverage(run, gold, config.k_values))
+    parts.append(assessed.get(run.name, {}))
+    rows: dict[str, QueryResult] = {}
+    for qid in run.lines:
+        row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata_of(gold.question(qid), config.strata))
+        for part in parts:
+            values = part.get(qid)
+            if values is not None:
+                row.metrics.update(values.metrics)
+                row.unscored.update(values.unscored)
+    return rows
+
+
+# -- the result --------------------------------------------------------------------------------------------------
+
+
+def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
+    """Metrics compared and stratified: those without a cut-off, at the headline k (10 or the largest), and the
+    answer/context metrics at the context depth."""
+    k_head = _k_head(config)
+    context = ("context_recall", "faithfulness", "attribution_rate")
+    keep = []
+    for name in names:
+        cut = name.partition("@")[2].split("|")[0]
+        if not cut or cut == str(k_head) or _family(name) in context:
+            keep.append(name)
+    return keep
+
+
+def _k_head(config: EvalSettings) -> int:
+    return 10 if 10 in config.k_values else config.depth
+
+
+def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
+    return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
+
+
+def _run_result(
+    gold: GoldenSet, run: LoadedRun, rows: Mapping[str, QueryResult], config: EvalSettings, judged: bool
+) -> RunResult:
+    names = _metric_names(rows)
+    stat = config.stat()
+    summaries = summarize_all(list(rows.values()), names, stat)
+    labels = er.Labels.of(gold, strict_unscored=judged)
+    curves = {
+        family: {str(k): summaries[f"{family}@{k}"].mean for k in config.k_values if f"{family}@{k}" in summaries}
+        for family in CURVE_FAMILIES
+    }
+    fields = ["type", "difficulty", *config.strata]
+    return RunResult(
+        name=run.name,
+        path=str(run.path),
+        counts=run.counts,
+        metrics=summaries,
+        curves={family: curve for family, curve in curves.items() if curve},
+        strata=strata_summaries(list(rows.values()), _headline(names, config), fields, stat),
+        judged_at_k=er.judged_at_k(run, labels, config.k_values),
+        pr_curve=er.pr_curve(run, labels, config.threshold),
+        grade_histogram=er.grade_histogram(run, labels, config.depth),
+    )
+
+
+def _human(gold: GoldenSet, given: Mapping[tuple[str, str], int] | None) -> dict[tuple[str, str], int]:
+    human = {(q, c): g for q, chunks in gold.qrels_map(source="human").items() for c, g in chunks.items()}
+    human.update(given or {})
+    return human
+
+
+def _judge_grades(gold: GoldenSet) -> dict[tuple[str, str], int | None]:
+    grades: dict[tuple[str, str], int | None] = {}
+    for source in ("generator", "judge"):
+        for label in gold.qrels:
+            if label.provenance.source == source:
+                grades[(label.query_id, label.chunk_id)] = label.grade
+    return grades
+
+
+def _result(
+    gold: GoldenSet,
+    folder: Path | None,
+    *,
+    runs: list[LoadedRun],
+    per_run: Mapping[str, Mapping[str, QueryResult]],
+    judge: Judge | None,
+    config: EvalSettings,
+    human_labels: Mapping[tuple[str, str], int] | None,
+) -> EvalResult:
+    from assay import __version__
+
+    results = [_run_result(gold, run, per_run[run.name], config, judge is not None) for run in runs]
+    warnings = [note for run in runs for note in run.notes]
+    if judge is not None and judge.model == "offline":
+        warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
+    names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
+    inputs = PPIInputs(_judge_grades(gold), _human(gold, human_labels), config.threshold, config.min_audited)
+    corrected = []
+    for run in runs if inputs.human else []:
+        found, notes = corrected_metrics(run, sorted({config.ctx_k, _k_head(config)}), inputs, config.stat())
+        corrected += found
+        warnings += notes
+    settings = {**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"}
+    return EvalResult(
+        assay_version=__version__,
+        golden=str(folder) if folder is not None else "(in memory)",
+        judge=judge.model if judge is not None else None,
+        k_values=list(config.k_values),
+        settings=settings,
+        runs=results,
+        comparisons=compare_runs(per_run, names, config.stat()),
+        corrected=corrected,
+        usage={stage: usage.model_copy() for stage, usage in (judge.usage if judge is not None else {}).items()},
+        warnings=warnings,
+    )
