@@ -5,10 +5,11 @@ writes them) and returns a :class:`StageOutput`; a dropped question gets ``flags
 
 Evidence (``dropped_by_evidence``). A quote matches its cited chunk with score 1 when its normalised text
 (:func:`assay.text.normalize`) is a substring of the chunk's; otherwise the score is the ordered token coverage
-``m / |q|`` (``m`` = words of the quote matched in order by ``difflib.SequenceMatcher`` on word lists, ``|q|`` its
-word count), scaled down by ``(1.5 |q| + 2) / span`` when the matched words are spread over a span of the chunk
-longer than ``1.5 |q| + 2`` words. Every quote must score >= ``quote_match`` and answerable types need at least
-one quote; unanswerable questions are not checked (they have no evidence).
+``m / |q|``: ``|q|`` is the quote's word count and ``m`` the words of the quote that ``difflib.SequenceMatcher``
+matches in order within the aligned window of the chunk (the longest run shared with the quote, extended to where
+the quote would start and end, plus 2 words each side), so scattered words elsewhere in the chunk do not count.
+Every quote must score >= ``quote_match`` and answerable types need at least one quote; unanswerable questions
+are not checked (they have no evidence).
 
 Leakage (``dropped_by_leakage``, ``flags['leakage_span']``): the longest run of consecutive words (stop words
 included) shared by the question and one of its source chunks. Runs of ``leakage_flag_words`` or more are flagged;
@@ -42,6 +43,8 @@ from assay.pipelines.build_settings import BuildSettings, StageOutput
 from assay.text import normalize, sentences, terms, words
 from assay.types import Chunk, Question
 
+_SLACK = 2
+
 __all__ = [
     "assign_difficulty",
     "difficulty_label",
@@ -69,13 +72,13 @@ def quote_score(quote: str, text: str) -> float:
     if normalize(quote) in normalize(text):
         return 1.0
     t = words(text)
-    blocks = [b for b in SequenceMatcher(None, q, t, autojunk=False).get_matching_blocks() if b.size]
-    if not blocks:
+    longest = SequenceMatcher(None, q, t, autojunk=False).find_longest_match(0, len(q), 0, len(t))
+    if longest.size == 0:
         return 0.0
-    score = sum(b.size for b in blocks) / len(q)
-    span = blocks[-1].b + blocks[-1].size - blocks[0].b
-    allowed = 1.5 * len(q) + 2
-    return score * min(1.0, allowed / span)
+    start = max(0, longest.b - longest.a - _SLACK)
+    window = t[start : longest.b + (len(q) - longest.a) + _SLACK]
+    matched = sum(b.size for b in SequenceMatcher(None, q, window, autojunk=False).get_matching_blocks())
+    return matched / len(q)
 
 
 def filter_evidence(

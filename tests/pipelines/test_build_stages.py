@@ -1,0 +1,324 @@
+"""Each build stage on hand-made records, with scripted judge answers (the only fake is the model)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from build_helpers import backend_script, chunk, fake_judge, question
+
+from assay.corpus.pooling import Bm25Index
+from assay.errors import ConfigError
+from assay.judge.base import ChatRequest
+from assay.pipelines.build_filters import (
+    difficulty_label,
+    filter_evidence,
+    filter_leakage,
+    filter_near_duplicates,
+    leakage_span,
+    quote_score,
+    relabel_single_chunk,
+)
+from assay.pipelines.build_judging import (
+    BuildContext,
+    check_unanswerable,
+    critique_questions,
+    generate_questions,
+    grade_pools,
+    map_support,
+)
+from assay.pipelines.build_sampling import Seed, allocate, parse_mix, sample_seeds, type_counts
+from assay.pipelines.build_settings import BuildSettings
+from assay.testing import FakeBackend
+from assay.types import Claim, Nugget, Provenance, RelevanceLabel
+
+RETURNS = chunk(
+    "returns.md",
+    0,
+    "Customers can return unopened items within 45 days of delivery. Summit members get 90 days. "
+    "Refunds are issued to the original payment method within 10 business days.",
+)
+SHIPPING = chunk("shipping.md", 0, "Standard shipping is free for orders from $75. Express shipping costs $14.95.")
+STOVE = chunk("stove.md", 0, "The Emberline 2 stove weighs 88 g and boils a litre of water in 3.5 minutes.")
+CHUNKS = {c.id: c for c in (RETURNS, SHIPPING, STOVE)}
+SETTINGS = BuildSettings()
+
+
+def ctx() -> BuildContext:
+    return BuildContext(CHUNKS, Bm25Index.build(list(CHUNKS.values())))
+
+
+# ------------------------------------------------------------------------------------------------ sampling
+
+
+def test_allocate_is_proportional_with_one_each_and_largest_remainders() -> None:
+    # 1 each, then 7 shared as 0.7 / 2.1 / 4.2 -> floors 0, 2, 4 and the spare 1 to the largest fraction (0.7)
+    assert allocate([100, 300, 600], total=10, cap=8) == [2, 3, 5]
+
+
+def test_allocate_moves_what_a_cap_cuts_to_other_documents() -> None:
+    assert allocate([1, 1000], total=10, cap=5) == [5, 5]
+
+
+def test_type_counts_of_the_default_mix() -> None:
+    counts = type_counts(parse_mix(None), 20)
+    assert counts == {
+        "factoid": 4,
+        "explanatory": 3,
+        "procedural": 2,
+        "numeric": 3,
+        "conditional": 2,
+        "multi-hop": 2,
+        "comparison": 2,
+        "unanswerable": 2,
+    }
+
+
+def test_parse_mix_normalises_and_rejects_unknown_types() -> None:
+    assert parse_mix("factoid=3,numeric=1")["factoid"] == 0.75
+    assert parse_mix("factoid=3,numeric=1")["multi-hop"] == 0.0
+    with pytest.raises(ConfigError, match="unknown question type 'trivia'"):
+        parse_mix("trivia=1")
+    with pytest.raises(ConfigError, match="TYPE=SHARE"):
+        parse_mix("factoid=lots")
+    with pytest.raises(ConfigError, match="add up to 0"):
+        parse_mix("factoid=0")
+
+
+def test_sample_seeds_gives_every_document_a_question_and_is_seeded() -> None:
+    chunks = list(CHUNKS.values())
+    index = Bm25Index.build(chunks)
+    mix = parse_mix("multi-hop=1")
+    one = sample_seeds(chunks, index, total=2, per_doc=None, max_per_doc=8, mix=mix, seed=7)
+    assert {s.doc_ids[0] for s in one.seeds} == {"returns.md", "shipping.md", "stove.md"}
+    assert one.warnings and "raised to 3" in one.warnings[0]
+    for seed in one.seeds:  # multi-hop partners come from another document
+        assert seed.type == "multi-hop" and len(seed.chunk_ids) == 2 and len(set(seed.doc_ids)) == 2
+    again = sample_seeds(chunks, index, total=2, per_doc=None, max_per_doc=8, mix=mix, seed=7)
+    assert again.seeds == one.seeds
+
+
+def test_sample_seeds_on_one_chunk_falls_back_to_factoid() -> None:
+    index = Bm25Index.build([STOVE])
+    result = sample_seeds([STOVE], index, total=None, per_doc=2, max_per_doc=8, mix=parse_mix("comparison=1"), seed=0)
+    assert [s.type for s in result.seeds] == ["factoid", "factoid"]
+    assert result.counts["type_fallback"] == 2
+    assert len({s.id for s in result.seeds}) == 2
+
+
+# ------------------------------------------------------------------------------------------------ filters
+
+
+def test_quote_score_exact_fuzzy_and_absent() -> None:
+    text = RETURNS.text
+    assert quote_score("customers can return  UNOPENED items within 45 days", text) == 1.0
+    # one word of eleven changed: 10 of 11 words matched in order
+    assert quote_score("Customers can return unopened items within 45 days of the delivery.", text) >= 0.85
+    assert quote_score("Store credit is given for items bought without a receipt.", text) < 0.5
+    assert quote_score("", text) == 0.0
+
+
+def test_evidence_filter_drops_a_quote_not_in_its_chunk() -> None:
+    good = question("q1", "How long is the window?", sources=[RETURNS.id], evidence=["Summit members get 90 days."])
+    bad = question("q2", "What does express cost?", sources=[SHIPPING.id], evidence=["Express shipping is free."])
+    none = question("q3", "What is it?", sources=[STOVE.id])
+    unanswerable = question("q4", "Do you ship to the Moon?", qtype="unanswerable", sources=[])
+    out = filter_evidence([good, bad, none, unanswerable], CHUNKS, SETTINGS)
+    assert [q.id for q in out.records] == ["q1", "q4"]
+    assert out.counts == {"dropped_by_evidence": 2}
+    assert {q.id: q.flags["dropped"] for q in out.dropped} == {"q2": "evidence", "q3": "evidence"}
+    assert "quote 1 not found" in bad.flags["dropped_detail"]
+
+
+def test_evidence_cited_in_the_wrong_chunk_is_not_found() -> None:
+    q = question("q1", "x?", sources=[RETURNS.id, SHIPPING.id], evidence=["Summit members get 90 days."])
+    q.metadata["evidence_chunk_ids"] = [SHIPPING.id]
+    assert filter_evidence([q], CHUNKS, SETTINGS).counts["dropped_by_evidence"] == 1
+
+
+def test_leakage_span_and_filter() -> None:
+    copied = "Can customers return unopened items within 45 days of delivery to any store?"
+    assert leakage_span(copied, RETURNS.text) == 8  # "return unopened items within 45 days of delivery"
+    long_copy = question("q1", "Refunds are issued to the original payment method within 10 business days, right?",
+                         sources=[RETURNS.id])  # fmt: skip
+    flagged = question("q2", copied, sources=[RETURNS.id])
+    clean = question("q3", "How long do I have to send back a parcel?", sources=[RETURNS.id])
+    out = filter_leakage([long_copy, flagged, clean], CHUNKS, SETTINGS)
+    assert [q.id for q in out.records] == ["q2", "q3"]
+    assert out.counts == {"dropped_by_leakage": 1, "flagged_leakage": 2}
+    assert flagged.flags["leakage_span"] == 8 and "leakage_span" not in clean.flags
+
+
+def test_leakage_ratio_drops_a_short_question_that_is_all_copy() -> None:
+    q = question("q1", "Summit members get 90 days?", sources=[RETURNS.id])  # 5 of 5 words copied
+    assert filter_leakage([q], CHUNKS, SETTINGS).counts["dropped_by_leakage"] == 1
+
+
+def test_near_duplicates_keep_the_first() -> None:
+    # bigrams: 5 and 7, 5 shared -> Jaccard 5/7 = 0.714 >= 0.7
+    first = question("q1", "How long is the return window?")
+    twin = question("q2", "How long is the return window for members?")
+    other = question("q3", "What does express shipping cost?")
+    out = filter_near_duplicates([first, twin, other], SETTINGS)
+    assert [q.id for q in out.records] == ["q1", "q3"]
+    assert out.counts == {"dropped_by_near_duplicate": 1}
+    assert twin.flags["dropped_detail"] == "near-duplicate of q1"
+
+
+def test_multi_hop_answerable_from_one_chunk_is_relabelled() -> None:
+    single = question("q1", "a?", qtype="multi-hop", sources=[RETURNS.id, SHIPPING.id], reference_answer="45 days.")
+    single.metadata["evidence_chunk_ids"] = [RETURNS.id, RETURNS.id]
+    both = question("q2", "b?", qtype="comparison", sources=[RETURNS.id, SHIPPING.id], reference_answer="x")
+    long_answer = question("q3", "c?", qtype="comparison", sources=[RETURNS.id, STOVE.id],
+                           reference_answer="Summit gets 90 days. Others get 45 days.", cited=[STOVE.id])  # fmt: skip
+    out = relabel_single_chunk([single, both, long_answer])
+    assert out.counts == {"relabelled": 2}
+    assert (single.type, single.source_chunk_ids, single.metadata["planned_type"]) == (
+        "factoid",
+        [RETURNS.id],
+        "multi-hop",
+    )
+    assert both.type == "comparison" and both.source_chunk_ids == [RETURNS.id, SHIPPING.id]
+    assert long_answer.type == "explanatory" and long_answer.flags["relabelled"] == "comparison->explanatory"
+
+
+@pytest.mark.parametrize(
+    ("hops", "rank", "overlap", "label"),
+    [
+        (1, 1, 0.8, "easy"),  # 0 + 0 + 0
+        (1, 3, 0.8, "easy"),  # 0 + 1 + 0
+        (1, 3, 0.5, "medium"),  # 0 + 1 + 1
+        (2, 1, 0.7, "medium"),  # 2 + 0 + 0
+        (1, None, 0.1, "hard"),  # 0 + 2 + 2
+        (2, 15, 0.7, "hard"),  # 2 + 2 + 0
+    ],
+)
+def test_difficulty_points(hops: int, rank: int | None, overlap: float, label: str) -> None:
+    assert difficulty_label(hops, rank, overlap) == label
+
+
+# ------------------------------------------------------------------------------------------------ judge stages
+
+
+def _seed(qtype: str, *chunk_ids: str) -> Seed:
+    docs = tuple(CHUNKS[c].doc_id for c in chunk_ids)
+    return Seed(f"q-{qtype}", qtype, tuple(chunk_ids), docs, "persona: x", "English")
+
+
+def test_generation_builds_questions_and_counts_unscored_as_dropped() -> None:
+    def broken(request: ChatRequest) -> str:
+        return "not json" if request.variables["question_type"] == "numeric" else backend_script()(request)
+
+    backend = FakeBackend(broken)
+    seeds = [_seed("factoid", RETURNS.id), _seed("numeric", SHIPPING.id), _seed("multi-hop", RETURNS.id, STOVE.id)]
+    out = asyncio.run(generate_questions(seeds, fake_judge(backend), SETTINGS, ctx(), None))
+    assert out.counts == {"generated": 2, "dropped_by_generation_unscored": 1}
+    assert [q.id for q in out.records] == ["q-factoid", "q-multi-hop"]
+    assert out.dropped[0].flags["dropped"] == "generation_unscored"
+    factoid, multi = out.records
+    assert factoid.evidence == ["Customers can return unopened items within 45 days of delivery."]
+    assert factoid.metadata["evidence_chunk_ids"] == [RETURNS.id]
+    assert factoid.nuggets[0].id == "q-factoid-n1" and factoid.nuggets[0].importance == "vital"
+    assert factoid.provenance is not None and factoid.provenance.source == "generator"
+    assert multi.metadata["evidence_chunk_ids"] == [RETURNS.id, STOVE.id]
+    assert len(backend.requests) == 4  # the broken one was asked twice (one repair), never accepted
+
+
+def test_generated_unanswerable_has_no_source_chunks() -> None:
+    judge = fake_judge(FakeBackend(backend_script()))
+    out = asyncio.run(generate_questions([_seed("unanswerable", STOVE.id)], judge, SETTINGS, ctx(), None))
+    assert out.records[0].source_chunk_ids == [] and out.records[0].metadata["seed_chunk_ids"] == [STOVE.id]
+
+
+def test_critic_keeps_drops_and_counts_unscored() -> None:
+    scores = {"q1": (5, 5, 5), "q2": (2, 5, 5), "q3": (1, 4, 4), "q4": (1, 2, 5)}
+
+    def critic(request: ChatRequest) -> str:
+        qid = next(q for q in scores if request.variables["question"].startswith(q))
+        if qid == "q4":
+            return "{}"
+        a, s, c = scores[qid]
+        return json.dumps({"reason": "r", "answerable": a, "self_contained": s, "clear": c})
+
+    questions = [
+        question("q1", "q1 ok?", sources=[RETURNS.id]),
+        question("q2", "q2 low answerable?", sources=[RETURNS.id]),
+        question("q3", "q3 unanswerable?", qtype="unanswerable", sources=[], cited=[]),
+        question("q4", "q4 broken?", sources=[RETURNS.id]),
+    ]
+    questions[2].metadata["seed_chunk_ids"] = [STOVE.id]
+    judge = fake_judge(FakeBackend(backend_script({"question_critic": critic})))
+    out = asyncio.run(critique_questions(questions, judge, SETTINGS, ctx(), None))
+    assert [q.id for q in out.records] == ["q1", "q3"]  # an unanswerable question is not held to 'answerable'
+    assert out.counts == {"dropped_by_critic": 1, "dropped_by_critic_unscored": 1}
+    assert questions[1].flags["dropped_detail"] == "critic scores below 3: answerable=2"
+
+
+def test_pools_are_graded_and_unscored_labels_kept_as_none() -> None:
+    def relevance(request: ChatRequest) -> str:
+        if "Express" in request.variables["passage"]:
+            return "no"
+        grade = 3 if "45 days" in request.variables["passage"] else 1
+        return json.dumps({"reason": "r", "grade": grade})
+
+    q = question("q1", "How many days do customers have to return unopened items?", sources=[RETURNS.id])
+    judge = fake_judge(FakeBackend(backend_script({"relevance": relevance})))
+    out = asyncio.run(grade_pools([q], judge, BuildSettings(pool_k=5), ctx(), None))
+    grades = {label.chunk_id: label.grade for label in out.records}
+    assert grades[RETURNS.id] == 3
+    assert out.counts["pooled_pairs"] == len(out.records) and out.counts["pool_source"] == 1
+    assert all(label.provenance.source == "judge" and label.provenance.prompt == "relevance@1" for label in out.records)
+    unscored = [label for label in out.records if label.grade is None]
+    assert out.counts["qrels_unscored_pairs"] == len(unscored)
+    assert all(label.unscored is not None for label in unscored)
+
+
+def test_unanswerable_graded_3_somewhere_is_dropped_with_its_labels() -> None:
+    q1 = question("q1", "a?", qtype="unanswerable")
+    q2 = question("q2", "b?", qtype="unanswerable")
+    prov = Provenance(source="judge")
+    labels = [
+        RelevanceLabel(query_id=q, chunk_id=RETURNS.id, grade=g, provenance=prov) for q, g in (("q1", 3), ("q2", 2))
+    ]
+    out, kept = check_unanswerable([q1, q2], labels)
+    assert [q.id for q in out.records] == ["q2"] and out.counts == {"dropped_by_unanswerable_answered": 1}
+    assert [label.query_id for label in kept] == ["q2"]
+
+
+def test_support_maps_nuggets_and_claims_to_chunks_graded_2_or_more() -> None:
+    def support(request: ChatRequest) -> str:
+        passages = {p["id"]: p["text"] for p in request.variables["passages"]}
+        items = []
+        for s in request.variables["statements"]:
+            hits = [pid for pid, text in passages.items() if "90" in text and "90" in s["text"]]
+            level = "support" if hits else "none"
+            items.append({"statement_id": s["id"], "reason": "r", "support": level, "passage_ids": hits})
+        return json.dumps({"assignments": items})
+
+    q = question("q1", "How long do Summit members have?", sources=[RETURNS.id])
+    q.nuggets = [Nugget(id="q1-n1", text="Summit members get 90 days"), Nugget(id="q1-n2", text="Ask in store")]
+    q.claims = [Claim(id="q1-c1", text="Summit members get 90 days to return items.")]
+    prov = Provenance(source="judge")
+    labels = [
+        RelevanceLabel(query_id="q1", chunk_id=RETURNS.id, grade=3, provenance=prov),
+        RelevanceLabel(query_id="q1", chunk_id=SHIPPING.id, grade=1, provenance=prov),
+        RelevanceLabel(query_id="q1", chunk_id=STOVE.id, grade=None, provenance=prov),
+    ]
+    backend = FakeBackend(backend_script({"support": support}))
+    settings = BuildSettings(support_passages=1)
+    out = asyncio.run(map_support([q], labels, judge=fake_judge(backend), settings=settings, ctx=ctx(), progress=None))
+    assert out.counts["support_calls"] == 1  # only RETURNS is graded >= 2
+    assert [p["text"] for p in backend.requests[0].variables["passages"]] == [RETURNS.text]
+    by_nugget = {s.nugget_id: s.chunk_ids for s in out.records}
+    assert by_nugget == {"q1-n1": [RETURNS.id], "q1-n2": []}
+    assert q.nuggets[0].supported_by == [RETURNS.id] and q.claims[0].supported_by == [RETURNS.id]
+
+
+def test_unscored_support_leaves_no_records_and_is_counted() -> None:
+    q = question("q1", "a?", sources=[RETURNS.id])
+    q.nuggets = [Nugget(id="q1-n1", text="Summit members get 90 days")]
+    labels = [RelevanceLabel(query_id="q1", chunk_id=RETURNS.id, grade=2, provenance=Provenance(source="judge"))]
+    judge = fake_judge(FakeBackend(backend_script({"support": lambda r: "nope"})))
+    out = asyncio.run(map_support([q], labels, judge=judge, settings=SETTINGS, ctx=ctx(), progress=None))
+    assert out.records == [] and out.counts["support_unscored"] == 1 and q.flags["support_unscored"] == 1
