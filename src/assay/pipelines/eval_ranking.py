@@ -30,10 +30,22 @@ import numpy as np
 
 from assay.formats.golden import GoldenSet
 from assay.metrics import Qrels, Run, evaluate, parse_measure, rag
+from assay.metrics.curves import curves
 from assay.metrics.ranking import IPREC_LEVELS
 from assay.pipelines.eval_runs import LoadedRun, RunLine
 
-__all__ = ["Labels", "QueryValues", "default_measures", "grade_histogram", "judged_at_k", "rank_run"]
+__all__ = [
+    "CURVE_FAMILIES",
+    "Labels",
+    "QueryValues",
+    "default_measures",
+    "grade_histogram",
+    "judged_at_k",
+    "rank_curves",
+    "rank_run",
+]
+
+CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")
 
 NO_RELEVANT = "no_relevant_chunks"
 UNSCORED_LABEL = "unscored_relevance_label"
@@ -121,6 +133,28 @@ def rank_run(
                 values.put(name, None, UNSCORED_LABEL)
             else:
                 values.put(name, computed.get(qid, {}).get(name, 0.0))  # an empty list scores 0
+    return out
+
+
+def rank_curves(run: LoadedRun, labels: Labels, threshold: int, depth: int) -> dict[str, dict[str, float | None]]:
+    """Mean metric@k for k = 1..depth per family (:func:`assay.metrics.curves.curves`), over the queries with a
+    relevant chunk (an empty list counts 0 at every k), as the summaries count them."""
+    qids = [qid for qid in run.lines if labels.n_relevant(qid, threshold) > 0]
+    table = {qid: run.lines[qid].scores for qid in qids if run.lines[qid].ranked}
+    if not qids:
+        return {}
+    suffix = f"|g>={threshold}" if threshold != 1 else ""
+    names = [f + ("" if f in ("ndcg", "err") else suffix) for f in CURVE_FAMILIES]
+    found = curves({q: labels.qrels[q] for q in table}, Run.from_dict(table), names, depth) if table else None
+    out: dict[str, dict[str, float | None]] = {}
+    for family, name in zip(CURVE_FAMILIES, names, strict=True):
+        rows = np.zeros((len(qids), depth))
+        if found is not None:
+            where = {q: i for i, q in enumerate(found.query_ids)}
+            for row, qid in enumerate(qids):
+                if qid in where:
+                    rows[row] = found.values[name][where[qid]]
+        out[family] = {str(k + 1): round(float(v), 6) for k, v in enumerate(rows.mean(axis=0))}
     return out
 
 

@@ -114,8 +114,8 @@ def verdict(
     tail = f"{_p(p_adj)} after Holm: a real difference."
     if not sig:
         return (
-            f"no significant difference between {b} and {a} on {metric} ({delta:+.3f} [{low:.3f}, {high:.3f}], "
-            f"{_p(p_adj)} after Holm)."
+            f"no significant difference between {b} and {a} on {metric} ({b} - {a} = {delta:+.3f} [{low:.3f}, "
+            f"{high:.3f}], {_p(p_adj)} after Holm)."
         )
     if delta > 0:
         return f"{b} beats {a} on {metric} by {delta:+.3f} [{low:.3f}, {high:.3f}], {tail}"

@@ -55,7 +55,7 @@ LLM_FAMILIES = {
     "attribution_rate": "answer",
     "nugget_recall": "nugget_recall",
 }
-CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err", "ragas_context_precision", "coverage_recall")
+LABEL_CURVES = ("ragas_context_precision", "coverage_recall")  # at the k values; ranking curves are dense
 
 
 @dataclass(frozen=True)
@@ -348,10 +348,11 @@ def _run_result(
     stat = config.stat()
     summaries = summarize_all(list(rows.values()), names, stat)
     labels = er.Labels.of(gold, strict_unscored=judged)
-    curves = {
-        family: {str(k): summaries[f"{family}@{k}"].mean for k in config.k_values if f"{family}@{k}" in summaries}
-        for family in CURVE_FAMILIES
-    }
+    curves = er.rank_curves(run, labels, config.threshold, config.depth)
+    for family in LABEL_CURVES:
+        curves[family] = {
+            str(k): summaries[f"{family}@{k}"].mean for k in config.k_values if f"{family}@{k}" in summaries
+        }
     fields = ["type", "difficulty", *config.strata]
     return RunResult(
         name=run.name,
