@@ -42,11 +42,13 @@ def scripted_answer(schema: str, messages: list[dict[str, str]], qtype: str = "f
         used = passages[:2] if qtype in ("multi-hop", "comparison") else passages[:1]
         quotes = [(pid, sentences(text)[0]) for pid, text in used]
         topic = " ".join(terms(used[0][1])[:2])
+        if qtype == "unanswerable":
+            quotes = []
         return json.dumps(
             {
                 "reason": "scripted",
                 "question": f"Regarding {topic} ({qtype}), what is stated?",
-                "answer": " ".join(q for _, q in quotes),
+                "answer": " ".join(q for _, q in quotes) or "The documents do not say.",
                 "evidence": [{"passage_id": pid, "quote": q} for pid, q in quotes],
                 "claims": [q for _, q in quotes],
                 "nuggets": [{"text": q, "importance": "vital"} for _, q in quotes],

@@ -111,9 +111,13 @@ def _question(seed: Seed, j: Judgement[Any]) -> Question:
         why = j.unscored.reason if j.unscored is not None else "the generated question is empty"
         return Question(text="", flags={"dropped": "generation_unscored", "dropped_detail": why}, **base)
     out = j.output
+    answerable = seed.type != "unanswerable"
+    if not answerable and (out.evidence or out.claims or out.nuggets):
+        # the prompt asks for empty lists: an unanswerable question has nothing to support
+        out = out.model_copy(update={"evidence": [], "claims": [], "nuggets": []})
+        meta["discarded_support_lists"] = True
     local = {f"P{i}": cid for i, cid in enumerate(seed.chunk_ids, start=1)}
     meta["evidence_chunk_ids"] = [local.get(e.passage_id.strip()) for e in out.evidence]
-    answerable = seed.type != "unanswerable"
     return Question(
         text=out.question.strip(),
         reference_answer=out.answer.strip(),
