@@ -14,7 +14,6 @@ import functools
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +45,25 @@ def cache_key(
     """The cache key of one model call (see the module docstring for what goes in).
 
     Equal to ``_digest`` of the dict ``{model, messages, params, prompt: {name, version, hash}, schema}``; the
-    canonical JSON is assembled piece by piece so the long, repeated parts (system prompt, schema) are encoded once.
+    canonical JSON is assembled piece by piece so the long, repeated parts (system prompt, schema) are encoded and
+    hashed once per prompt, not once per call.
     """
+    head = _message_json(messages[0]) if messages else ""
+    rest = "".join("," + _message_json(m) for m in messages[1:])
     prompt = _prompt_json(prompt_name, prompt_version, prompt_hash)
-    text = (
-        f'{{"messages":[{",".join(_message_json(m) for m in messages)}],"model":{_string_json(model)},'
-        f'"params":{canonical_json(dict(params))},"prompt":{prompt},"schema":{_schema_json(schema)}}}'
+    tail = (
+        f'{rest}],"model":{_string_json(model)},"params":{canonical_json(dict(params))},"prompt":{prompt},'
+        f'"schema":{_schema_json(schema)}}}'
     )
-    return f"{KEY_VERSION}:{hashlib.blake2b(text.encode('utf-8'), digest_size=20).hexdigest()}"
+    hasher = _hash_after(head).copy()
+    hasher.update(tail.encode("utf-8"))
+    return f"{KEY_VERSION}:{hasher.hexdigest()}"
+
+
+@functools.lru_cache(maxsize=64)
+def _hash_after(head: str) -> Any:
+    """The blake2b state after ``{"messages":[`` and the first message: a system prompt is hashed once."""
+    return hashlib.blake2b(('{"messages":[' + head).encode("utf-8"), digest_size=20)
 
 
 @functools.lru_cache(maxsize=64)
@@ -68,8 +78,13 @@ def _string_json(value: str) -> str:
 
 def _message_json(message: Mapping[str, str]) -> str:
     if message.keys() == {"role", "content"}:
-        return f'{{"content":{_string_json(message["content"])},"role":{_string_json(message["role"])}}}'
+        return _role_content_json(message["role"], message["content"])
     return canonical_json(message)
+
+
+@functools.lru_cache(maxsize=512)
+def _role_content_json(role: str, content: str) -> str:
+    return f'{{"content":{canonical_json(content)},"role":{canonical_json(role)}}}'
 
 
 _SCHEMAS: dict[int, tuple[Mapping[str, Any] | None, str]] = {}
@@ -166,48 +181,38 @@ class JudgeCache:
 
 
 class CacheWriter:
-    """Writes cache entries on one background thread, so SQLite's commits do not stall the event loop.
+    """Group commit for the event loop: puts made in one loop iteration are written in one transaction.
 
     ``await put(key, value)`` returns once the entry is committed (a result handed out is on disk, so a killed run
-    loses nothing it reported). Puts that arrive while a write is in progress are committed together in the next
-    transaction (group commit). A failed write calls ``on_error`` and is otherwise ignored. Use from one event loop.
+    loses nothing it reported). Answers arriving together (a wave of responses) cost one SQLite commit instead of
+    one each. A failed write calls ``on_error`` and is otherwise ignored. Use from one event loop.
     """
 
     def __init__(self, cache: JudgeCache, on_error: Callable[[Exception], None]) -> None:
         self._cache = cache
         self._on_error = on_error
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-cache-writer")
         self._pending: list[tuple[str, str, asyncio.Future[None]]] = []
-        self._busy = False
 
     async def put(self, key: str, value: str) -> None:
         """Queue ``value`` under ``key`` and wait until it is committed."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         self._pending.append((key, value, future))
-        if not self._busy:
-            self._flush(loop)
+        if len(self._pending) == 1:
+            loop.call_soon(self._flush)
         await future
 
-    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _flush(self) -> None:
         batch, self._pending = self._pending, []
-        self._busy = True
-        write = loop.run_in_executor(self._executor, self._cache.put_many, [(k, v) for k, v, _ in batch])
-        write.add_done_callback(lambda done: self._finished(loop, batch, done))
-
-    def _finished(
-        self, loop: asyncio.AbstractEventLoop, batch: list[tuple[str, str, asyncio.Future[None]]], done: Any
-    ) -> None:
-        self._busy = False
-        error = done.exception() if not done.cancelled() else None
-        if isinstance(error, Exception):
-            self._on_error(error)
+        try:
+            self._cache.put_many([(key, value) for key, value, _ in batch])
+        except Exception as exc:  # a broken cache must not stop judging
+            self._on_error(exc)
         for _, _, future in batch:
             if not future.done():
                 future.set_result(None)
-        if self._pending and not loop.is_closed():
-            self._flush(loop)
 
     def close(self) -> None:
-        """Stop the writer thread once queued writes are done."""
-        self._executor.shutdown(wait=True)
+        """Write whatever is still queued (nothing is, once every ``put`` has returned)."""
+        if self._pending:
+            self._flush()
