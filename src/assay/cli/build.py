@@ -133,17 +133,17 @@ def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool
                 paths, judge=judge, settings=settings, progress=progress, output=output, overwrite=overwrite
             )
     except BudgetExceeded as exc:
-        console.print(f"[red]Stopped:[/] {exc}. Nothing was written to {output}; {judge.stats.calls} calls were made.")
+        click.echo(f"Stopped: {exc}. Nothing was written to {output}; {judge.stats.calls} calls were made.", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
-        console.print(f"[yellow]Interrupted.[/] Nothing was written to {output}; rerun the same command to resume.")
+        click.echo(f"Interrupted. Nothing was written to {output}; rerun the same command to resume.", err=True)
         sys.exit(130)
     _print_summary(golden, judge, output, console)
 
 
 def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
     for warning in estimate.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        click.echo(f"warning: {warning}", err=True)
     table = Table(title=f"dry run: {estimate.documents} documents, {estimate.chunks} chunks, {estimate.seeds} seeds")
     for column in ("stage", "calls", "cached", "prompt tokens", "cost bound", "how"):
         table.add_column(column, justify="left" if column in ("stage", "how") else "right")
@@ -160,7 +160,7 @@ def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Conso
     counts = golden.manifest.counts
     warnings: list[str] = list((golden.manifest.model_extra or {}).get("warnings", []))
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        click.echo(f"warning: {warning}", err=True)
     stages = Table(title="counts per stage")
     stages.add_column("stage")
     stages.add_column("counts")
@@ -176,4 +176,4 @@ def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Conso
     out = Console()
     out.print(stages)
     out.print(usage)
-    out.print(f"{len(warnings)} warning(s); wrote the golden set to {output}")
+    click.echo(f"{len(warnings)} warning(s); wrote the golden set to {output}")

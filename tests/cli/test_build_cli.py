@@ -1,0 +1,101 @@
+"""``assay build`` end to end through click: offline build, dry run, overwrite guard, budget stop and resume."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from assay.cli import main
+from assay.testing import FakeOpenAIServer
+
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "tiny"
+
+
+def run(*args: str | Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def test_help_shows_an_example() -> None:
+    code, out = run("build", "--help")
+    assert code == 0 and "assay build datasets/demo/corpus -o golden/ --judge offline" in out
+
+
+def test_offline_build_writes_the_golden_set_and_a_summary(tmp_path: Path) -> None:
+    code, out = run("build", TINY, "-o", tmp_path / "g", "--judge", "offline", "--per-doc", "2")
+    assert code == 0, out
+    assert (
+        "counts per stage" in out
+        and "judge usage (offline)" in out
+        and f"wrote the golden set to {tmp_path / 'g'}" in out
+    )
+    manifest = json.loads((tmp_path / "g" / "manifest.json").read_text())
+    assert manifest["counts"]["seeds"] == 2 and manifest["models"]["generator"] == "offline"
+
+
+def test_dry_run_estimates_and_writes_nothing(tmp_path: Path) -> None:
+    code, out = run("build", TINY, "-o", tmp_path / "g", "--judge", "offline", "--per-doc", "2", "--dry-run")
+    assert code == 0, out
+    assert "dry run: 1 documents" in out and "exact" in out and "estimate" in out
+    assert not (tmp_path / "g").exists()
+
+
+def test_existing_output_is_refused_without_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "x").write_text("x")
+    code, out = run("build", TINY, "-o", tmp_path / "g", "--judge", "offline")
+    assert code == 1 and "--overwrite" in out
+    code, out = run("build", TINY, "-o", tmp_path / "g", "--judge", "offline", "--overwrite")
+    assert code == 0, out
+
+
+def test_bad_mix_is_a_clear_error(tmp_path: Path) -> None:
+    code, out = run("build", TINY, "-o", tmp_path / "g", "--judge", "offline", "--mix", "trivia=1")
+    assert code == 1 and "unknown question type 'trivia'" in out
+
+
+def _answer(body: dict[str, Any]) -> str:
+    schema = body["response_format"]["json_schema"]["name"]
+    user = body["messages"][-1]["content"]
+    passages = [html.unescape(t) for t in re.findall(r'<passage id="[^"]+"[^>]*>\n(.*?)\n</passage>', user, re.S)]
+    if schema == "GeneratedQuestion":
+        quote = passages[0].split(".")[0] + "."
+        kind = user.split("Question type: ", 1)[1].split("\n", 1)[0]
+        return json.dumps(
+            {
+                "reason": "r",
+                "question": f"What is said about this ({kind})?",
+                "answer": quote,
+                "evidence": [{"passage_id": "P1", "quote": quote}],
+                "claims": [quote],
+                "nuggets": [{"text": quote, "importance": "vital"}],
+            }
+        )
+    if schema == "QuestionCritique":
+        return json.dumps({"reason": "r", "answerable": 5, "self_contained": 5, "clear": 5})
+    if schema == "RelevanceGrade":
+        return json.dumps({"reason": "r", "grade": 3})
+    ids = re.findall(r'<statement id="([^"]+)">', user)
+    items = [{"statement_id": i, "reason": "r", "support": "support", "passage_ids": ["P1"]} for i in ids]
+    return json.dumps({"assignments": items})
+
+
+def test_budget_stop_is_clean_and_a_rerun_resumes(tmp_path: Path) -> None:
+    args = ["build", TINY, "-o", tmp_path / "g", "--judge", "openai/fake", "--api-key", "k", "--per-doc", "3"]
+    args += ["--cache-dir", tmp_path / "cache", "--price", "1000/1000", "--concurrency", "1", "--mix", "factoid=1"]
+    with FakeOpenAIServer(_answer) as server:
+        args += ["--api-base", server.url]
+        code, out = run(*args, "--max-cost", "2")
+        assert code == 1 and "Stopped:" in out and "Nothing was written" in out
+        assert not (tmp_path / "g").exists()
+        first = [json.dumps(r["messages"], sort_keys=True) for r in server.requests]
+        code, out = run(*args)
+        assert code == 0, out
+        second = [json.dumps(r["messages"], sort_keys=True) for r in server.requests[len(first) :]]
+    assert first and second and set(first).isdisjoint(second)
+    assert (tmp_path / "g" / "manifest.json").is_file()
