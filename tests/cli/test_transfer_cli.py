@@ -39,7 +39,7 @@ def test_export_each_format_reports_files_and_unscored(tmp_path: Path, fmt: str,
 def test_export_min_grade_and_existing_folder(tmp_path: Path) -> None:
     code, out, _ = run("export", V1, "--to", "trec", "-o", tmp_path / "t", "--min-grade", "1")
     assert code == 0
-    assert "2 graded labels exported" in out and "1 graded label(s) below the grade threshold left out" in out
+    assert "2 graded labels exported" in out and "1 graded label(s) below grade 1 left out" in out
     assert (tmp_path / "t" / "qrels.txt").read_text().splitlines() == [
         "q1 0 policies/refunds.md#1-5e6f7a8b 3",
         "q2 0 faq.html#0-9c0d1e2f 3",

@@ -54,16 +54,16 @@ def export(golden: str, fmt: str, out: str, min_grade: int | None, split: str, o
     """
     _check_out(out, overwrite)
     summary = export_golden(GoldenSet.load(golden), fmt, out, min_grade=min_grade, split=split, overwrite=overwrite)
-    _report_export(summary, min_grade)
+    _report_export(summary)
 
 
-def _report_export(summary: ExportSummary, min_grade: int | None) -> None:
+def _report_export(summary: ExportSummary) -> None:
     files = ", ".join(f"{name} ({count})" for name, count in summary.files.items())
     click.echo(f"Wrote {summary.format} to {summary.out}: {files}")
     click.echo(f"{summary.questions} questions; {summary.grades} graded labels exported")
     click.echo(f"{summary.unscored} unscored pair(s) not exported as grades")
-    if min_grade is not None or summary.below_min_grade:
-        click.echo(f"{summary.below_min_grade} graded label(s) below the grade threshold left out")
+    if summary.grade_threshold is not None:
+        click.echo(f"{summary.below_min_grade} graded label(s) below grade {summary.grade_threshold} left out")
     if summary.renamed_ids:
         click.echo(f"warning: {summary.renamed_ids} id(s) held characters {summary.format} cannot; "
                    "they were percent-encoded (e.g. a space as %20)", err=True)  # fmt: skip

@@ -59,6 +59,7 @@ class ExportSummary:
     grades: int = 0  # (question, chunk, grade) labels written as grades
     unscored: int = 0  # pairs with no scored label: not written as grades
     below_min_grade: int = 0
+    grade_threshold: int | None = None  # grades below it were left out (None: every scored grade written)
     renamed_ids: int = 0  # ids percent-encoded because the format cannot hold them
     notes: list[str] = field(default_factory=list)
 
@@ -95,6 +96,7 @@ def export_golden(
         raise InputError(f"split name {split!r} cannot be a file name: use a plain name such as test or dev")
     target = Path(out)
     summary = ExportSummary(fmt, target, questions=len(golden.questions), unscored=len(golden.unscored()))
+    summary.grade_threshold = min_grade
     try:
         with atomic_dir(target, overwrite=overwrite) as tmp:
             _WRITERS[fmt](golden, tmp, summary, min_grade, split)
@@ -150,7 +152,7 @@ def _trec(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int |
 
 
 def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
-    threshold = 1 if min_grade is None else min_grade
+    threshold = summary.grade_threshold = 1 if min_grade is None else min_grade
     pairs, summary.below_min_grade = graded_pairs(golden, threshold)
     relevant: dict[str, list[tuple[int, str]]] = {}
     for qid, cid, grade in pairs:
