@@ -253,10 +253,10 @@ def _ragas_question(row: RagasRow, qid: str, source: LabelSource) -> Question:
     meta = {k: v for k, v in row.extra.items() if isinstance(v, str | int | float | bool) and k not in _RUN_COLUMNS}
     synth = str(row.extra.get("synthesizer_name", ""))
     kind = "multi-hop" if "multi_hop" in synth or "multi-hop" in synth else "unknown"
+    prov = Provenance(source=source)
     return Question(
-        id=qid, text=row.user_input, type=kind, reference_answer=row.reference, metadata=meta,
-        provenance=Provenance(source=source),
-    )  # fmt: skip
+        id=qid, text=row.user_input, type=kind, reference_answer=row.reference, metadata=meta, provenance=prov
+    )
 
 
 def _ragas_contexts(path: Path, row: RagasRow, chunks: dict[str, tuple[Chunk, int]]) -> list[str]:
@@ -302,13 +302,11 @@ def documents_from_chunks(chunks: Iterable[Chunk], infos: dict[str, dict[str, An
         text = _place(group)
         if text is None:
             text = "\n\n".join(c.text for c in sorted(group, key=lambda c: c.ordinal))
-        metadata = info.get("metadata") if isinstance(info.get("metadata"), dict) else {}
+        meta = info.get("metadata")
         title = info.get("title") if isinstance(info.get("title"), str) else None
-        source = str(info.get("source") or doc_id)
-        out.append(
-            Document(id=doc_id, source=source, title=title, text=text, content_hash=content_hash(text),
-                     metadata=metadata or {})
-        )  # fmt: skip
+        doc = Document(id=doc_id, source=str(info.get("source") or doc_id), title=title, text=text,
+                       content_hash=content_hash(text), metadata=meta if isinstance(meta, dict) else {})  # fmt: skip
+        out.append(doc)
     return out
 
 
