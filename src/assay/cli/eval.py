@@ -1,0 +1,238 @@
+"""``assay eval``: score RAG runs against a golden set, compare them, and write the report."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from assay.audit.store import STORE_NAME, LabelStore
+from assay.cli._app import main
+from assay.cli._judge_options import dry_run_judge, judge_from_options
+from assay.cli.cache import CACHE_DIR
+from assay.errors import ConfigError
+from assay.judge import Judge
+from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
+from assay.pipelines.results import EvalResult
+from assay.report import render_terminal, write_report
+
+__all__ = ["check_fail_under", "eval_command", "human_labels", "parse_k", "parse_runs"]
+
+
+def parse_k(text: str) -> tuple[int, ...]:
+    """``"1,3,5,10"`` -> (1, 3, 5, 10), sorted and without repeats."""
+    try:
+        values = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise ConfigError(f"-k {text!r}: give whole numbers separated by commas, e.g. -k 1,3,5,10") from None
+    if not values or values[0] < 1:
+        raise ConfigError(f"-k {text!r}: cut-offs must be >= 1, e.g. -k 1,3,5,10")
+    return tuple(values)
+
+
+def parse_runs(args: Sequence[str]) -> list[tuple[str, Path]]:
+    """Each RUN is PATH (named by its file stem) or NAME=PATH."""
+    out = []
+    for arg in args:
+        name, sep, path = arg.partition("=")
+        if sep and name and not Path(arg).exists():
+            out.append((name, Path(path)))
+        else:
+            out.append((Path(arg).stem, Path(arg)))
+    return out
+
+
+def parse_fail_under(values: Sequence[str]) -> list[tuple[str, float]]:
+    """``ndcg@10=0.6`` -> ("ndcg@10", 0.6); the last ``=`` splits, so ``recall@5|g>=2=0.5`` works."""
+    out = []
+    for value in values:
+        metric, sep, number = value.rpartition("=")
+        try:
+            out.append((metric, float(number)))
+        except ValueError:
+            sep = ""
+        if not sep or not metric:
+            raise ConfigError(f"--fail-under {value!r}: write METRIC=VALUE, e.g. --fail-under ndcg@10=0.6")
+    return out
+
+
+def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> list[str]:
+    """One message per run and gate whose mean is below the threshold (or has no scored query)."""
+    known = {name for run in result.runs for name in run.metrics}
+    failures = []
+    for metric, threshold in gates:
+        if metric not in known:
+            raise ConfigError(f"--fail-under {metric}: no such metric in this evaluation; metrics: {', '.join(known)}")
+        for run in result.runs:
+            summary = run.metrics.get(metric)
+            mean = summary.mean if summary is not None else None
+            if mean is None:
+                failures.append(f"{run.name}: {metric} has no scored query (gate {threshold:g})")
+            elif mean < threshold:
+                failures.append(f"{run.name}: {metric} = {mean:.3f} < {threshold:g}")
+    return failures
+
+
+def human_labels(golden: Path) -> dict[tuple[str, str], int] | None:
+    """Audited human grades of the golden folder's audit store (one per item: the lower median of annotators)."""
+    if not (golden / STORE_NAME).is_file():
+        return None
+    pairs = LabelStore.in_folder(golden).audited_pairs(one_per_item=True)
+    return {(p.query_id, p.chunk_id): p.human_grade for p in pairs}
+
+
+class _Bar:
+    """A progress bar of judge calls with calls made, cache hits, tokens and cost so far."""
+
+    def __init__(self, judge: Judge, console: Console) -> None:
+        self.judge = judge
+        columns = (TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+        self.bar = Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal)
+        self.task: TaskID | None = None
+
+    def _text(self) -> str:
+        s, usage = self.judge.stats, self.judge.usage.values()
+        tokens = sum(u.prompt_tokens + u.completion_tokens for u in usage)
+        cost = "cost unknown" if self.judge.price is None else f"${self.judge.spent:.4f}"
+        return f"calls {s.calls}  cached {s.cache_hits + s.deduped}  unscored {s.unscored}  tokens {tokens}  {cost}"
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.task is None:
+            self.task = self.bar.add_task(self._text(), total=total)
+        self.bar.update(self.task, completed=done, total=total, description=self._text())
+
+
+def _options(f: Any) -> Any:
+    options = [
+        click.option("--judge", "judge_spec", default=None, help="offline, openai/MODEL, hosted_vllm/MODEL ..."),
+        click.option("--no-judge", is_flag=True, help="No LLM: trec_eval's convention (unjudged = not relevant)."),
+        click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server."),
+        click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY for openai/ and --api-base)."),
+        click.option(
+            "--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024), help="Calls at once."
+        ),
+        CACHE_DIR,
+        click.option("--no-cache", is_flag=True, help="Neither read nor write the judge cache."),
+        click.option("--max-cost", type=float, default=None, help="Stop cleanly once this many USD are spent."),
+        click.option("--price", default=None, help="USD per million tokens IN/OUT for a model without a price."),
+        click.option("--no-structured", is_flag=True, help="For servers without response_format json_schema."),
+        click.option("--timeout", default=120.0, show_default=True, help="Seconds per model call."),
+        click.option("--prompt-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Prompts."),
+        click.option("-k", "k_text", default="1,3,5,10", show_default=True, help="Cut-offs, comma-separated."),
+        click.option("-m", "--metric", "metrics", multiple=True, help="Only these metrics (repeatable)."),
+        click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),
+        click.option(
+            "--listwise",
+            default=10,
+            show_default=True,
+            type=click.IntRange(0, 50),
+            help="Chunks per relevance call (0: one call per chunk).",
+        ),
+        click.option("--context-k", type=click.IntRange(1, 100), default=None, help="Chunks given to the answer."),
+        click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap, tests and shuffles."),
+        click.option("--n-boot", default=2000, show_default=True, type=click.IntRange(100), help="Resamples."),
+        click.option("--fail-under", multiple=True, help="METRIC=X: exit 1 when a run's mean is below X."),
+        click.option("--no-add-labels", is_flag=True, help="Do not write labels judged now into the golden set."),
+        click.option("--dry-run", is_flag=True, help="Count calls, cached items, tokens and cost; call nothing."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@main.command("eval")
+@click.argument("golden", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None, help="Report folder.")
+@_options
+def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **options: Any) -> None:
+    """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
+    metrics, intervals, strata, paired comparisons, and a report (report.html, report.md, results.json,
+    per_query.jsonl, support_matrix.jsonl).
+
+    A RUN is JSONL (query_id, retrieved, optional answer and citations) or a TREC run; it is named by its file stem,
+    or NAME=PATH. With --judge, retrieved chunks without a label are judged (cached per question and chunk) and added
+    to the golden set. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI.
+
+    \b
+    Examples:
+      assay eval golden/ bm25.jsonl hybrid.jsonl -o report/ --judge openai/gpt-4o-mini
+      assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
+      assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
+    """
+    settings = _settings(options)
+    specs = parse_runs(runs)
+    gates = parse_fail_under(options["fail_under"])
+    console = Console()
+    if options["judge_spec"] and options["no_judge"]:
+        raise ConfigError("give --judge MODEL or --no-judge, not both")
+    if options["dry_run"]:
+        _dry_run(golden, specs, options, settings, console)
+        return
+    if output is None:
+        raise ConfigError("give the report folder with -o REPORT_DIR")
+    done = _evaluate(golden, specs, options, settings)
+    _report(done, output, console)
+    failures = check_fail_under(done.result, gates)
+    if failures:
+        click.echo("fail-under: " + "; ".join(failures), err=True)
+        sys.exit(1)
+
+
+def _settings(options: dict[str, Any]) -> EvalSettings:
+    return EvalSettings(
+        k_values=parse_k(options["k_text"]),
+        metrics=tuple(options["metrics"]),
+        seed=options["seed"],
+        n_boot=options["n_boot"],
+        context_k=options["context_k"],
+        listwise=options["listwise"] or None,
+        add_labels=not options["no_add_labels"],
+        strata=tuple(options["strata"]),
+    ).checked()
+
+
+def _evaluate(
+    golden: Path, specs: list[tuple[str, Path]], options: dict[str, Any], settings: EvalSettings
+) -> Evaluated:
+    humans = human_labels(golden)
+    if not options["judge_spec"]:
+        if not options["no_judge"]:
+            click.echo("no --judge given: trec_eval's convention (unjudged = not relevant), no LLM metrics", err=True)
+        return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans)
+    judge = judge_from_options(options)
+    bar = _Bar(judge, Console(stderr=True))
+    with bar.bar:
+        return evaluate_detailed(golden, list(specs), judge=judge, settings=settings, progress=bar, human_labels=humans)
+
+
+def _report(done: Evaluated, output: Path, console: Console) -> None:
+    paths = write_report(done.result, output, done.per_query)
+    done.write_support_matrix(output / "support_matrix.jsonl")
+    render_terminal(done.result, console)
+    console.print()
+    console.print(
+        f"report: {paths['report.html']}  (also report.md, results.json, per_query.jsonl, support_matrix.jsonl)"
+    )
+
+
+def _dry_run(
+    golden: Path, specs: list[tuple[str, Path]], options: dict[str, Any], settings: EvalSettings, console: Console
+) -> None:
+    if not options["judge_spec"]:
+        console.print("dry run without a judge: no calls to make")
+        return
+    estimates = estimate_evaluation(golden, list(specs), dry_run_judge(options), settings)
+    table = Table(title="dry run: judge calls of this evaluation")
+    for column in ("stage", "calls", "cached", "prompt tokens", "cost bound"):
+        table.add_column(column, justify="left" if column == "stage" else "right")
+    for stage, e in estimates.items():
+        cost = "unknown (give --price)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
+        table.add_row(stage, str(e.calls), str(e.cached), str(e.prompt_tokens), cost)
+    console.print(table)
