@@ -59,6 +59,8 @@ from assay.text import canonical_json, content_hash
 from assay.types import Chunk, Document, Manifest, Question
 
 __all__ = [
+    "DEMO_SETTINGS",
+    "DROP_COUNTS",
     "PROMPTS",
     "BuildEstimate",
     "BuildSettings",
@@ -71,6 +73,9 @@ __all__ = [
 ]
 
 PROMPTS = ("question_generation", "question_critic", "relevance", "support")
+# The settings of ``assay demo`` and of the committed demo runs: 80 seeds over the 32 demo documents (~50 accepted
+# questions with the offline judge; the whole build takes a few seconds).
+DEMO_SETTINGS = BuildSettings(questions=80)
 DROP_COUNTS = (
     "dropped_by_evidence",
     "dropped_by_leakage",
