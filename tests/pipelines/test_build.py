@@ -14,14 +14,14 @@ from assay.errors import BudgetExceeded, CorpusError, DatasetError
 from assay.formats.golden import GoldenSet
 from assay.judge import JudgeCache, make_judge
 from assay.judge.limits import RetryPolicy
-from assay.pipelines.build import DROP_COUNTS, BuildSettings, build_golden, estimate_build
+from assay.pipelines.build import DEMO_SETTINGS, DROP_COUNTS, BuildSettings, build_golden, estimate_build
 from assay.testing import FakeBackend, FakeOpenAIServer
 from assay.text import canonical_json
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "datasets" / "demo" / "corpus"
 FIXTURES = ROOT / "tests" / "fixtures" / "corpus"
-DEMO_SETTINGS = BuildSettings(questions=40)
+RUNS = ROOT / "datasets" / "demo" / "runs"
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[GoldenSet, Path]:
 def test_demo_counts_add_up(demo: tuple[GoldenSet, Path]) -> None:
     golden, _ = demo
     counts = golden.manifest.counts
-    assert counts["seeds"] == 40 == counts["generated"] + counts["dropped_by_generation_unscored"]
+    assert counts["seeds"] == 80 == counts["generated"] + counts["dropped_by_generation_unscored"]
     assert counts["generated"] == counts["accepted"] + sum(counts[k] for k in DROP_COUNTS)
     assert counts["accepted"] == counts["questions"] == len(golden.questions) > 0
     assert counts["documents"] == 32 and counts["chunks"] == len(golden.chunks)
@@ -71,7 +71,7 @@ def test_demo_manifest_records_versions_prompts_seeds_and_usage(demo: tuple[Gold
     assert set(m.prompts) == {"question_generation@1", "question_critic@1", "relevance@1", "support@1"}
     assert m.seeds == {"sampling": 0, "listwise": 0} and m.settings["pool_k"] == 20
     assert m.usage["relevance"].calls == m.counts["pooled_pairs"]
-    assert m.usage["generation"].calls == 40 and m.usage["generation"].prompt_tokens > 0
+    assert m.usage["generation"].calls == 80 and m.usage["generation"].prompt_tokens > 0
     assert sorted(p.name for p in folder.parent.iterdir()) == ["golden"]  # no temporary folder left beside it
 
 
@@ -85,6 +85,17 @@ def test_demo_ids_are_identical_across_builds(demo: tuple[GoldenSet, Path]) -> N
         (r.query_id, r.chunk_id, r.grade) for r in golden.qrels
     ]
     assert again.manifest.corpus_hash == golden.manifest.corpus_hash
+
+
+def test_committed_demo_runs_name_questions_and_chunks_of_a_fresh_build(demo: tuple[GoldenSet, Path]) -> None:
+    golden, _ = demo
+    question_ids = {q.id for q in golden.questions}
+    for name in ("bm25", "hybrid", "weak"):
+        lines = [json.loads(line) for line in (RUNS / f"{name}.jsonl").read_text().splitlines()]
+        assert {line["query_id"] for line in lines} == question_ids, name
+        for line in lines:
+            assert all(golden.has_chunk(item["id"]) for item in line["retrieved"]), name
+            assert all(golden.has_chunk(cid) for cid in line["citations"]), name
 
 
 def test_no_script_text_reaches_the_golden_set(demo: tuple[GoldenSet, Path]) -> None:
