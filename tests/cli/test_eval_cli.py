@@ -1,0 +1,170 @@
+"""``assay eval`` end to end: the report folder, --fail-under exit codes, NAME=PATH, --dry-run, PPI from the audit
+store, the fake OpenAI server, and bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
+from evaluate_fixture import PRODUCTS, answer_id, good_lines, qid, save_golden, weak_lines, write_run
+
+from assay.audit.store import LabelStore
+from assay.cli import main
+from assay.cli.eval import parse_fail_under, parse_k, parse_runs
+from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
+from assay.testing import FakeOpenAIServer
+from assay.types import LabelEvent
+
+N = len(PRODUCTS)
+
+
+def run(*args: str | Path) -> Any:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "golden": save_golden(tmp_path / "golden"),
+        "good": write_run(tmp_path / "good.jsonl", good_lines()),
+        "weak": write_run(tmp_path / "weak.jsonl", weak_lines()),
+        "out": tmp_path / "report",
+    }
+
+
+def test_offline_eval_writes_the_report_and_prints_the_summary(setup: dict[str, Path]) -> None:
+    s = setup
+    result = run("eval", s["golden"], s["good"], s["weak"], "-o", s["out"], "--judge", "offline", "--n-boot", "200")
+    assert result.exit_code == 0, result.output
+    files = {p.name for p in s["out"].iterdir()}
+    assert files == {"report.html", "report.md", "results.json", "per_query.jsonl", "support_matrix.jsonl"}
+    results = json.loads((s["out"] / "results.json").read_text())
+    assert [r["name"] for r in results["runs"]] == ["good", "weak"]
+    assert results["judge"] == "offline"
+    assert "offline judge: a lexical baseline, not an LLM" in result.output
+    assert "good beats weak on ndcg@10" in result.output.replace("\n", " ").replace("  ", " ") or any(
+        c["verdict"].startswith("good beats weak on ndcg@10") for c in results["comparisons"]
+    )
+    assert f"report: {s['out'] / 'report.html'}" in result.output.replace("\n", "")
+    per_query = (s["out"] / "per_query.jsonl").read_text().splitlines()
+    assert len(per_query) == 1 + 2 * N
+
+
+@pytest.mark.parametrize(
+    ("gates", "code", "message"),
+    [
+        (["ndcg@10=0.2"], 0, None),
+        # weak, per query: unjudged, unjudged, related (1), answer (3) except every third query; IDCG = 3 + 1/log2(3):
+        # (8 * (1/2 + 3/log2(5)) / IDCG + 4 * (1/2) / IDCG) / 12 = 0.375
+        (["ndcg@10=0.5"], 1, "weak: ndcg@10 = 0.375 < 0.5"),
+        (["ndcg@10=0.2", "recall@5|g>=2=0.99"], 1, "weak: recall@5|g>=2"),
+    ],
+)
+def test_fail_under_sets_the_exit_status(
+    setup: dict[str, Path], gates: list[str], code: int, message: str | None
+) -> None:
+    s = setup
+    args: list[str | Path] = [
+        "eval",
+        s["golden"],
+        s["good"],
+        s["weak"],
+        "-o",
+        s["out"],
+        "--no-judge",
+        "--n-boot",
+        "200",
+    ]
+    args += ["-m", "ndcg@10", "-m", "recall@5|g>=2"]
+    for gate in gates:
+        args += ["--fail-under", gate]
+    result = run(*args)
+    assert result.exit_code == code, result.output
+    if message:
+        assert message in result.output
+        assert "good:" not in result.output.split("fail-under:")[1]  # the good run passes every gate
+
+
+def test_fail_under_an_unknown_metric_is_a_clear_error(setup: dict[str, Path]) -> None:
+    s = setup
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", "--fail-under", "ndcg@7=0.5")
+    assert result.exit_code == 1 and "--fail-under ndcg@7: no such metric" in result.output
+
+
+def test_named_runs_and_parsers(tmp_path: Path, setup: dict[str, Path]) -> None:
+    s = setup
+    result = run("eval", s["golden"], f"new={s['good']}", f"old={s['weak']}", "-o", s["out"], "--no-judge")
+    assert result.exit_code == 0, result.output
+    assert [r["name"] for r in json.loads((s["out"] / "results.json").read_text())["runs"]] == ["new", "old"]
+    assert parse_k("10,1,5,5") == (1, 5, 10)
+    assert parse_runs(["a=x.jsonl", "y.jsonl"]) == [("a", Path("x.jsonl")), ("y", Path("y.jsonl"))]
+    assert parse_fail_under(["recall@5|g>=2=0.5"]) == [("recall@5|g>=2", 0.5)]
+    for bad in (lambda: parse_k("1,x"), lambda: parse_k("0"), lambda: parse_fail_under(["ndcg@10"])):
+        with pytest.raises(ConfigError):
+            bad()
+
+
+def test_bad_input_gives_one_clear_line(setup: dict[str, Path], tmp_path: Path) -> None:
+    s = setup
+    broken = write_run(tmp_path / "broken.jsonl", [good_lines()[0], '{"query_id": "q01", "retrieved": 5}'])
+    result = run("eval", s["golden"], broken, "-o", s["out"], "--no-judge")
+    assert result.exit_code == 1 and f"Error: {broken}:3: field 'retrieved'" in result.output
+    assert not s["out"].exists()  # nothing half-written
+    both = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", "--judge", "offline")
+    assert both.exit_code == 1 and "not both" in both.output
+    assert run("eval", s["golden"], s["good"]).exit_code == 1  # no -o
+
+
+def test_dry_run_counts_calls_and_calls_nothing(setup: dict[str, Path]) -> None:
+    s = setup
+    result = run("eval", s["golden"], s["good"], "--judge", "offline", "--dry-run")
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[1]: line.split()[3] for line in result.output.splitlines() if line.startswith("│")}
+    assert rows["relevance"] == str(N) and rows["answer"] == str(N)  # one listwise call and one answer per query
+    assert len(GoldenSet.load(s["golden"]).qrels) == 2 * N  # nothing judged
+
+
+def test_audited_labels_in_the_golden_folder_give_ppi(setup: dict[str, Path]) -> None:
+    s = setup
+    store = LabelStore.in_folder(s["golden"])
+    store.import_judge_labels(GoldenSet.load(s["golden"]).qrels)
+    store.record_many(
+        LabelEvent(query_id=qid(i), chunk_id=answer_id(i), grade=3, source="human", annotator="ann") for i in range(N)
+    )
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", "--n-boot", "200")
+    assert result.exit_code == 0, result.output
+    corrected = json.loads((s["out"] / "results.json").read_text())["corrected"]
+    assert {c["metric"] for c in corrected} == {"pair_precision@5", "pair_precision@10"}
+    assert all(c["n_audited"] == N for c in corrected)
+
+
+def test_through_the_fake_openai_server(setup: dict[str, Path], tmp_path: Path) -> None:
+    s = setup
+
+    def answer(body: dict[str, Any]) -> str:
+        schema = body["response_format"]["json_schema"]["name"]
+        if schema == "ListwiseRelevance":
+            text = body["messages"][-1]["content"]
+            ids = [part.split('"')[0] for part in text.split('<passage id="')[1:]]
+            return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 1} for i in ids]})
+        return "not JSON"  # every other prompt fails: its metrics are unscored, never 0
+
+    with FakeOpenAIServer(answer) as server:
+        result = run(
+            "eval", s["golden"], s["good"], "-o", s["out"], "--judge", "openai/judge-x", "--api-base", server.url,
+            "--api-key", "sk-test", "--cache-dir", tmp_path / "cache", "--n-boot", "200",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((s["out"] / "results.json").read_text())["runs"][0]["metrics"]
+    assert metrics["faithfulness@5"]["mean"] is None
+    assert metrics["faithfulness@5"]["unscored_reasons"] == {"invalid_output": N}
+    assert metrics["P@3"]["mean"] == pytest.approx(1.0)  # the judged care chunk is grade 1 now
+    saved = GoldenSet.load(s["golden"])
+    assert sum(q.provenance.model == "openai/judge-x" for q in saved.qrels) == 2 * N
