@@ -98,6 +98,18 @@ def test_committed_demo_runs_name_questions_and_chunks_of_a_fresh_build(demo: tu
             assert all(golden.has_chunk(cid) for cid in line["citations"]), name
 
 
+def test_hand_labels_name_pairs_of_a_fresh_build(demo: tuple[GoldenSet, Path]) -> None:
+    import csv
+
+    golden, _ = demo
+    with (ROOT / "datasets" / "demo" / "human_labels.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 50 and {r["annotator"] for r in rows} == {"demo-annotator"}
+    judged = {(r.query_id, r.chunk_id) for r in golden.qrels}
+    for row in rows:
+        assert (row["query_id"], row["chunk_id"]) in judged and row["grade"] in {"0", "1", "2", "3"} and row["reason"]
+
+
 def test_no_script_text_reaches_the_golden_set(demo: tuple[GoldenSet, Path]) -> None:
     golden, _ = demo
     text = " ".join(c.text for c in golden.chunks)
