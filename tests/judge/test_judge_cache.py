@@ -144,3 +144,24 @@ def test_killed_run_rerun_pays_no_completed_call_twice(tmp_path: Path, toy_promp
     assert calls_again == 40 - cached and sum(r.cached for r in rerun) == cached
     assert first_calls - cached <= 4  # only calls in flight at the kill (at most the concurrency) were lost
     assert all(r.output is not None for r in rerun)
+
+
+def test_assembled_key_equals_the_digest_of_the_canonical_json() -> None:
+    from assay.judge.cache import _digest
+    from assay.judge.prompts import load_prompt
+
+    prompt = load_prompt("relevance")
+    messages = prompt.render({"question": 'Où est "x"?\n', "passage": "a < b & c"})
+    for msgs in (messages, messages[1:], [], [*messages, {"role": "assistant", "content": "x", "name": "n"}]):
+        for schema in (prompt.schema, None):
+            fields = {**BASE, "messages": msgs, "schema": schema}
+            expected = _digest(
+                {
+                    "model": fields["model"],
+                    "messages": msgs,
+                    "params": fields["params"],
+                    "prompt": {"name": "p", "version": "1", "hash": "abc"},
+                    "schema": schema,
+                }
+            )
+            assert cache_key(**fields) == expected  # type: ignore[arg-type]

@@ -269,3 +269,29 @@ def test_concurrency_is_bounded(toy_prompts: Path, no_wait: RetryPolicy) -> None
 
     make(Counting(), toy_prompts, no_wait, concurrency=4).judge_many("toy", items(30))
     assert running[1] == 4
+
+
+def test_concurrent_ajudge_calls_share_one_call(toy_prompts: Path, no_wait: RetryPolicy) -> None:
+    backend = _Yielding()
+    judge = make(backend, toy_prompts, no_wait)
+
+    async def run() -> list[object]:
+        return list(await asyncio.gather(*(judge.ajudge("toy", items(1)[0]) for _ in range(5))))
+
+    results = asyncio.run(run())
+    assert backend.calls == 1 and len(results) == 5 and judge.stats.deduped == 4
+
+
+def test_rpm_limit_waits_on_the_policy_clock(toy_prompts: Path) -> None:
+    now = [0.0]
+    waits: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        waits.append(seconds)
+        now[0] += seconds
+
+    policy = RetryPolicy(sleep=fake_sleep, clock=lambda: now[0])
+    backend = FakeBackend()
+    make(backend, toy_prompts, policy, rpm=2).judge_many("toy", items(5))
+    assert backend.calls == 5
+    assert waits == [pytest.approx(60.0), pytest.approx(60.0)]  # requests 3 and 5 wait for the next minute

@@ -131,6 +131,8 @@ async def _run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int)
 @click.option("--max-cost", type=float, default=None, help="Stop cleanly once this many USD are spent.")
 @click.option("--price", default=None, help="USD per million tokens IN/OUT for a model without a known price.")
 @click.option("--no-structured", is_flag=True, help="For servers without response_format json_schema support.")
+@click.option("--rpm", type=click.IntRange(1), default=None, help="At most this many requests per minute.")
+@click.option("--tpm", type=click.IntRange(1), default=None, help="At most this many tokens per minute (estimated).")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds per model call.")
 @click.option("--prompt-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Prompt overrides.")
 def grade(
@@ -149,6 +151,8 @@ def grade(
     max_cost: float | None,
     price: str | None,
     no_structured: bool,
+    rpm: int | None,
+    tpm: int | None,
     timeout: float,
     prompt_dir: Path | None,
 ) -> None:
@@ -187,6 +191,8 @@ def grade(
         api_key=_api_key(judge_spec, api_key, api_base),
         cache_dir=directory,
         concurrency=concurrency,
+        rpm=rpm,
+        tpm=tpm,
         max_cost=max_cost,
         structured=not no_structured,
         timeout=timeout,

@@ -23,9 +23,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Generic, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import Any
 
 from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
@@ -33,60 +31,13 @@ from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
 from assay.judge.pricing import Price, price_for
 from assay.judge.prompts import Prompt, load_prompt
+from assay.judge.results import Estimate, Judgement, JudgeStats, parse_output, repair_messages, schema_instructions
 from assay.text import count_tokens
 from assay.types import StageUsage, Unscored
 
 __all__ = ["Estimate", "Judge", "JudgeStats", "Judgement", "RetryPolicy", "parse_output"]
 
 log = logging.getLogger("assay.judge")
-T = TypeVar("T", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class Judgement(Generic[T]):
-    """One judged item: the validated output, or why there is none (``unscored``), and what it cost."""
-
-    output: T | None
-    unscored: Unscored | None
-    cached: bool
-    model: str
-    prompt: str
-    prompt_hash: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = 0.0
-
-    @property
-    def ok(self) -> bool:
-        """True when there is a valid output."""
-        return self.output is not None
-
-
-@dataclass
-class JudgeStats:
-    """Counters over the judge's life: backend calls made, cache hits, deduplicated joins, retries, unscored."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    deduped: int = 0
-    retries: int = 0
-    repairs: int = 0
-    unscored: int = 0
-    cache_errors: int = 0
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A dry-run estimate: calls to make, items already cached, prompt tokens, and an upper bound on cost.
-
-    ``cost_usd`` prices the prompt tokens plus ``max_tokens`` completion tokens per call when the prompt sets
-    ``max_tokens`` (else prompt tokens only); None when the model has no known price.
-    """
-
-    calls: int
-    cached: int
-    prompt_tokens: int
-    cost_usd: float | None
 
 
 @dataclass(frozen=True)
@@ -94,38 +45,6 @@ class _Prepared:
     prompt: Prompt
     request: ChatRequest
     key: str
-
-
-_FENCE_LANGS = ("json", "JSON")
-
-
-def _strip_fences(text: str) -> str:
-    body = text.strip()
-    if body.startswith("```"):
-        body = body[3:]
-        for lang in _FENCE_LANGS:
-            if body.startswith(lang):
-                body = body[len(lang) :]
-        body = body.rsplit("```", 1)[0] if "```" in body else body
-    return body.strip()
-
-
-def parse_output(text: str, model: type[T]) -> T:
-    """Validate a model's text answer against ``model``; code fences are stripped. Raises ValueError."""
-    try:
-        data = json.loads(_strip_fences(text))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"the answer is not JSON ({exc.msg} at char {exc.pos})") from exc
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
-        raise ValueError(f"the answer does not match the schema ({problems})") from exc
-
-
-def _schema_instructions(prompt: Prompt) -> str:
-    schema = json.dumps(dict(prompt.schema), separators=(",", ":"))
-    return f"\n\nAnswer with a single JSON object, no code fences, matching this JSON schema:\n{schema}"
 
 
 class Judge:
@@ -184,7 +103,7 @@ class Judge:
         prompt = self.prompt(prompt_name)
         messages = prompt.render(variables)
         if not self.structured:
-            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + _schema_instructions(prompt)}
+            messages[-1] = {**messages[-1], "content": messages[-1]["content"] + schema_instructions(prompt)}
         params = {**prompt.params, **self.params}
         request = ChatRequest(
             model=self.model,
@@ -286,7 +205,11 @@ class Judge:
     def _loop_state(self) -> LoopState:
         loop = asyncio.get_running_loop()
         if self._state is None or self._state.loop is not loop:
-            limiter = RateLimiter(self.rpm, self.tpm, sleep=self.retry.sleep) if (self.rpm or self.tpm) else None
+            limiter = (
+                RateLimiter(self.rpm, self.tpm, clock=self.retry.clock, sleep=self.retry.sleep)
+                if (self.rpm or self.tpm)
+                else None
+            )
             if self._state is not None and self._state.writer is not None:
                 self._state.writer.close()
             writer = CacheWriter(self.cache, self._cache_write_failed) if self.cache is not None else None
@@ -368,7 +291,7 @@ class Judge:
             except ValueError as exc:
                 if attempt == 0:
                     self.stats.repairs += 1
-                    request = replace(request, messages=[*request.messages, *_repair_messages(text, exc)])
+                    request = replace(request, messages=[*request.messages, *repair_messages(text, exc)])
                     continue
                 reason = f"invalid answer after one repair attempt: {exc}"
                 return self._unscored(prepared, stage, Unscored(reason=reason, kind="invalid_output", raw=text), tokens)
@@ -515,13 +438,3 @@ class Judge:
         if self._state is not None and self._state.writer is not None:
             self._state.writer.close()
             self._state = None
-
-
-def _repair_messages(text: str, error: Exception) -> list[dict[str, str]]:
-    return [
-        {"role": "assistant", "content": text},
-        {
-            "role": "user",
-            "content": f"That answer is not valid: {error}. Reply again with only the corrected JSON object.",
-        },
-    ]

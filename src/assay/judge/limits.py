@@ -34,7 +34,10 @@ async def _no_sleep(_: float) -> None:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How transient failures are retried. ``wait(attempt, error) -> seconds`` overrides the default wait."""
+    """How transient failures are retried. ``wait(attempt, error) -> seconds`` overrides the default wait.
+
+    ``sleep`` and ``clock`` also drive the rate limiter's waits, so tests can run both on virtual time.
+    """
 
     attempts: int = 6
     initial: float = 1.0
@@ -43,6 +46,7 @@ class RetryPolicy:
     max_retry_after: float = 300.0
     wait: Callable[[int, BaseException | None], float] | None = None
     sleep: Sleep = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic  # the rate limiter's clock; tests advance it from a fake sleep
 
     @classmethod
     def immediate(cls, attempts: int = 6, sleep: Sleep | None = None) -> RetryPolicy:

@@ -1,0 +1,114 @@
+"""What the judge hands back and how a model's answer is checked.
+
+:class:`Judgement` is one judged item (a validated output or an :class:`Unscored`, and its cost); :class:`JudgeStats`
+counts calls, cache hits and failures; :class:`Estimate` is a dry run's forecast. :func:`parse_output` validates a
+model's text answer against the prompt's output model (code fences stripped); :func:`repair_messages` is the
+follow-up turn of the one repair attempt; :func:`schema_instructions` is the schema appended to the prompt for servers
+without structured output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from assay.judge.prompts import Prompt
+from assay.types import Unscored
+
+__all__ = ["Estimate", "JudgeStats", "Judgement", "parse_output", "repair_messages", "schema_instructions"]
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Judgement(Generic[T]):
+    """One judged item: the validated output, or why there is none (``unscored``), and what it cost."""
+
+    output: T | None
+    unscored: Unscored | None
+    cached: bool
+    model: str
+    prompt: str
+    prompt_hash: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when there is a valid output."""
+        return self.output is not None
+
+
+@dataclass
+class JudgeStats:
+    """Counters over the judge's life: backend calls made, cache hits, deduplicated joins, retries, unscored."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    deduped: int = 0
+    retries: int = 0
+    repairs: int = 0
+    unscored: int = 0
+    cache_errors: int = 0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A dry-run estimate: calls to make, items already cached, prompt tokens, and an upper bound on cost.
+
+    ``cost_usd`` prices the prompt tokens plus ``max_tokens`` completion tokens per call when the prompt sets
+    ``max_tokens`` (else prompt tokens only); None when the model has no known price.
+    """
+
+    calls: int
+    cached: int
+    prompt_tokens: int
+    cost_usd: float | None
+
+
+_FENCE_LANGS = ("json", "JSON")
+
+
+def _strip_fences(text: str) -> str:
+    body = text.strip()
+    if body.startswith("```"):
+        body = body[3:]
+        for lang in _FENCE_LANGS:
+            if body.startswith(lang):
+                body = body[len(lang) :]
+        body = body.rsplit("```", 1)[0] if "```" in body else body
+    return body.strip()
+
+
+def parse_output(text: str, model: type[T]) -> T:
+    """Validate a model's text answer against ``model``; code fences are stripped. Raises ValueError."""
+    try:
+        data = json.loads(_strip_fences(text))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the answer is not JSON ({exc.msg} at char {exc.pos})") from exc
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
+        raise ValueError(f"the answer does not match the schema ({problems})") from exc
+
+
+def schema_instructions(prompt: Prompt) -> str:
+    """Text appended to the last message when the server cannot be asked for structured output."""
+    schema = json.dumps(dict(prompt.schema), separators=(",", ":"))
+    return f"\n\nAnswer with a single JSON object, no code fences, matching this JSON schema:\n{schema}"
+
+
+def repair_messages(text: str, error: Exception) -> list[dict[str, str]]:
+    """The two turns added for the one repair attempt: the invalid answer, and what was wrong with it."""
+    return [
+        {"role": "assistant", "content": text},
+        {
+            "role": "user",
+            "content": f"That answer is not valid: {error}. Reply again with only the corrected JSON object.",
+        },
+    ]
