@@ -163,8 +163,8 @@ def test_through_the_fake_openai_server(setup: dict[str, Path], tmp_path: Path) 
         )  # fmt: skip
     assert result.exit_code == 0, result.output
     metrics = json.loads((s["out"] / "results.json").read_text())["runs"][0]["metrics"]
-    assert metrics["faithfulness@5"]["mean"] is None
-    assert metrics["faithfulness@5"]["unscored_reasons"] == {"invalid_output": N}
+    assert metrics["faithfulness"]["mean"] is None
+    assert metrics["faithfulness"]["unscored_reasons"] == {"invalid_output": N}
     assert metrics["P@3"]["mean"] == pytest.approx(1.0)  # the judged care chunk is grade 1 now
     saved = GoldenSet.load(s["golden"])
     assert sum(q.provenance.model == "openai/judge-x" for q in saved.qrels) == 2 * N

@@ -107,14 +107,14 @@ def test_offline_judge_end_to_end_adds_labels_with_provenance(tmp_path: Path) ->
     assert all(q.provenance.source == "judge" and q.provenance.prompt == "relevance_listwise@1" for q in new)
     assert all(q.provenance.rationale and "not an LLM" in q.provenance.rationale for q in new)
     assert run.judged_at_k["10"] == 1.0
-    for name in ("context_recall@5", "faithfulness@5", "answer_relevance", "attribution_rate@5",
+    for name in ("context_recall", "faithfulness", "answer_relevance", "attribution_rate",
                  "ragas_context_precision@5", "nugget_recall_vital_strict"):  # fmt: skip
         assert run.metrics[name].n_scored == N, name
     assert result.warnings[0].startswith("offline judge: a lexical baseline, not an LLM")
     again = make_judge("offline")
     evaluate(folder, [good], judge=again, settings=FAST)
     assert "relevance" not in again.usage  # every retrieved chunk has a label now: no relevance call at all
-    assert all(row.metrics["faithfulness@5"] == 1.0 for row in rows)
+    assert all(row.metrics["faithfulness"] == 1.0 for row in rows)
 
 
 def test_calls_per_sample_and_a_second_system_pays_only_for_new_chunks(
@@ -163,12 +163,12 @@ def test_unscored_answers_are_counted_and_excluded(tmp_path: Path, server: FakeO
     result, rows = evaluate(
         folder, [write_run(tmp_path / "good.jsonl", lines)], judge=http_judge(server, tmp_path / "c"), settings=FAST
     )
-    summary = result.runs[0].metrics["faithfulness@5"]
+    summary = result.runs[0].metrics["faithfulness"]
     assert (summary.n_scored, summary.n_unscored) == (N - 1, 1)
     assert summary.unscored_reasons == {"invalid_output": 1}
     assert summary.mean == 1.0  # the unscored answer is not averaged in as 0
     row = next(r for r in rows if r.query_id == qid(3))
-    assert row.metrics["faithfulness@5"] is None and row.metrics["answer_relevance"] is None
+    assert row.metrics["faithfulness"] is None and row.metrics["answer_relevance"] is None
     assert row.unscored["answer_relevance"] == "invalid_output"
     assert result.usage["answer"].unscored == 1
     broken = [b for b in _requests(server, "AnswerAssessment") if "BROKEN" in _user(b)]

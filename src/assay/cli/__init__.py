@@ -8,6 +8,7 @@ from __future__ import annotations
 from assay.cli import audit as _audit  # noqa: F401
 from assay.cli import build as _build  # noqa: F401
 from assay.cli import cache as _cache  # noqa: F401
+from assay.cli import demo as _demo  # noqa: F401
 from assay.cli import eval as _eval  # noqa: F401
 from assay.cli import grade as _grade  # noqa: F401
 from assay.cli import metrics as _metrics  # noqa: F401

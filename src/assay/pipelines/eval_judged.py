@@ -12,13 +12,13 @@ Calls per evaluated sample (one query of one run with an answer, context of k ch
 Nugget recall adds one ``support`` call per answer (the nuggets as statements, the answer as the only passage), as
 the TREC 2024 RAG track assigns nuggets. Every call that fails leaves its metrics unscored with the reason.
 
-Metric definitions (per query; K is the context depth):
+Metric definitions (per query; K is the context depth, ``settings["context_k"]`` in the result, 5 by default):
 
-* ``context_recall@K`` = share of reference claims supported (strict) by the top-K chunks (:func:`rag.context_recall`);
-* ``faithfulness@K`` = share of the answer's claims supported (strict) by the top-K chunks; an answer that asserts
+* ``context_recall`` = share of reference claims supported (strict) by the top-K chunks (:func:`rag.context_recall`);
+* ``faithfulness`` = share of the answer's claims supported (strict) by the top-K chunks; an answer that asserts
   nothing is unscored ("no_claims"), never 0 or 1;
 * ``answer_relevance`` = score / 3 in [0, 1]; a noncommittal answer scores 0 (RAGAS's convention);
-* ``attribution_rate@K`` = share of the distinct top-K chunks the answer cites (run ``citations``) or that a claim
+* ``attribution_rate`` = share of the distinct top-K chunks the answer cites (run ``citations``) or that a claim
   draws on with verdict supported or partial (:func:`rag.attribution_rate`);
 * ``nugget_recall_{all,vital}_{strict,lenient}``: TREC RAG 2024 A/V scores (:func:`rag.nugget_recall`).
 """
@@ -198,7 +198,7 @@ def plan_calls(
 
 
 def _plan_context(q: _Query) -> list[_Call]:
-    name = f"context_recall@{q.k}"
+    name = "context_recall"
     claims = _reference_claims(q.question)
     if not claims:
         q.out.fail([name], "no_reference_claims")
@@ -212,7 +212,7 @@ def _plan_context(q: _Query) -> list[_Call]:
 
 def answer_metrics(k: int) -> list[str]:
     """Names of the metrics the answer call gives."""
-    return [f"faithfulness@{k}", "answer_relevance", f"attribution_rate@{k}"]
+    return ["faithfulness", "answer_relevance", "attribution_rate"]
 
 
 def _plan_answer(q: _Query) -> list[_Call]:
@@ -263,7 +263,7 @@ async def assess_runs(
 
 def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet, k: int) -> None:
     names = {
-        "context": [f"context_recall@{k}"],
+        "context": ["context_recall"],
         "answer": answer_metrics(k),
         "nuggets": NUGGET_METRICS,
     }[call.kind]
@@ -317,7 +317,7 @@ def _read_context(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> N
         matrix[row, cols] = level
         out.rows.append(_support_row(call, "reference", (statement["text"], answer["support"]), level, cols))
     verdicts = rag.claim_support(matrix).tolist()
-    out.put(f"context_recall@{k}", float(rag.context_recall([verdicts])[0]), "missing_claim_verdict")
+    out.put("context_recall", float(rag.context_recall([verdicts])[0]), "missing_claim_verdict")
 
 
 def _read_answer(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> None:
@@ -330,10 +330,10 @@ def _read_answer(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> No
         if value > 0:
             used |= {call.columns[i] for i in cols}
         out.rows.append(_support_row(call, "answer", (claim["claim"], claim["verdict"]), value, cols))
-    out.put(f"faithfulness@{k}", float(rag.faithfulness([verdicts])[0]), "no_claims")
+    out.put("faithfulness", float(rag.faithfulness([verdicts])[0]), "no_claims")
     relevance = 0.0 if data["noncommittal"] else data["relevance"] / 3.0
     out.put("answer_relevance", relevance)
-    out.put(f"attribution_rate@{k}", float(rag.attribution_rate([call.columns], [used])[0]), "nothing_retrieved")
+    out.put("attribution_rate", float(rag.attribution_rate([call.columns], [used])[0]), "nothing_retrieved")
 
 
 def _read_nuggets(question: Question, data: dict[str, Any], out: Assessed) -> None:

@@ -321,16 +321,10 @@ def _rows(
 
 
 def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
-    """Metrics compared and stratified: those without a cut-off, at the headline k (10 or the largest), and the
-    answer/context metrics at the context depth."""
-    k_head = _k_head(config)
-    context = ("context_recall", "faithfulness", "attribution_rate")
-    keep = []
-    for name in names:
-        cut = name.partition("@")[2].split("|")[0]
-        if not cut or cut == str(k_head) or _family(name) in context:
-            keep.append(name)
-    return keep
+    """Metrics compared and stratified: those without a cut-off (the answer and context metrics among them) and
+    those at the headline k (10, or the largest k)."""
+    k_head = str(_k_head(config))
+    return [name for name in names if name.partition("@")[2].split("|")[0] in ("", k_head)]
 
 
 def _k_head(config: EvalSettings) -> int:

@@ -1,0 +1,101 @@
+"""``assay demo``: build a golden set from the bundled corpus with the offline judge, evaluate the example runs, and
+point at the report. No key, no network."""
+
+from __future__ import annotations
+
+import time
+from importlib.resources import files
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from assay.audit._golden import load_golden
+from assay.audit.exchange import import_csv
+from assay.audit.store import LabelStore
+from assay.cli._app import main
+from assay.cli.eval import human_labels
+from assay.errors import ConfigError, DatasetError
+from assay.formats.golden import GoldenSet
+from assay.judge import make_judge
+from assay.pipelines.build import DEMO_SETTINGS, build_golden
+from assay.pipelines.evaluate import EvalSettings, Evaluated, evaluate_detailed
+from assay.report import render_terminal, write_report
+
+__all__ = ["demo", "demo_root"]
+
+OFFLINE_NOTE = (
+    "offline judge: a lexical baseline, not an LLM. Its labels and scores show how assay works, not how good these "
+    "runs are; use --judge MODEL with assay build / assay eval for real judgements."
+)
+
+
+def demo_root() -> Path:
+    """The packaged ``datasets/demo`` folder (corpus, example runs, hand-labelled sample)."""
+    root = files("assay") / "_datasets" / "demo"
+    if not isinstance(root, Path) or not (root / "corpus").is_dir():
+        raise DatasetError(f"the demo dataset is missing from this installation ({root}); reinstall assay")
+    return root
+
+
+def _check_target(out: Path, overwrite: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out} is a file: choose another folder with -o")
+    if out.is_dir() and any(out.iterdir()) and not overwrite:
+        raise ConfigError(f"{out} already exists and is not empty: pass --overwrite, or choose another folder with -o")
+
+
+def _import_humans(golden_dir: Path, csv: Path) -> int:
+    """Import the hand-labelled sample into the golden set's audit store; returns the labels added."""
+    store = LabelStore.in_folder(golden_dir)
+    store.import_judge_labels(GoldenSet.load(golden_dir).qrels)
+    return import_csv(store, csv, load_golden(golden_dir)).added
+
+
+@main.command()
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=Path("assay-demo"), show_default=True
+)
+@click.option("--overwrite", is_flag=True, help="Replace the golden set and report of an earlier demo in that folder.")
+def demo(output: Path, overwrite: bool) -> None:
+    """Run assay end to end on the bundled demo corpus (a fictional outdoor retailer's knowledge base): build a
+    golden set with the offline judge into DIR/golden, import the hand-labelled sample into its audit store, evaluate
+    the example runs (bm25, hybrid, weak) into DIR/report, and print the summary. No key, no network.
+
+    \b
+    Examples:
+      assay demo
+      assay demo -o /tmp/demo --overwrite
+      assay audit assay-demo/golden          then review the judge's labels by hand
+    """
+    console = Console()
+    _check_target(output, overwrite)
+    root = demo_root()
+    started = time.perf_counter()
+    console.print(f"[bold]assay demo[/]: building a golden set from {root / 'corpus'} ...")
+    console.print(f"[yellow]{OFFLINE_NOTE}[/]")
+    golden_dir = output / "golden"
+    golden = build_golden(root / "corpus", judge=make_judge("offline"), settings=DEMO_SETTINGS, output=golden_dir,
+                          overwrite=overwrite)  # fmt: skip
+    console.print(f"golden set: {len(golden.questions)} questions, {len(golden.qrels)} labels -> {golden_dir}")
+    csv = root / "human_labels.csv"
+    if csv.is_file():
+        added = _import_humans(golden_dir, csv)
+        console.print(f"audit store: {added} hand labels imported from {csv.name}")
+    done = _evaluate(root, golden_dir)
+    paths = write_report(done.result, output / "report", done.per_query)
+    done.write_support_matrix(output / "report" / "support_matrix.jsonl")
+    render_terminal(done.result, console)
+    console.print()
+    console.print(f"[yellow]{OFFLINE_NOTE}[/]")
+    console.print(f"done in {time.perf_counter() - started:.1f} s. Open the report: {paths['report.html']}")
+
+
+def _evaluate(root: Path, golden_dir: Path) -> Evaluated:
+    runs = sorted((root / "runs").glob("*.jsonl"))
+    if not runs:
+        raise DatasetError(f"no example runs in {root / 'runs'}; reinstall assay")
+    settings = EvalSettings(n_boot=1000)
+    return evaluate_detailed(
+        golden_dir, runs, judge=make_judge("offline"), settings=settings, human_labels=human_labels(golden_dir)
+    )
