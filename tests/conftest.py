@@ -6,6 +6,7 @@ import ipaddress
 import os
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,3 +72,35 @@ def _network_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(socket.socket, "connect_ex", _guarded_connect_ex)
     monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
     yield
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Flags for Debian's Chromium on a machine without network: no background traffic, no lookups but loopback.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless Debian Chromium driven by playwright (never `playwright install`, which downloads a browser).
+
+    Skips when Chromium is absent, unless ASSAY_REQUIRE_BROWSER=1 (as in CI), where that is a failure.
+    """
+    if not CHROMIUM.exists():
+        if os.environ.get("ASSAY_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{CHROMIUM} is missing and ASSAY_REQUIRE_BROWSER=1: apt-get install -y chromium")
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

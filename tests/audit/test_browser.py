@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +15,7 @@ from audit_fixtures import PAYLOAD, build_golden
 from assay.audit.access import open_store
 from assay.audit.app import create_app
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
 SCREENSHOT = os.environ.get("ASSAY_AUDIT_SCREENSHOT")
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("ASSAY_REQUIRE_BROWSER") == "1":
-        raise RuntimeError(f"ASSAY_REQUIRE_BROWSER=1 but {CHROMIUM} is missing: apt-get install chromium")
-    pytest.skip(f"{CHROMIUM} is absent (apt-get install chromium)", allow_module_level=True)
-
-from playwright.sync_api import sync_playwright  # noqa: E402 (only once chromium is known to be there)
 
 pytestmark = pytest.mark.browser
 
@@ -64,14 +45,6 @@ class Server:
         self.server.should_exit = True
         self.thread.join(10)
         self.sock.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as p:
-        instance = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield instance
-        instance.close()
 
 
 @pytest.fixture
