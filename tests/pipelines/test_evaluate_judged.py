@@ -226,3 +226,14 @@ def test_support_matrix_rows(tmp_path: Path) -> None:
     lines = path.read_text().splitlines()
     assert json.loads(lines[0]) == {"assay": "support_matrix", "version": 1}
     assert len(lines) == 1 + len(done.support_rows)
+
+
+def test_usage_is_what_this_evaluation_spent_when_a_judge_is_reused(tmp_path: Path) -> None:
+    folder = save_golden(tmp_path / "golden")
+    judge = make_judge("offline")
+    first, _ = evaluate(folder, [write_run(tmp_path / "good.jsonl", good_lines())], judge=judge, settings=FAST)
+    second, _ = evaluate(folder, [tmp_path / "good.jsonl"], judge=judge, settings=FAST)
+    assert first.usage["relevance"].calls == N and first.usage["answer"].calls == N
+    assert "relevance" not in second.usage  # the labels are in the golden set now
+    assert second.usage["answer"].calls == N  # the offline judge has no cache here: asked again, counted once
+    assert judge.usage["answer"].calls == 2 * N

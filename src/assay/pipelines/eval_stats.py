@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assay.formats.golden import GoldenSet
 from assay.metrics import stats
 from assay.pipelines.eval_runs import LoadedRun
 from assay.pipelines.results import Comparison, CorrectedMetric, MetricSummary, QueryResult
@@ -31,6 +32,7 @@ __all__ = [
     "StatSettings",
     "compare_runs",
     "corrected_metrics",
+    "ppi_inputs",
     "strata_summaries",
     "summaries",
     "summarize",
@@ -183,6 +185,21 @@ class PPIInputs:
     human: Mapping[tuple[str, str], int]
     threshold: int = 1
     min_audited: int = 10
+
+
+def ppi_inputs(
+    gold: GoldenSet, given: Mapping[tuple[str, str], int] | None, *, threshold: int, min_audited: int
+) -> PPIInputs:
+    """The judge's grade per pair (judge, else generator labels; None when unscored) and the human grade per pair
+    (human qrels, overridden by ``given``, e.g. the audit store's)."""
+    human = {(q, c): g for q, chunks in gold.qrels_map(source="human").items() for c, g in chunks.items()}
+    human.update(given or {})
+    judge: dict[tuple[str, str], int | None] = {}
+    for source in ("generator", "judge"):
+        for label in gold.qrels:
+            if label.provenance.source == source:
+                judge[(label.query_id, label.chunk_id)] = label.grade
+    return PPIInputs(judge, human, threshold, min_audited)
 
 
 def corrected_metrics(

@@ -38,10 +38,10 @@ from assay.pipelines.eval_judged import (
     unlabelled_pairs,
 )
 from assay.pipelines.eval_runs import LoadedRun, load_runs
-from assay.pipelines.eval_stats import PPIInputs, StatSettings, compare_runs, corrected_metrics, strata_summaries
+from assay.pipelines.eval_stats import StatSettings, compare_runs, corrected_metrics, ppi_inputs, strata_summaries
 from assay.pipelines.eval_stats import summaries as summarize_all
 from assay.pipelines.results import EvalResult, QueryResult, RunResult
-from assay.types import Question, RelevanceLabel
+from assay.types import Question, RelevanceLabel, StageUsage
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "estimate_evaluation", "evaluate", "evaluate_detailed"]
 
@@ -177,6 +177,7 @@ def evaluate_detailed(
     loaded = load_runs(runs, gold)
     ranking, families = _split_metrics(config)
     assessed: dict[str, dict[str, Assessed]] = {}
+    before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     if judge is not None:
         assessed = _judge(gold, folder, runs=loaded, judge=judge, config=config, families=families, progress=progress)
     per_run = {
@@ -186,9 +187,27 @@ def evaluate_detailed(
         for run in loaded
     }
     result = _result(gold, folder, runs=loaded, per_run=per_run, judge=judge, config=config, human_labels=human_labels)
+    result.usage = _spent(judge, before)
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support)
+
+
+def _spent(judge: Judge | None, before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
+    """What this evaluation spent per stage: the judge's usage now minus its usage before (a judge may be reused)."""
+    out: dict[str, StageUsage] = {}
+    for stage, now in (judge.usage if judge is not None else {}).items():
+        old = before.get(stage, StageUsage())
+        cost = None if now.cost_usd is None else now.cost_usd - (old.cost_usd or 0.0)
+        out[stage] = StageUsage(
+            calls=now.calls - old.calls,
+            cached=now.cached - old.cached,
+            unscored=now.unscored - old.unscored,
+            prompt_tokens=now.prompt_tokens - old.prompt_tokens,
+            completion_tokens=now.completion_tokens - old.completion_tokens,
+            cost_usd=cost,
+        )
+    return {stage: usage for stage, usage in out.items() if usage.calls or usage.cached or usage.unscored}
 
 
 # -- judging -----------------------------------------------------------------------------------------------------
@@ -361,21 +380,6 @@ def _run_result(
     )
 
 
-def _human(gold: GoldenSet, given: Mapping[tuple[str, str], int] | None) -> dict[tuple[str, str], int]:
-    human = {(q, c): g for q, chunks in gold.qrels_map(source="human").items() for c, g in chunks.items()}
-    human.update(given or {})
-    return human
-
-
-def _judge_grades(gold: GoldenSet) -> dict[tuple[str, str], int | None]:
-    grades: dict[tuple[str, str], int | None] = {}
-    for source in ("generator", "judge"):
-        for label in gold.qrels:
-            if label.provenance.source == source:
-                grades[(label.query_id, label.chunk_id)] = label.grade
-    return grades
-
-
 def _result(
     gold: GoldenSet,
     folder: Path | None,
@@ -393,7 +397,7 @@ def _result(
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
-    inputs = PPIInputs(_judge_grades(gold), _human(gold, human_labels), config.threshold, config.min_audited)
+    inputs = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited)
     corrected = []
     for run in runs if inputs.human else []:
         found, notes = corrected_metrics(run, sorted({config.ctx_k, _k_head(config)}), inputs, config.stat())
@@ -409,6 +413,5 @@ def _result(
         runs=results,
         comparisons=compare_runs(per_run, names, config.stat()),
         corrected=corrected,
-        usage={stage: usage.model_copy() for stage, usage in (judge.usage if judge is not None else {}).items()},
         warnings=warnings,
     )
