@@ -168,3 +168,18 @@ def test_through_the_fake_openai_server(setup: dict[str, Path], tmp_path: Path) 
     assert metrics["P@3"]["mean"] == pytest.approx(1.0)  # the judged care chunk is grade 1 now
     saved = GoldenSet.load(s["golden"])
     assert sum(q.provenance.model == "openai/judge-x" for q in saved.qrels) == 2 * N
+
+
+def test_max_cost_stops_cleanly_without_a_report(setup: dict[str, Path], tmp_path: Path) -> None:
+    s = setup
+    with FakeOpenAIServer() as server:  # default answers are not valid for these prompts: cost is what matters
+        result = run(
+            "eval", s["golden"], s["good"], "-o", s["out"], "--judge", "openai/judge-x", "--api-base", server.url,
+            "--api-key", "sk-test", "--cache-dir", tmp_path / "cache", "--price", "1000/1000", "--max-cost", "0.001",
+            "--concurrency", "1",
+        )  # fmt: skip
+        calls = server.calls
+    assert result.exit_code == 1
+    assert "budget of $0.001 is spent" in result.output and "--max-cost" in result.output
+    assert not s["out"].exists()
+    assert calls <= 2  # one call spends the budget (plus its repair attempt); nothing after

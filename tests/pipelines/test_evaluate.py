@@ -219,3 +219,51 @@ def test_chosen_metrics_only(tmp_path: Path) -> None:
     done = evaluate_detailed(golden, [write_run(tmp_path / "good.jsonl", good_lines())], settings=settings)
     assert list(done.result.runs[0].metrics) == ["ndcg@10", "recall@5|g>=2"]
     assert done.result.runs[0].metrics["recall@5|g>=2"].mean == 1.0  # only the answer chunk has grade >= 2
+
+
+def _sign_flip_p(diffs: list[float]) -> float:
+    """Exact two-sided sign-flip p-value, by enumerating every sign vector (independent of assay.metrics.stats)."""
+    n = len(diffs)
+    observed = abs(sum(diffs)) / n
+    hits = 0
+    for code in range(2**n):
+        total = sum(d if (code >> i) & 1 else -d for i, d in enumerate(diffs))
+        hits += abs(total) / n >= observed - 1e-12
+    return hits / 2**n
+
+
+def test_comparisons_paired_test_holm_and_verdicts(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    runs = [write_run(tmp_path / "good.jsonl", good_lines()), write_run(tmp_path / "weak.jsonl", weak_lines())]
+    settings = EvalSettings(n_boot=500, metrics=("ndcg@10", "mrr", "hit@10"))
+    result, rows = evaluate(golden, runs, settings=settings)
+    by = {(r.run, r.query_id): r.metrics for r in rows}
+    comps = {c.metric: c for c in result.comparisons}
+    assert set(comps) == {"ndcg@10", "mrr", "hit@10"}
+    raw = {}
+    for name, comp in comps.items():
+        diffs = [by[("weak", qid(i))][name] - by[("good", qid(i))][name] for i in range(N)]  # type: ignore[operator]
+        assert (comp.a, comp.b, comp.n) == ("good", "weak", N)
+        assert comp.delta == pytest.approx(sum(diffs) / N, abs=1e-6)
+        assert comp.low <= comp.delta <= comp.high
+        raw[name] = _sign_flip_p(diffs)
+        assert comp.p_value == pytest.approx(raw[name], abs=1e-6)
+    # Holm by hand: sorted p ascending, multiply by 3, 2, 1, running max, cap 1
+    ordered = sorted(raw, key=raw.get)  # type: ignore[arg-type]
+    running = 0.0
+    for i, name in enumerate(ordered):
+        running = max(running, min(1.0, (3 - i) * raw[name]))
+        assert comps[name].p_adjusted == pytest.approx(running, abs=1e-6)
+    assert comps["ndcg@10"].significant
+    assert comps["ndcg@10"].verdict.startswith("good beats weak on ndcg@10 by +")
+    assert comps["ndcg@10"].verdict.endswith("after Holm: a real difference.")
+    assert not comps["hit@10"].significant  # both runs find a relevant chunk in every top 10
+    assert comps["hit@10"].verdict.startswith("no significant difference between weak and good on hit@10")
+
+
+def test_a_run_compared_with_itself_differs_in_nothing(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    path = write_run(tmp_path / "weak.jsonl", weak_lines())
+    result, _ = evaluate(golden, [("a", path), ("b", path)], settings=FAST)
+    assert result.comparisons and all(not c.significant and c.delta == 0.0 for c in result.comparisons)
+    assert all(c.p_value == 1.0 for c in result.comparisons)
