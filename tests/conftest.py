@@ -88,11 +88,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Debian Chromium driven by playwright (never `playwright install`, which downloads a browser).
 
-    Skips when Chromium is absent, unless ASSAY_REQUIRE_BROWSER=1 (as in CI), where that is a failure.
+    Skips when Chromium is absent, unless ASSAY_REQUIRE_BROWSER=1 (as in CI), where that is a failure. Module scope:
+    playwright's sync API keeps an event loop running in the main thread while it is open, which would break the
+    ``asyncio.run`` of later test modules.
     """
     if not CHROMIUM.exists():
         if os.environ.get("ASSAY_REQUIRE_BROWSER") == "1":
