@@ -97,16 +97,24 @@ def _pair_table(result: EvalResult, a: str, b: str, comps: list[Comparison]) -> 
     table.add_column("metric", no_wrap=True)
     table.add_column(f"{b} − {a} [{fmt.confidence_label(result)}]", no_wrap=True)
     table.add_column("p Holm", justify="right", no_wrap=True)
-    table.add_column("verdict", overflow="fold", ratio=1)
+    table.add_column("verdict", no_wrap=True)
     for comp in comps:
         style = "green" if comp.significant else ""
         table.add_row(
             Text(comp.metric),
             Text(f"{comp.delta:+.3f} {fmt.fmt_interval(comp.low, comp.high)}", style=style),
             Text(fmt.fmt_p(comp.p_adjusted), style=style),
-            Text(fmt.verdict_text(comp), style="" if comp.significant else "dim"),
+            Text(_short_verdict(comp), style="" if comp.significant else "dim"),
         )
     return table
+
+
+def _short_verdict(comp: Comparison) -> str:
+    """The verdict in a few words: the row already shows the delta, its interval and p (the sentence is in the
+    Markdown and HTML reports)."""
+    if not comp.significant:
+        return "no reliable difference"
+    return f"{comp.b if comp.delta > 0 else comp.a} better"
 
 
 def _corrected(result: EvalResult) -> Table:
