@@ -10,13 +10,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from assay.audit._golden import load_golden
-from assay.audit.exchange import import_csv
-from assay.audit.store import LabelStore
+from assay.audit.access import open_store
+from assay.audit.exchange import ImportResult, import_csv
 from assay.cli._app import main
 from assay.cli.eval import human_labels
 from assay.errors import ConfigError, DatasetError
-from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.pipelines.build import DEMO_SETTINGS, build_golden
 from assay.pipelines.evaluate import EvalSettings, Evaluated, evaluate_detailed
@@ -45,11 +43,10 @@ def _check_target(out: Path, overwrite: bool) -> None:
         raise ConfigError(f"{out} already exists and is not empty: pass --overwrite, or choose another folder with -o")
 
 
-def _import_humans(golden_dir: Path, csv: Path) -> int:
-    """Import the hand-labelled sample into the golden set's audit store; returns the labels added."""
-    store = LabelStore.in_folder(golden_dir)
-    store.import_judge_labels(GoldenSet.load(golden_dir).qrels)
-    return import_csv(store, csv, load_golden(golden_dir)).added
+def _import_humans(golden_dir: Path, csv: Path) -> ImportResult:
+    """Import the hand-labelled sample into the golden set's audit store (a rerun adds nothing new)."""
+    store, golden = open_store(golden_dir)
+    return import_csv(store, csv, golden)
 
 
 @main.command()
@@ -80,8 +77,9 @@ def demo(output: Path, overwrite: bool) -> None:
     console.print(f"golden set: {len(golden.questions)} questions, {len(golden.qrels)} labels -> {golden_dir}")
     csv = root / "human_labels.csv"
     if csv.is_file():
-        added = _import_humans(golden_dir, csv)
-        console.print(f"audit store: {added} hand labels imported from {csv.name}")
+        imported = _import_humans(golden_dir, csv)
+        held = imported.added + imported.unchanged
+        console.print(f"audit store: {held} hand labels from {csv.name} ({imported.added} new)")
     done = _evaluate(root, golden_dir)
     paths = write_report(done.result, output / "report", done.per_query)
     done.write_support_matrix(output / "report" / "support_matrix.jsonl")
