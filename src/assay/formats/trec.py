@@ -146,7 +146,7 @@ def read_run(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Run:
         raise FormatError(source, None, "no run lines", RUN_EXPECTED)
     qidx, docids, hashes, scores, lines = (np.concatenate([p[i] for p in parts]) for i in range(5))
     names = list(index.ids)
-    run = Run(names, qidx, scores, docids, hashes)
+    run = Run.from_entries(names, qidx, scores, docids, hashes)
     _duplicate_error(source, (qidx, hashes, docids, run.key_order), lines, names)
     return run
 

@@ -106,7 +106,7 @@ def curves(
     if max_k < 1:
         raise MetricError(f"max_k must be >= 1, got {max_k}")
     parsed = [_parse(name) for name in measures]
-    judged = join(_as_qrels(qrels), _as_run(run), complete=complete)
+    judged = join(_as_qrels(qrels), _as_run(run), complete=complete, positive_only=True)  # no curve reads grade <= 0
     grades = _matrix(judged, max_k)
     ranks = np.arange(1, max_k + 1, dtype=np.float64)[None, :]
     values = {m.name: _curve(m, judged, grades, ranks) for m in parsed}

@@ -9,30 +9,31 @@ Conventions (trec_eval's, checked against pytrec_eval, its reference binding):
 * Queries only in the run are ignored. A query in the qrels but not in the run is left out unless ``complete``
   (trec_eval ``-c``), which evaluates it as an empty ranking, so every measure gives it 0.
 
-Every measure needs only the ranks of judged documents (unjudged documents count as grade 0), so the join
-computes, for each judged document, its 0-based rank in the run (:data:`NOT_RETRIEVED` when absent): one sort of the
-run's (query, score) keys and a binary search per judged document, all in numpy.
+Every measure needs only the ranks of judged documents (unjudged documents count as grade 0), so the join looks up
+each judged document's score in the run and counts the documents ranked above it (:mod:`assay.metrics._ranks`);
+memory beyond the run itself is O(judged documents + one bounded chunk), never O(retrieved documents).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import chain
+from itertools import chain, compress, islice, repeat
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from assay.metrics import MetricError
+from assay.metrics._ranks import NOT_RETRIEVED, Docids, Targets, judged_ranks
+
+__all__ = ["NOT_RETRIEVED", "Judged", "Qrels", "Run", "docid_hashes", "find_duplicate", "join"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 UIntArray = npt.NDArray[np.uint64]
 
-NOT_RETRIEVED = np.int64(1) << np.int64(62)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _FNV = np.uint64(0x100000001B3)
 
@@ -53,22 +54,28 @@ def docid_hashes(docids: npt.NDArray[Any]) -> UIntArray:
     return out
 
 
+def utf8(docids: npt.NDArray[Any]) -> npt.NDArray[np.bytes_]:
+    """A str (``U``) array as UTF-8 bytes (``S``); the cast is fast when every id is ASCII."""
+    if docids.dtype.kind == "S":
+        return docids
+    try:
+        return docids.astype(np.bytes_)
+    except UnicodeEncodeError:
+        return np.char.encode(docids, "utf-8")
+
+
 def _mixed_keys(qidx: IntArray, hashes: UIntArray) -> UIntArray:
     with np.errstate(over="ignore"):
         return hashes ^ (qidx.astype(np.uint64) * _MIX)
 
 
-def _descending_bits(scores: FloatArray) -> UIntArray:
-    """uint32 keys, as uint64, that sort ascending when the float32 scores sort descending."""
-    f32 = scores.astype(np.float32) + np.float32(0.0)  # -0.0 becomes 0.0: they tie, as in trec_eval
-    bits = f32.view(np.uint32)
-    ordered = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
-    return (~ordered).astype(np.uint64)
-
-
 def _check_scores(scores: FloatArray) -> None:
     if np.isnan(scores).any():
         raise MetricError(f"run has a NaN score at entry {int(np.flatnonzero(np.isnan(scores))[0])}; give numbers")
+
+
+def _starts(lengths: IntArray) -> IntArray:
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -87,8 +94,7 @@ class Qrels:
         lengths = np.fromiter((len(qrels[q]) for q in qids), np.int64, count=len(qids))
         docs = list(chain.from_iterable(qrels[q].keys() for q in qids))
         grades = np.fromiter(chain.from_iterable(qrels[q].values() for q in qids), np.int64, count=len(docs))
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        return cls(qids, offsets, np.array(docs, dtype=np.str_).reshape(len(docs)), grades)
+        return cls(qids, _starts(lengths), np.array(docs, dtype=np.str_).reshape(len(docs)), grades)
 
     @classmethod
     def from_arrays(cls, query_ids: Sequence[str], docids: Sequence[str], grades: Iterable[int]) -> Qrels:
@@ -115,15 +121,17 @@ class Qrels:
 
 @dataclass(frozen=True, eq=False)
 class Run:
-    """A ranking per query: ``qidx`` (index into ``query_ids``) and ``scores`` per entry, in any order.
+    """A ranking per query: ``scores`` per entry; query i holds entries ``order[starts[i]:starts[i + 1]]``.
 
-    Built from mappings (``from_dict``) the docids stay in those mappings and are looked up there; built from arrays
-    or files they are a bytes array with 64-bit hashes for the join. Use the constructors, not ``Run(...)``.
+    ``order`` is None when entries are already grouped by query in query order. Built from mappings
+    (``from_dict``) the docids stay in those mappings and are read from them only to break score ties; built from
+    arrays or files they are a bytes array with 64-bit hashes for the join. Use the constructors, not ``Run(...)``.
     """
 
     query_ids: list[str]
-    qidx: IntArray
     scores: FloatArray
+    starts: IntArray
+    order: IntArray | None = None
     docids: npt.NDArray[np.bytes_] | None = None
     hashes: UIntArray | None = None
     source: Mapping[str, Mapping[str, float]] | None = None
@@ -131,12 +139,11 @@ class Run:
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]]) -> Run:
         """From pytrec_eval's shape ``{qid: {docid: score}}`` (no copy of the docids is made)."""
-        qids = list(run)
-        lengths = np.fromiter(map(len, run.values()), np.int64, count=len(qids))
-        total = int(lengths.sum())
-        scores = np.fromiter(chain.from_iterable(d.values() for d in run.values()), np.float64, count=total)
+        lengths = np.fromiter(map(len, run.values()), np.int64, count=len(run))
+        starts = _starts(lengths)
+        scores = np.fromiter(chain.from_iterable(d.values() for d in run.values()), np.float64, count=int(starts[-1]))
         _check_scores(scores)
-        return cls(qids, np.repeat(np.arange(len(qids), dtype=np.int64), lengths), scores, source=run)
+        return cls(list(run), scores, starts, source=run)
 
     @classmethod
     def from_ranked_lists(cls, ranked: Mapping[str, Sequence[str]]) -> Run:
@@ -156,7 +163,7 @@ class Run:
         """From parallel per-entry arrays (any order); a docid repeated within a query raises MetricError."""
         names, inverse = np.unique(np.asarray(query_ids, dtype=np.str_), return_inverse=True)
         raw = np.asarray(docids)
-        encoded = raw if raw.dtype.kind == "S" else np.char.encode(raw.astype(np.str_), "utf-8")
+        encoded = utf8(raw if raw.dtype.kind == "S" else raw.astype(np.str_))
         values = np.asarray(scores, dtype=np.float64)
         _check_scores(values)
         hashes = docid_hashes(encoded)
@@ -165,14 +172,34 @@ class Run:
         if dup is not None:
             doc, q = encoded[dup[1]].decode(), str(names[qidx[dup[1]]])
             raise MetricError(f"run lists document {doc!r} twice for query {q!r}; each docid may appear once")
-        return cls([str(n) for n in names], qidx, values, encoded, hashes)
+        return cls.from_entries([str(n) for n in names], qidx, values, encoded, hashes)
+
+    @classmethod
+    def from_entries(
+        cls, query_ids: list[str], qidx: IntArray, scores: FloatArray, docids: npt.NDArray[np.bytes_], hashes: UIntArray
+    ) -> Run:
+        """From checked per-entry arrays: ``qidx`` indexes ``query_ids`` (entries grouped by query or not)."""
+        lengths = np.bincount(qidx, minlength=len(query_ids)).astype(np.int64)
+        grouped = bool(np.all(qidx[1:] >= qidx[:-1]))
+        order = None if grouped else np.argsort(qidx, kind="stable").astype(np.int64)
+        return cls(query_ids, scores, _starts(lengths), order, docids, hashes)
 
     def __len__(self) -> int:
         return len(self.query_ids)
 
     def lengths(self) -> IntArray:
         """Number of retrieved documents per query, aligned with ``query_ids``."""
-        return np.bincount(self.qidx, minlength=len(self.query_ids)).astype(np.int64)
+        return np.diff(self.starts)
+
+    @cached_property
+    def qidx(self) -> IntArray:
+        """The query index of every entry."""
+        qidx = np.repeat(np.arange(len(self.query_ids), dtype=np.int64), self.lengths())
+        if self.order is None:
+            return qidx
+        out = np.empty_like(qidx)
+        out[self.order] = qidx
+        return out
 
     @cached_property
     def key_order(self) -> tuple[IntArray, UIntArray]:
@@ -183,14 +210,58 @@ class Run:
         order = np.argsort(keys, kind="stable").astype(np.int64)
         return order, keys[order]
 
+    def entries(self, queries: IntArray, positions: IntArray | None = None) -> IntArray:
+        """Entry indices: of ``queries``' whole rankings one after another, or at ``positions`` within each."""
+        if positions is None:
+            counts = self.lengths()[queries]
+            ends = np.cumsum(counts)
+            positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(ends - counts, counts)
+            queries = np.repeat(queries, counts)
+        at = self.starts[queries] + positions
+        return at if self.order is None else self.order[at]
+
+    def score_matrix(self, queries: IntArray, width: int) -> FloatArray:
+        """``[len(queries), width]`` scores, row i the ranking of ``queries[i]`` in entry order (then any value)."""
+        at = self.starts[queries][:, None] + np.arange(width, dtype=np.int64)[None, :]
+        np.minimum(at, len(self.scores) - 1, out=at)
+        values: FloatArray = self.scores[at if self.order is None else self.order[at]]
+        return values
+
     def docids_at(self, entries: IntArray) -> list[str]:
-        """The docids of the given entries (used only to break score ties)."""
+        """The docids of the given entries."""
         if self.docids is not None:
             return [d.decode() for d in self.docids[entries].tolist()]
         if self.source is None:
             raise MetricError("run has neither docids nor a source mapping; build it with Run.from_dict/from_arrays")
         flat = list(chain.from_iterable(self.source.values()))
         return [flat[i] for i in entries.tolist()]
+
+    def tie_docids(self, queries: IntArray, positions: IntArray) -> Docids:
+        """Docids at ``positions`` within ``queries`` (queries non-decreasing): bytes array, or str list."""
+        if self.docids is not None:
+            return self.docids[self.entries(queries, positions)]
+        if self.source is None:
+            raise MetricError("run has neither docids nor a source mapping; build it with Run.from_dict/from_arrays")
+        return _docids_in_mappings(list(self.source.values()), queries, positions)
+
+
+def _docids_in_mappings(rankings: list[Mapping[str, float]], queries: IntArray, positions: IntArray) -> list[str]:
+    """The keys at ``positions`` of ``rankings[queries]``: each mapping is walked once, up to its last wanted key."""
+    cells, inverse = np.unique((queries << 32) | positions, return_inverse=True)
+    rows, at = (cells >> 32).tolist(), (cells & 0xFFFFFFFF).astype(np.int64)
+    heads = [*np.flatnonzero(np.diff(cells >> 32, prepend=-1)).tolist(), len(cells)]
+    lengths = [len(rankings[rows[a]]) for a in heads[:-1]]
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    selected = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    selected[np.repeat(offsets[:-1], np.diff(heads)) + at] = 1
+    masks = memoryview(selected.tobytes())
+    found = list(
+        chain.from_iterable(
+            islice(compress(rankings[rows[a]], masks[o : o + n]), b - a)
+            for a, b, o, n in zip(heads[:-1], heads[1:], offsets[:-1].tolist(), lengths, strict=True)
+        )
+    )
+    return list(map(found.__getitem__, inverse.reshape(-1).tolist()))
 
 
 def find_duplicate(
@@ -248,96 +319,81 @@ class Judged:
         return np.bincount(self.q[mask], minlength=self.n_queries).astype(np.float64)
 
 
-def join(qrels: Qrels, run: Run, *, complete: bool = False) -> Judged:
-    """Rank every judged document of every evaluated query in the run (see the module docstring)."""
+def join(qrels: Qrels, run: Run, *, complete: bool = False, positive_only: bool = False) -> Judged:
+    """Rank every judged document of every evaluated query in the run (see the module docstring).
+
+    ``positive_only`` leaves out judged documents with grade <= 0: every measure but bpref reads only documents
+    with a positive grade (the others gain 0 and are not relevant at any threshold >= 1), so it gives the same
+    values for them with less work.
+    """
     run_pos = {q: i for i, q in enumerate(run.query_ids)}
     rq = np.array([run_pos.get(q, -1) for q in qrels.query_ids], dtype=np.int64)
     keep = np.ones(len(rq), dtype=bool) if complete else rq >= 0
     entry_q = np.repeat(np.arange(len(rq), dtype=np.int64), np.diff(qrels.offsets))
-    entry_keep = keep[entry_q]
-    entry_rq = rq[entry_q][entry_keep]
-    docids = qrels.docids[entry_keep]
-    scores = _lookup_scores(qrels, run, rq, keep) if len(docids) else np.empty(0, dtype=np.float64)
-    ranks = _ranks(run, entry_rq, docids, scores)
-    eval_index = np.cumsum(keep) - 1
-    q = eval_index[entry_q[entry_keep]]
-    grade = qrels.grades[entry_keep]
-    order = np.lexsort((ranks, q))
-    n_ret = np.append(run.lengths(), 0)[rq[keep]]  # rq == -1 (not in the run) picks the appended 0
-    ids = [qid for qid, k in zip(qrels.query_ids, keep.tolist(), strict=True) if k]
-    return Judged(ids, n_ret, q[order], ranks[order], grade[order], int((rq < 0).sum()))
-
-
-def _lookup_scores(qrels: Qrels, run: Run, rq: IntArray, keep: npt.NDArray[np.bool_]) -> FloatArray:
-    """The run's score of each kept judged document, NaN where the run lacks it."""
-    spans = [(q, a, b) for (q, a, b), k in zip(qrels._spans(), keep.tolist(), strict=True) if k]
+    entry_keep = keep[entry_q] & (qrels.grades > 0) if positive_only else keep[entry_q]
+    row_rq = rq[keep]  # run query of each evaluated query (row), -1 when absent
+    jrow = (np.cumsum(keep) - 1)[entry_q[entry_keep]]
+    n_ret = np.append(run.lengths(), 0)[row_rq]  # -1 picks the appended 0
+    jdocs: Docids
     if run.source is not None:
-        docs = qrels.docids.tolist()
-        nan = float("nan")
-        empty: Mapping[str, float] = {}
-        values = chain.from_iterable([run.source.get(q, empty).get(d, nan) for d in docs[a:b]] for q, a, b in spans)
-        total = sum(b - a for _, a, b in spans)
-        return np.fromiter(values, np.float64, count=total)
-    return _hash_lookup(qrels, run, rq, keep)
+        names = qrels.docids[entry_keep].tolist()
+        jscore = _dict_scores(run.source, [qrels.query_ids[i] for i in np.flatnonzero(keep).tolist()], jrow, names)
+        jdocs = names
+    else:
+        jdocs = utf8(qrels.docids[entry_keep])
+        jscore = _hash_lookup(run, row_rq[jrow], jdocs)
+    ranks = judged_ranks(_Rows(run, row_rq, n_ret), Targets(jrow, jscore, jdocs))
+    grade = qrels.grades[entry_keep]
+    order = np.lexsort((ranks, jrow))
+    ids = [qid for qid, k in zip(qrels.query_ids, keep.tolist(), strict=True) if k]
+    return Judged(ids, n_ret, jrow[order], ranks[order], grade[order], int((rq < 0).sum()))
 
 
-def _hash_lookup(qrels: Qrels, run: Run, rq: IntArray, keep: npt.NDArray[np.bool_]) -> FloatArray:
+@dataclass(frozen=True)
+class _Rows:
+    """The run's rankings of the evaluated queries: row i is run query ``rq[i]`` (-1: none, length 0)."""
+
+    run: Run
+    rq: IntArray
+    lengths: IntArray
+
+    def score_matrix(self, rows: IntArray, width: int) -> FloatArray:
+        return self.run.score_matrix(self.rq[rows], width)
+
+    def docids(self, rows: IntArray, positions: IntArray) -> Docids:
+        return self.run.tie_docids(self.rq[rows], positions)
+
+
+def _dict_scores(
+    source: Mapping[str, Mapping[str, float]], qids: list[str], jrow: IntArray, docs: list[Any]
+) -> FloatArray:
+    """The run's score of each judged document (rows of ``jrow`` are ``qids``), NaN where the run lacks it."""
+    nan = float("nan")
+    empty: Mapping[str, float] = {}
+    bounds = np.searchsorted(jrow, np.arange(len(qids) + 1)).tolist()
+    values = chain.from_iterable(
+        map(source.get(q, empty).get, docs[a:b], repeat(nan))
+        for q, a, b in zip(qids, bounds[:-1], bounds[1:], strict=True)
+    )
+    return np.fromiter(values, np.float64, count=len(docs))
+
+
+def _hash_lookup(run: Run, want_q: IntArray, want_docs: npt.NDArray[np.bytes_]) -> FloatArray:
+    """The score of each (run query, docid) pair, NaN where absent (want_q -1: the query is not in the run)."""
     if run.docids is None or run.hashes is None:
         raise MetricError("run has neither docids nor a source mapping; build it with Run.from_dict/from_arrays")
-    entry_q = np.repeat(np.arange(len(rq), dtype=np.int64), np.diff(qrels.offsets))
-    mask = keep[entry_q]
-    want_q = rq[entry_q[mask]]
-    want_docs = np.char.encode(qrels.docids[mask], "utf-8")
     want = _mixed_keys(want_q, docid_hashes(want_docs))
     order, sorted_keys = run.key_order
+    qidx = run.qidx
     out = np.full(len(want), np.nan)
     pos = np.searchsorted(sorted_keys, want)
     pending = np.flatnonzero((want_q >= 0) & (pos < len(sorted_keys)))
     while len(pending):  # more than one pass only on a 64-bit hash collision
         cand = order[pos[pending]]
         same_key = sorted_keys[pos[pending]] == want[pending]
-        hit = same_key & (run.qidx[cand] == want_q[pending]) & (run.docids[cand] == want_docs[pending])
+        hit = same_key & (qidx[cand] == want_q[pending]) & (run.docids[cand] == want_docs[pending])
         out[pending[hit]] = run.scores[cand[hit]]
         pending = pending[same_key & ~hit]
         pos[pending] += 1
         pending = pending[pos[pending] < len(sorted_keys)]
     return out
-
-
-def _ranks(run: Run, entry_rq: IntArray, docids: npt.NDArray[np.str_], scores: FloatArray) -> IntArray:
-    """0-based rank of each judged document: documents ahead by score, plus tied ones with a larger docid."""
-    ranks = np.full(len(scores), NOT_RETRIEVED, dtype=np.int64)
-    found = np.flatnonzero(~np.isnan(scores))
-    if len(found) == 0:
-        return ranks
-    run_keys = (run.qidx.astype(np.uint64) << np.uint64(32)) | _descending_bits(run.scores)
-    order = np.argsort(run_keys)
-    sorted_keys = run_keys[order]
-    starts = np.concatenate([[0], np.cumsum(run.lengths())]).astype(np.int64)
-    rq = entry_rq[found]
-    keys = (rq.astype(np.uint64) << np.uint64(32)) | _descending_bits(scores[found])
-    left = np.searchsorted(sorted_keys, keys, side="left")
-    right = np.searchsorted(sorted_keys, keys, side="right")
-    ranks[found] = left - starts[rq]
-    tied = np.flatnonzero(right - left > 1)
-    if len(tied):
-        ranks[found[tied]] += _tie_offsets(run, order, left[tied], right[tied], docids[found[tied]].tolist())
-    return ranks
-
-
-def _tie_offsets(run: Run, order: IntArray, left: IntArray, right: IntArray, docs: list[str]) -> IntArray:
-    """For each tied judged document, how many run documents share its query and score with a larger docid.
-
-    ``[left, right)`` is the document's tie group in the run sorted by (query, score); only those entries are read.
-    """
-    lo, first = np.unique(left, return_index=True)
-    lengths = right[first] - lo
-    shift = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    entries = order[shift + np.arange(int(lengths.sum()), dtype=np.int64)]
-    flat = run.docids_at(entries)
-    bounds = np.concatenate([[0], np.cumsum(lengths)]).tolist()
-    groups = {start: sorted(flat[a:b]) for start, a, b in zip(lo.tolist(), bounds[:-1], bounds[1:], strict=True)}
-    return np.array(
-        [len(groups[k]) - bisect_right(groups[k], d) for k, d in zip(left.tolist(), docs, strict=True)],
-        dtype=np.int64,
-    )

@@ -46,6 +46,7 @@ _FAMILIES: dict[str, tuple[_Fn, str, str]] = {
     "num_rel": (lambda m, j: rk.num_rel(j, m.threshold), "none", "num_rel"),
     "num_ret": (lambda m, j: rk.num_ret(j), "none", "num_ret"),
 }
+_READS_NONRELEVANT = {"bpref"}  # every other family reads only documents with a positive grade
 _GRADED = {"ndcg", "ndcg_exp", "dcg", "dcg_exp", "err", "num_ret"}
 _ALIASES = {
     "p": "P", "precision": "P", "r": "recall", "recall": "recall", "hit": "hit", "success": "hit",
@@ -206,7 +207,8 @@ def evaluate(
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     if not parsed:
         raise MetricError(f"no measure given; for example {', '.join(DEFAULT_MEASURES[:3])}")
-    judged = join(_as_qrels(qrels), _as_run(run), complete=complete)
+    positive_only = not any(m.family in _READS_NONRELEVANT for m in parsed)
+    judged = join(_as_qrels(qrels), _as_run(run), complete=complete, positive_only=positive_only)
     per_query: dict[str, FloatArray] = {}
     for m in parsed:
         if m.name not in per_query:

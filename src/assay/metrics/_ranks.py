@@ -1,0 +1,162 @@
+"""trec_eval's rank of each judged document, computed without ordering whole runs.
+
+The rank of a judged document d with score s in its query's run (0-based, trec_eval's order) is
+
+    rank(d) = #{e : f32(s_e) > f32(s)} + #{e : f32(s_e) = f32(s), docid_e > docid_d}
+
+(scores compared in single precision, -0.0 = 0.0, docids in code point order, which is also UTF-8 byte order).
+Only those two counts are needed, so each query's scores are sorted as 64-bit keys ``desc(s) << 32 | position``
+(``desc`` maps float32 order to descending uint32 order) in a padded matrix, one row per query, queries bucketed
+by their length rounded up to a power of two so padding at most doubles the work, a bounded number of entries at a
+time (memory stays O(chunk + judged), not O(run)). The first count is a binary search; the second reads the
+positions of the tied entries from the sorted keys and compares docids, which is needed only when a judged
+document's score is shared (the docids of the rest of the run are never read).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+U64Array = npt.NDArray[np.uint64]
+Docids = list[Any] | npt.NDArray[np.bytes_]
+"""Docids as a list of str, or as UTF-8 bytes in a numpy ``S`` array (both compare in code point order)."""
+
+NOT_RETRIEVED = np.int64(1) << np.int64(62)
+CHUNK_ENTRIES = 1 << 21  # padded matrix cells per chunk: 16 MiB of keys
+_LOW = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+_PAD = np.uint64(0xFFFFFFFF) << _SHIFT  # above every real key: desc() of -inf is 0xFF800000
+
+
+class Rankings(Protocol):
+    """One ranking (the run's entries of one query, in a fixed order of its own) per row."""
+
+    @property
+    def lengths(self) -> IntArray:
+        """Entries per ranking."""
+        ...
+
+    def score_matrix(self, rows: IntArray, width: int) -> FloatArray:
+        """``[len(rows), width]`` scores: row i holds ranking ``rows[i]``'s scores, then any value."""
+        ...
+
+    def docids(self, rows: IntArray, positions: IntArray) -> Docids:
+        """The docid of entry ``positions[i]`` of ranking ``rows[i]`` (rows non-decreasing)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Judged documents to rank: ranking ``row``, ``score`` there (NaN: not retrieved) and ``docid``."""
+
+    row: IntArray
+    score: FloatArray
+    docids: Docids
+
+    def take(self, idx: IntArray) -> Targets:
+        docids = self.docids[idx] if isinstance(self.docids, np.ndarray) else [self.docids[i] for i in idx.tolist()]
+        return Targets(self.row[idx], self.score[idx], docids)
+
+
+def descending_keys(scores: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
+    """uint32 keys that sort ascending as the float32 scores sort descending; -0.0 and 0.0 get the same key.
+
+    A float's bits, with the sign bit flipped for positives and all bits flipped for negatives, order as the
+    floats do; the complement reverses that order.
+    """
+    f32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # -0.0 + 0.0 is 0.0
+    bits = f32.view(np.uint32)
+    ordered = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
+    return np.asarray(~ordered, dtype=np.uint32)
+
+
+def _chunks(lengths: IntArray) -> Iterator[tuple[int, IntArray]]:
+    """(width, rows) groups: rows of one power-of-two width bucket, at most CHUNK_ENTRIES cells per group."""
+    nonempty = np.flatnonzero(lengths > 0)
+    widths = np.left_shift(1, np.ceil(np.log2(lengths[nonempty])).astype(np.int64))
+    for width in np.unique(widths).tolist():
+        rows = nonempty[widths == width]
+        step = max(1, CHUNK_ENTRIES // width)
+        for a in range(0, len(rows), step):
+            yield width, rows[a : a + step]
+
+
+def _sorted_keys(scores: npt.NDArray[Any], lengths: IntArray) -> U64Array:
+    """Each row's ``desc << 32 | position`` keys sorted ascending; cells past the row's length get keys above all."""
+    cols = np.arange(scores.shape[1], dtype=np.uint64)
+    keys = descending_keys(scores).astype(np.uint64)
+    keys <<= _SHIFT
+    keys |= cols[None, :]
+    keys[cols[None, :] >= lengths[:, None].astype(np.uint64)] = _PAD
+    keys.sort(axis=1)
+    return keys
+
+
+def judged_ranks(rankings: Rankings, targets: Targets) -> IntArray:
+    """0-based rank of each target in its ranking, :data:`NOT_RETRIEVED` where its score is NaN.
+
+    Rankings without a retrieved target are never read. Rows are processed a chunk at a time (see ``_chunks``).
+    """
+    ranks = np.full(len(targets.row), NOT_RETRIEVED, dtype=np.int64)
+    found = np.flatnonzero(~np.isnan(targets.score))
+    if len(found) == 0:
+        return ranks
+    active = np.zeros(len(rankings.lengths), dtype=bool)
+    active[targets.row[found]] = True
+    groups = list(_chunks(np.where(active, rankings.lengths, 0)))
+    chunk_of = np.full(len(rankings.lengths), -1, dtype=np.int64)
+    for c, (_, rows) in enumerate(groups):
+        chunk_of[rows] = c
+    by_chunk = found[np.argsort(chunk_of[targets.row[found]], kind="stable")]
+    bounds = np.searchsorted(chunk_of[targets.row[by_chunk]], np.arange(len(groups) + 1)).tolist()
+    for c, (width, rows) in enumerate(groups):
+        mine = by_chunk[bounds[c] : bounds[c + 1]]
+        ranks[mine] = _chunk_ranks(rankings, rows, width, targets.take(mine))
+    return ranks
+
+
+def _chunk_ranks(rankings: Rankings, rows: IntArray, width: int, targets: Targets) -> IntArray:
+    """Ranks of targets in ``rows`` (one width bucket): documents ahead by score, then tied ones with larger ids."""
+    keys = _sorted_keys(rankings.score_matrix(rows, width), rankings.lengths[rows])
+    local = np.searchsorted(rows, targets.row).astype(np.uint64)
+    flat = keys >> _SHIFT
+    flat |= np.arange(len(rows), dtype=np.uint64)[:, None] << _SHIFT  # rows in the high bits: one sorted array
+    flat = flat.reshape(-1)
+    target = (local << _SHIFT) | descending_keys(targets.score).astype(np.uint64)
+    left = np.searchsorted(flat, target, side="left").astype(np.int64)
+    ranks = left - local.astype(np.int64) * width
+    after = np.minimum(left + 1, len(flat) - 1)
+    tied = np.flatnonzero((left + 1 < len(flat)) & (flat[after] == target))  # the next cell has the same score
+    if len(tied):
+        right = np.searchsorted(flat, target[tied], side="right").astype(np.int64)
+        group = (left[tied], right)
+        ranks[tied] += _tie_offsets(rankings, keys.reshape(-1), group, targets.take(tied))
+    return ranks
+
+
+def _tie_offsets(
+    rankings: Rankings, flat_keys: U64Array, group: tuple[IntArray, IntArray], targets: Targets
+) -> IntArray:
+    """For each tied target: the entries of its tie group (cells [left, right) of the sorted keys, the target
+    among them) whose docid is larger than its own."""
+    left, right = group
+    sizes = right - left
+    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    cells = left[owner] + np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    positions = (flat_keys[cells] & _LOW).astype(np.int64)
+    partners = rankings.docids(targets.row[owner], positions)
+    docs = targets.docids
+    if isinstance(partners, np.ndarray) and isinstance(docs, np.ndarray):
+        larger = np.asarray(partners > docs[owner])
+    else:
+        mine = map(docs.__getitem__, owner.tolist())
+        larger = np.fromiter(map(operator.gt, partners, mine), bool, count=len(owner))
+    return np.bincount(owner, weights=larger, minlength=len(sizes)).astype(np.int64)
