@@ -10,8 +10,8 @@ a score that is not a number (or NaN), a grade that is not an integer, or a doci
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import FormatError
+from assay.formats._columns import Fields, blocks, parse_floats, parse_ints, split
 from assay.formats.atomic import atomic_write
 from assay.metrics import Qrels, Run
 from assay.metrics.judged import docid_hashes, find_duplicate
@@ -31,76 +32,25 @@ QRELS_EXPECTED = "4 whitespace-separated fields: query_id iteration doc_id grade
 Bytes = npt.NDArray[np.bytes_]
 
 
-def _blocks(path: Path, block_bytes: int) -> Iterator[tuple[bytes, int]]:
-    """Blocks of whole lines, each with the 1-based number of its first line."""
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise FormatError(path, None, f"cannot open: {exc.strerror}", "a readable file") from None
-    with handle:
-        rest, line = b"", 1
-        while block := handle.read(block_bytes):
-            data = rest + block
-            cut = data.rfind(b"\n") + 1
-            if cut:
-                yield data[:cut], line
-                line += data.count(b"\n", 0, cut)
-            rest = data[cut:]
-        if rest:
-            yield rest + b"\n", line
+def _fallback(fields: Fields, k: int, kind: type, path: Path, what: str) -> Callable[[Any], npt.NDArray[Any]]:
+    """Parse field k of the masked records one by one with ``float``/``int``; a bad token raises at its line."""
+    expected = "a number" if kind is float else "an integer"
 
+    def parse(mask: Any) -> npt.NDArray[Any]:
+        out = []
+        for r in np.flatnonzero(mask).tolist():
+            token = fields.token(r, k)
+            try:
+                number = kind(token)
+            except ValueError:
+                number = None
+            if number is None or math.isnan(number):  # NaN is not a number a ranking can use
+                problem = f"{what} {token.decode(errors='replace')!r} is not {expected}"
+                raise FormatError(path, int(fields.lines[r]), problem, expected)
+            out.append(number)
+        return np.array(out, dtype=np.float64 if kind is float else np.int64)
 
-def _gather(buf: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> Bytes:
-    """The byte strings buf[starts:ends] as a fixed-width bytes array."""
-    lengths = ends - starts
-    width = int(lengths.max()) if len(lengths) else 1
-    out = np.zeros((len(starts), width), dtype=np.uint8)
-    for j in range(width):
-        rows = np.flatnonzero(lengths > j)
-        out[rows, j] = buf[starts[rows] + j]
-    return out.view(f"S{width}").reshape(len(starts))
-
-
-@dataclass
-class _Block:
-    lines: npt.NDArray[np.int64]
-    columns: list[Bytes]
-
-
-def _split(data: bytes, first_line: int, n_fields: int, keep: tuple[int, ...], *, path: Path, expected: str) -> _Block:
-    """Split a block into records of ``n_fields`` fields; return line numbers and the ``keep`` columns."""
-    buf = np.frombuffer(data, dtype=np.uint8)
-    space = buf <= 32
-    starts = np.flatnonzero(~space & np.concatenate([[True], space[:-1]]))
-    ends = np.flatnonzero(~space & np.concatenate([space[1:], [True]])) + 1
-    newlines = np.flatnonzero(buf == 10)
-    counts = np.diff(np.searchsorted(starts, newlines), prepend=0)  # tokens per line (every block ends with \n)
-    bad = np.flatnonzero((counts != 0) & (counts != n_fields))
-    if len(bad):
-        found = int(counts[bad[0]])
-        raise FormatError(path, first_line + int(bad[0]), f"{found} field{'s' * (found != 1)}", expected)
-    first_tokens = np.arange(0, len(starts), n_fields)
-    lines = first_line + np.flatnonzero(counts).astype(np.int64)
-    return _Block(lines, [_gather(buf, starts[first_tokens + c], ends[first_tokens + c]) for c in keep])
-
-
-def _numbers(column: Bytes, lines: npt.NDArray[np.int64], kind: type, path: Path, what: str) -> npt.NDArray[Any]:
-    """Parse a bytes column as float64 or int64; a bad token raises FormatError at its line."""
-    try:
-        values = column.astype(np.float64 if kind is float else np.int64)
-    except ValueError:
-        values = None
-    if values is not None and (kind is not float or not np.isnan(values).any()):
-        return values
-    for token, line in zip(column.tolist(), lines.tolist(), strict=True):
-        try:
-            number = float(token) if kind is float else int(token)
-        except ValueError:
-            number = float("nan")
-        if np.isnan(number):
-            expected = "a number" if kind is float else "an integer"
-            raise FormatError(path, line, f"{what} {token.decode(errors='replace')!r} is not {expected}", expected)
-    raise FormatError(path, int(lines[0]), f"cannot parse the {what} column", what)
+    return parse
 
 
 class _QueryIndex:
@@ -109,27 +59,36 @@ class _QueryIndex:
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
 
-    def encode(self, qids: Bytes) -> npt.NDArray[np.int64]:
-        if len(qids) == 0:
+    def encode(self, words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """Codes of query ids given as zero-padded ``[records, n]`` uint64 words (``Fields.words``)."""
+        if len(words) == 0:
             return np.empty(0, dtype=np.int64)
-        heads = np.concatenate([[0], np.flatnonzero(qids[1:] != qids[:-1]) + 1])
-        codes = [self.ids.setdefault(q.decode("utf-8", "replace"), len(self.ids)) for q in qids[heads].tolist()]
-        return np.repeat(np.array(codes, dtype=np.int64), np.diff(np.append(heads, len(qids))))
+        differs = words[1:, 0] != words[:-1, 0]
+        for i in range(1, words.shape[1]):
+            differs |= words[1:, i] != words[:-1, i]
+        heads = np.concatenate([[0], np.flatnonzero(differs) + 1])
+        names = words[heads].view(f"S{8 * words.shape[1]}").reshape(len(heads)).tolist()
+        codes = [self.ids.setdefault(q.decode("utf-8", "replace"), len(self.ids)) for q in names]
+        return np.repeat(np.array(codes, dtype=np.int64), np.diff(np.append(heads, len(words))))
 
 
-def _duplicate_error(path: Path, run_or_qrels: tuple[Any, Any, Bytes, Any], lines: Any, names: list[str]) -> None:
-    """``run_or_qrels`` is (qidx, hashes, docids, key order or None)."""
-    qidx, hashes, docids, order = run_or_qrels
-    dup = find_duplicate(qidx, hashes, docids, order)
+def _duplicate_error(path: Path, dup: tuple[int, int] | None, lines: list[Any], docids: Bytes, query: str) -> None:
     if dup is not None:
-        first, second = (int(lines[i]) for i in dup)
-        doc, query = docids[dup[1]].decode("utf-8", "replace"), names[int(qidx[dup[1]])]
+        first, second = (int(x) for x in np.concatenate(lines)[list(dup)])
         raise FormatError(
             path,
             max(first, second),
-            f"document {doc!r} appears again for query {query!r} (first at line {min(first, second)})",
+            f"document {docids[dup[1]].decode('utf-8', 'replace')!r} appears again for query {query!r} "
+            f"(first at line {min(first, second)})",
             "each doc_id once per query; remove the repeated line",
         )
+
+
+def _decode(docids: Bytes) -> npt.NDArray[np.str_]:
+    """UTF-8 bytes to str; a plain cast when every byte is ASCII."""
+    if not len(docids) or docids.view(np.uint8).max() < 128:
+        return docids.astype(np.str_)
+    return np.char.decode(docids, "utf-8", "replace")
 
 
 def read_run(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Run:
@@ -137,17 +96,22 @@ def read_run(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Run:
     source = Path(path)
     index = _QueryIndex()
     parts: list[tuple[Any, ...]] = []
-    for data, first in _blocks(source, block_bytes):
-        block = _split(data, first, 6, (0, 2, 4), path=source, expected=RUN_EXPECTED)
-        qids, docs, score_col = block.columns
-        scores = _numbers(score_col, block.lines, float, source, "score")
-        parts.append((index.encode(qids), docs, docid_hashes(docs), scores, block.lines))
+    lines: list[Any] = []
+    first = 1
+    for data in blocks(source, block_bytes):
+        fields = split(data, first, 6, path=source, expected=RUN_EXPECTED)
+        first += fields.n_lines
+        if len(fields):
+            fallback = _fallback(fields, 4, float, source, "score")
+            scores = parse_floats(fields.words(4), fields.lengths(4), fallback)
+            parts.append((index.encode(fields.words(0)), fields.strings(2), scores))
+            lines.append(fields.lines)
     if not parts:
         raise FormatError(source, None, "no run lines", RUN_EXPECTED)
-    qidx, docids, hashes, scores, lines = (np.concatenate([p[i] for p in parts]) for i in range(5))
-    names = list(index.ids)
-    run = Run.from_entries(names, qidx, scores, docids, hashes)
-    _duplicate_error(source, (qidx, hashes, docids, run.key_order), lines, names)
+    qidx, docids, scores = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    run = Run.from_entries(list(index.ids), qidx, scores, docids)
+    dup = run.first_duplicate()
+    _duplicate_error(source, dup, lines, docids, run.query_ids[int(qidx[dup[1]])] if dup else "")
     return run
 
 
@@ -156,22 +120,26 @@ def read_qrels(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Qrels:
     source = Path(path)
     index = _QueryIndex()
     parts: list[tuple[Any, ...]] = []
-    for data, first in _blocks(source, block_bytes):
-        block = _split(data, first, 4, (0, 2, 3), path=source, expected=QRELS_EXPECTED)
-        qids, docs, grade_col = block.columns
-        grades = _numbers(grade_col, block.lines, int, source, "grade")
-        parts.append((index.encode(qids), docs, grades, block.lines))
+    lines: list[Any] = []
+    first = 1
+    for data in blocks(source, block_bytes):
+        fields = split(data, first, 4, path=source, expected=QRELS_EXPECTED)
+        first += fields.n_lines
+        if len(fields):
+            grades = parse_ints(fields.words(3), fields.lengths(3), _fallback(fields, 3, int, source, "grade"))
+            parts.append((index.encode(fields.words(0)), fields.strings(2), grades))
+            lines.append(fields.lines)
     if not parts:
         raise FormatError(source, None, "no qrels lines", QRELS_EXPECTED)
-    qidx, docids, grades, lines = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    qidx, docids, grades = (np.concatenate([p[i] for p in parts]) for i in range(3))
     names = list(index.ids)
-    _duplicate_error(source, (qidx, docid_hashes(docids), docids, None), lines, names)
+    dup = find_duplicate(qidx, docid_hashes(docids), docids)
+    _duplicate_error(source, dup, lines, docids, names[int(qidx[dup[1]])] if dup else "")
     rank_of = np.argsort(np.argsort(np.array(names, dtype=np.str_), kind="stable"))
     order = np.argsort(rank_of[qidx], kind="stable")
     counts = np.bincount(rank_of[qidx], minlength=len(names))
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    decoded = np.char.decode(docids[order], "utf-8", "replace")
-    return Qrels(sorted(names), offsets, decoded, grades[order].astype(np.int64))
+    return Qrels(sorted(names), offsets, _decode(docids[order]), grades[order].astype(np.int64))
 
 
 def _trec_order(docs: Mapping[str, float]) -> list[tuple[str, float]]:

@@ -78,8 +78,8 @@ def descending_keys(scores: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
     return np.asarray(~ordered, dtype=np.uint32)
 
 
-def _chunks(lengths: IntArray) -> Iterator[tuple[int, IntArray]]:
-    """(width, rows) groups: rows of one power-of-two width bucket, at most CHUNK_ENTRIES cells per group."""
+def chunks(lengths: IntArray) -> Iterator[tuple[int, IntArray]]:
+    """(width, rows) groups: the rows of one power-of-two width bucket, at most CHUNK_ENTRIES cells per group."""
     nonempty = np.flatnonzero(lengths > 0)
     widths = np.left_shift(1, np.ceil(np.log2(lengths[nonempty])).astype(np.int64))
     for width in np.unique(widths).tolist():
@@ -89,10 +89,31 @@ def _chunks(lengths: IntArray) -> Iterator[tuple[int, IntArray]]:
             yield width, rows[a : a + step]
 
 
-def _sorted_keys(scores: npt.NDArray[Any], lengths: IntArray) -> U64Array:
-    """Each row's ``desc << 32 | position`` keys sorted ascending; cells past the row's length get keys above all."""
-    cols = np.arange(scores.shape[1], dtype=np.uint64)
-    keys = descending_keys(scores).astype(np.uint64)
+def chunks_with(lengths: IntArray, target_rows: IntArray) -> Iterator[tuple[int, IntArray, IntArray]]:
+    """(width, rows, targets) for the chunks of rows that hold a target: ``targets`` index ``target_rows``.
+
+    Rows without a target are left out (never read).
+    """
+    active = np.zeros(len(lengths), dtype=bool)
+    active[target_rows] = True
+    groups = list(chunks(np.where(active, lengths, 0)))
+    chunk_of = np.full(len(lengths), -1, dtype=np.int64)
+    for c, (_, rows) in enumerate(groups):
+        chunk_of[rows] = c
+    owner = chunk_of[target_rows]
+    order = np.argsort(owner, kind="stable")
+    bounds = np.searchsorted(owner[order], np.arange(len(groups) + 1)).tolist()
+    for c, (width, rows) in enumerate(groups):
+        yield width, rows, order[bounds[c] : bounds[c + 1]]
+
+
+def sorted_rows(values: npt.NDArray[np.uint32], lengths: IntArray) -> U64Array:
+    """Each row's ``value << 32 | position`` keys sorted ascending; cells past the row's length sort last.
+
+    Values must be below 0xFFFFFFFF, the padding's value.
+    """
+    cols = np.arange(values.shape[1], dtype=np.uint64)
+    keys = values.astype(np.uint64)
     keys <<= _SHIFT
     keys |= cols[None, :]
     keys[cols[None, :] >= lengths[:, None].astype(np.uint64)] = _PAD
@@ -100,39 +121,37 @@ def _sorted_keys(scores: npt.NDArray[Any], lengths: IntArray) -> U64Array:
     return keys
 
 
+def search_rows(keys: U64Array, local: IntArray, values: npt.NDArray[np.uint32]) -> tuple[U64Array, U64Array, IntArray]:
+    """Find ``values[i]`` in row ``local[i]`` of ``sorted_rows`` keys.
+
+    Returns the row-tagged flat array ``row << 32 | value`` (sorted), each target's tagged value, and the flat
+    index of the first cell not below it (the cells of row r are ``r * width`` to ``(r + 1) * width - 1``).
+    """
+    flat = keys >> _SHIFT
+    flat |= np.arange(len(keys), dtype=np.uint64)[:, None] << _SHIFT
+    flat = flat.reshape(-1)
+    target = (local.astype(np.uint64) << _SHIFT) | values.astype(np.uint64)
+    return flat, target, np.searchsorted(flat, target, side="left").astype(np.int64)
+
+
 def judged_ranks(rankings: Rankings, targets: Targets) -> IntArray:
     """0-based rank of each target in its ranking, :data:`NOT_RETRIEVED` where its score is NaN.
 
-    Rankings without a retrieved target are never read. Rows are processed a chunk at a time (see ``_chunks``).
+    Rankings without a retrieved target are never read; rows are processed a chunk at a time (``chunks``).
     """
     ranks = np.full(len(targets.row), NOT_RETRIEVED, dtype=np.int64)
     found = np.flatnonzero(~np.isnan(targets.score))
-    if len(found) == 0:
-        return ranks
-    active = np.zeros(len(rankings.lengths), dtype=bool)
-    active[targets.row[found]] = True
-    groups = list(_chunks(np.where(active, rankings.lengths, 0)))
-    chunk_of = np.full(len(rankings.lengths), -1, dtype=np.int64)
-    for c, (_, rows) in enumerate(groups):
-        chunk_of[rows] = c
-    by_chunk = found[np.argsort(chunk_of[targets.row[found]], kind="stable")]
-    bounds = np.searchsorted(chunk_of[targets.row[by_chunk]], np.arange(len(groups) + 1)).tolist()
-    for c, (width, rows) in enumerate(groups):
-        mine = by_chunk[bounds[c] : bounds[c + 1]]
-        ranks[mine] = _chunk_ranks(rankings, rows, width, targets.take(mine))
+    for width, rows, mine in chunks_with(rankings.lengths, targets.row[found]):
+        ranks[found[mine]] = _chunk_ranks(rankings, rows, width, targets.take(found[mine]))
     return ranks
 
 
 def _chunk_ranks(rankings: Rankings, rows: IntArray, width: int, targets: Targets) -> IntArray:
     """Ranks of targets in ``rows`` (one width bucket): documents ahead by score, then tied ones with larger ids."""
-    keys = _sorted_keys(rankings.score_matrix(rows, width), rankings.lengths[rows])
-    local = np.searchsorted(rows, targets.row).astype(np.uint64)
-    flat = keys >> _SHIFT
-    flat |= np.arange(len(rows), dtype=np.uint64)[:, None] << _SHIFT  # rows in the high bits: one sorted array
-    flat = flat.reshape(-1)
-    target = (local << _SHIFT) | descending_keys(targets.score).astype(np.uint64)
-    left = np.searchsorted(flat, target, side="left").astype(np.int64)
-    ranks = left - local.astype(np.int64) * width
+    keys = sorted_rows(descending_keys(rankings.score_matrix(rows, width)), rankings.lengths[rows])
+    local = np.searchsorted(rows, targets.row)
+    flat, target, left = search_rows(keys, local, descending_keys(targets.score))
+    ranks = left - local * width
     after = np.minimum(left + 1, len(flat) - 1)
     tied = np.flatnonzero((left + 1 < len(flat)) & (flat[after] == target))  # the next cell has the same score
     if len(tied):

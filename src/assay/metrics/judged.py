@@ -26,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.metrics import MetricError
+from assay.metrics._lookup import docid_hashes, first_duplicate, hash31, lookup
 from assay.metrics._ranks import NOT_RETRIEVED, Docids, Targets, judged_ranks
 
 __all__ = ["NOT_RETRIEVED", "Judged", "Qrels", "Run", "docid_hashes", "find_duplicate", "join"]
@@ -35,23 +36,6 @@ FloatArray = npt.NDArray[np.float64]
 UIntArray = npt.NDArray[np.uint64]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-_FNV = np.uint64(0x100000001B3)
-
-
-def docid_hashes(docids: npt.NDArray[Any]) -> UIntArray:
-    """A 64-bit hash of each UTF-8 docid of a bytes (``S``) array, eight bytes at a time; equal ids hash equally."""
-    arr = np.ascontiguousarray(docids)
-    width = arr.dtype.itemsize
-    padded = -(-max(width, 1) // 8) * 8
-    if padded != width:
-        arr = arr.astype(f"S{padded}")
-    words = arr.view(np.uint64).reshape(len(arr), padded // 8)
-    out = np.full(len(arr), 0xCBF29CE484222325, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(words.shape[1]):
-            out = (out ^ words[:, j]) * _FNV
-            out ^= out >> np.uint64(29)
-    return out
 
 
 def utf8(docids: npt.NDArray[Any]) -> npt.NDArray[np.bytes_]:
@@ -133,7 +117,7 @@ class Run:
     starts: IntArray
     order: IntArray | None = None
     docids: npt.NDArray[np.bytes_] | None = None
-    hashes: UIntArray | None = None
+    hashes: npt.NDArray[np.uint32] | None = None
     source: Mapping[str, Mapping[str, float]] | None = None
 
     @classmethod
@@ -166,23 +150,22 @@ class Run:
         encoded = utf8(raw if raw.dtype.kind == "S" else raw.astype(np.str_))
         values = np.asarray(scores, dtype=np.float64)
         _check_scores(values)
-        hashes = docid_hashes(encoded)
-        qidx = inverse.astype(np.int64).reshape(-1)
-        dup = find_duplicate(qidx, hashes, encoded)
+        run = cls.from_entries([str(n) for n in names], inverse.astype(np.int64).reshape(-1), values, encoded)
+        dup = run.first_duplicate()
         if dup is not None:
-            doc, q = encoded[dup[1]].decode(), str(names[qidx[dup[1]]])
+            doc, q = encoded[dup[1]].decode(), run.query_ids[int(run.qidx[dup[1]])]
             raise MetricError(f"run lists document {doc!r} twice for query {q!r}; each docid may appear once")
-        return cls.from_entries([str(n) for n in names], qidx, values, encoded, hashes)
+        return run
 
     @classmethod
     def from_entries(
-        cls, query_ids: list[str], qidx: IntArray, scores: FloatArray, docids: npt.NDArray[np.bytes_], hashes: UIntArray
+        cls, query_ids: list[str], qidx: IntArray, scores: FloatArray, docids: npt.NDArray[np.bytes_]
     ) -> Run:
-        """From checked per-entry arrays: ``qidx`` indexes ``query_ids`` (entries grouped by query or not)."""
+        """From per-entry arrays, not checked for repeated docids: ``qidx`` indexes ``query_ids``, any order."""
         lengths = np.bincount(qidx, minlength=len(query_ids)).astype(np.int64)
         grouped = bool(np.all(qidx[1:] >= qidx[:-1]))
         order = None if grouped else np.argsort(qidx, kind="stable").astype(np.int64)
-        return cls(query_ids, scores, _starts(lengths), order, docids, hashes)
+        return cls(query_ids, scores, _starts(lengths), order, docids, hash31(docids))
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -201,14 +184,11 @@ class Run:
         out[self.order] = qidx
         return out
 
-    @cached_property
-    def key_order(self) -> tuple[IntArray, UIntArray]:
-        """Entries sorted by their (query, docid-hash) key, and the sorted keys (arrays-built runs only)."""
-        if self.hashes is None:
-            raise MetricError("run has no docid hashes; build it with Run.from_arrays or a reader")
-        keys = _mixed_keys(self.qidx, self.hashes)
-        order = np.argsort(keys, kind="stable").astype(np.int64)
-        return order, keys[order]
+    def first_duplicate(self) -> tuple[int, int] | None:
+        """Entries ``(first, second)`` of a docid repeated within a query, or None (arrays-built runs only)."""
+        if self.docids is None or self.hashes is None:
+            return None  # a mapping cannot repeat a key
+        return first_duplicate(self, self.hashes, self.docids)
 
     def entries(self, queries: IntArray, positions: IntArray | None = None) -> IntArray:
         """Entry indices: of ``queries``' whole rankings one after another, or at ``positions`` within each."""
@@ -220,12 +200,16 @@ class Run:
         at = self.starts[queries] + positions
         return at if self.order is None else self.order[at]
 
-    def score_matrix(self, queries: IntArray, width: int) -> FloatArray:
-        """``[len(queries), width]`` scores, row i the ranking of ``queries[i]`` in entry order (then any value)."""
+    def gather(self, values: npt.NDArray[Any], queries: IntArray, width: int) -> Any:
+        """``[len(queries), width]`` of a per-entry array: row i query ``queries[i]``'s entries, then any value."""
         at = self.starts[queries][:, None] + np.arange(width, dtype=np.int64)[None, :]
         np.minimum(at, len(self.scores) - 1, out=at)
-        values: FloatArray = self.scores[at if self.order is None else self.order[at]]
-        return values
+        return values[at if self.order is None else self.order[at]]
+
+    def score_matrix(self, queries: IntArray, width: int) -> FloatArray:
+        """:meth:`gather` of the scores."""
+        scores: FloatArray = self.gather(self.scores, queries, width)
+        return scores
 
     def docids_at(self, entries: IntArray) -> list[str]:
         """The docids of the given entries."""
@@ -382,18 +366,4 @@ def _hash_lookup(run: Run, want_q: IntArray, want_docs: npt.NDArray[np.bytes_]) 
     """The score of each (run query, docid) pair, NaN where absent (want_q -1: the query is not in the run)."""
     if run.docids is None or run.hashes is None:
         raise MetricError("run has neither docids nor a source mapping; build it with Run.from_dict/from_arrays")
-    want = _mixed_keys(want_q, docid_hashes(want_docs))
-    order, sorted_keys = run.key_order
-    qidx = run.qidx
-    out = np.full(len(want), np.nan)
-    pos = np.searchsorted(sorted_keys, want)
-    pending = np.flatnonzero((want_q >= 0) & (pos < len(sorted_keys)))
-    while len(pending):  # more than one pass only on a 64-bit hash collision
-        cand = order[pos[pending]]
-        same_key = sorted_keys[pos[pending]] == want[pending]
-        hit = same_key & (qidx[cand] == want_q[pending]) & (run.docids[cand] == want_docs[pending])
-        out[pending[hit]] = run.scores[cand[hit]]
-        pending = pending[same_key & ~hit]
-        pos[pending] += 1
-        pending = pending[pos[pending] < len(sorted_keys)]
-    return out
+    return lookup(run, run.hashes, run.docids, want_q, want_docs)

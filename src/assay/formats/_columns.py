@@ -1,0 +1,190 @@
+"""Whitespace-separated columns of large text files, split and parsed with numpy a block of lines at a time.
+
+A block is split into records of a fixed number of fields. The fast path (every field separated by one whitespace
+byte, every line ending in ``\\n``, no blank line: what tools write) finds all separators in one pass; anything else
+(runs of spaces, tabs mixed in, ``\\r\\n``, blank lines, a wrong number of fields) takes the general path, which
+also names the first malformed line. A column becomes a zero-padded ``[records, width]`` byte matrix (width a
+multiple of 8), viewed as a bytes array or parsed as numbers:
+
+* decimals ``[+-]digits[.digits]`` with at most 19 digits and a mantissa m < 2^53 are m / 10^f (f fraction digits,
+  at most 22): m and 10^f are exact doubles and IEEE division rounds correctly, so this is exactly ``float(token)``
+  (Clinger's fast path); other tokens (exponents, ``inf``, long mantissas) go through ``float`` one by one;
+* integers ``[+-]digits`` of at most 18 digits, others through ``int``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from assay.errors import FormatError
+
+IntArray = npt.NDArray[np.int64]
+Words = npt.NDArray[np.uint64]
+
+_POW10 = np.array([10.0**k for k in range(23)])  # 10^0 .. 10^22, all exact doubles
+_EXACT = 2**53
+_SLACK = 64
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
+    """Blocks of whole lines (a last line without one gets its ``\\n``)."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise FormatError(path, None, f"cannot open: {exc.strerror}", "a readable file") from None
+    with handle:
+        rest = b""
+        while block := handle.read(block_bytes):
+            data = rest + block
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+            rest = data[cut:]
+        if rest:
+            yield rest + b"\n"
+
+
+@dataclass
+class Fields:
+    """A block's records: field k of record i is ``data[starts[i, k]:ends[i, k]]``, on line ``lines[i]``.
+
+    ``padded`` is the block followed by zero bytes, so that every field can be read eight bytes at a time.
+    """
+
+    padded: bytes
+    starts: IntArray
+    ends: IntArray
+    lines: IntArray
+    n_lines: int
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def token(self, r: int, k: int) -> bytes:
+        return self.padded[int(self.starts[r, k]) : int(self.ends[r, k])]
+
+    def lengths(self, k: int) -> IntArray:
+        return self.ends[:, k] - self.starts[:, k]
+
+    def words(self, k: int) -> Words:
+        """Field k of every record as ``[records, n]`` little-endian uint64 words, zero past the field's end."""
+        starts, lengths = self.starts[:, k], self.lengths(k)
+        n_words = max(1, -(-int(lengths.max(initial=1)) // 8))
+        padded = self.padded
+        if int(starts.max(initial=0)) + 8 * n_words > len(padded):
+            padded += bytes(8 * n_words)
+        unaligned = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+        out = np.empty((len(starts), n_words), dtype=np.uint64)
+        for i in range(n_words):
+            left = np.clip(lengths - 8 * i, 0, 8)
+            mask = np.where(left > 0, _ONES >> (64 - 8 * np.maximum(left, 1)).astype(np.uint64), np.uint64(0))
+            out[:, i] = unaligned[starts + 8 * i] & mask
+        return out
+
+    def strings(self, k: int) -> npt.NDArray[np.bytes_]:
+        """Field k as a bytes (``S``) array whose width is a multiple of 8."""
+        words = self.words(k)
+        return words.view(f"S{8 * words.shape[1]}").reshape(len(words))
+
+
+def split(data: bytes, first_line: int, n_fields: int, *, path: Path, expected: str) -> Fields:
+    """Split a block (ending in ``\n``) into records of ``n_fields`` whitespace-separated fields."""
+    padded = data + bytes(_SLACK)
+    buf = np.frombuffer(padded, dtype=np.uint8)
+    seps = np.flatnonzero(buf[: len(data)] <= 32)
+    if len(seps) % n_fields == 0 and len(seps) and seps[0] > 0:
+        table = seps.reshape(-1, n_fields)
+        kinds = buf[table]
+        if (kinds[:, -1] == 10).all() and not (kinds[:, :-1] == 10).any() and (np.diff(seps) > 1).all():
+            starts = np.empty_like(table)
+            starts[0, 0] = 0
+            starts[1:, 0] = table[:-1, -1] + 1
+            starts[:, 1:] = table[:, :-1] + 1
+            lines = first_line + np.arange(len(table), dtype=np.int64)
+            return Fields(padded, starts, table, lines, len(table))
+    return _split_general(padded, len(data), first_line, n_fields, path=path, expected=expected)
+
+
+def _split_general(padded: bytes, size: int, first_line: int, n_fields: int, *, path: Path, expected: str) -> Fields:
+    """Any whitespace between fields, blank lines skipped; a line with another number of fields raises."""
+    buf = np.frombuffer(padded, dtype=np.uint8, count=size)
+    space = buf <= 32
+    starts = np.flatnonzero(~space & np.concatenate([[True], space[:-1]]))
+    ends = np.flatnonzero(~space & np.concatenate([space[1:], [True]])) + 1
+    newlines = np.flatnonzero(buf == 10)
+    counts = np.diff(np.searchsorted(starts, newlines), prepend=0)  # tokens per line (every block ends with \n)
+    bad = np.flatnonzero((counts != 0) & (counts != n_fields))
+    if len(bad):
+        found = int(counts[bad[0]])
+        raise FormatError(path, first_line + int(bad[0]), f"{found} field{'s' * (found != 1)}", expected)
+    lines = first_line + np.flatnonzero(counts).astype(np.int64)
+    shape = (-1, n_fields)
+    return Fields(padded, starts.reshape(shape).astype(np.int64), ends.reshape(shape), lines, len(newlines))
+
+
+def _columns(words: Words, lengths: IntArray) -> npt.NDArray[np.uint8]:
+    """The bytes of each field as ``[position, record]`` rows (one contiguous row per character position)."""
+    width = int(lengths.max(initial=1))
+    return np.ascontiguousarray(words.view(np.uint8).reshape(len(words), -1)[:, :width].T)
+
+
+def _read_digits(words: Words, lengths: IntArray, *, decimal: bool) -> _Digits:
+    """One pass over the character positions: mantissa, digit counts, fraction digits, sign, and well-formedness."""
+    cols = _columns(words, lengths)
+    n = cols.shape[1]
+    negative = cols[0] == 45
+    mantissa = np.zeros(n, dtype=np.uint64)
+    n_digits = np.zeros(n, dtype=np.int64)
+    frac = np.zeros(n, dtype=np.int64)
+    seen_dot = np.zeros(n, dtype=bool)
+    ok = np.ones(n, dtype=bool)
+    for j, c in enumerate(cols):
+        digit = (c - np.uint8(48)) < 10
+        dot = (c == 46) if decimal else np.zeros(n, dtype=bool)
+        allowed = digit | dot | (c == 0)
+        if j == 0:
+            allowed |= negative | (c == 43)
+        ok &= allowed & ~(dot & seen_dot)
+        mantissa = np.where(digit, mantissa * np.uint64(10) + (c - np.uint8(48)), mantissa)
+        n_digits += digit
+        frac += digit & seen_dot
+        seen_dot |= dot
+    return _Digits(mantissa, n_digits, frac, negative, ok & (n_digits >= 1))
+
+
+@dataclass
+class _Digits:
+    mantissa: npt.NDArray[np.uint64]
+    n_digits: IntArray
+    frac: IntArray
+    negative: npt.NDArray[np.bool_]
+    ok: npt.NDArray[np.bool_]
+
+
+def parse_floats(words: Words, lengths: IntArray, fallback: Callable[[Any], npt.NDArray[Any]]) -> Any:
+    """Decimals as float64, exactly as ``float`` reads them; ``fallback(mask)`` parses the other records."""
+    d = _read_digits(words, lengths, decimal=True)
+    ok = d.ok & (d.n_digits <= 19) & (d.frac <= 22) & (d.mantissa < np.uint64(_EXACT))
+    out = d.mantissa.astype(np.float64) / _POW10[np.minimum(d.frac, 22)]
+    np.negative(out, out=out, where=d.negative)
+    if not ok.all():
+        out[~ok] = fallback(~ok)
+    return out
+
+
+def parse_ints(words: Words, lengths: IntArray, fallback: Callable[[Any], npt.NDArray[Any]]) -> Any:
+    """Integers ``[+-]digits`` as int64; ``fallback(mask)`` parses the other records."""
+    d = _read_digits(words, lengths, decimal=False)
+    ok = d.ok & (d.n_digits <= 18)
+    out = d.mantissa.astype(np.int64)
+    np.negative(out, out=out, where=d.negative)
+    if not ok.all():
+        out[~ok] = fallback(~ok)
+    return out
