@@ -15,8 +15,12 @@ import numpy as np
 import pytest
 import pytrec_eval
 
+from assay.errors import FormatError
 from assay.formats.trec import read_qrels, read_run, write_qrels, write_run
 from assay.metrics import Qrels, Run, evaluate
+from assay.metrics import _lookup as lookup_module
+from assay.metrics import _ranks as ranks_module
+from assay.metrics import judged as judged_module
 
 # assay name -> pytrec_eval measure key (as it appears in the result) and the measure to request
 PAIRS = {
@@ -164,3 +168,62 @@ def test_f_beta_from_precision_and_recall() -> None:
     for name, beta in (("f1@10", 1.0), ("f2@10", 2.0), ("fbeta@10|beta=0.5", 0.5)):
         expected = [(1 + beta**2) * a * b / (beta**2 * a + b) if a + b else 0.0 for a, b in zip(p, r, strict=True)]
         np.testing.assert_allclose(ev.per_query[name], expected, rtol=0, atol=1e-12)
+
+
+WITHOUT_BPREF = [name for name in PAIRS if name != "bpref"]
+
+
+@pytest.mark.parametrize("seed", [13, 14])
+def test_measures_without_bpref_skip_nonpositive_grades_and_still_match(seed: int) -> None:
+    # With no bpref the join keeps only positively graded documents; the values must not move.
+    qrels, run = make_case(seed)
+    check(evaluate(qrels, run, WITHOUT_BPREF), reference(qrels, run), WITHOUT_BPREF)
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    qids, docids, scores = zip(*rows, strict=True)
+    ev = evaluate(Qrels.from_dict(qrels), Run.from_arrays(qids, docids, scores), WITHOUT_BPREF)
+    check(ev, reference(qrels, {q: d for q, d in run.items() if d}), WITHOUT_BPREF)
+
+
+def test_small_chunks_and_mixed_lengths_match(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Rankings are sorted in chunks of power-of-two widths; tiny chunks put every query in a chunk boundary case.
+    monkeypatch.setattr(ranks_module, "CHUNK_ENTRIES", 64)
+    qrels, run = make_case(15)
+    rng = random.Random(15)
+    for q in list(run)[::3]:  # some long rankings with many ties, beside short ones
+        run[q].update({f"x{i}": rng.randint(0, 3) / 2 for i in range(rng.randint(50, 300))})
+    check(evaluate(qrels, run, list(PAIRS)), reference(qrels, run), list(PAIRS))
+    run = {q: d for q, d in run.items() if d}
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    write_run(tmp_path / "run.txt", run)
+    ev = evaluate(read_qrels(tmp_path / "qrels.txt"), read_run(tmp_path / "run.txt"), list(PAIRS))
+    check(ev, reference(qrels, run), list(PAIRS))
+
+
+def test_run_file_with_queries_interleaved(tmp_path: Path) -> None:
+    qrels, run = make_case(16)
+    run = {q: d for q, d in run.items() if d}
+    lines = [f"{q} Q0 {d} 0 {s!r} t\n" for q, docs in run.items() for d, s in docs.items()]
+    random.Random(16).shuffle(lines)
+    (tmp_path / "run.txt").write_text("".join(lines))
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    ev = evaluate(read_qrels(tmp_path / "qrels.txt"), read_run(tmp_path / "run.txt"), list(PAIRS))
+    check(ev, reference(qrels, run), list(PAIRS))
+
+
+def test_hash_collisions_cost_time_not_answers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Every docid hashing alike: lookups and the duplicate check must fall back to comparing the docids.
+    def few_hashes(docids: np.ndarray) -> np.ndarray:
+        return (np.char.str_len(docids.astype(np.str_)) % 2).astype(np.uint32)
+
+    monkeypatch.setattr(lookup_module, "hash31", few_hashes)
+    monkeypatch.setattr(judged_module, "hash31", few_hashes)
+    qrels, run = make_case(17)
+    run = {q: d for q, d in run.items() if d}
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    write_run(tmp_path / "run.txt", run)
+    ev = evaluate(read_qrels(tmp_path / "qrels.txt"), read_run(tmp_path / "run.txt"), list(PAIRS))
+    check(ev, reference(qrels, run), list(PAIRS))
+    (tmp_path / "dup.txt").write_text("q1 Q0 a 1 1 t\nq1 Q0 bb 2 1 t\nq1 Q0 c 3 1 t\nq1 Q0 a 4 1 t\n")
+    with pytest.raises(FormatError, match="document 'a' appears again") as info:
+        read_run(tmp_path / "dup.txt")
+    assert info.value.line == 4
