@@ -80,6 +80,9 @@ def _answer(body: dict[str, Any]) -> str:
         return json.dumps({"reason": "r", "answerable": 5, "self_contained": 5, "clear": 5})
     if schema == "RelevanceGrade":
         return json.dumps({"reason": "r", "grade": 3})
+    if schema == "ListwiseRelevance":
+        ids = re.findall(r'<passage id="([^"]+)">', user)
+        return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 3} for i in ids]})
     ids = re.findall(r'<statement id="([^"]+)">', user)
     items = [{"statement_id": i, "reason": "r", "support": "support", "passage_ids": ["P1"]} for i in ids]
     return json.dumps({"assignments": items})

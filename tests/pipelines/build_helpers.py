@@ -58,6 +58,8 @@ def scripted_answer(schema: str, messages: list[dict[str, str]], qtype: str = "f
         return json.dumps({"reason": "scripted", "answerable": 4, "self_contained": 4, "clear": 4})
     if schema == "RelevanceGrade":
         return json.dumps({"reason": "scripted", "grade": 2})
+    if schema == "ListwiseRelevance":
+        return json.dumps({"judgements": [{"id": pid, "reason": "scripted", "grade": 2} for pid, _ in passages]})
     if schema == "SupportAssignments":
         ids = re.findall(r'<statement id="([^"]+)">', messages[-1]["content"])
         first = passages[0][0]

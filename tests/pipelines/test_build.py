@@ -4,6 +4,7 @@ and a budget stop followed by a resumed rerun that repeats no call."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +69,13 @@ def test_demo_manifest_records_versions_prompts_seeds_and_usage(demo: tuple[Gold
     golden, folder = demo
     m = golden.manifest
     assert m.corpus_hash and m.models["relevance"] == "offline"
-    assert set(m.prompts) == {"question_generation@1", "question_critic@1", "relevance@1", "support@1"}
-    assert m.seeds == {"sampling": 0, "listwise": 0} and m.settings["pool_k"] == 20
-    assert m.usage["relevance"].calls == m.counts["pooled_pairs"]
+    assert set(m.prompts) == {"question_generation@1", "question_critic@1", "relevance_listwise@1", "support@1"}
+    assert m.seeds == {"sampling": 0, "listwise": 0} and m.settings["pool_k"] == 20 and m.settings["listwise"] == 10
+    # listwise by default: ceil(pool / 10) calls per question, one per group of up to 10 pooled chunks
+    pools = [q.metadata["pool"]["size"] for q in golden.questions]
+    assert sum(pools) == m.counts["pooled_pairs"] and max(pools) > 10
+    assert m.usage["relevance"].calls == sum(-(-size // 10) for size in pools) < m.counts["pooled_pairs"] / 5
+    assert {label.provenance.prompt for label in golden.qrels} == {"relevance_listwise@1"}
     assert m.usage["generation"].calls == 80 and m.usage["generation"].prompt_tokens > 0
     assert sorted(p.name for p in folder.parent.iterdir()) == ["golden"]  # no temporary folder left beside it
 
@@ -85,6 +90,19 @@ def test_demo_ids_are_identical_across_builds(demo: tuple[GoldenSet, Path]) -> N
         (r.query_id, r.chunk_id, r.grade) for r in golden.qrels
     ]
     assert again.manifest.corpus_hash == golden.manifest.corpus_hash
+
+
+def test_demo_pointwise_build_gives_the_same_golden_set(demo: tuple[GoldenSet, Path]) -> None:
+    # the offline judge grades a passage the same in a list as alone, so the committed runs and hand labels (made
+    # from a listwise build) hold for either setting
+    golden, _ = demo
+    pointwise = build_golden(DEMO, judge=make_judge("offline"), settings=replace(DEMO_SETTINGS, listwise=None))
+    assert pointwise.manifest.usage["relevance"].calls == pointwise.manifest.counts["pooled_pairs"]
+    assert "relevance@1" in pointwise.manifest.prompts
+    assert [(r.query_id, r.chunk_id, r.grade) for r in pointwise.qrels] == [
+        (r.query_id, r.chunk_id, r.grade) for r in golden.qrels
+    ]
+    assert [q.id for q in pointwise.questions] == [q.id for q in golden.questions]
 
 
 def test_committed_demo_runs_name_questions_and_chunks_of_a_fresh_build(demo: tuple[GoldenSet, Path]) -> None:
@@ -142,9 +160,11 @@ def _small_corpus(root: Path) -> Path:
     return corpus
 
 
-def test_build_through_the_fake_openai_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("listwise", [10, 2, None])
+def test_build_through_the_fake_openai_server(tmp_path: Path, listwise: int | None) -> None:
     corpus = _small_corpus(tmp_path)
-    settings = BuildSettings(per_doc=2, mix={"factoid": 1, "multi-hop": 1, "unanswerable": 1}, pool_k=5)
+    mix = {"factoid": 1, "multi-hop": 1, "unanswerable": 1}
+    settings = BuildSettings(per_doc=2, mix=mix, pool_k=5, listwise=listwise)
     with FakeOpenAIServer(_responder) as server:
         judge = make_judge("openai/fake-model", api_base=server.url, api_key="k", retry=RetryPolicy.immediate())
         golden = build_golden(corpus, judge=judge, settings=settings, output=tmp_path / "golden")
@@ -154,7 +174,11 @@ def test_build_through_the_fake_openai_server(tmp_path: Path) -> None:
     assert calls == sum(u.calls for u in golden.manifest.usage.values())
     model_free = ("dropped_by_evidence", "dropped_by_leakage", "dropped_by_near_duplicate")
     critic_calls = counts["generated"] - sum(counts[k] for k in model_free)
-    assert calls == counts["seeds"] + critic_calls + counts["pooled_pairs"] + counts["support_calls"]
+    pools = [q.metadata["pool"]["size"] for q in golden.questions]  # no question is dropped after pooling here
+    assert sum(pools) == counts["pooled_pairs"]
+    relevance_calls = counts["pooled_pairs"] if listwise is None else sum(-(-size // listwise) for size in pools)
+    assert golden.manifest.usage["relevance"].calls == relevance_calls
+    assert calls == counts["seeds"] + critic_calls + relevance_calls + counts["support_calls"]
     loaded = GoldenSet.load(tmp_path / "golden")
     assert all(label.grade == 2 for label in loaded.qrels)
     assert {s.query_id for s in loaded.nuggets} == {q.id for q in loaded.questions if q.type != "unanswerable"}

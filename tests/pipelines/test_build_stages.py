@@ -264,7 +264,7 @@ def test_pools_are_graded_and_unscored_labels_kept_as_none() -> None:
 
     q = question("q1", "How many days do customers have to return unopened items?", sources=[RETURNS.id])
     judge = fake_judge(FakeBackend(backend_script({"relevance": relevance})))
-    out = asyncio.run(grade_pools([q], judge, BuildSettings(pool_k=5), ctx(), None))
+    out = asyncio.run(grade_pools([q], judge, BuildSettings(pool_k=5, listwise=None), ctx(), None))
     grades = {label.chunk_id: label.grade for label in out.records}
     assert grades[RETURNS.id] == 3
     assert out.counts["pooled_pairs"] == len(out.records) and out.counts["pool_source"] == 1
@@ -272,6 +272,26 @@ def test_pools_are_graded_and_unscored_labels_kept_as_none() -> None:
     unscored = [label for label in out.records if label.grade is None]
     assert out.counts["qrels_unscored_pairs"] == len(unscored)
     assert all(label.unscored is not None for label in unscored)
+
+
+def test_listwise_pools_group_chunks_and_leave_a_missing_judgement_unscored() -> None:
+    def listwise(request: ChatRequest) -> str:
+        items = [
+            {"id": p["id"], "reason": "r", "grade": 3 if "45 days" in p["text"] else 1}
+            for p in request.variables["passages"]
+            if "Express" not in p["text"]  # the model forgets this passage
+        ]
+        return json.dumps({"judgements": items})
+
+    text = "How many days do customers have to return unopened items, a stove, or express shipping?"
+    q = question("q1", text, sources=[RETURNS.id])
+    backend = FakeBackend(backend_script({"relevance_listwise": listwise}))
+    out = asyncio.run(grade_pools([q], fake_judge(backend), BuildSettings(pool_k=5, listwise=2), ctx(), None))
+    grades = {label.chunk_id: label.grade for label in out.records}
+    assert grades == {RETURNS.id: 3, SHIPPING.id: None, STOVE.id: 1}  # the pool is the whole 3-chunk corpus
+    assert backend.calls == 2 and sorted(len(r.variables["passages"]) for r in backend.requests) == [1, 2]
+    assert out.counts["pooled_pairs"] == 3 and out.counts["qrels_unscored_pairs"] == 1
+    assert {label.provenance.prompt for label in out.records} == {"relevance_listwise@1"}
 
 
 def test_unanswerable_graded_3_somewhere_is_dropped_with_its_labels() -> None:

@@ -75,7 +75,7 @@ def _settings(options: dict[str, Any]) -> BuildSettings:
         overlap=options["overlap"],
         critic=not options["no_critic"],
         pool_k=options["pool_k"],
-        listwise=options["listwise"],
+        listwise=options["listwise"] or None,
     )
 
 
@@ -99,13 +99,25 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.option("--chunk-tokens", type=click.IntRange(16), default=512, show_default=True, help="Chunk size (tokens).")
 @click.option("--overlap", type=click.IntRange(0), default=64, show_default=True, help="Chunk overlap (tokens).")
 @click.option("--pool-k", type=click.IntRange(0), default=20, show_default=True, help="BM25 top k pooled per question.")
-@click.option("--listwise", type=click.IntRange(1, 50), default=None, help="Grade N pooled chunks per call.")
+@click.option(
+    "--listwise",
+    type=click.IntRange(0, 50),
+    default=10,
+    show_default=True,
+    help="Pooled chunks graded per relevance call (0: one call per chunk, pointwise). Listwise needs about 1/N of "
+    "the calls; each chunk is still graded on its own 0-3 scale, in a seeded shuffle against position bias, and "
+    "cached per (question, chunk) so labels are reused across groupings. Pointwise shows one chunk at a time.",
+)
 @click.option("--no-critic", is_flag=True, help="Skip the critic stage (one call per question fewer).")
 @click.option("--dry-run", is_flag=True, help="Estimate calls, tokens and cost per stage; call nothing.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing golden-set folder.")
 def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool, **options: Any) -> None:
     """Build a golden set from a corpus: typed questions with reference answers, graded relevance of every pooled
     chunk (sources, BM25 top k, neighbours, near-duplicates), nuggets mapped to supporting chunks, and a manifest.
+
+    Relevance is graded listwise by default: up to --listwise 10 pooled chunks of a question per call, about 2 calls
+    per question instead of 20. Each chunk is still graded on its own 0-3 scale; --listwise 0 grades one chunk per
+    call (pointwise: about 10x the relevance calls, the closest to a human assessor reading one passage at a time).
 
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
     for no call twice. The folder appears only once complete.
@@ -116,7 +128,7 @@ def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --dry-run
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
       assay build docs/ -o golden/ --judge hosted_vllm/Qwen2.5-7B --api-base http://gpu:8000/v1 \\
-          --concurrency 64 --listwise 5 --mix factoid=0.4,multi-hop=0.3,unanswerable=0.3
+          --concurrency 64 --listwise 0 --mix factoid=0.4,multi-hop=0.3,unanswerable=0.3
     """
     options["mix"] = _mix(options["mix"])
     settings = _settings(options)

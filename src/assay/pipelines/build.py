@@ -72,6 +72,7 @@ __all__ = [
     "prepare_corpus",
 ]
 
+# the prompts of a build; "relevance" stands for "relevance_listwise" when the build grades listwise
 PROMPTS = ("question_generation", "question_critic", "relevance", "support")
 # The settings of ``assay demo`` and of the committed demo runs: 80 seeds over the 32 demo documents (~50 accepted
 # questions with the offline judge; the whole build takes a few seconds).
@@ -209,10 +210,9 @@ def _check_output(output: Path | None, overwrite: bool) -> None:
 def _manifest(
     judge: Judge, settings: BuildSettings, ingested: IngestResult, chunks: list[Chunk], run: _Run
 ) -> Manifest:
-    prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in PROMPTS}
-    if settings.listwise is not None:
-        listwise = judge.prompt("relevance_listwise")
-        prompts[listwise.ref] = listwise.content_hash
+    relevance = "relevance_listwise" if settings.listwise is not None else "relevance"
+    used = [relevance if name == "relevance" else name for name in PROMPTS]
+    prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in used}
     manifest = Manifest(
         assay_version=__version__,
         corpus_hash=corpus_hash(ingested.documents, ingested.chunks_given),

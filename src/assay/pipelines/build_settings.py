@@ -41,9 +41,16 @@ class BuildSettings:
     source chunk is dropped (``leakage_flag_words`` only flags it), as is one whose longest shared run covers at
     least ``leakage_ratio`` of its words (when that run is 4 words or more); near-duplicate questions (Jaccard of
     word-bigram sets >= ``duplicate_jaccard``) keep only the first.
-    Pooling: BM25 top ``pool_k``, ``neighbours`` chunks each side of a source, near-duplicates of sources;
-    ``listwise`` grades N chunks per call. Support: pooled chunks graded >= ``support_min_grade``, at most
-    ``support_passages`` per call (more are batched).
+    Pooling: BM25 top ``pool_k``, ``neighbours`` chunks each side of a source, near-duplicates of sources.
+    Relevance: ``listwise`` pooled chunks of a question per call (default 10; None = pointwise, one call per chunk).
+    Listwise costs ``ceil(pool / N)`` calls per question instead of ``pool`` (about 2 instead of 20 with the default
+    pool) and shares the instruction tokens; each passage is still graded on its own 0-3 scale (not ranked against
+    the others), the passages are shuffled with a seeded RNG against position bias, and each label is cached per
+    (question, chunk) pair, so it is reused whatever the grouping (another N, another seed, ``assay eval``).
+    Pointwise shows the model one passage at a time, the setting closest to a human assessor; it costs N times the
+    calls. Support: pooled chunks graded >= ``support_min_grade``, at most ``support_passages`` per call (more are
+    batched, best-graded first; a statement with only partial support from chunks in different batches gets one
+    follow-up call with those chunks together).
     """
 
     questions: int | None = None
@@ -64,7 +71,7 @@ class BuildSettings:
     pool_k: int = 20
     neighbours: int = 1
     near_duplicates: bool = True
-    listwise: int | None = None
+    listwise: int | None = 10
     support_min_grade: int = 2
     support_passages: int = 8
 
