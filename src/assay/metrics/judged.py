@@ -62,13 +62,17 @@ def _starts(lengths: IntArray) -> IntArray:
     return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Qrels:
-    """Relevance judgments: ``query_ids`` sorted, entries grouped by query (``offsets``), integer ``grades``."""
+    """Relevance judgments: ``query_ids`` sorted, entries grouped by query (``offsets``), integer ``grades``.
+
+    ``docs`` holds the entries' docids as given: a list of str (from mappings) or a str array (from files);
+    :attr:`docids` is always the array, :meth:`doc_list` always the list.
+    """
 
     query_ids: list[str]
     offsets: IntArray
-    docids: npt.NDArray[np.str_]
+    docs: list[str] | npt.NDArray[np.str_]
     grades: IntArray
 
     @classmethod
@@ -78,7 +82,16 @@ class Qrels:
         lengths = np.fromiter((len(qrels[q]) for q in qids), np.int64, count=len(qids))
         docs = list(chain.from_iterable(qrels[q].keys() for q in qids))
         grades = np.fromiter(chain.from_iterable(qrels[q].values() for q in qids), np.int64, count=len(docs))
-        return cls(qids, _starts(lengths), np.array(docs, dtype=np.str_).reshape(len(docs)), grades)
+        return cls(qids, _starts(lengths), docs, grades)
+
+    @cached_property
+    def docids(self) -> npt.NDArray[np.str_]:
+        """The docids as a str array."""
+        return self.docs if isinstance(self.docs, np.ndarray) else np.array(self.docs, dtype=np.str_).reshape(-1)
+
+    def doc_list(self) -> list[str]:
+        """The docids as a list of str."""
+        return self.docs if isinstance(self.docs, list) else self.docs.tolist()
 
     @classmethod
     def from_arrays(cls, query_ids: Sequence[str], docids: Sequence[str], grades: Iterable[int]) -> Qrels:
@@ -93,7 +106,7 @@ class Qrels:
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """Back to ``{qid: {docid: grade}}``."""
-        docs, grades = self.docids.tolist(), self.grades.tolist()
+        docs, grades = self.doc_list(), self.grades.tolist()
         return {q: dict(zip(docs[a:b], grades[a:b], strict=True)) for q, a, b in self._spans()}
 
     def _spans(self) -> Iterable[tuple[str, int, int]]:
@@ -320,7 +333,7 @@ def join(qrels: Qrels, run: Run, *, complete: bool = False, positive_only: bool 
     n_ret = np.append(run.lengths(), 0)[row_rq]  # -1 picks the appended 0
     jdocs: Docids
     if run.source is not None:
-        names = qrels.docids[entry_keep].tolist()
+        names = list(compress(qrels.doc_list(), entry_keep.tolist()))
         jscore = _dict_scores(run.source, [qrels.query_ids[i] for i in np.flatnonzero(keep).tolist()], jrow, names)
         jdocs = names
     else:
