@@ -33,7 +33,6 @@ NOT_RETRIEVED = np.int64(1) << np.int64(62)
 CHUNK_ENTRIES = 1 << 21  # padded matrix cells per chunk: 16 MiB of keys
 _LOW = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
-_PAD = np.uint64(0xFFFFFFFF) << _SHIFT  # above every real key: desc() of -inf is 0xFF800000
 
 
 class Rankings(Protocol):
@@ -69,13 +68,18 @@ class Targets:
 def descending_keys(scores: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
     """uint32 keys that sort ascending as the float32 scores sort descending; -0.0 and 0.0 get the same key.
 
-    A float's bits, with the sign bit flipped for positives and all bits flipped for negatives, order as the
-    floats do; the complement reverses that order.
+    A float's bits order as the floats do once negatives have all bits flipped and positives the sign bit; the
+    complement of that reverses the order: positives map to ``bits ^ 0x7FFFFFFF``, negatives keep their bits.
     """
-    f32 = np.asarray(scores, dtype=np.float32) + np.float32(0.0)  # -0.0 + 0.0 is 0.0
-    bits = f32.view(np.uint32)
-    ordered = np.where(bits & np.uint32(0x80000000), ~bits, bits | np.uint32(0x80000000))
-    return np.asarray(~ordered, dtype=np.uint32)
+    f32 = np.asarray(scores).astype(np.float32)
+    f32 += np.float32(0.0)  # -0.0 + 0.0 is 0.0
+    sign = f32.view(np.int32) >> 31  # -1 for negatives, 0 otherwise
+    flip = sign.view(np.uint32)
+    np.invert(flip, out=flip)
+    flip &= np.uint32(0x7FFFFFFF)
+    keys = f32.view(np.uint32)
+    keys ^= flip
+    return keys
 
 
 def chunks(lengths: IntArray) -> Iterator[tuple[int, IntArray]]:
@@ -110,13 +114,14 @@ def chunks_with(lengths: IntArray, target_rows: IntArray) -> Iterator[tuple[int,
 def sorted_rows(values: npt.NDArray[np.uint32], lengths: IntArray) -> U64Array:
     """Each row's ``value << 32 | position`` keys sorted ascending; cells past the row's length sort last.
 
-    Values must be below 0xFFFFFFFF, the padding's value.
+    Values must be below 0xFFFFFFFF, the padding's value (``values`` is overwritten there).
     """
     cols = np.arange(values.shape[1], dtype=np.uint64)
+    if (lengths < values.shape[1]).any():
+        values[cols[None, :] >= lengths[:, None].astype(np.uint64)] = np.uint32(0xFFFFFFFF)
     keys = values.astype(np.uint64)
     keys <<= _SHIFT
     keys |= cols[None, :]
-    keys[cols[None, :] >= lengths[:, None].astype(np.uint64)] = _PAD
     keys.sort(axis=1)
     return keys
 
