@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -94,6 +95,42 @@ def _response_format(request: ChatRequest) -> dict[str, Any] | None:
     }
 
 
+_BODY_KEYS = frozenset({"model", "messages", "response_format"})
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_json_str: Callable[[str], str] = json.encoder.encode_basestring
+_FORMATS: dict[tuple[int, str], tuple[Mapping[str, Any], str]] = {}
+
+
+def _plain(message: Mapping[str, Any]) -> bool:
+    return len(message) == 2 and type(message.get("role")) is str and type(message.get("content")) is str
+
+
+def _message_json(role: str, content: str) -> str:
+    if len(content) > 256:  # a system prompt: the same str object on every call, so its hash is cached
+        return _long_message_json(role, content)
+    return f'{{"role":{_json_str(role)},"content":{_json_str(content)}}}'
+
+
+@functools.lru_cache(maxsize=32)
+def _long_message_json(role: str, content: str) -> str:
+    return f'{{"role":{_json_str(role)},"content":{_json_str(content)}}}'
+
+
+def _response_format_json(request: ChatRequest) -> str:
+    """``,"response_format":{...}`` for a structured request ("" otherwise), memoised by schema identity."""
+    schema = request.response_schema
+    if schema is None:
+        return ""
+    memo = _FORMATS.get((id(schema), request.schema_name))
+    if memo is not None and memo[0] is schema:
+        return memo[1]
+    text = ',"response_format":' + _compact(_response_format(request))
+    if len(_FORMATS) > 256:
+        _FORMATS.clear()
+    _FORMATS[(id(schema), request.schema_name)] = (schema, text)
+    return text
+
+
 def _parse_completion(data: Any, url: str) -> ChatResponse:
     try:
         choice = data["choices"][0]
@@ -148,24 +185,33 @@ class OpenAICompatBackend:
                 connector=connector,
                 headers=self._headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
-                json_serialize=json.dumps,
             )
             self._loop = loop
         return self._session
 
-    def _body(self, request: ChatRequest) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model or wire_model(request.model), "messages": request.messages}
+    def _body(self, request: ChatRequest) -> bytes:
+        """The JSON request body: model, messages, the decoding params, and ``response_format`` when structured.
+
+        Built from pieces: the system prompt's and the schema's JSON are encoded once per prompt and reused.
+        """
+        model = self.model or wire_model(request.model)
+        if _BODY_KEYS.isdisjoint(request.params) and all(_plain(m) for m in request.messages):
+            messages = ",".join(_message_json(m["role"], m["content"]) for m in request.messages)
+            params = _compact(dict(request.params))[1:-1]
+            tail = ("," + params if params else "") + _response_format_json(request)
+            return f'{{"model":{_json_str(model)},"messages":[{messages}]{tail}}}'.encode()
+        body: dict[str, Any] = {"model": model, "messages": request.messages}
         body.update(request.params)
         response_format = _response_format(request)
         if response_format is not None:
             body["response_format"] = response_format
-        return body
+        return _compact(body).encode()
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; raises TransientBackendError or BackendError on failure."""
         session = self._get_session()
         try:
-            async with session.post(self.url, json=self._body(request)) as response:
+            async with session.post(self.url, data=self._body(request)) as response:
                 raw = await response.read()
                 if response.status != 200:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -48,22 +49,32 @@ def cache_key(
     canonical JSON is assembled piece by piece so the long, repeated parts (system prompt, schema) are encoded and
     hashed once per prompt, not once per call.
     """
-    head = _message_json(messages[0]) if messages else ""
+    first = messages[0] if messages else None
+    if first is not None and _plain(first):
+        hasher = _hash_after_message(first["role"], first["content"]).copy()
+    else:
+        hasher = _hash_after("" if first is None else canonical_json(first)).copy()
     rest = "".join("," + _message_json(m) for m in messages[1:])
     prompt = _prompt_json(prompt_name, prompt_version, prompt_hash)
     tail = (
-        f'{rest}],"model":{_string_json(model)},"params":{canonical_json(dict(params))},"prompt":{prompt},'
+        f'{rest}],"model":{_string_json(model)},"params":{_canonical(dict(params))},"prompt":{prompt},'
         f'"schema":{_schema_json(schema)}}}'
     )
-    hasher = _hash_after(head).copy()
     hasher.update(tail.encode("utf-8"))
     return f"{KEY_VERSION}:{hasher.hexdigest()}"
 
 
 @functools.lru_cache(maxsize=64)
 def _hash_after(head: str) -> Any:
-    """The blake2b state after ``{"messages":[`` and the first message: a system prompt is hashed once."""
+    """The blake2b state after ``{"messages":[`` and the first message."""
     return hashlib.blake2b(('{"messages":[' + head).encode("utf-8"), digest_size=20)
+
+
+@functools.lru_cache(maxsize=64)
+def _hash_after_message(role: str, content: str) -> Any:
+    """:func:`_hash_after` for a plain first message: a system prompt (one str object per prompt, its hash cached
+    by Python) is encoded and hashed once per prompt, not once per call."""
+    return _hash_after(_role_content_json(role, content))
 
 
 @functools.lru_cache(maxsize=64)
@@ -71,20 +82,25 @@ def _prompt_json(name: str, version: str, content_hash: str) -> str:
     return canonical_json({"name": name, "version": version, "hash": content_hash})
 
 
-@functools.lru_cache(maxsize=512)
-def _string_json(value: str) -> str:
-    return canonical_json(value)
+# canonical_json's settings in one encoder made once (json.dumps with arguments builds an encoder per call), and
+# its string encoder: equal to canonical_json(value) for every dict and str value.
+_canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode
+_string_json: Callable[[str], str] = json.encoder.encode_basestring
+
+
+def _plain(message: Mapping[str, Any]) -> bool:
+    """True for ``{"role": str, "content": str}`` and nothing else (the form the prompts render)."""
+    return len(message) == 2 and type(message.get("role")) is str and type(message.get("content")) is str
 
 
 def _message_json(message: Mapping[str, str]) -> str:
-    if message.keys() == {"role", "content"}:
+    if _plain(message):
         return _role_content_json(message["role"], message["content"])
     return canonical_json(message)
 
 
-@functools.lru_cache(maxsize=512)
 def _role_content_json(role: str, content: str) -> str:
-    return f'{{"content":{canonical_json(content)},"role":{canonical_json(role)}}}'
+    return f'{{"content":{_string_json(content)},"role":{_string_json(role)}}}'
 
 
 _SCHEMAS: dict[int, tuple[Mapping[str, Any] | None, str]] = {}

@@ -27,11 +27,20 @@ from typing import Any
 
 from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
+from assay.judge.batch import judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
 from assay.judge.pricing import Price, price_for
 from assay.judge.prompts import Prompt, load_prompt
-from assay.judge.results import Estimate, Judgement, JudgeStats, parse_output, repair_messages, schema_instructions
+from assay.judge.results import (
+    Estimate,
+    Judgement,
+    JudgeStats,
+    cache_value,
+    parse_output,
+    repair_messages,
+    schema_instructions,
+)
 from assay.text import count_tokens
 from assay.types import StageUsage, Unscored
 
@@ -295,7 +304,7 @@ class Judge:
                     continue
                 reason = f"invalid answer after one repair attempt: {exc}"
                 return self._unscored(prepared, stage, Unscored(reason=reason, kind="invalid_output", raw=text), tokens)
-            value = json.dumps({"output": output.model_dump(mode="json"), "tokens": tokens})
+            value = cache_value(output, tokens)
             writer = self._loop_state().writer
             if writer is not None:
                 await writer.put(prepared.key, value)
@@ -344,56 +353,12 @@ class Judge:
         stage: str = "default",
         on_result: Callable[[int, Judgement[Any]], None] | None = None,
     ) -> list[Judgement[Any]]:
-        """Judge many items, in order; cached items are answered first without any task.
+        """Judge many items; the list is in input order (:mod:`assay.judge.batch` describes the scheduling).
 
         ``on_result(index, judgement)`` is called as each result arrives. A :class:`BudgetExceeded` or a
         :class:`BackendError` stops new calls; calls in flight finish (and are cached) before it is raised.
         """
-        results: list[Judgement[Any] | None] = [None] * len(list_of_variables)
-        todo: list[tuple[int, _Prepared, bool]] = []  # (index, prepared, repeats a key seen earlier in the list)
-        prepared_all = [self._prepare(prompt_name, variables) for variables in list_of_variables]
-        stored = self.cache_get_many([p.key for p in prepared_all])
-        missed: set[str] = set()
-        for index, prepared in enumerate(prepared_all):
-            raw = stored.get(prepared.key)
-            hit = self._lookup(prepared, stage, raw) if raw is not None else None
-            if hit is None:
-                todo.append((index, prepared, prepared.key in missed))
-                missed.add(prepared.key)
-                continue
-            results[index] = hit
-            if on_result is not None:
-                on_result(index, hit)
-        await self._run_workers(todo, results, stage, on_result)
-        return [r for r in results if r is not None]
-
-    async def _run_workers(
-        self,
-        todo: list[tuple[int, _Prepared, bool]],
-        results: list[Judgement[Any] | None],
-        stage: str,
-        on_result: Callable[[int, Judgement[Any]], None] | None,
-    ) -> None:
-        queue = iter(todo)
-        errors: list[BaseException] = []
-
-        async def worker() -> None:
-            for index, prepared, repeat in queue:
-                if errors:
-                    return
-                try:
-                    # A first occurrence was just looked up in bulk; a repeat joins the call in flight or reads
-                    # the answer it cached.
-                    results[index] = judgement = await self._dedupe(prepared, stage, lookup=repeat)
-                except Exception as exc:  # BudgetExceeded, BackendError: stop taking work, re-raise below
-                    errors.append(exc)
-                    return
-                if on_result is not None:
-                    on_result(index, judgement)
-
-        await asyncio.gather(*(worker() for _ in range(min(self.concurrency, len(todo)))))
-        if errors:
-            raise errors[0]
+        return await judge_items(self, prompt_name, list_of_variables, stage=stage, on_result=on_result)
 
     def judge_many(
         self,

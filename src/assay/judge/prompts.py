@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -87,20 +87,24 @@ class Prompt:
         """``name@version``, the form that goes on every label."""
         return f"{self.name}@{self.version}"
 
-    def render(self, variables: Mapping[str, Any]) -> list[dict[str, str]]:
-        """Chat messages (system first, then user) for ``variables``; a missing or unknown variable is an error."""
-        missing = [name for name in self.inputs if name not in variables]
+    def check(self, names: Collection[str]) -> None:
+        """Raise :class:`PromptError` when ``names`` (the variables given) lack an input or have an unknown one."""
+        missing = [name for name in self.inputs if name not in names]
         if missing:
             raise PromptError(
                 f"prompt {self.ref} ({self.path}): missing variable {', '.join(missing)}; give every input "
                 f"of {list(self.inputs)}"
             )
-        unknown = sorted(set(variables) - set(self.inputs))
+        unknown = sorted(set(names) - set(self.inputs))
         if unknown:
             raise PromptError(
                 f"prompt {self.ref} ({self.path}): unknown variable {', '.join(unknown)}; it takes only "
                 f"{list(self.inputs)}"
             )
+
+    def render(self, variables: Mapping[str, Any]) -> list[dict[str, str]]:
+        """Chat messages (system first, then user) for ``variables``; a missing or unknown variable is an error."""
+        self.check(variables)
         messages = []
         context = {**_ENV.globals, **variables}
         for role, template in self.templates.items():

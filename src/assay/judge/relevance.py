@@ -82,13 +82,17 @@ def _pointwise_graded(judge: Judge, pair: Pair, j: Judgement[Any]) -> Graded:
 
 
 async def _pointwise(judge: Judge, pairs: Sequence[Pair], stage: str, on_label: OnLabel | None) -> list[Graded]:
+    # Labels are made as answers arrive, in the idle time between responses, not all at once at the end.
+    graded: list[Graded | None] = [None] * len(pairs)
+
     def forward(index: int, j: Judgement[Any]) -> None:
+        label = graded[index] = _pointwise_graded(judge, pairs[index], j)
         if on_label is not None:
-            on_label(_pointwise_graded(judge, pairs[index], j))
+            on_label(label)
 
     variables = [{"question": p.question, "passage": p.text} for p in pairs]
     results = await judge.ajudge_many(POINTWISE_PROMPT, variables, stage=stage, on_result=forward)
-    return [_pointwise_graded(judge, pair, j) for pair, j in zip(pairs, results, strict=True)]
+    return [g or _pointwise_graded(judge, pair, j) for g, pair, j in zip(graded, pairs, results, strict=True)]
 
 
 def _pair_key(judge: Judge, pair: Pair) -> str:

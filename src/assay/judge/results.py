@@ -10,6 +10,7 @@ without structured output.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -18,7 +19,15 @@ from pydantic import BaseModel, ValidationError
 from assay.judge.prompts import Prompt
 from assay.types import Unscored
 
-__all__ = ["Estimate", "JudgeStats", "Judgement", "parse_output", "repair_messages", "schema_instructions"]
+__all__ = [
+    "Estimate",
+    "JudgeStats",
+    "Judgement",
+    "cache_value",
+    "parse_output",
+    "repair_messages",
+    "schema_instructions",
+]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -85,7 +94,15 @@ def _strip_fences(text: str) -> str:
 
 
 def parse_output(text: str, model: type[T]) -> T:
-    """Validate a model's text answer against ``model``; code fences are stripped. Raises ValueError."""
+    """Validate a model's text answer against ``model``; code fences are stripped. Raises ValueError.
+
+    A bare JSON object (the usual answer) is validated straight from the text by pydantic's JSON parser; anything
+    else (fences, text that is not JSON, a schema mismatch) takes the slower path that says what is wrong.
+    """
+    try:
+        return model.model_validate_json(text)
+    except ValidationError:
+        pass
     try:
         data = json.loads(_strip_fences(text))
     except json.JSONDecodeError as exc:
@@ -95,6 +112,11 @@ def parse_output(text: str, model: type[T]) -> T:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
         raise ValueError(f"the answer does not match the schema ({problems})") from exc
+
+
+def cache_value(output: BaseModel, tokens: Sequence[int]) -> str:
+    """The cache entry of a valid answer: ``{"output": <the output as JSON>, "tokens": [prompt, completion]}``."""
+    return f'{{"output":{output.model_dump_json()},"tokens":[{int(tokens[0])},{int(tokens[1])}]}}'
 
 
 def schema_instructions(prompt: Prompt) -> str:
