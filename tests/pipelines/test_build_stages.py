@@ -26,10 +26,10 @@ from assay.pipelines.build_judging import (
     critique_questions,
     generate_questions,
     grade_pools,
-    map_support,
 )
 from assay.pipelines.build_sampling import Seed, allocate, parse_mix, sample_seeds, type_counts
 from assay.pipelines.build_settings import BuildSettings
+from assay.pipelines.build_support import map_support
 from assay.testing import FakeBackend
 from assay.types import Claim, Nugget, Provenance, RelevanceLabel
 
@@ -342,3 +342,63 @@ def test_unscored_support_leaves_no_records_and_is_counted() -> None:
     judge = fake_judge(FakeBackend(backend_script({"support": lambda r: "nope"})))
     out = asyncio.run(map_support([q], labels, judge=judge, settings=SETTINGS, ctx=ctx(), progress=None))
     assert out.records == [] and out.counts["support_unscored"] == 1 and q.flags["support_unscored"] == 1
+
+
+# Each statement is a set of facts; the scripted model says "support" when the passages it is shown state every
+# fact between them (naming the passages that contribute), "partial" when they state some, else "none".
+FACTS = {
+    "Summit members get 90 days; standard shipping is free from $75": ("90 days", "$75"),
+    "The stove weighs 88 g": ("88 g",),
+    "Summit members get 90 days and a free tent": ("90 days", "free tent"),
+}
+
+
+def _support_by_facts(request: ChatRequest) -> str:
+    passages = {p["id"]: p["text"] for p in request.variables["passages"]}
+    items = []
+    for s in request.variables["statements"]:
+        facts = FACTS[s["text"]]
+        ids = [pid for pid, text in passages.items() if any(f in text for f in facts)]
+        stated = {f for f in facts if any(f in passages[pid] for pid in ids)}
+        level = "support" if stated == set(facts) else "partial" if stated else "none"
+        items.append({"statement_id": s["id"], "reason": "r", "support": level, "passage_ids": ids})
+    return json.dumps({"assignments": items})
+
+
+@pytest.mark.parametrize(("per_call", "calls", "followups"), [(8, 1, 0), (2, 3, 1), (1, 4, 1)])
+def test_support_split_across_batches_is_found_by_a_follow_up(per_call: int, calls: int, followups: int) -> None:
+    joint, alone, half = FACTS
+    q = question("q1", "What do Summit members get?", sources=[RETURNS.id])
+    q.nuggets = [Nugget(id="q1-n1", text=joint), Nugget(id="q1-n2", text=alone)]
+    q.claims = [Claim(id="q1-c1", text=half)]  # partial from one chunk only: no follow-up for it
+    prov = Provenance(source="judge")
+    labels = [  # batches best grade first: RETURNS, then STOVE and SHIPPING (pool order within grade 2)
+        RelevanceLabel(query_id="q1", chunk_id=cid, grade=g, provenance=prov)
+        for cid, g in ((RETURNS.id, 3), (STOVE.id, 2), (SHIPPING.id, 2))
+    ]
+    backend = FakeBackend(backend_script({"support": _support_by_facts}))
+    settings = BuildSettings(support_passages=per_call)
+    out = asyncio.run(map_support([q], labels, judge=fake_judge(backend), settings=settings, ctx=ctx(), progress=None))
+    assert backend.calls == out.counts["support_calls"] == calls
+    assert out.counts["support_followup_calls"] == out.counts["support_joint"] == followups
+    assert {s.nugget_id: s.chunk_ids for s in out.records} == {
+        "q1-n1": sorted([RETURNS.id, SHIPPING.id]),
+        "q1-n2": [STOVE.id],
+    }
+    assert q.claims[0].supported_by == [] and {s.nugget_id: s.partial_chunk_ids for s in out.records}["q1-n1"] == []
+    if followups:
+        last = backend.requests[-1].variables
+        assert [s["id"] for s in last["statements"]] == ["N1"]
+        assert [p["text"] for p in last["passages"]] == [RETURNS.text, SHIPPING.text]
+
+
+def test_partial_support_from_one_batch_gets_no_follow_up_and_stays_partial() -> None:
+    q = question("q1", "What do Summit members get?", sources=[RETURNS.id])
+    q.nuggets = [Nugget(id="q1-n1", text="Summit members get 90 days and a free tent")]  # no chunk has the tent
+    prov = Provenance(source="judge")
+    labels = [RelevanceLabel(query_id="q1", chunk_id=c, grade=2, provenance=prov) for c in (RETURNS.id, SHIPPING.id)]
+    backend = FakeBackend(backend_script({"support": _support_by_facts}))
+    settings = BuildSettings(support_passages=1)
+    out = asyncio.run(map_support([q], labels, judge=fake_judge(backend), settings=settings, ctx=ctx(), progress=None))
+    assert backend.calls == 2 and out.counts["support_followup_calls"] == 0  # partial in one batch only
+    assert out.records[0].chunk_ids == [] and out.records[0].partial_chunk_ids == [RETURNS.id]

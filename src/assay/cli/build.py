@@ -31,7 +31,10 @@ _SUMMARY = (
     ("critic", ("dropped_by_critic", "dropped_by_critic_unscored")),
     ("difficulty", ("difficulty_easy", "difficulty_medium", "difficulty_hard")),
     ("relevance", ("pooled_pairs", "qrels_unscored_pairs", "dropped_by_unanswerable_answered")),
-    ("support", ("support_calls", "support_unscored", "support_no_passages")),
+    (
+        "support",
+        ("support_calls", "support_followup_calls", "support_joint", "support_unscored", "support_no_passages"),
+    ),
     ("result", ("accepted", "qrels", "nuggets")),
 )
 
@@ -61,7 +64,8 @@ class _StageProgress:
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage not in self.tasks:
             self.tasks[stage] = self.bar.add_task("", total=max(total, 1), stage=stage)
-        self.bar.update(self.tasks[stage], completed=done if total else 1, description=self._text(stage))
+        task = self.tasks[stage]
+        self.bar.update(task, total=max(total, 1), completed=done if total else 1, description=self._text(stage))
 
 
 def _settings(options: dict[str, Any]) -> BuildSettings:

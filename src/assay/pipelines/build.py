@@ -13,7 +13,8 @@ Stages (each: records in, records out, with its counts; see :mod:`assay.pipeline
     difficulty          hops, BM25 rank of the source, term overlap                   (no call)
     relevance           pool (sources, BM25 top k, neighbours, near-duplicates), grade every pair ("relevance")
     unanswerable        unanswerable questions that a chunk answers (grade 3) dropped  (no call)
-    support             support calls: nuggets and claims vs chunks graded >= 2          (judge stage "support")
+    support             support calls: nuggets and claims vs chunks graded >= 2, batched,  (judge stage "support")
+                        a follow-up for partial support split across batches
     write               GoldenSet.save: the folder appears only when complete
 
 Counts in the manifest add up: ``seeds = generated + dropped_by_generation_unscored`` and ``generated = accepted +
@@ -51,10 +52,10 @@ from assay.pipelines.build_judging import (
     critique_questions,
     generate_questions,
     grade_pools,
-    map_support,
 )
 from assay.pipelines.build_sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
 from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput
+from assay.pipelines.build_support import map_support
 from assay.text import canonical_json, content_hash
 from assay.types import Chunk, Document, Manifest, Question
 

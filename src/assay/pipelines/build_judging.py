@@ -1,10 +1,10 @@
-"""The judge stages of ``assay build``: generation, critic, pooled relevance, and nugget/claim support.
+"""The judge stages of ``assay build``: generation, critic and pooled relevance (support: build_support).
 
 Each is ``async stage(records, judge, settings, context, progress) -> StageOutput``; every call goes through the
 judge (cached, so a rerun pays for nothing twice). A judge output that could not be produced (``Unscored``) never
 turns into a pass or a fail by default: an unscored generation or critique drops the question with that reason
 (``dropped_by_generation_unscored``, ``dropped_by_critic_unscored``); an unscored relevance label is kept with
-``grade=None``; an unscored support call leaves its statements without support records (``support_unscored``).
+``grade=None``.
 
 Passages are given to the model with short local ids (``P1``, ``P2``, ...) and mapped back to chunk ids, so a
 model never has to copy a long chunk id exactly.
@@ -26,7 +26,7 @@ from assay.judge.client import Judge, Judgement
 from assay.judge.relevance import Pair, grade_pairs_detailed
 from assay.pipelines.build_sampling import Seed
 from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput
-from assay.types import Chunk, Claim, Nugget, NuggetSupport, Provenance, Question, RelevanceLabel
+from assay.types import Chunk, Claim, Nugget, Provenance, Question, RelevanceLabel
 
 __all__ = [
     "BuildContext",
@@ -35,10 +35,11 @@ __all__ = [
     "generate_questions",
     "generation_variables",
     "grade_pools",
-    "map_support",
+    "passages_of",
+    "tick_progress",
 ]
 
-GENERATION, CRITIC, RELEVANCE, SUPPORT = "generation", "critic", "relevance", "support"
+GENERATION, CRITIC, RELEVANCE = "generation", "critic", "relevance"
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,11 @@ class BuildContext:
     index: Bm25Index
 
 
-def _tick(progress: ProgressFn | None, stage: str, total: int) -> Any:
-    done = [0]
+def tick_progress(progress: ProgressFn | None, stage: str, total: int, start: int = 0) -> Any:
+    """A callback that reports one more item of ``stage`` done (of ``total``) on each call, from ``start``."""
+    done = [start]
     if progress is not None:
-        progress(stage, 0, total)
+        progress(stage, start, total)
 
     def advance(*_: Any) -> None:
         done[0] += 1
@@ -62,7 +64,8 @@ def _tick(progress: ProgressFn | None, stage: str, total: int) -> Any:
     return advance
 
 
-def _passages(chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], heading: bool = True) -> list[dict[str, str]]:
+def passages_of(chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], heading: bool = True) -> list[dict[str, str]]:
+    """Prompt passages for ``chunk_ids`` with local ids ``P1``, ``P2``, ... (mapped back by position)."""
     out = []
     for i, cid in enumerate(chunk_ids, start=1):
         chunk = chunks[cid]
@@ -76,7 +79,7 @@ def _passages(chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], heading: bo
 def generation_variables(seed: Seed, chunks: Mapping[str, Chunk]) -> dict[str, Any]:
     """The ``question_generation`` prompt variables for one seed."""
     return {
-        "passages": _passages(seed.chunk_ids, chunks),
+        "passages": passages_of(seed.chunk_ids, chunks),
         "question_type": seed.type,
         "style": seed.style,
         "language": seed.language,
@@ -88,7 +91,7 @@ async def generate_questions(
 ) -> StageOutput[Question]:
     """One ``question_generation`` call per seed -> a candidate :class:`Question` (or a counted drop)."""
     variables = [generation_variables(seed, ctx.chunks) for seed in seeds]
-    tick = _tick(progress, GENERATION, len(seeds))
+    tick = tick_progress(progress, GENERATION, len(seeds))
     results = await judge.ajudge_many("question_generation", variables, stage=GENERATION, on_result=tick)
     out = StageOutput[Question](records=[], counts={"generated": 0, "dropped_by_generation_unscored": 0})
     for seed, judgement in zip(seeds, results, strict=True):
@@ -148,11 +151,11 @@ async def critique_questions(
         {
             "question": q.text,
             "answer": q.reference_answer or "",
-            "passages": _passages(q.metadata["seed_chunk_ids"], ctx.chunks, heading=False),
+            "passages": passages_of(q.metadata["seed_chunk_ids"], ctx.chunks, heading=False),
         }
         for q in questions
     ]
-    tick = _tick(progress, CRITIC, len(questions))
+    tick = tick_progress(progress, CRITIC, len(questions))
     results = await judge.ajudge_many("question_critic", variables, stage=CRITIC, on_result=tick)
     for question, judgement in zip(questions, results, strict=True):
         verdict = _critic_verdict(question, judgement, settings.critic_min)
@@ -198,7 +201,7 @@ async def grade_pools(
             pairs.append(Pair(question.id, question.text, entry.chunk_id, ctx.chunks[entry.chunk_id].text))
         question.metadata["pool"] = {"size": len(entries), **dict(sorted(reasons.items()))}
     counts["pooled_pairs"] = len(pairs)
-    tick = _tick(progress, RELEVANCE, len(pairs))
+    tick = tick_progress(progress, RELEVANCE, len(pairs))
     graded = await grade_pairs_detailed(
         judge, pairs, listwise=settings.listwise, seed=settings.seed, stage=RELEVANCE, on_label=tick
     )
@@ -227,98 +230,3 @@ def check_unanswerable(
             out.records.append(question)
     gone = {q.id for q in out.dropped}
     return out, [label for label in labels if label.query_id not in gone]
-
-
-def _support_batches(question: Question, grades: Mapping[str, int | None], settings: BuildSettings) -> list[list[str]]:
-    good = [cid for cid, g in grades.items() if g is not None and g >= settings.support_min_grade]
-    good.sort(key=lambda cid: -(grades[cid] or 0))  # stable: pool order within a grade
-    size = settings.support_passages
-    return [good[i : i + size] for i in range(0, len(good), size)]
-
-
-def _statements(question: Question) -> list[dict[str, str]]:
-    nuggets = [{"id": f"N{i}", "text": n.text} for i, n in enumerate(question.nuggets, 1)]
-    return nuggets + [{"id": f"C{i}", "text": c.text} for i, c in enumerate(question.claims, 1)]
-
-
-async def map_support(
-    questions: Sequence[Question],
-    labels: Sequence[RelevanceLabel],
-    *,
-    judge: Judge,
-    settings: BuildSettings,
-    ctx: BuildContext,
-    progress: ProgressFn | None,
-) -> StageOutput[NuggetSupport]:
-    """``support`` calls per question (its nuggets and claims vs its pooled chunks graded >= 2, batched) ->
-    NuggetSupport records; fills ``Nugget.supported_by`` and ``Claim.supported_by``."""
-    grades: dict[str, dict[str, int | None]] = {}
-    for label in labels:
-        grades.setdefault(label.query_id, {})[label.chunk_id] = label.grade
-    jobs: list[tuple[Question, list[str]]] = []
-    counts = {"support_calls": 0, "support_unscored": 0, "support_missing": 0, "support_no_passages": 0}
-    for question in questions:
-        batches = _support_batches(question, grades.get(question.id, {}), settings) if _statements(question) else []
-        if not batches and question.nuggets:
-            counts["support_no_passages"] += 1
-            question.flags["no_support_passages"] = True
-        jobs.extend((question, batch) for batch in batches)
-    variables = [{"statements": _statements(q), "passages": _passages(b, ctx.chunks, heading=False)} for q, b in jobs]
-    tick = _tick(progress, SUPPORT, len(jobs))
-    results = await judge.ajudge_many("support", variables, stage=SUPPORT, on_result=tick)
-    counts["support_calls"] = len(jobs)
-    merged = _merge_support(jobs, results, counts)
-    return StageOutput(records=_support_records(questions, merged), counts=counts)
-
-
-_Found = dict[str, dict[str, Any]]  # statement local id -> {"support": set, "partial": set, "reason", "prov"}
-
-
-def _merge_support(
-    jobs: Sequence[tuple[Question, list[str]]], results: Sequence[Judgement[Any]], counts: dict[str, int]
-) -> dict[str, _Found]:
-    merged: dict[str, _Found] = {}
-    for (question, batch), j in zip(jobs, results, strict=True):
-        found = merged.setdefault(question.id, {})
-        if j.output is None:
-            counts["support_unscored"] += 1
-            question.flags["support_unscored"] = question.flags.get("support_unscored", 0) + 1
-            continue
-        local = {f"P{i}": cid for i, cid in enumerate(batch, start=1)}
-        answers = {a.statement_id: a for a in j.output.assignments}
-        for statement in _statements(question):
-            answer = answers.get(statement["id"])
-            if answer is None:
-                counts["support_missing"] += 1
-                continue
-            slot = found.setdefault(statement["id"], {"support": set(), "partial": set(), "reason": None})
-            ids = {local[p] for p in answer.passage_ids if p in local}
-            if answer.support != "none":
-                slot[answer.support].update(ids)
-                slot["reason"] = slot["reason"] or answer.reason
-            slot["prov"] = Provenance(source="judge", model=j.model, prompt=j.prompt, prompt_hash=j.prompt_hash)
-    return merged
-
-
-def _support_records(questions: Sequence[Question], merged: Mapping[str, _Found]) -> list[NuggetSupport]:
-    records: list[NuggetSupport] = []
-    for question in questions:
-        found = merged.get(question.id, {})
-        for i, claim in enumerate(question.claims, 1):
-            claim.supported_by = sorted(found.get(f"C{i}", {}).get("support", set()))
-        for i, nugget in enumerate(question.nuggets, 1):
-            slot = found.get(f"N{i}")
-            if slot is None:
-                continue
-            nugget.supported_by = sorted(slot["support"])
-            provenance = slot["prov"].model_copy(update={"rationale": slot["reason"]})
-            records.append(
-                NuggetSupport(
-                    query_id=question.id,
-                    nugget_id=nugget.id,
-                    chunk_ids=sorted(slot["support"]),
-                    partial_chunk_ids=sorted(slot["partial"] - slot["support"]),
-                    provenance=provenance,
-                )
-            )
-    return records
