@@ -245,19 +245,13 @@ class Run:
 def _docids_in_mappings(rankings: list[Mapping[str, float]], queries: IntArray, positions: IntArray) -> list[str]:
     """The keys at ``positions`` of ``rankings[queries]``: each mapping is walked once, up to its last wanted key."""
     cells, inverse = np.unique((queries << 32) | positions, return_inverse=True)
-    rows, at = (cells >> 32).tolist(), (cells & 0xFFFFFFFF).astype(np.int64)
-    heads = [*np.flatnonzero(np.diff(cells >> 32, prepend=-1)).tolist(), len(cells)]
-    lengths = [len(rankings[rows[a]]) for a in heads[:-1]]
-    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    selected = np.zeros(int(offsets[-1]), dtype=np.uint8)
-    selected[np.repeat(offsets[:-1], np.diff(heads)) + at] = 1
-    masks = memoryview(selected.tobytes())
-    found = list(
-        chain.from_iterable(
-            islice(compress(rankings[rows[a]], masks[o : o + n]), b - a)
-            for a, b, o, n in zip(heads[:-1], heads[1:], offsets[:-1].tolist(), lengths, strict=True)
-        )
-    )
+    found: list[str] = []
+    current, walk, at = -1, iter(()), 0
+    for row, position in zip((cells >> 32).tolist(), (cells & 0xFFFFFFFF).tolist(), strict=True):
+        if row != current:
+            current, walk, at = row, iter(rankings[row]), 0
+        found.append(next(islice(walk, position - at, None)))
+        at = position + 1
     return list(map(found.__getitem__, inverse.reshape(-1).tolist()))
 
 
