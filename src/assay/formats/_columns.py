@@ -53,29 +53,38 @@ def blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
 
 @dataclass
 class Fields:
-    """A block's records: field k of record i is ``data[starts[i, k]:ends[i, k]]``, on line ``lines[i]``.
+    """A block's records: field k of record i is ``data[start(k)[i]:ends[i, k]]``, on line ``lines[i]``.
 
     ``padded`` is the block followed by zero bytes, so that every field can be read eight bytes at a time.
+    ``starts`` is None when fields are separated by exactly one byte (field k starts after field k - 1 ends; field 0
+    at ``line_starts``).
     """
 
     padded: bytes
-    starts: IntArray
     ends: IntArray
     lines: IntArray
     n_lines: int
+    line_starts: IntArray
+    starts: IntArray | None = None
 
     def __len__(self) -> int:
         return len(self.lines)
 
+    def start(self, k: int) -> IntArray:
+        if self.starts is not None:
+            return self.starts[:, k]
+        return self.line_starts if k == 0 else self.ends[:, k - 1] + 1
+
     def token(self, r: int, k: int) -> bytes:
-        return self.padded[int(self.starts[r, k]) : int(self.ends[r, k])]
+        return self.padded[int(self.start(k)[r]) : int(self.ends[r, k])]
 
     def lengths(self, k: int) -> IntArray:
-        return self.ends[:, k] - self.starts[:, k]
+        return self.ends[:, k] - self.start(k)
 
     def words(self, k: int) -> Words:
         """Field k of every record as ``[records, n]`` little-endian uint64 words, zero past the field's end."""
-        starts, lengths = self.starts[:, k], self.lengths(k)
+        starts = self.start(k)
+        lengths = self.ends[:, k] - starts
         n_words = max(1, -(-int(lengths.max(initial=1)) // 8))
         padded = self.padded
         if int(starts.max(initial=0)) + 8 * n_words > len(padded):
@@ -95,20 +104,19 @@ class Fields:
 
 
 def split(data: bytes, first_line: int, n_fields: int, *, path: Path, expected: str) -> Fields:
-    """Split a block (ending in ``\n``) into records of ``n_fields`` whitespace-separated fields."""
+    """Split a block (ending in ``\\n``) into records of ``n_fields`` whitespace-separated fields."""
     padded = data + bytes(_SLACK)
     buf = np.frombuffer(padded, dtype=np.uint8)
-    seps = np.flatnonzero(buf[: len(data)] <= 32)
+    space = buf[: len(data)] <= 32
+    seps = np.flatnonzero(space)
     if len(seps) % n_fields == 0 and len(seps) and seps[0] > 0:
         table = seps.reshape(-1, n_fields)
         kinds = buf[table]
-        if (kinds[:, -1] == 10).all() and not (kinds[:, :-1] == 10).any() and (np.diff(seps) > 1).all():
-            starts = np.empty_like(table)
-            starts[0, 0] = 0
-            starts[1:, 0] = table[:-1, -1] + 1
-            starts[:, 1:] = table[:, :-1] + 1
+        one_line_each = np.count_nonzero(kinds == 10) == len(table) and bool((kinds[:, -1] == 10).all())
+        if one_line_each and not (space[1:] & space[:-1]).any():  # and no empty field
+            line_starts = np.concatenate([[0], table[:-1, -1] + 1])
             lines = first_line + np.arange(len(table), dtype=np.int64)
-            return Fields(padded, starts, table, lines, len(table))
+            return Fields(padded, table, lines, len(table), line_starts)
     return _split_general(padded, len(data), first_line, n_fields, path=path, expected=expected)
 
 
@@ -126,7 +134,8 @@ def _split_general(padded: bytes, size: int, first_line: int, n_fields: int, *, 
         raise FormatError(path, first_line + int(bad[0]), f"{found} field{'s' * (found != 1)}", expected)
     lines = first_line + np.flatnonzero(counts).astype(np.int64)
     shape = (-1, n_fields)
-    return Fields(padded, starts.reshape(shape).astype(np.int64), ends.reshape(shape), lines, len(newlines))
+    table = starts.reshape(shape).astype(np.int64)
+    return Fields(padded, ends.reshape(shape), lines, len(newlines), table[:, 0], table)
 
 
 def _columns(words: Words, lengths: IntArray) -> npt.NDArray[np.uint8]:
