@@ -30,7 +30,7 @@ Words = npt.NDArray[np.uint64]
 _POW10 = np.array([10.0**k for k in range(23)])  # 10^0 .. 10^22, all exact doubles
 _EXACT = 2**53
 _SLACK = 64
-_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # the low n bytes of a word
 
 
 def blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
@@ -92,9 +92,7 @@ class Fields:
         unaligned = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
         out = np.empty((len(starts), n_words), dtype=np.uint64)
         for i in range(n_words):
-            left = np.clip(lengths - 8 * i, 0, 8)
-            mask = np.where(left > 0, _ONES >> (64 - 8 * np.maximum(left, 1)).astype(np.uint64), np.uint64(0))
-            out[:, i] = unaligned[starts + 8 * i] & mask
+            out[:, i] = unaligned[starts + 8 * i if i else starts] & _MASKS[np.clip(lengths - 8 * i, 0, 8)]
         return out
 
     def strings(self, k: int) -> npt.NDArray[np.bytes_]:

@@ -59,17 +59,21 @@ class _QueryIndex:
     def __init__(self) -> None:
         self.ids: dict[str, int] = {}
 
-    def encode(self, words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
-        """Codes of query ids given as zero-padded ``[records, n]`` uint64 words (``Fields.words``)."""
+    def runs(self, words: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(codes, counts) of the runs of equal query ids given as ``[records, n]`` words (``Fields.words``)."""
         if len(words) == 0:
-            return np.empty(0, dtype=np.int64)
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
         differs = words[1:, 0] != words[:-1, 0]
         for i in range(1, words.shape[1]):
             differs |= words[1:, i] != words[:-1, i]
         heads = np.concatenate([[0], np.flatnonzero(differs) + 1])
         names = words[heads].view(f"S{8 * words.shape[1]}").reshape(len(heads)).tolist()
         codes = [self.ids.setdefault(q.decode("utf-8", "replace"), len(self.ids)) for q in names]
-        return np.repeat(np.array(codes, dtype=np.int64), np.diff(np.append(heads, len(words))))
+        return np.array(codes, dtype=np.int64), np.diff(np.append(heads, len(words)))
+
+    def encode(self, words: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+        """The code of every record's query id."""
+        return np.repeat(*self.runs(words))
 
 
 def _duplicate_error(path: Path, dup: tuple[int, int] | None, lines: list[Any], docids: Bytes, query: str) -> None:
@@ -104,14 +108,14 @@ def read_run(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Run:
         if len(fields):
             fallback = _fallback(fields, 4, float, source, "score")
             scores = parse_floats(fields.words(4), fields.lengths(4), fallback)
-            parts.append((index.encode(fields.words(0)), fields.strings(2), scores))
+            parts.append((*index.runs(fields.words(0)), fields.strings(2), scores))
             lines.append(fields.lines)
     if not parts:
         raise FormatError(source, None, "no run lines", RUN_EXPECTED)
-    qidx, docids, scores = (np.concatenate([p[i] for p in parts]) for i in range(3))
-    run = Run.from_entries(list(index.ids), qidx, scores, docids)
+    codes, counts, docids, scores = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    run = Run.from_runs(list(index.ids), (codes, counts), scores, docids)
     dup = run.first_duplicate()
-    _duplicate_error(source, dup, lines, docids, run.query_ids[int(qidx[dup[1]])] if dup else "")
+    _duplicate_error(source, dup, lines, docids, run.query_ids[int(run.qidx[dup[1]])] if dup else "")
     return run
 
 

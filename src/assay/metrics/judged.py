@@ -180,6 +180,21 @@ class Run:
         order = None if grouped else np.argsort(qidx, kind="stable").astype(np.int64)
         return cls(query_ids, scores, _starts(lengths), order, docids, hash31(docids))
 
+    @classmethod
+    def from_runs(
+        cls, query_ids: list[str], runs: tuple[IntArray, IntArray], scores: FloatArray, docids: npt.NDArray[np.bytes_]
+    ) -> Run:
+        """Like :meth:`from_entries`, queries given as runs: ``counts[i]`` entries in a row of ``codes[i]``.
+
+        ``runs`` is ``(codes, counts)``, codes numbered by first appearance (as a file reader assigns them).
+        """
+        codes, counts = runs
+        heads = np.flatnonzero(np.diff(codes, prepend=-1))
+        codes, counts = codes[heads], np.add.reduceat(counts, heads) if len(heads) else counts
+        if not np.array_equal(codes, np.arange(len(query_ids))):  # some query comes back later: not grouped
+            return cls.from_entries(query_ids, np.repeat(codes, counts), scores, docids)
+        return cls(query_ids, scores, _starts(counts), None, docids, hash31(docids))
+
     def __len__(self) -> int:
         return len(self.query_ids)
 
