@@ -13,9 +13,15 @@ import json
 import math
 from pathlib import Path
 
+import krippendorff
 import numpy as np
 
 from assay.pipelines.results import (
+    AgreementBlock,
+    AgreementStat,
+    AgreementSummary,
+    AnnotatorAgreement,
+    AuditTarget,
     Comparison,
     CorrectedMetric,
     EvalResult,
@@ -34,6 +40,7 @@ TYPES = ("factoid", "numeric", "multi-hop", "explanatory")
 JUDGED = ("context_recall", "faithfulness", "nugget_recall")
 HEADLINE = ("ndcg@10", "map", "recall@10", "P@10", "recip_rank", "context_precision", *JUDGED)
 REASONS = ("invalid_output", "backend_error")
+XSS_STRATUM = "<img src=x onerror=alert(1)>"
 
 
 def _queries() -> list[tuple[str, dict[str, str]]]:
@@ -212,6 +219,72 @@ def _comparisons(per_run: dict[str, list[QueryResult]], rng: np.random.Generator
     return out
 
 
+def _kappa(j: np.ndarray, h: np.ndarray, weights: np.ndarray) -> float:
+    """Weighted kappa 1 - sum w O / sum w E (Cohen's kappa with w = [i != j]), from the 4 x 4 confusion counts."""
+    observed = np.zeros((4, 4))
+    np.add.at(observed, (j, h), 1.0)
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
+    return float(1.0 - (weights * observed).sum() / (weights * expected).sum())
+
+
+def _agreement_stats(j: np.ndarray, h: np.ndarray) -> dict[str, float]:
+    grid = np.abs(np.subtract.outer(np.arange(4), np.arange(4))) / 3.0
+    return {
+        "percent_agreement": float(np.mean(j == h)),
+        "cohen_kappa": _kappa(j, h, (grid > 0).astype(float)),
+        "weighted_kappa_linear": _kappa(j, h, grid),
+        "weighted_kappa_quadratic": _kappa(j, h, grid**2),
+        "krippendorff_alpha": float(
+            krippendorff.alpha(reliability_data=[j, h], level_of_measurement="ordinal", value_domain=[0, 1, 2, 3])
+        ),
+        "leniency": float(np.mean(j - h)),
+    }
+
+
+def _block(j: np.ndarray, h: np.ndarray, unscored: int, rng: np.random.Generator) -> AgreementBlock:
+    """Textbook figures with a 300-resample percentile bootstrap over items."""
+    point = _agreement_stats(j, h)
+    draws = [_agreement_stats(j[idx], h[idx]) for idx in rng.integers(0, j.size, size=(300, j.size))]
+    stats = {}
+    for key, value in point.items():
+        values = np.array([d[key] for d in draws])
+        low, high = np.nanpercentile(values, [2.5, 97.5])
+        stats[key] = AgreementStat(value=round(value, 6), low=round(float(low), 6), high=round(float(high), 6),
+                                   n=int(j.size), n_unscored=unscored)  # fmt: skip
+    confusion = np.zeros((4, 4), dtype=int)
+    np.add.at(confusion, (j, h), 1)
+    return AgreementBlock(
+        n=int(j.size), n_unscored=unscored, **stats, confusion_matrix=confusion.tolist(),
+        judge_histogram=np.bincount(j, minlength=4).tolist(), human_histogram=np.bincount(h, minlength=4).tolist(),
+    )  # fmt: skip
+
+
+def _agreement(rng: np.random.Generator) -> AgreementSummary:
+    """60 audited items: a judge one grade off now and then, a little lenient; three annotators on 20 items."""
+    human = rng.integers(0, 4, size=60)
+    judge = np.clip(human + rng.choice([-1, 0, 0, 0, 1, 1], size=60), 0, 3)
+    kinds = np.array([*TYPES, XSS_STRATUM])[rng.integers(0, 5, size=60)]
+    strata = {str(v): _block(judge[kinds == v], human[kinds == v], 0, rng) for v in sorted(set(kinds.tolist()))}
+    people = np.vstack([human[:20], np.clip(human[:20] + rng.choice([-1, 0, 0, 1], size=20), 0, 3), human[:20]])
+    people[2, :5] = np.clip(people[2, :5] - 1, 0, 3)
+    alpha = krippendorff.alpha(reliability_data=people, level_of_measurement="ordinal", value_domain=[0, 1, 2, 3])
+    counts = np.stack([(people == c).sum(axis=0) for c in range(4)], axis=1)  # items x categories
+    p_i = ((counts**2).sum(axis=1) - 3) / 6
+    shares = counts.sum(axis=0) / counts.sum()
+    fleiss = (p_i.mean() - (shares**2).sum()) / (1 - (shares**2).sum())
+    return AgreementSummary(
+        n_items=62,
+        annotators=["alice", "bob", "chen"],
+        overall=_block(judge, human, 2, rng),
+        between_humans=AnnotatorAgreement(
+            annotators=["alice", "bob", "chen"], n_items=20,
+            krippendorff_alpha=AgreementStat(value=round(float(alpha), 6), low=0.61, high=0.93, n=20),
+            fleiss_kappa=AgreementStat(value=round(float(fleiss), 6), low=0.25, high=0.62, n=20),
+        ),
+        strata={"type": strata},
+    )  # fmt: skip
+
+
 def build() -> tuple[EvalResult, list[QueryResult]]:
     """The fixture: an EvalResult with three runs, and every per-query row."""
     rng = np.random.default_rng(20240611)
@@ -223,10 +296,15 @@ def build() -> tuple[EvalResult, list[QueryResult]]:
         per_run[name] = rows
     corrected = [
         CorrectedMetric(run="dense", metric="faithfulness", judge_only=0.742, estimate=0.701, low=0.652, high=0.748,
-                        classical_low=0.61, classical_high=0.79, lambda_=0.83, n_audited=40, n_unaudited=160),
+                        classical_low=0.61, classical_high=0.79, lambda_=0.83, n_audited=40, n_unaudited=160,
+                        sd_human=0.46, sd_judge=0.44, correlation=0.71,
+                        audit_targets=[AuditTarget(half_width=0.05, n_needed=165, n_more=125),
+                                       AuditTarget(half_width=0.025, n_needed=1240, n_more=1200)]),
         CorrectedMetric(run="hybrid & rerank", metric="context_recall", judge_only=0.811, estimate=0.795,
                         low=0.751, high=0.838, classical_low=0.72, classical_high=0.86, lambda_=0.77, n_audited=40,
-                        n_unaudited=160),
+                        n_unaudited=160, sd_human=0.0, sd_judge=0.3, correlation=0.0,
+                        audit_targets=[AuditTarget(half_width=0.05, note="audited labels all equal: no spread to "
+                                                   "size from")]),
     ]  # fmt: skip
     usage = {
         "relevance": StageUsage(calls=89, cached=412, unscored=4, prompt_tokens=95210, completion_tokens=8810,
@@ -245,6 +323,7 @@ def build() -> tuple[EvalResult, list[QueryResult]]:
         runs=runs,
         comparisons=_comparisons(per_run, rng),
         corrected=corrected,
+        agreement=_agreement(rng),
         usage=usage,
         warnings=[
             "3 retrieved chunk ids in run 'hybrid & rerank' are not in the golden set; they count as not relevant"

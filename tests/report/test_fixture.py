@@ -27,3 +27,10 @@ def test_fixture_means_are_means_of_scored_rows(result: EvalResult, rows: list[Q
             assert summary.n_unscored == len(values) - len(scored) == sum(summary.unscored_reasons.values())
             assert math.isclose(summary.mean or 0.0, sum(scored) / len(scored), abs_tol=1e-5)
     assert any(s.n_unscored for run in result.runs for s in run.metrics.values())
+
+
+def test_results_written_before_agreement_still_load() -> None:
+    """A results.json from before the agreement and audit-size fields loads, with those fields at their defaults."""
+    old = EvalResult.model_validate_json((FIXTURE_DIR / "eval_result_v1_before_agreement.json").read_text("utf-8"))
+    assert old.agreement is None and old.corrected
+    assert all(c.audit_targets == [] and c.correlation is None for c in old.corrected)

@@ -113,6 +113,7 @@ def test_svg_plots_present_scoped_and_deterministic(fixture_html: str, tmp_path:
         "grade histogram of retrieved chunks",
         "metrics by type",
         "metrics by difficulty",
+        "judge and human grade histograms of the audited items",
     ]
     ids = _parse(first).ids
     assert len(ids) == len(set(ids))  # several SVGs in one page, no id clash

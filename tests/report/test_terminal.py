@@ -64,6 +64,8 @@ def test_without_judge_or_comparisons(result: EvalResult) -> None:
     result.judge = None
     result.comparisons = []
     result.corrected = []
+    result.agreement = None
     text = _render(result)
     assert "no judge: trec_eval convention" in text
     assert " vs " not in text and "PPI" not in text
+    assert "assay audit golden/demo" in " ".join(text.split())  # nothing audited: how to audit, in one line

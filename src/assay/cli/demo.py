@@ -13,7 +13,7 @@ from rich.console import Console
 from assay.audit.access import open_store
 from assay.audit.exchange import ImportResult, import_csv
 from assay.cli._app import main
-from assay.cli.eval import human_labels
+from assay.cli.eval import audit_labels
 from assay.errors import ConfigError, DatasetError
 from assay.judge import make_judge
 from assay.pipelines.build import DEMO_SETTINGS, build_golden
@@ -94,6 +94,7 @@ def _evaluate(root: Path, golden_dir: Path) -> Evaluated:
     if not runs:
         raise DatasetError(f"no example runs in {root / 'runs'}; reinstall assay")
     settings = EvalSettings(n_boot=1000)
+    humans, everyone = audit_labels(golden_dir)
     return evaluate_detailed(
-        golden_dir, runs, judge=make_judge("offline"), settings=settings, human_labels=human_labels(golden_dir)
+        golden_dir, runs, judge=make_judge("offline"), settings=settings, human_labels=humans, annotations=everyone
     )

@@ -22,7 +22,7 @@ from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluatio
 from assay.pipelines.results import EvalResult
 from assay.report import render_terminal, write_report
 
-__all__ = ["check_fail_under", "eval_command", "human_labels", "parse_k", "parse_runs"]
+__all__ = ["audit_labels", "check_fail_under", "eval_command", "human_labels", "parse_k", "parse_runs"]
 
 
 def parse_k(text: str) -> tuple[int, ...]:
@@ -81,10 +81,22 @@ def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> 
 
 def human_labels(golden: Path) -> dict[tuple[str, str], int] | None:
     """Audited human grades of the golden folder's audit store (one per item: the lower median of annotators)."""
+    return audit_labels(golden)[0]
+
+
+def audit_labels(
+    golden: Path,
+) -> tuple[dict[tuple[str, str], int] | None, dict[tuple[str, str], dict[str, int]]]:
+    """The audit store's human grades: one per item (the lower median of annotators; None without a store), and
+    every annotator's grade per item (for agreement between people)."""
     if not (golden / STORE_NAME).is_file():
-        return None
-    pairs = LabelStore.in_folder(golden).audited_pairs(one_per_item=True)
-    return {(p.query_id, p.chunk_id): p.human_grade for p in pairs}
+        return None, {}
+    store = LabelStore.in_folder(golden)
+    one = {(p.query_id, p.chunk_id): p.human_grade for p in store.audited_pairs(one_per_item=True)}
+    everyone: dict[tuple[str, str], dict[str, int]] = {}
+    for p in store.audited_pairs():
+        everyone.setdefault((p.query_id, p.chunk_id), {})[p.annotator] = p.human_grade
+    return one, everyone
 
 
 class _Bar:
@@ -201,15 +213,18 @@ def _settings(options: dict[str, Any]) -> EvalSettings:
 def _evaluate(
     golden: Path, specs: list[tuple[str, Path]], options: dict[str, Any], settings: EvalSettings
 ) -> Evaluated:
-    humans = human_labels(golden)
+    humans, everyone = audit_labels(golden)
     if not options["judge_spec"]:
         if not options["no_judge"]:
             click.echo("no --judge given: trec_eval's convention (unjudged = not relevant), no LLM metrics", err=True)
-        return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans)
+        return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans,
+                                 annotations=everyone)  # fmt: skip
     judge = judge_from_options(options)
     bar = _Bar(judge, Console(stderr=True))
     with bar.bar:
-        return evaluate_detailed(golden, list(specs), judge=judge, settings=settings, progress=bar, human_labels=humans)
+        return evaluate_detailed(
+            golden, list(specs), judge=judge, settings=settings, progress=bar, human_labels=humans, annotations=everyone
+        )
 
 
 def _report(done: Evaluated, output: Path, console: Console) -> None:

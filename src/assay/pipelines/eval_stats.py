@@ -11,6 +11,12 @@
   every pair; the human label (audit store or human qrels) is the truth on the audited ones. Skipped, with a note,
   when fewer than ``min_audited`` audited pairs fall in the top k. PPI assumes the audited pairs are a random sample
   of the pairs; an audit queue that favours some strata biases it.
+* Audit size: for each target half-width h (``StatSettings.audit_targets``, default 0.05 and 0.025), the audited
+  pairs needed, n = :func:`stats.ppi_sample_size` with the pilot sd of the human and judge relevance and their
+  correlation on the audited pairs, and N = the unaudited pairs of the top k; reported as "audit ~n - n_audited
+  more". Not estimated when the pilot's human labels are all equal (sd 0 says nothing about the spread).
+* Agreement (:func:`agreement_of`): judge against human on every audited pair the judge labelled, overall, per
+  question type and difficulty, and between annotators (:mod:`assay.pipelines.agreement_stats`).
 """
 
 from __future__ import annotations
@@ -18,20 +24,31 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from assay.formats.golden import GoldenSet
 from assay.metrics import stats
+from assay.pipelines.agreement_stats import GradedItem, agreement_summary
 from assay.pipelines.eval_runs import LoadedRun
-from assay.pipelines.results import Comparison, CorrectedMetric, MetricSummary, QueryResult
+from assay.pipelines.results import (
+    AgreementSummary,
+    AuditTarget,
+    Comparison,
+    CorrectedMetric,
+    MetricSummary,
+    QueryResult,
+)
 
 __all__ = [
     "PPIInputs",
     "StatSettings",
+    "agreement_of",
+    "audit_targets",
     "compare_runs",
     "corrected_metrics",
+    "pilot",
     "ppi_inputs",
     "strata_summaries",
     "summaries",
@@ -47,6 +64,7 @@ class StatSettings:
     seed: int = 0
     confidence: float = 0.95
     alpha: float = 0.05
+    audit_targets: tuple[float, ...] = (0.05, 0.025)  # interval half-widths to size the audit for
 
 
 def _clean(value: float) -> float | None:
@@ -179,19 +197,26 @@ def _compare_pair(
 
 @dataclass(frozen=True)
 class PPIInputs:
-    """Labels for PPI: the judge's grade and the human grade per (query, chunk) pair."""
+    """Labels for PPI: the judge's grade and the human grade per (query, chunk) pair, and (for agreement between
+    people) every annotator's grade per pair."""
 
     judge: Mapping[tuple[str, str], int | None]
     human: Mapping[tuple[str, str], int]
     threshold: int = 1
     min_audited: int = 10
+    annotations: Mapping[tuple[str, str], Mapping[str, int]] = field(default_factory=dict)
 
 
 def ppi_inputs(
-    gold: GoldenSet, given: Mapping[tuple[str, str], int] | None, *, threshold: int, min_audited: int
+    gold: GoldenSet,
+    given: Mapping[tuple[str, str], int] | None,
+    *,
+    threshold: int,
+    min_audited: int,
+    annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
 ) -> PPIInputs:
     """The judge's grade per pair (judge, else generator labels; None when unscored) and the human grade per pair
-    (human qrels, overridden by ``given``, e.g. the audit store's)."""
+    (human qrels, overridden by ``given``, e.g. the audit store's); ``annotations`` are kept for agreement."""
     human = {(q, c): g for q, chunks in gold.qrels_map(source="human").items() for c, g in chunks.items()}
     human.update(given or {})
     judge: dict[tuple[str, str], int | None] = {}
@@ -199,7 +224,39 @@ def ppi_inputs(
         for label in gold.qrels:
             if label.provenance.source == source:
                 judge[(label.query_id, label.chunk_id)] = label.grade
-    return PPIInputs(judge, human, threshold, min_audited)
+    return PPIInputs(judge, human, threshold, min_audited, dict(annotations or {}))
+
+
+def agreement_of(
+    gold: GoldenSet, inputs: PPIInputs, *, fields: Sequence[str], settings: StatSettings
+) -> AgreementSummary | None:
+    """Judge against human on the audited pairs the judge (or generator) labelled, per question ``fields`` too.
+
+    A pair with a human grade but no judge label at all is not an agreement item (there is nothing to compare);
+    one the judge left unscored is counted as unscored. None when no audited pair has a judge label.
+    """
+    items = []
+    for (qid, cid), human in sorted(inputs.human.items()):
+        if (qid, cid) in inputs.judge:
+            strata = _question_strata(gold, qid, fields)
+            items.append(GradedItem(qid, cid, inputs.judge[(qid, cid)], human, strata))
+    annotations = {item: grades for item, grades in inputs.annotations.items() if item in inputs.judge}
+    return agreement_summary(
+        items, annotations=annotations, fields=fields, n_resamples=settings.n_boot, seed=settings.seed
+    )
+
+
+def _question_strata(gold: GoldenSet, qid: str, fields: Sequence[str]) -> dict[str, str]:
+    try:
+        question = gold.question(qid)
+    except KeyError:
+        return {}
+    out: dict[str, str] = {}
+    for name in fields:
+        value = question.metadata.get(name, getattr(question, name, None))
+        if isinstance(value, str | int | float | bool) and value != "":
+            out[name] = str(value)
+    return out
 
 
 def corrected_metrics(
@@ -240,6 +297,10 @@ def _ppi(
     rest = [rel(inputs.judge.get(p, 0)) for p in pairs if p not in audited]
     result = stats.ppi_mean(y, yhat, rest, confidence=settings.confidence)
     finite = [v for v in judged if not math.isnan(v)]
+    sd_human, sd_judge, correlation = pilot(y, yhat)
+    targets = audit_targets(
+        (sd_human, sd_judge, correlation), n_audited=result.n_labeled, n_unaudited=result.n_unlabeled, settings=settings
+    )
     return CorrectedMetric(
         run=run,
         metric=name,
@@ -252,4 +313,48 @@ def _ppi(
         lambda_=_clean(result.lambda_),
         n_audited=result.n_labeled,
         n_unaudited=result.n_unlabeled,
+        sd_human=_clean(sd_human),
+        sd_judge=_clean(sd_judge),
+        correlation=_clean(correlation),
+        audit_targets=targets,
     )
+
+
+def pilot(y: Sequence[float], yhat: Sequence[float]) -> tuple[float, float, float]:
+    """Pilot figures of the audited pairs (NaN pairs dropped): sd of human labels, sd of judge labels (ddof 1),
+    and their Pearson correlation, 0 when either side is constant (it then carries no information)."""
+    pairs = np.array([(a, b) for a, b in zip(y, yhat, strict=True) if not (math.isnan(a) or math.isnan(b))])
+    if pairs.shape[0] < 2:
+        return math.nan, math.nan, math.nan
+    sd_human, sd_judge = (float(np.std(pairs[:, i], ddof=1)) for i in (0, 1))
+    if sd_human == 0 or sd_judge == 0:
+        return sd_human, sd_judge, 0.0
+    return sd_human, sd_judge, float(np.clip(np.corrcoef(pairs[:, 0], pairs[:, 1])[0, 1], -1.0, 1.0))
+
+
+def audit_targets(
+    pilot_figures: tuple[float, float, float], *, n_audited: int, n_unaudited: int, settings: StatSettings
+) -> list[AuditTarget]:
+    """Audited pairs needed for each target half-width of ``settings.audit_targets`` (PPI++ at the tuned lambda).
+
+    n_needed = least n with z sqrt(V(n)) <= h, V(n) from :func:`stats.ppi_sample_size` with the pilot
+    (sd_human, sd_judge, correlation) and N = ``n_unaudited`` judge-only pairs; n_more = max(0, n_needed -
+    n_audited). No estimate when the pilot has fewer than two pairs or the human labels are all equal.
+    """
+    sd_human, sd_judge, correlation = pilot_figures
+    out = []
+    for half in settings.audit_targets:
+        if math.isnan(sd_human) or sd_human == 0:
+            note = "pilot too small" if math.isnan(sd_human) else "audited labels all equal: no spread to size from"
+            out.append(AuditTarget(half_width=half, note=note))
+            continue
+        needed = stats.ppi_sample_size(
+            half,
+            sd_human=sd_human,
+            sd_judge=sd_judge,
+            correlation=correlation,
+            n_unlabeled=n_unaudited,
+            confidence=settings.confidence,
+        )
+        out.append(AuditTarget(half_width=half, n_needed=needed, n_more=max(0, needed - n_audited)))
+    return out

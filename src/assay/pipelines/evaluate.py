@@ -38,7 +38,15 @@ from assay.pipelines.eval_judged import (
     unlabelled_pairs,
 )
 from assay.pipelines.eval_runs import LoadedRun, load_runs
-from assay.pipelines.eval_stats import StatSettings, compare_runs, corrected_metrics, ppi_inputs, strata_summaries
+from assay.pipelines.eval_stats import (
+    PPIInputs,
+    StatSettings,
+    agreement_of,
+    compare_runs,
+    corrected_metrics,
+    ppi_inputs,
+    strata_summaries,
+)
 from assay.pipelines.eval_stats import summaries as summarize_all
 from assay.pipelines.results import EvalResult, QueryResult, RunResult
 from assay.types import Question, RelevanceLabel, StageUsage
@@ -152,13 +160,19 @@ def evaluate(
     settings: EvalSettings | None = None,
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
+    annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
 ) -> tuple[EvalResult, list[QueryResult]]:
     """Evaluate ``runs`` (paths, or ``(name, path)``) against ``golden`` (a folder or a loaded set).
 
     ``judge`` None: no judging (trec_eval convention). ``human_labels`` ``{(query_id, chunk_id): grade}`` (e.g. the
-    audit store's) enable the PPI corrections; human labels in the qrels count too. See :func:`evaluate_detailed`.
+    audit store's) enable the PPI corrections and the judge-vs-human agreement; human labels in the qrels count too.
+    ``annotations`` ``{(query_id, chunk_id): {annotator: grade}}`` add agreement between people. See
+    :func:`evaluate_detailed`.
     """
-    done = evaluate_detailed(golden, runs, judge=judge, settings=settings, progress=progress, human_labels=human_labels)
+    done = evaluate_detailed(
+        golden, runs, judge=judge, settings=settings, progress=progress, human_labels=human_labels,
+        annotations=annotations,
+    )  # fmt: skip
     return done.result, done.per_query
 
 
@@ -170,6 +184,7 @@ def evaluate_detailed(
     settings: EvalSettings | None = None,
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
+    annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
 ) -> Evaluated:
     """:func:`evaluate`, also returning the claim x chunk support rows (for ``support_matrix.jsonl``)."""
     config = (settings or EvalSettings()).checked()
@@ -186,7 +201,9 @@ def evaluate_detailed(
         )
         for run in loaded
     }
-    result = _result(gold, folder, runs=loaded, per_run=per_run, judge=judge, config=config, human_labels=human_labels)
+    humans = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
+                        annotations=annotations)  # fmt: skip
+    result = _result(gold, folder, runs=loaded, per_run=per_run, judge=judge, config=config, humans=humans)
     result.usage = _spent(judge, before)
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
@@ -388,7 +405,7 @@ def _result(
     per_run: Mapping[str, Mapping[str, QueryResult]],
     judge: Judge | None,
     config: EvalSettings,
-    human_labels: Mapping[tuple[str, str], int] | None,
+    humans: PPIInputs,
 ) -> EvalResult:
     from assay import __version__
 
@@ -397,10 +414,9 @@ def _result(
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
-    inputs = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited)
     corrected = []
-    for run in runs if inputs.human else []:
-        found, notes = corrected_metrics(run, sorted({config.ctx_k, _k_head(config)}), inputs, config.stat())
+    for run in runs if humans.human else []:
+        found, notes = corrected_metrics(run, sorted({config.ctx_k, _k_head(config)}), humans, config.stat())
         corrected += found
         warnings += notes
     settings = {**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"}
@@ -413,5 +429,6 @@ def _result(
         runs=results,
         comparisons=compare_runs(per_run, names, config.stat()),
         corrected=corrected,
+        agreement=agreement_of(gold, humans, fields=("type", "difficulty", *config.strata), settings=config.stat()),
         warnings=warnings,
     )

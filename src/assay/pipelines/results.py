@@ -15,6 +15,11 @@ from assay.types import StageUsage
 
 __all__ = [
     "RESULTS_FORMAT_VERSION",
+    "AgreementBlock",
+    "AgreementStat",
+    "AgreementSummary",
+    "AnnotatorAgreement",
+    "AuditTarget",
     "Comparison",
     "CorrectedMetric",
     "EvalResult",
@@ -99,6 +104,20 @@ class Comparison(_Model):
     verdict: str
 
 
+class AuditTarget(_Model):
+    """How many audited pairs a corrected metric needs for a target interval half-width (PPI++ sample size).
+
+    ``n_needed`` is the total number of audited pairs (from :func:`assay.metrics.stats.ppi_sample_size` with the
+    pilot standard deviations and correlation of the audited sample); ``n_more`` = max(0, n_needed - n_audited).
+    Both are None when the pilot cannot give an estimate (``note`` says why).
+    """
+
+    half_width: float
+    n_needed: int | None = None
+    n_more: int | None = None
+    note: str = ""
+
+
 class CorrectedMetric(_Model):
     """A metric corrected with human audit labels by prediction-powered inference (PPI++)."""
 
@@ -113,6 +132,66 @@ class CorrectedMetric(_Model):
     lambda_: float | None = None
     n_audited: int = 0
     n_unaudited: int = 0
+    # pilot figures of the audited sample (relevance 0/1): standard deviations and their correlation
+    sd_human: float | None = None
+    sd_judge: float | None = None
+    correlation: float | None = None
+    audit_targets: list[AuditTarget] = Field(default_factory=list)
+
+
+class AgreementStat(_Model):
+    """One agreement statistic with its bootstrap interval over items (None where it cannot be computed)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    n_unscored: int = 0
+    confidence: float = 0.95
+
+
+class AgreementBlock(_Model):
+    """Judge against human on one set of items (all of them, or one stratum).
+
+    ``n`` items with both grades; ``n_unscored`` items the judge left unscored (left out of every figure). The
+    confusion matrix has rows = judge grade 0..3, columns = human grade 0..3; leniency = mean(judge - human).
+    """
+
+    n: int
+    n_unscored: int = 0
+    percent_agreement: AgreementStat | None = None
+    cohen_kappa: AgreementStat | None = None
+    weighted_kappa_linear: AgreementStat | None = None
+    weighted_kappa_quadratic: AgreementStat | None = None
+    krippendorff_alpha: AgreementStat | None = None
+    leniency: AgreementStat | None = None
+    confusion_matrix: list[list[int]] = Field(default_factory=list)
+    judge_histogram: list[int] = Field(default_factory=list)
+    human_histogram: list[int] = Field(default_factory=list)
+
+
+class AnnotatorAgreement(_Model):
+    """Between people: Krippendorff's alpha (ordinal) over every annotator, Fleiss' kappa with more than two.
+
+    ``n_items`` = items graded by at least two people; ``fleiss_kappa`` is None with two annotators, or when no item
+    was graded by every one of them.
+    """
+
+    annotators: list[str]
+    n_items: int
+    krippendorff_alpha: AgreementStat
+    fleiss_kappa: AgreementStat | None = None
+
+
+class AgreementSummary(_Model):
+    """Judge-versus-human agreement on the audited items, overall and per value of each stratum field."""
+
+    n_items: int  # audited items (one human grade each)
+    annotators: list[str] = Field(default_factory=list)
+    grades: list[int] = Field(default_factory=lambda: [0, 1, 2, 3])
+    overall: AgreementBlock
+    between_humans: AnnotatorAgreement | None = None
+    strata: dict[str, dict[str, AgreementBlock]] = Field(default_factory=dict)  # field -> value -> block
 
 
 class EvalResult(_Model):
@@ -127,5 +206,6 @@ class EvalResult(_Model):
     runs: list[RunResult]
     comparisons: list[Comparison] = Field(default_factory=list)
     corrected: list[CorrectedMetric] = Field(default_factory=list)
+    agreement: AgreementSummary | None = None  # None: nothing audited (see `assay audit GOLDEN`)
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)

@@ -16,7 +16,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from assay.pipelines.results import Comparison, EvalResult, MetricSummary, QueryResult, RunResult
+from assay.pipelines.results import AgreementBlock, Comparison, EvalResult, MetricSummary, QueryResult, RunResult
+from assay.report import _agreement as agr
 from assay.report import _format as fmt
 from assay.report import plots
 from assay.report._io import write_public
@@ -96,6 +97,48 @@ def _comparison_view(result: EvalResult) -> list[dict[str, Any]]:
     return out
 
 
+def _heat(count: int, most: int) -> str:
+    """Inline style of a confusion-matrix cell: blue, more opaque the more items (white text on the dark ones)."""
+    share = count / most if most else 0.0
+    ink = "#fff" if share > 0.55 else "var(--ink)"
+    return f"background: rgba(0, 114, 178, {0.85 * share:.3f}); color: {ink}"
+
+
+def _matrix_view(block: AgreementBlock) -> dict[str, Any]:
+    most = max((v for row in block.confusion_matrix for v in row), default=0)
+    rows = [
+        {"grade": g, "cells": [(v, _heat(v, most)) for v in row], "total": block.judge_histogram[g]}
+        for g, row in enumerate(block.confusion_matrix)
+    ]
+    return {"rows": rows, "human": block.human_histogram, "total": sum(block.human_histogram)}
+
+
+def _agreement_view(result: EvalResult) -> dict[str, Any] | None:
+    summary = result.agreement
+    if summary is None:
+        return None
+    strata = [
+        {
+            "field": name,
+            "rows": [
+                {"value": value, "n": b.n, "cells": [agr.stat_text(b, key) for key in agr.STRATUM_STATS]}
+                for value, b in blocks.items()
+            ],
+        }
+        for name, blocks in summary.strata.items()
+    ]
+    return {
+        "line": agr.summary_line(summary),
+        "rows": agr.stat_rows(summary.overall),
+        "humans": agr.human_rows(summary),
+        "annotators": summary.between_humans.annotators if summary.between_humans else [],
+        "matrix": _matrix_view(summary.overall),
+        "svg": _svg(plots.agreement_grades_svg(summary)),
+        "stat_names": list(agr.STRATUM_STATS.values()),
+        "strata": strata,
+    }
+
+
 def _number(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
@@ -162,9 +205,12 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
                 "interval": fmt.fmt_interval(c.low, c.high),
                 "classical": fmt.fmt_interval(c.classical_low, c.classical_high) or "—",
                 "lam": fmt.fmt_value(c.lambda_, 2),
+                "audit": agr.audit_cell(c),
             }
             for c in result.corrected
         ],
+        "agreement": _agreement_view(result),
+        "not_audited": agr.not_audited(result),
         "queries": None if per_query is None else _query_table(per_query),
     }
 

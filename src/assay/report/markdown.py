@@ -11,7 +11,8 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from assay.pipelines.results import Comparison, EvalResult, MetricSummary, RunResult
+from assay.pipelines.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
+from assay.report import _agreement as agr
 from assay.report import _format as fmt
 from assay.report._io import write_public
 
@@ -40,6 +41,7 @@ def render_markdown(result: EvalResult) -> str:
     for run in result.runs:
         lines += _run_section(result, run)
     lines += _comparisons(result)
+    lines += _agreement(result)
     lines += _corrected(result)
     lines += _usage(result)
     return "\n".join(lines).rstrip() + "\n"
@@ -155,6 +157,7 @@ def _corrected(result: EvalResult) -> list[str]:
     if not result.corrected:
         return []
     header = ["run", "metric", "judge only", "corrected (PPI++)", "interval", "human labels only", "λ", "audited"]
+    header.append("for a tighter interval")
     rows = [
         [
             md_escape(c.run),
@@ -165,11 +168,54 @@ def _corrected(result: EvalResult) -> list[str]:
             fmt.fmt_interval(c.classical_low, c.classical_high) or "—",
             fmt.fmt_value(c.lambda_, 2),
             f"{c.n_audited} of {c.n_audited + c.n_unaudited}",
+            md_escape(agr.audit_cell(c)),
         ]
         for c in result.corrected
     ]
-    intro = "Judge means corrected with human audit labels by prediction-powered inference."
-    return ["## Corrected metrics", "", intro, "", *_table(header, rows, "llrrllrr")]
+    intro = (
+        "Judge means corrected with human audit labels by prediction-powered inference. The last column is the "
+        "PPI++ sample size for a narrower interval, from the spread and judge-human correlation of the audited pairs."
+    )
+    return ["## Corrected metrics", "", intro, "", *_table(header, rows, "llrrllrrl")]
+
+
+def _agreement(result: EvalResult) -> list[str]:
+    summary = result.agreement
+    if summary is None:
+        return ["## Judge vs human", "", md_escape(agr.not_audited(result)), ""]
+    lines = ["## Judge vs human", "", md_escape(agr.summary_line(summary)), ""]
+    rows = [[md_escape(r.label), r.value, r.interval, str(r.n)] for r in agr.stat_rows(summary.overall)]
+    level = fmt.confidence_label(result)
+    lines += _table(["statistic", "value", f"{level} bootstrap interval", "items"], rows, "lrlr")
+    lines += _matrix(summary.overall)
+    humans = agr.human_rows(summary)
+    if humans and summary.between_humans is not None:
+        names = ", ".join(md_escape(name) for name in summary.between_humans.annotators)
+        rows = [[md_escape(r.label), r.value, md_escape(r.interval), str(r.n)] for r in humans]
+        lines += [f"### Between annotators ({names})", "", *_table(["statistic", "value", "interval", "items"], rows)]
+    for field, blocks in summary.strata.items():
+        lines += _agreement_strata(field, blocks)
+    return lines
+
+
+def _matrix(block: AgreementBlock) -> list[str]:
+    header = ["judge \\ human", *(str(g) for g in range(len(block.human_histogram))), "judge total"]
+    rows = [
+        [f"**{grade}**", *(str(v) for v in row), str(block.judge_histogram[grade])]
+        for grade, row in enumerate(block.confusion_matrix)
+    ]
+    rows.append(["**human total**", *(str(v) for v in block.human_histogram), str(sum(block.human_histogram))])
+    intro = "Confusion matrix (rows: judge grade, columns: human grade); the totals are the two grade histograms."
+    return ["### Confusion matrix", "", intro, "", *_table(header, rows, "lrrrrr")]
+
+
+def _agreement_strata(field: str, blocks: dict[str, AgreementBlock]) -> list[str]:
+    header = [md_escape(field), "items", *agr.STRATUM_STATS.values()]
+    rows = [
+        [md_escape(value), str(block.n), *(" ".join(agr.stat_text(block, key)) for key in agr.STRATUM_STATS)]
+        for value, block in blocks.items()
+    ]
+    return [f"### Agreement by {md_escape(field)}", "", *_table(header, rows, "lr")]
 
 
 def _usage(result: EvalResult) -> list[str]:

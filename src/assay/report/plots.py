@@ -18,10 +18,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from assay.pipelines.results import Comparison, EvalResult
+from assay.pipelines.results import AgreementSummary, Comparison, EvalResult
 from assay.report import _format as fmt
 
-__all__ = ["PALETTE", "curves_svg", "forest_svg", "grades_svg", "pr_svg", "strata_svg"]
+__all__ = ["PALETTE", "agreement_grades_svg", "curves_svg", "forest_svg", "grades_svg", "pr_svg", "strata_svg"]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
@@ -222,6 +222,24 @@ def grades_svg(result: EvalResult) -> str | None:
         ax.set_title("Grades of retrieved chunks")
         _legend(fig, handles, [run.name for _, run in runs])
         return _to_svg(fig, "grades", "grade histogram of retrieved chunks")
+
+
+def agreement_grades_svg(summary: AgreementSummary | None) -> str | None:
+    """Grade histograms of the audited items side by side: the judge's grades and the human grades (0-3)."""
+    if summary is None or not summary.overall.human_histogram:
+        return None
+    block = summary.overall
+    with _figure(4.6, 3.2) as fig:
+        ax = fig.subplots()
+        series: list[tuple[int, list[Triple]]] = [
+            (5, [(float(v), None, None) for v in block.judge_histogram]),
+            (4, [(float(v), None, None) for v in block.human_histogram]),
+        ]
+        handles = _bars(ax, [f"grade {g}" for g in summary.grades], series)
+        ax.set_ylabel("audited items")
+        ax.set_title("Grades of the audited items")
+        _legend(fig, handles, ["judge", "human"])
+        return _to_svg(fig, "agreement-grades", "judge and human grade histograms of the audited items")
 
 
 def forest_svg(result: EvalResult) -> str | None:

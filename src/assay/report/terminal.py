@@ -1,8 +1,9 @@
 """The terminal summary of an evaluation (rich), readable at 100 columns.
 
 Per run: the run counts worth a warning, judged@k, and a table of the headline metrics (mean, interval, scored and
-unscored with reasons). For two or more runs: the comparison verdicts. Then corrected (PPI) metrics, what the judge
-cost, and the evaluator's warnings. The full picture is in ``report.html`` and ``report.md``.
+unscored with reasons). For two or more runs: the comparison verdicts. Then judge-versus-human agreement (or one line
+saying how to audit), corrected (PPI) metrics with the audit size for tighter intervals, what the judge cost, and the
+evaluator's warnings. The full picture is in ``report.html`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.pipelines.results import Comparison, EvalResult, RunResult
+from assay.pipelines.results import AgreementSummary, Comparison, EvalResult, RunResult
+from assay.report import _agreement as agr
 from assay.report import _format as fmt
 
 __all__ = ["render_terminal"]
@@ -27,9 +29,16 @@ def render_terminal(result: EvalResult, console: Console) -> None:
     for table in _comparisons(result, headline):
         console.print()
         console.print(table)
+    console.print()
+    if result.agreement is None:
+        console.print(Text(agr.not_audited(result), style="dim"))
+    else:
+        console.print(_agreement(result.agreement))
     if result.corrected:
         console.print()
         console.print(_corrected(result))
+        for item in result.corrected:
+            console.print(Text(f"  {item.run} {item.metric}: {agr.audit_cell(item)}", style="dim"))
     if result.usage:
         console.print()
         console.print(_usage(result))
@@ -131,6 +140,20 @@ def _corrected(result: EvalResult) -> Table:
             Text(f"{fmt.fmt_interval(item.classical_low, item.classical_high) or '—'}"),
             Text(f"{item.n_audited}/{item.n_audited + item.n_unaudited}"),
         )
+    return table
+
+
+def _agreement(summary: AgreementSummary) -> Table:
+    """The judge-versus-human figures with intervals, and between annotators when there are several."""
+    title = f"{agr.summary_line(summary)} Confusion matrix, histograms and strata: report.html"
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
+    table.add_column("statistic", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("interval", no_wrap=True)
+    for row in agr.stat_rows(summary.overall):
+        table.add_row(Text(row.label), Text(row.value, style="bold"), Text(row.interval))
+    for row in agr.human_rows(summary):
+        table.add_row(Text(f"between annotators: {row.label}"), Text(row.value), Text(row.interval))
     return table
 
 
