@@ -14,6 +14,7 @@ from assay.cli import main
 from assay.testing import FakeOpenAIServer
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "tiny"
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "corpus"
 
 
 def run(*args: str | Path) -> tuple[int, str]:
@@ -43,6 +44,21 @@ def test_dry_run_estimates_and_writes_nothing(tmp_path: Path) -> None:
     assert code == 0, out
     assert "dry run: 1 documents" in out and "exact" in out and "estimate" in out
     assert not (tmp_path / "g").exists()
+
+
+def test_dry_run_prints_ranges_that_hold_the_build(tmp_path: Path) -> None:
+    args = ("build", DEMO, "-o", tmp_path / "g", "--judge", "offline")
+    code, out = run(*args, "--dry-run")
+    assert code == 0, out
+    assert "Ranges are estimates" in out and "every seed accepted" in out and not (tmp_path / "g").exists()
+    printed = dict(re.findall(r"│ (\w+) +│ +(\d+(?:-\d+)?) │", out))
+    code, out = run(*args)
+    assert code == 0, out
+    usage = json.loads((tmp_path / "g" / "manifest.json").read_text())["usage"]
+    assert printed["generation"] == str(usage["generation"]["calls"])
+    for stage in ("critic", "relevance", "support"):
+        low, high = map(int, printed[stage].split("-"))
+        assert low <= usage[stage]["calls"] <= high, (stage, printed[stage], usage[stage]["calls"])
 
 
 def test_existing_output_is_refused_without_overwrite(tmp_path: Path) -> None:

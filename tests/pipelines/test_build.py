@@ -92,17 +92,43 @@ def test_demo_ids_are_identical_across_builds(demo: tuple[GoldenSet, Path]) -> N
     assert again.manifest.corpus_hash == golden.manifest.corpus_hash
 
 
-def test_demo_pointwise_build_gives_the_same_golden_set(demo: tuple[GoldenSet, Path]) -> None:
+@pytest.fixture(scope="module")
+def demo_pointwise() -> GoldenSet:
+    return build_golden(DEMO, judge=make_judge("offline"), settings=replace(DEMO_SETTINGS, listwise=None))
+
+
+def test_demo_pointwise_build_gives_the_same_golden_set(
+    demo: tuple[GoldenSet, Path], demo_pointwise: GoldenSet
+) -> None:
     # the offline judge grades a passage the same in a list as alone, so the committed runs and hand labels (made
     # from a listwise build) hold for either setting
     golden, _ = demo
-    pointwise = build_golden(DEMO, judge=make_judge("offline"), settings=replace(DEMO_SETTINGS, listwise=None))
+    pointwise = demo_pointwise
     assert pointwise.manifest.usage["relevance"].calls == pointwise.manifest.counts["pooled_pairs"]
     assert "relevance@1" in pointwise.manifest.prompts
     assert [(r.query_id, r.chunk_id, r.grade) for r in pointwise.qrels] == [
         (r.query_id, r.chunk_id, r.grade) for r in golden.qrels
     ]
     assert [q.id for q in pointwise.questions] == [q.id for q in golden.questions]
+
+
+@pytest.mark.parametrize("listwise", [10, None])
+def test_dry_run_range_holds_the_demo_build(
+    demo: tuple[GoldenSet, Path], demo_pointwise: GoldenSet, listwise: int | None
+) -> None:
+    golden = demo[0] if listwise else demo_pointwise
+    settings = replace(DEMO_SETTINGS, listwise=listwise)
+    estimate = estimate_build(DEMO, judge=make_judge("offline"), settings=settings)
+    stages = {s.stage: s for s in estimate.stages}
+    usage = golden.manifest.usage
+    assert stages["generation"].exact and stages["generation"].low == stages["generation"].calls == 80
+    assert usage["generation"].calls == 80
+    for name in ("critic", "relevance", "support"):
+        stage, actual = stages[name], usage[name]
+        assert not stage.exact and stage.low < actual.calls < stage.calls, (name, stage, actual.calls)
+        assert stage.prompt_tokens_low is not None and stage.cost_usd_low == stage.cost_usd == 0.0  # offline: free
+        assert stage.prompt_tokens_low < actual.prompt_tokens < stage.prompt_tokens, name
+    assert estimate.calls_low < sum(u.calls for u in usage.values()) < estimate.calls
 
 
 def test_committed_demo_runs_name_questions_and_chunks_of_a_fresh_build(demo: tuple[GoldenSet, Path]) -> None:
@@ -264,6 +290,11 @@ def test_estimate_counts_generation_exactly_and_sees_the_cache(tmp_path: Path) -
     stages = {s.stage: s for s in estimate.stages}
     assert estimate.seeds == 6 and stages["generation"].calls == 6 and stages["generation"].exact
     assert not stages["relevance"].exact and stages["relevance"].calls > 0
+    for stage in ("critic", "relevance", "support"):  # priced at $1 per million tokens in and out
+        low, high = stages[stage].cost_usd_low, stages[stage].cost_usd
+        assert low is not None and high is not None and 0 < low < high
+    assert estimate.cost_usd_low is not None and estimate.cost_usd is not None
+    assert 0 < estimate.cost_usd_low < estimate.cost_usd
     build_golden(corpus, judge=fake_judge(FakeBackend(backend_script()), cache=cache), settings=settings)
     after = estimate_build(corpus, judge=fake_judge(FakeBackend(backend_script()), cache=cache), settings=settings)
     assert {s.stage: s for s in after.stages}["generation"].cached == 6

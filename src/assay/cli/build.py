@@ -17,6 +17,7 @@ from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
 from assay.pipelines.build import BuildEstimate, BuildSettings, build_golden, estimate_build
+from assay.pipelines.build_estimate import ACCEPT_LOW, FILTER_PASS_LOW
 
 __all__ = ["build"]
 
@@ -157,19 +158,43 @@ def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool
     _print_summary(golden, judge, output, console)
 
 
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.3f}" if value < 100 else f"${value:,.0f}"
+
+
+def _tokens(value: int) -> str:
+    return f"{value / 1000:.0f}k" if value >= 10_000 else str(value)
+
+
+def _span(low: str, high: str) -> str:
+    return high if low == high else f"{low}-{high}"
+
+
 def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
     for warning in estimate.warnings:
         click.echo(f"warning: {warning}", err=True)
     table = Table(title=f"dry run: {estimate.documents} documents, {estimate.chunks} chunks, {estimate.seeds} seeds")
-    for column in ("stage", "calls", "cached", "prompt tokens", "cost bound", "how"):
+    for column in ("stage", "calls", "cached", "prompt tokens", "cost", "how"):  # ranges: low-high
         table.add_column(column, justify="left" if column in ("stage", "how") else "right")
     for s in estimate.stages:
-        cost = "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}"
-        how = "exact" if s.exact else "estimate"
-        table.add_row(s.stage, str(s.calls), str(s.cached), str(s.prompt_tokens), cost, how)
-    total = "unknown (give --price)" if estimate.cost_usd is None else f"${estimate.cost_usd:.4f}"
-    table.add_row("total", str(estimate.calls), "", str(estimate.prompt_tokens), total, "")
-    Console().print(table)
+        low_tokens = s.prompt_tokens if s.prompt_tokens_low is None else s.prompt_tokens_low
+        cost = _money(s.cost_usd) if s.exact else _span(_money(s.cost_usd_low), _money(s.cost_usd))
+        row = (_span(str(s.low), str(s.calls)), str(s.cached), _span(_tokens(low_tokens), _tokens(s.prompt_tokens)))
+        table.add_row(s.stage, *row, cost, "exact" if s.exact else "range")
+    low_tokens = sum(s.prompt_tokens if s.prompt_tokens_low is None else s.prompt_tokens_low for s in estimate.stages)
+    cost = _span(_money(estimate.cost_usd_low), _money(estimate.cost_usd))
+    if estimate.cost_usd is None:
+        cost = "unknown (give --price)"
+    tokens = _span(_tokens(low_tokens), _tokens(estimate.prompt_tokens))
+    table.add_row("total", _span(str(estimate.calls_low), str(estimate.calls)), "", tokens, cost, "")
+    out = Console()
+    out.print(table)
+    out.print(
+        f"Ranges are estimates. low: {FILTER_PASS_LOW:.0%} of seeds pass the filters and {ACCEPT_LOW:.0%} are "
+        "accepted, pools of a short question, one support call each; high: every seed accepted, pools at their cap "
+        "(sources, neighbours, near-duplicates + --pool-k), every pooled chunk checked for support. Costs price each "
+        "call's max_tokens of completion (a bound). Generation is counted exactly."
+    )
 
 
 def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Console) -> None:
