@@ -233,14 +233,20 @@ def agreement_of(
     """Judge against human on the audited pairs the judge (or generator) labelled, per question ``fields`` too.
 
     A pair with a human grade but no judge label at all is not an agreement item (there is nothing to compare);
-    one the judge left unscored is counted as unscored. None when no audited pair has a judge label.
+    one the judge left unscored is counted as unscored. The junk grade -1 counts as 0 (the 0-3 scale's floor, as
+    trec_eval reads negative grades: not relevant). None when no audited pair has a judge label.
     """
     items = []
     for (qid, cid), human in sorted(inputs.human.items()):
         if (qid, cid) in inputs.judge:
+            judge = inputs.judge[(qid, cid)]
             strata = _question_strata(gold, qid, fields)
-            items.append(GradedItem(qid, cid, inputs.judge[(qid, cid)], human, strata))
-    annotations = {item: grades for item, grades in inputs.annotations.items() if item in inputs.judge}
+            items.append(GradedItem(qid, cid, None if judge is None else max(judge, 0), max(human, 0), strata))
+    annotations = {
+        item: {name: max(grade, 0) for name, grade in grades.items()}
+        for item, grades in inputs.annotations.items()
+        if item in inputs.judge
+    }
     return agreement_summary(
         items, annotations=annotations, fields=fields, n_resamples=settings.n_boot, seed=settings.seed
     )
