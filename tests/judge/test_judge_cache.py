@@ -165,3 +165,31 @@ def test_assembled_key_equals_the_digest_of_the_canonical_json() -> None:
                 }
             )
             assert cache_key(**fields) == expected  # type: ignore[arg-type]
+
+
+def test_put_many_stores_what_diskcache_set_stores(tmp_path: Path) -> None:
+    import diskcache
+
+    big = "x" * (2**15 + 10)  # kept in a file by diskcache
+    first = [("a", '{"v": 1}'), ("b", '{"v": 2}'), ("big", '"small first"')]
+    second = [("c", "3"), ("a", "replaced"), ("d", "4"), ("d", "4 again"), ("big", big), ("e", "é")]
+    ours = JudgeCache(tmp_path / "ours")
+    ours.put_many(first)
+    ours.put_many(second)
+    reference = diskcache.Cache(str(tmp_path / "reference"))
+    for key, value in [*first, *second]:
+        reference.set(key, value)
+    expected = {key: reference.get(key) for key in reference}
+    assert {key: ours.get(key) for key in expected} == expected
+    assert expected["a"] == "replaced" and expected["d"] == "4 again" and expected["big"] == big
+    assert len(ours) == len(reference) == 6
+
+    def counters(folder: str) -> tuple[object, ...]:  # kept by diskcache's triggers, and the rows they count
+        db = sqlite3.connect(tmp_path / folder / "cache.db")
+        settings = dict(db.execute("SELECT key, value FROM Settings WHERE key IN ('count', 'size')").fetchall())
+        return settings["count"], settings["size"], *db.execute("SELECT COUNT(*), SUM(size) FROM Cache").fetchone()
+
+    assert counters("ours") == counters("reference") == (6, len(big), 6, len(big))
+    assert ours.get_many(["a", "c", "e", "zzz"]) == {"a": "replaced", "c": "3", "e": "é"}
+    ours.put("c", "overwritten")  # a row written by put_many is replaced by diskcache's set
+    assert ours.get("c") == "overwritten" and len(ours) == 6

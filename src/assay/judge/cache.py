@@ -123,6 +123,27 @@ def derived_key(kind: str, fields: Mapping[str, Any]) -> str:
     return _digest({"derived": kind, **fields})
 
 
+_INSERT = (
+    "INSERT INTO Cache(key, raw, store_time, expire_time, access_time, access_count, tag, size, mode, filename, value)"
+    " VALUES (?, 1, ?, NULL, ?, 0, NULL, 0, ?, NULL, ?)"
+)
+
+
+def _split_new(
+    items: Sequence[tuple[str, str]], present: set[str], min_file_size: int
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Split ``items`` into plain inserts and pairs for diskcache's ``set`` (every pair of a key goes one way)."""
+    counts: dict[str, int] = {}
+    slow_keys = set(present)
+    for key, value in items:
+        counts[key] = counts.get(key, 0) + 1
+        if type(value) is not str or len(value) >= min_file_size or counts[key] > 1:
+            slow_keys.add(key)
+    fast = [(key, value) for key, value in items if key not in slow_keys]
+    slow = [(key, value) for key, value in items if key in slow_keys]
+    return fast, slow
+
+
 class JudgeCache:
     """A directory of cached answers. ``get`` returns the stored JSON string or None; ``put`` stores one.
 
@@ -166,10 +187,30 @@ class JudgeCache:
         self._store.set(key, value, retry=True)
 
     def put_many(self, items: Sequence[tuple[str, str]]) -> None:
-        """Store several ``(key, value)`` pairs in one transaction."""
+        """Store several ``(key, value)`` pairs in one transaction (a later pair wins over an earlier one).
+
+        New keys with small text values (the usual answer) go in with one ``executemany`` INSERT of the row
+        diskcache's own ``set`` would write (raw text, no expiry, no tag; the size and count triggers run as
+        usual); a key already stored, repeated in ``items``, or with a value large enough for a file goes
+        through diskcache's ``set``, which replaces rows and cleans up files.
+        """
         with self._store.transact(retry=True):
-            for key, value in items:
+            present = self._present([key for key, _ in items])
+            fast, slow = _split_new(items, present, int(self._store.disk_min_file_size))
+            if fast:
+                now = time.time()
+                rows = [(key, now, now, diskcache.core.MODE_RAW, value) for key, value in fast]
+                self._store._con.executemany(_INSERT, rows)
+            for key, value in slow:
                 self._store.set(key, value, retry=True)
+
+    def _present(self, keys: Sequence[str]) -> set[str]:
+        present: set[str] = set()
+        for start in range(0, len(keys), _BATCH):
+            chunk = list(keys[start : start + _BATCH])
+            query = f"SELECT key FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(chunk))})"
+            present.update(key for (key,) in self._store._sql(query, chunk).fetchall())
+        return present
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key in self._store
