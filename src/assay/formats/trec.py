@@ -1,7 +1,8 @@
 """TREC qrels (``qid iter docid grade``) and runs (``qid Q0 docid rank score tag``): fast readers and writers.
 
-Reading streams the file in blocks of whole lines and splits each block with numpy, so ten million lines take
-seconds and memory stays near the size of the columns kept (docid bytes, scores, query indices). Fields are
+Reading streams the file in blocks of whole lines and splits and parses each block with numpy
+(:mod:`assay.formats._columns`: scores parse exactly as ``float`` reads them), so ten million lines take a few
+seconds and memory stays near the size of the columns kept (docid bytes, scores, a docid hash). Fields are
 separated by any whitespace; blank lines are skipped; there are no comments (trec_eval allows none). The iteration,
 ``Q0``, rank and tag columns are read but ignored, as trec_eval ignores them. A malformed line raises
 :class:`~assay.errors.FormatError` with the file, the line number and what was expected: a wrong number of fields,

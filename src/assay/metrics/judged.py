@@ -218,13 +218,8 @@ class Run:
             return None  # a mapping cannot repeat a key
         return first_duplicate(self, self.hashes, self.docids)
 
-    def entries(self, queries: IntArray, positions: IntArray | None = None) -> IntArray:
-        """Entry indices: of ``queries``' whole rankings one after another, or at ``positions`` within each."""
-        if positions is None:
-            counts = self.lengths()[queries]
-            ends = np.cumsum(counts)
-            positions = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) - np.repeat(ends - counts, counts)
-            queries = np.repeat(queries, counts)
+    def entries(self, queries: IntArray, positions: IntArray) -> IntArray:
+        """The entry at ``positions[i]`` within query ``queries[i]``'s ranking, for each i."""
         at = self.starts[queries] + positions
         return at if self.order is None else self.order[at]
 
