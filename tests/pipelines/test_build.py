@@ -254,6 +254,31 @@ def test_an_existing_output_needs_overwrite_before_any_work(tmp_path: Path) -> N
     assert backend.calls == 0 and (tmp_path / "g" / "keep.txt").read_text() == "mine"
 
 
+def test_a_golden_set_inside_the_corpus_is_skipped_and_a_rebuild_gives_the_same_ids(tmp_path: Path) -> None:
+    corpus = _small_corpus(tmp_path)
+    settings = BuildSettings(per_doc=2, pool_k=5)
+    first = build_golden(corpus, judge=make_judge("offline"), settings=settings, output=corpus / "golden")
+    again = build_golden(
+        corpus, judge=make_judge("offline"), settings=settings, output=corpus / "golden", overwrite=True
+    )
+    assert (
+        [d.id for d in again.documents] == [d.id for d in first.documents] == ["returns.txt", "stoves.md", "tents.md"]
+    )
+    assert [(q.id, q.text) for q in again.questions] == [(q.id, q.text) for q in first.questions]
+    assert any("skipped" in w and "golden set" in w for w in again.manifest.model_extra["warnings"])  # type: ignore[index]
+    with pytest.raises(CorpusError, match=r"is an assay golden set, not a corpus.*assay eval"):
+        build_golden(corpus / "golden", judge=make_judge("offline"), settings=settings)
+
+
+def test_an_output_path_that_is_a_file_is_refused_before_any_work(tmp_path: Path) -> None:
+    out = tmp_path / "g.txt"
+    out.write_text("mine")
+    backend = FakeBackend(backend_script())
+    with pytest.raises(DatasetError, match="is a file, not a folder"):
+        build_golden(FIXTURES / "tiny", judge=fake_judge(backend), settings=BuildSettings(), output=out, overwrite=True)
+    assert backend.calls == 0 and out.read_text() == "mine"
+
+
 # ------------------------------------------------------------------------------------------------ budget + resume
 
 

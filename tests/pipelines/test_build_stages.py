@@ -107,6 +107,15 @@ def test_sample_seeds_on_one_chunk_falls_back_to_factoid() -> None:
     assert len({s.id for s in result.seeds}) == 2
 
 
+def test_seeds_of_one_chunk_and_type_never_repeat_a_prompt() -> None:
+    # 45 styles (5 personas x 3 phrasings x 3 lengths): 20 seeds of one chunk would repeat one by chance (p = 0.993)
+    index = Bm25Index.build([STOVE])
+    mix = parse_mix("factoid=1")
+    result = sample_seeds([STOVE], index, total=None, per_doc=20, max_per_doc=20, mix=mix, seed=0)
+    assert len(result.seeds) == 20 == len({(s.chunk_ids, s.type, s.style) for s in result.seeds})
+    assert len({s.id for s in result.seeds}) == 20
+
+
 # ------------------------------------------------------------------------------------------------ filters
 
 

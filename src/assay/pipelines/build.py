@@ -199,10 +199,12 @@ def build_golden(
 
 
 def _check_output(output: Path | None, overwrite: bool) -> None:
-    if output is None or overwrite:
+    if output is None:
         return
     target = Path(output)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if target.exists() and not target.is_dir():
+        raise DatasetError(f"{target} is a file, not a folder: give -o a folder path for the golden set")
+    if not overwrite and target.exists() and any(target.iterdir()):
         raise DatasetError(
             f"{target} already exists and is not empty: choose another output folder or pass --overwrite"
         )

@@ -22,6 +22,7 @@ Styles (persona, phrasing, length) are drawn with the seed from short lists. Lan
 from __future__ import annotations
 
 import math
+import os
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -31,7 +32,7 @@ from pathlib import Path
 from assay.corpus.chunking import chunk_corpus
 from assay.corpus.ingest import IngestResult, ingest
 from assay.corpus.pooling import Bm25Index
-from assay.errors import ConfigError
+from assay.errors import ConfigError, CorpusError
 from assay.pipelines.build_settings import BuildSettings
 from assay.text import STOPWORDS, content_hash, terms, words
 from assay.types import Chunk
@@ -44,6 +45,7 @@ __all__ = [
     "TWO_CHUNK_TYPES",
     "Seed",
     "allocate",
+    "corpus_inputs",
     "detect_language",
     "parse_mix",
     "plan_seeds",
@@ -239,7 +241,10 @@ def sample_seeds(
 
 
 def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: random.Random) -> list[Seed]:
+    """One seed per picked chunk and type. Two seeds of one chunk and type get different styles (redrawn on a
+    clash): the same prompt twice would only give the same question twice, which the near-duplicate filter drops."""
     seen: Counter[tuple[str, str]] = Counter()
+    prompts: set[tuple[tuple[str, ...], str, str]] = set()
     out: list[Seed] = []
     for chunk, planned in zip(picked, types, strict=True):
         qtype, fallback = planned, None
@@ -254,6 +259,11 @@ def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: ra
         seen[key] += 1
         doc_ids = tuple(dict.fromkeys(index.chunks[index.position[c]].doc_id for c in chunk_ids))
         style = _style(rng)
+        for _ in range(20):
+            if (chunk_ids, qtype, style) not in prompts:
+                break
+            style = _style(rng)
+        prompts.add((chunk_ids, qtype, style))
         out.append(
             Seed(
                 id=_seed_id(chunk.id, qtype, seen[key]),
@@ -268,12 +278,64 @@ def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: ra
     return out
 
 
+_GOLDEN_FILES = ("manifest.json", "questions.jsonl", "qrels.jsonl")
+
+
+def _is_golden(folder: Path) -> bool:
+    return all((folder / name).is_file() for name in _GOLDEN_FILES)
+
+
+def _golden_sets_under(folder: Path) -> list[Path]:
+    """Golden-set folders inside ``folder`` (not descending into them; hidden folders skipped, as ingest does)."""
+    found: list[Path] = []
+    for dirpath, dirnames, _ in os.walk(folder):
+        here = Path(dirpath)
+        found.extend(here / d for d in sorted(dirnames) if not d.startswith(".") and _is_golden(here / d))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and here / d not in found)
+    return found
+
+
+def _files_outside(folder: Path, excluded: Sequence[Path]) -> list[Path]:
+    files = [
+        Path(dirpath) / name
+        for dirpath, dirnames, names in os.walk(folder)
+        if not any(part.startswith(".") for part in Path(dirpath).relative_to(folder).parts)
+        for name in names
+        if not name.startswith(".")
+    ]
+    return sorted((f for f in files if not any(f.is_relative_to(d) for d in excluded)), key=lambda f: f.as_posix())
+
+
+def corpus_inputs(corpus: Path | Sequence[Path]) -> tuple[Path | list[Path], Path | None, list[str]]:
+    """What to ingest for ``corpus``: (paths, root, warnings), leaving out golden-set folders found inside it.
+
+    A golden set written into the corpus folder (``assay build docs/ -o docs/golden``) is a build's output, not
+    documents: its files are skipped with a warning, so a rebuild sees the same corpus (and the same ids: the root
+    stays the folder). A golden set given as the corpus itself is an error that names the fix.
+    """
+    items = [Path(corpus)] if isinstance(corpus, str | Path) else [Path(p) for p in corpus]
+    for item in items:
+        if item.is_dir() and _is_golden(item):
+            raise CorpusError(
+                f"{item} is an assay golden set, not a corpus: point assay build at your documents "
+                f"(to score runs against it: assay eval {item} RUN.jsonl)"
+            )
+    golden = [g for item in items if item.is_dir() for g in _golden_sets_under(item)]
+    if not golden:
+        return (items[0] if isinstance(corpus, str | Path) else items), None, []
+    files = [f for item in items for f in (_files_outside(item, golden) if item.is_dir() else [item])]
+    root = items[0] if len(items) == 1 and items[0].is_dir() else None
+    return files, root, [f"skipped {g}: an assay golden set (a build's output), not documents" for g in golden]
+
+
 def prepare_corpus(
     corpus: Path | Sequence[Path], settings: BuildSettings
 ) -> tuple[IngestResult, list[Chunk], Bm25Index]:
-    """Ingest and chunk ``corpus`` (raises CorpusError for an unusable one) and index the chunks with BM25."""
-    paths: Path | list[Path] = Path(corpus) if isinstance(corpus, str | Path) else [Path(p) for p in corpus]
-    result = ingest(paths)
+    """Ingest and chunk ``corpus`` (raises CorpusError for an unusable one) and index the chunks with BM25;
+    golden-set folders inside the corpus are skipped with a warning (:func:`corpus_inputs`)."""
+    paths, root, warnings = corpus_inputs(corpus)
+    result = ingest(paths, root=root)
+    result.warnings[:0] = warnings
     chunks = chunk_corpus(
         result.documents,
         max_tokens=settings.chunk_tokens,
