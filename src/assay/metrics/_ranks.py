@@ -54,15 +54,25 @@ class Rankings(Protocol):
 
 @dataclass(frozen=True)
 class Targets:
-    """Judged documents to rank: ranking ``row``, ``score`` there (NaN: not retrieved) and ``docid``."""
+    """Judged documents to rank: ranking ``row``, ``score`` there (NaN: not retrieved), docid ``docids[index]``.
+
+    ``index`` is None for 0, 1, 2, ...; a subset (``take``) shares ``docids`` and narrows ``index``.
+    """
 
     row: IntArray
     score: FloatArray
     docids: Docids
+    index: IntArray | None = None
 
     def take(self, idx: IntArray) -> Targets:
-        docids = self.docids[idx] if isinstance(self.docids, np.ndarray) else [self.docids[i] for i in idx.tolist()]
-        return Targets(self.row[idx], self.score[idx], docids)
+        return Targets(self.row[idx], self.score[idx], self.docids, idx if self.index is None else self.index[idx])
+
+    def docids_of(self, which: IntArray) -> Docids:
+        """The docids of targets ``which`` (read only for tied targets)."""
+        at = which if self.index is None else self.index[which]
+        if isinstance(self.docids, np.ndarray):
+            return self.docids[at]
+        return list(map(self.docids.__getitem__, at.tolist()))
 
 
 def descending_keys(scores: npt.NDArray[Any]) -> npt.NDArray[np.uint32]:
@@ -177,10 +187,9 @@ def _tie_offsets(
     cells = left[owner] + np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     positions = (flat_keys[cells] & _LOW).astype(np.int64)
     partners = rankings.docids(targets.row[owner], positions)
-    docs = targets.docids
-    if isinstance(partners, np.ndarray) and isinstance(docs, np.ndarray):
-        larger = np.asarray(partners > docs[owner])
+    mine = targets.docids_of(owner)
+    if isinstance(partners, np.ndarray) and isinstance(mine, np.ndarray):
+        larger = np.asarray(partners > mine)
     else:
-        mine = map(docs.__getitem__, owner.tolist())
         larger = np.fromiter(map(operator.gt, partners, mine), bool, count=len(owner))
     return np.bincount(owner, weights=larger, minlength=len(sizes)).astype(np.int64)
