@@ -3,16 +3,25 @@ minute, no network (the test network guard is on)."""
 
 from __future__ import annotations
 
+import html
 import json
+import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import pytest
 from click.testing import CliRunner
 
+from assay.audit.access import audited_pairs
 from assay.audit.store import LabelStore
 from assay.cli import main
 from assay.cli.demo import demo_root
 from assay.formats.golden import GoldenSet
+from assay.metrics import agreement as ag
+from assay.pipelines.results import EvalResult
 
 
 def test_demo_refuses_a_non_empty_folder_without_overwrite(tmp_path: Path) -> None:
@@ -22,16 +31,27 @@ def test_demo_refuses_a_non_empty_folder_without_overwrite(tmp_path: Path) -> No
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
 
 
-def test_demo_end_to_end(tmp_path: Path) -> None:
-    out = tmp_path / "demo"
-    out.mkdir()
+@dataclass(frozen=True)
+class DemoRun:
+    out: Path
+    output: str  # the terminal output, whitespace folded
+    elapsed: float
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """One demo run for the module (about ten seconds), into a folder that already holds a file."""
+    out = tmp_path_factory.mktemp("demo")
     (out / "notes.txt").write_text("an earlier file")
     started = time.perf_counter()
     result = CliRunner().invoke(main, ["demo", "-o", str(out), "--overwrite"])
-    elapsed = time.perf_counter() - started
     assert result.exit_code == 0, result.output
-    assert elapsed < 60
-    text = " ".join(result.output.split())
+    return DemoRun(out, " ".join(result.output.split()), time.perf_counter() - started)
+
+
+def test_demo_end_to_end(demo_run: DemoRun) -> None:
+    out, text = demo_run.out, demo_run.output
+    assert demo_run.elapsed < 60
     assert "offline judge: a lexical baseline, not an LLM" in text
     assert f"Open the report: {out / 'report' / 'report.html'}" in text
 
@@ -51,3 +71,55 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert len(humans) == len(csv_rows)
     assert results["corrected"], "the hand-labelled sample corrects pair precision"
     assert (out / "report" / "support_matrix.jsonl").is_file()
+
+
+def test_demo_shows_agreement_of_the_hand_labels_and_audit_sizes(demo_run: DemoRun) -> None:
+    out, text = demo_run.out, demo_run.output
+    results = EvalResult.model_validate_json((out / "report" / "results.json").read_text())
+    agreement = results.agreement
+    assert agreement is not None and agreement.n_items == 50 and agreement.annotators
+    # the same figures as `assay agreement` computes from the audit store: one computation behind both
+    pairs = audited_pairs(out / "golden", one_per_item=True)
+    judge = np.array([math.nan if p.judge_grade is None else p.judge_grade for p in pairs])
+    human = np.array([p.human_grade for p in pairs], dtype=float)
+    assert agreement.overall.cohen_kappa is not None
+    assert agreement.overall.cohen_kappa.value == pytest.approx(ag.cohen_kappa(judge, human), abs=1e-6)
+    assert agreement.overall.confusion_matrix == ag.confusion_matrix(judge, human).tolist()
+    assert set(agreement.strata) >= {"type"}
+    assert f"Judge vs human on {agreement.overall.n} audited items" in text and "Cohen's kappa" in text
+    for item in results.corrected:
+        assert [t.half_width for t in item.audit_targets] == [0.05, 0.025]
+        assert all(t.n_needed is not None and t.n_needed >= 2 for t in item.audit_targets)
+    first = results.corrected[0]
+    needed = first.audit_targets[0].n_more
+    assert needed is not None and f"{first.run} {first.metric}: audit ~{needed:,} more pairs for ±0.050" in text
+    page = (out / "report" / "report.html").read_text()
+    assert 'id="agreement-matrix"' in page and f"audit ~{needed:,} more pairs for ±0.050" in html.unescape(page)
+    assert "## Judge vs human" in (out / "report" / "report.md").read_text()
+
+
+@pytest.mark.browser
+def test_demo_report_opens_in_chromium_without_errors(demo_run: DemoRun, browser: Any) -> None:
+    """The report the real evaluator wrote (not the fixture) in headless Chromium: plots drawn, no console errors."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in {"error", "warning"} else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("request", lambda r: None if r.url.startswith("file://") else problems.append(f"request: {r.url}"))
+    page.goto((demo_run.out / "report" / "report.html").as_uri())
+    page.wait_for_load_state("load")
+    widths = page.eval_on_selector_all("svg.plot", "els => els.map(e => e.getBoundingClientRect().width)")
+    assert len(widths) >= 5 and all(w > 300 for w in widths)
+    page.click("nav a[href='#agreement']")
+    assert page.is_visible("#agreement-stats") and page.is_visible("#agreement-matrix")
+    total = page.eval_on_selector_all(
+        "#agreement-matrix tbody tr:not(:last-child) td:not(.total)",
+        "els => els.reduce((s, e) => s + +e.textContent, 0)",
+    )
+    results = EvalResult.model_validate_json((demo_run.out / "report" / "results.json").read_text())
+    assert results.agreement is not None and total == results.agreement.overall.n
+    page.click("#q-table thead th:text-is('query')")
+    assert page.get_attribute("#q-table thead th:text-is('query')", "aria-sort") == "ascending"
+    context.close()
+    assert problems == []

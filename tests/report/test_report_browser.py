@@ -78,3 +78,23 @@ def test_filter_box_and_escaped_query_id(page: Any) -> None:
     page.fill("#q-filter", "")
     assert page.text_content("#q-count") == "72 rows"
     assert page.problems == []
+
+
+def test_agreement_section_renders_without_errors(page: Any) -> None:
+    page.click("nav a[href='#agreement']")
+    assert page.is_visible("#agreement-stats") and page.is_visible("#agreement-matrix")
+    labels = page.eval_on_selector_all("#agreement-stats tbody td:first-child", "els => els.map(e => e.textContent)")
+    assert labels[:2] == ["percent agreement", "Cohen's kappa"] and len(labels) == 6
+    matrix = page.eval_on_selector_all(
+        "#agreement-matrix tbody tr", "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))"
+    )
+    assert len(matrix) == 5 and all(len(row) == 6 for row in matrix)  # grades 0-3 + totals, both ways
+    assert sum(int(v) for row in matrix[:4] for v in row[1:5]) == 60
+    svg = page.eval_on_selector(
+        "#agreement svg.plot", "e => [e.getBoundingClientRect().width, e.querySelectorAll('text').length]"
+    )
+    assert svg[0] > 300 and svg[1] > 5
+    strata = page.eval_on_selector_all(".agreement-strata tbody td:first-child", "els => els.map(e => e.textContent)")
+    assert "<img src=x onerror=alert(1)>" in strata  # shown as text, never an element
+    assert page.eval_on_selector_all("#agreement img", "els => els.length") == 0
+    assert page.problems == []
