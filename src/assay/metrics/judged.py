@@ -122,7 +122,8 @@ class Run:
 
     ``order`` is None when entries are already grouped by query in query order. Built from mappings
     (``from_dict``) the docids stay in those mappings and are read from them only to break score ties; built from
-    arrays or files they are a bytes array with 64-bit hashes for the join. Use the constructors, not ``Run(...)``.
+    arrays or files they are a bytes array with a 31-bit hash each for per-query lookups (:mod:`._lookup`). Use the
+    constructors, not ``Run(...)``.
     """
 
     query_ids: list[str]
@@ -265,18 +266,12 @@ def _docids_in_mappings(rankings: list[Mapping[str, float]], queries: IntArray, 
     return list(map(found.__getitem__, inverse.reshape(-1).tolist()))
 
 
-def find_duplicate(
-    qidx: IntArray, hashes: UIntArray, docids: npt.NDArray[Any], sorted_by: tuple[IntArray, UIntArray] | None = None
-) -> tuple[int, int] | None:
-    """Entries ``(first, second)`` of the first repeated (query, docid) pair, or None.
-
-    ``sorted_by`` is ``Run.key_order`` when at hand (it saves a sort).
-    """
-    if sorted_by is None:
-        keys = _mixed_keys(qidx, hashes)
-        order = np.argsort(keys, kind="stable")
-        sorted_by = (order.astype(np.int64), keys[order])
-    order, keys = sorted_by
+def find_duplicate(qidx: IntArray, hashes: UIntArray, docids: npt.NDArray[Any]) -> tuple[int, int] | None:
+    """Entries ``(first, second)`` of a repeated (query, docid) pair, or None: one sort of all entries (for qrels;
+    a run uses :meth:`Run.first_duplicate`, which sorts one query at a time)."""
+    keys = _mixed_keys(qidx, hashes)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
     same = np.flatnonzero(keys[1:] == keys[:-1])
     for i in same.tolist():
         a, b = int(order[i]), int(order[i + 1])
