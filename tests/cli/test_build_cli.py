@@ -35,6 +35,7 @@ def test_offline_build_writes_the_golden_set_and_a_summary(tmp_path: Path) -> No
         and "judge usage (offline)" in out
         and f"wrote the golden set to {tmp_path / 'g'}" in out
     )
+    assert f"next: assay eval {tmp_path / 'g'} RUN.jsonl" in out
     manifest = json.loads((tmp_path / "g" / "manifest.json").read_text())
     assert manifest["counts"]["seeds"] == 2 and manifest["models"]["generator"] == "offline"
 

@@ -114,6 +114,7 @@ def test_seeds_of_one_chunk_and_type_never_repeat_a_prompt() -> None:
     result = sample_seeds([STOVE], index, total=None, per_doc=20, max_per_doc=20, mix=mix, seed=0)
     assert len(result.seeds) == 20 == len({(s.chunk_ids, s.type, s.style) for s in result.seeds})
     assert len({s.id for s in result.seeds}) == 20
+    assert any("20 questions from 1 chunks (more than 4 per chunk)" in w for w in result.warnings)
 
 
 # ------------------------------------------------------------------------------------------------ filters

@@ -218,3 +218,7 @@ def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Conso
     out.print(stages)
     out.print(usage)
     click.echo(f"{len(warnings)} warning(s); wrote the golden set to {output}")
+    click.echo(
+        f"next: assay eval {output} RUN.jsonl -o report/  (score a retriever's run)  |  assay audit {output}  "
+        f"(check judge labels by hand)  |  assay export {output} --to beir -o beir/"
+    )

@@ -201,6 +201,9 @@ def _seed_id(chunk_id: str, qtype: str, n: int) -> str:
     return "q-" + content_hash(f"{chunk_id}|{qtype}|{n}", 5)
 
 
+CROWDED_SEEDS = 4  # more seeds per chunk than this draws a warning: the questions would repeat each other
+
+
 def sample_seeds(
     chunks: Sequence[Chunk],
     index: Bm25Index,
@@ -237,6 +240,11 @@ def sample_seeds(
     }
     if len(picked) < wanted:
         result.warnings.append(f"only {len(picked)} of {wanted} questions fit under the cap of {cap} per document")
+    if len(picked) > CROWDED_SEEDS * len(chunks):
+        result.warnings.append(
+            f"{len(picked)} questions from {len(chunks)} chunks (more than {CROWDED_SEEDS} per chunk): many will be "
+            "near-duplicates of each other and dropped; ask for fewer questions or give a larger corpus"
+        )
     return result
 
 
