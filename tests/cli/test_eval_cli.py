@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import krippendorff
 import pytest
 from click.testing import CliRunner
 
@@ -143,6 +144,39 @@ def test_audited_labels_in_the_golden_folder_give_ppi(setup: dict[str, Path]) ->
     corrected = json.loads((s["out"] / "results.json").read_text())["corrected"]
     assert {c["metric"] for c in corrected} == {"pair_precision@5", "pair_precision@10"}
     assert all(c["n_audited"] == N for c in corrected)
+
+
+def test_agreement_of_several_annotators_from_the_audit_store(setup: dict[str, Path]) -> None:
+    s = setup
+    store = LabelStore.in_folder(s["golden"])
+    store.import_judge_labels(GoldenSet.load(s["golden"]).qrels)  # judge: answer chunks 3
+    grades = {"ann": [3, 3, 2, 3, 3, 1], "bob": [3, 2, 2, 3, 3, 2], "cy": [3, 3, 3, 3, 2, 1]}
+    store.record_many(
+        LabelEvent(query_id=qid(i), chunk_id=answer_id(i), grade=g, source="human", annotator=who)
+        for who, values in grades.items()
+        for i, g in enumerate(values)
+    )
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", "--n-boot", "200")
+    assert result.exit_code == 0, result.output
+    agreement = json.loads((s["out"] / "results.json").read_text())["agreement"]
+    # one grade per item, the lower median of three: [3, 3, 2, 3, 3, 1] against the judge's 3s
+    assert agreement["overall"]["confusion_matrix"][3] == [0, 1, 1, 4]
+    assert agreement["overall"]["leniency"]["value"] == pytest.approx((0 + 0 + 1 + 0 + 0 + 2) / 6, abs=1e-6)
+    humans = agreement["between_humans"]
+    assert humans["annotators"] == ["ann", "bob", "cy"] and humans["n_items"] == 6
+    expected = krippendorff.alpha(reliability_data=list(grades.values()), level_of_measurement="ordinal")
+    assert humans["krippendorff_alpha"]["value"] == pytest.approx(expected, abs=1e-6)
+    assert humans["fleiss_kappa"]["n"] == 6
+    text = " ".join(result.output.split())
+    assert "Judge vs human on 6 audited items (ann, bob, cy)" in text and "between annotators: Fleiss' kappa" in text
+
+
+def test_without_an_audit_store_the_summary_says_how_to_audit(setup: dict[str, Path]) -> None:
+    s = setup
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", "--n-boot", "200")
+    assert result.exit_code == 0, result.output
+    assert f"assay audit {s['golden']}" in " ".join(result.output.split())
+    assert json.loads((s["out"] / "results.json").read_text())["agreement"] is None
 
 
 def test_through_the_fake_openai_server(setup: dict[str, Path], tmp_path: Path) -> None:
