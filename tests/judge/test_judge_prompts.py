@@ -54,6 +54,16 @@ def test_user_dir_overrides_packaged(tmp_path: Path) -> None:
     assert "relevance" in list_prompts(tmp_path)
 
 
+def test_an_unchanged_file_is_parsed_once_and_an_edited_one_again(tmp_path: Path) -> None:
+    text = Path(str(load_prompt("relevance").path)).read_text()
+    (tmp_path / "relevance.md").write_text(text)
+    first = load_prompt("relevance", tmp_path)
+    assert load_prompt("relevance", tmp_path) is first  # templates compiled once per process
+    (tmp_path / "relevance.md").write_text(text.replace('version = "1"', 'version = "2"'))
+    edited = load_prompt("relevance", tmp_path)
+    assert edited.version == "2" and edited.content_hash != first.content_hash
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

@@ -4,12 +4,15 @@ For ``n`` items at concurrency ``c`` (what :meth:`Judge.ajudge_many` runs):
 
 1. every item's variables are checked against the prompt's inputs first, so a missing or unknown variable fails
    before any call is paid;
-2. items are rendered and keyed ``CHUNK`` at a time, lazily, as the workers need them: the first calls start after
+2. items are rendered and keyed a chunk at a time, lazily, as the workers need them: the first calls start after
    one chunk is prepared instead of all ``n`` (rendering and keying 2,000 relevance items takes ~50 ms, which would
-   otherwise be dead time before the first call);
+   otherwise be dead time before the first call); chunks are small (``CHUNK``) while they hold calls to make, so
+   preparing one pauses the loop that handles responses only briefly, and double up to ``MAX_CHUNK`` while they
+   are mostly cached;
 3. each chunk's keys are read from the cache in one query; a hit goes to ``on_result`` at once, with no task;
 4. misses go to ``min(c, n)`` workers, each taking the next item when its call is done (no task per item), so the
-   judge's semaphore is never contended by this path;
+   judge's semaphore is never contended by this path; ``on_result`` for a call's answer runs in the next loop
+   callback, after the worker has sent its next request (it is off the path from one response to the next request);
 5. a key repeated in the list makes one call: a repeat joins the call in flight or reads the answer it cached;
 6. an exception (:class:`BudgetExceeded`, :class:`BackendError`, or one raised by ``on_result``) stops the workers
    taking new items; calls in flight finish (and are cached), then the first exception is raised.
@@ -29,9 +32,10 @@ from assay.judge.results import Judgement
 if TYPE_CHECKING:
     from assay.judge.client import Judge, _Prepared
 
-__all__ = ["CHUNK", "OnResult", "judge_items"]
+__all__ = ["CHUNK", "MAX_CHUNK", "OnResult", "judge_items"]
 
-CHUNK = 64  # items rendered, keyed and looked up together: about 1.5 ms of work for relevance prompts
+CHUNK = 16  # items rendered, keyed and looked up together while calls are being made: ~0.4 ms of loop time
+MAX_CHUNK = 500  # the chunk grows to this while items are found in the cache (a rerun)
 OnResult = Callable[[int, Judgement[Any]], None]
 _Todo = tuple[int, "_Prepared", bool]  # (index, prepared, repeats a key that missed earlier in the list)
 
@@ -74,10 +78,14 @@ def _misses(
 ) -> Iterator[_Todo]:
     """Prepare and look up one chunk at a time; answer the hits, yield the misses."""
     missed: set[str] = set()
-    for start in range(0, len(list_of_variables), CHUNK):
-        chunk = [judge._prepare(prompt_name, variables) for variables in list_of_variables[start : start + CHUNK]]
+    start, size = 0, CHUNK
+    while start < len(list_of_variables):
+        chunk = [judge._prepare(prompt_name, variables) for variables in list_of_variables[start : start + size]]
         stored = judge.cache_get_many([prepared.key for prepared in chunk])
-        for index, prepared in enumerate(chunk, start):
+        first, start = start, start + len(chunk)
+        # Mostly cached: take bigger chunks (fewer queries); mostly calls: small ones (short pauses of the loop).
+        size = min(2 * size, MAX_CHUNK) if 2 * len(stored) >= len(chunk) else CHUNK
+        for index, prepared in enumerate(chunk, first):
             raw = stored.get(prepared.key)
             hit = judge._lookup(prepared, stage, raw) if raw is not None else None
             if hit is None:
@@ -99,8 +107,20 @@ async def _run_workers(
     on_result: OnResult | None,
 ) -> None:
     errors: list[Exception] = []
+    unreported = 0
+    loop = asyncio.get_running_loop()
+
+    def report(index: int, judgement: Judgement[Any]) -> None:
+        nonlocal unreported
+        unreported -= 1
+        try:
+            if on_result is not None:
+                on_result(index, judgement)
+        except Exception as exc:  # stops the workers like a failed call
+            errors.append(exc)
 
     async def worker() -> None:
+        nonlocal unreported
         try:
             for index, prepared, repeat in queue:
                 if errors:
@@ -108,11 +128,14 @@ async def _run_workers(
                 # A first occurrence was just looked up in bulk; a repeat joins the call in flight or reads the
                 # answer it cached.
                 results[index] = judgement = await judge._dedupe(prepared, stage, lookup=repeat)
-                if on_result is not None:
-                    on_result(index, judgement)
-        except Exception as exc:  # BudgetExceeded, BackendError, on_result's own: stop taking work, re-raise below
+                if on_result is not None:  # after this worker has sent its next request: off the critical path
+                    unreported += 1
+                    loop.call_soon(report, index, judgement)
+        except Exception as exc:  # BudgetExceeded, BackendError: stop taking work, re-raise below
             errors.append(exc)
 
     await asyncio.gather(*(worker() for _ in range(workers)))
+    while unreported:  # callbacks run first in, first out, so this does not loop in practice
+        await asyncio.sleep(0)
     if errors:
         raise errors[0]

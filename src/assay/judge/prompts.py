@@ -154,7 +154,20 @@ def list_prompts(user_dir: Path | None = None) -> list[str]:
 def load_prompt(name: str, user_dir: Path | None = None) -> Prompt:
     """Load the prompt ``name``, from ``user_dir`` when it has one by that name, else the packaged one."""
     path = _find(name, Path(user_dir) if user_dir is not None else None)
-    return parse_prompt(path.read_bytes(), path)
+    data = path.read_bytes()
+    # Parsing compiles the templates and builds the schema (a few ms); a file whose bytes are unchanged is parsed
+    # once per process, however many judges load it.
+    prompt = _PARSED.get((path, data))
+    if prompt is None:
+        prompt = parse_prompt(data, path)
+        if len(_PARSED) >= _MAX_PARSED:
+            _PARSED.clear()
+        _PARSED[(path, data)] = prompt
+    return prompt
+
+
+_PARSED: dict[tuple[Path, bytes], Prompt] = {}
+_MAX_PARSED = 128
 
 
 def _split(text: str, path: Path) -> tuple[str, str]:
