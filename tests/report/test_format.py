@@ -75,3 +75,13 @@ def test_count_notes_warn_on_problems_and_inform_on_new_labels() -> None:
 def test_judge_label_names_the_trec_eval_convention_without_judge() -> None:
     assert fmt.judge_label(_result([], [])) == fmt.NO_JUDGE
     assert "trec_eval" in fmt.NO_JUDGE
+
+
+def test_fmt_value_never_shows_minus_zero() -> None:
+    assert [fmt.fmt_value(v) for v in (-0.0001, -0.0, 0.0, -0.5, -10.0)] == [
+        "0.000",
+        "0.000",
+        "0.000",
+        "-0.500",
+        "-10.000",
+    ]

@@ -54,7 +54,10 @@ class StatRow:
 def _signed(stat: AgreementStat | None, key: str) -> str:
     if stat is None or stat.value is None:
         return "—"
-    return f"{stat.value:+.3f}" if key == "leniency" else fmt_value(stat.value)
+    if key != "leniency":
+        return fmt_value(stat.value)
+    text = f"{stat.value:+.3f}"
+    return "+0.000" if text == "-0.000" else text
 
 
 def stat_text(block: AgreementBlock, key: str) -> tuple[str, str]:

@@ -90,8 +90,12 @@ def strata_metrics(run: RunResult, wanted: list[str]) -> list[str]:
 
 
 def fmt_value(value: float | None, digits: int = 3) -> str:
-    """A metric value with ``digits`` decimals; None (no value) as an em dash."""
-    return "—" if value is None else f"{value:.{digits}f}"
+    """A metric value with ``digits`` decimals; None (no value) as an em dash; a value that rounds to zero from
+    below shows as 0, not -0."""
+    if value is None:
+        return "—"
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def fmt_mean(summary: MetricSummary) -> str:
