@@ -193,3 +193,36 @@ def test_put_many_stores_what_diskcache_set_stores(tmp_path: Path) -> None:
     assert ours.get_many(["a", "c", "e", "zzz"]) == {"a": "replaced", "c": "3", "e": "é"}
     ours.put("c", "overwritten")  # a row written by put_many is replaced by diskcache's set
     assert ours.get("c") == "overwritten" and len(ours) == 6
+
+
+def test_writer_checkpoints_off_the_loop_thread_and_restores_autocheckpoint(tmp_path: Path) -> None:
+    import asyncio
+    import threading
+
+    from assay.judge.cache import CacheWriter
+
+    threads: list[int] = []
+
+    class Recording(JudgeCache):
+        def checkpoint(self) -> None:
+            threads.append(threading.get_ident())
+            super().checkpoint()
+
+    cache = Recording(tmp_path)
+
+    def autocheckpoint() -> int:
+        return int(cache._store._sql("PRAGMA wal_autocheckpoint").fetchone()[0])
+
+    errors: list[Exception] = []
+
+    async def run() -> int:
+        writer = CacheWriter(cache, errors.append, checkpoint_every=2)
+        during = autocheckpoint()
+        for i in range(6):  # one commit per put: each waits for the last
+            await writer.put(f"k{i}", f"v{i}")
+        writer.close()
+        return during
+
+    assert asyncio.run(run()) == 0 and autocheckpoint() == 1000 and not errors
+    assert len(threads) >= 1 and threading.get_ident() not in threads
+    assert {key: cache.get(key) for key in (f"k{i}" for i in range(6))} == {f"k{i}": f"v{i}" for i in range(6)}

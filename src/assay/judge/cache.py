@@ -13,8 +13,11 @@ import asyncio
 import functools
 import hashlib
 import json
+import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,8 @@ from assay.text import canonical_json
 __all__ = ["KEY_VERSION", "CacheWriter", "JudgeCache", "cache_key", "derived_key"]
 
 KEY_VERSION = "v1"
+_SQLITE_AUTOCHECKPOINT = 1000  # SQLite's default, in pages
+log = logging.getLogger("assay.judge")
 _BATCH = 500  # keys per SQL query, well under SQLite's limit on bound variables
 
 
@@ -226,6 +231,16 @@ class JudgeCache:
         """Remove every entry; returns how many there were."""
         return int(self._store.clear(retry=True))
 
+    def set_autocheckpoint(self, pages: int) -> None:
+        """SQLite's WAL auto-checkpoint threshold, in pages, for this thread's connection (0: off; SQLite's default
+        is 1000). Off, a commit never stops to copy the log into the database and fsync it (up to ~15 ms here)."""
+        self._store._sql(f"PRAGMA wal_autocheckpoint = {int(pages)}").fetchall()
+
+    def checkpoint(self) -> None:
+        """Copy the write-ahead log into the database: a PASSIVE checkpoint, which never waits for other
+        connections (run it from a thread of its own to keep its fsyncs off an event loop)."""
+        self._store._sql("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
     def close(self) -> None:
         """Close the underlying database connections (reopened on next use)."""
         self._store.close()
@@ -243,12 +258,28 @@ class CacheWriter:
     ``await put(key, value)`` returns once the entry is committed (a result handed out is on disk, so a killed run
     loses nothing it reported). Answers arriving together (a wave of responses) cost one SQLite commit instead of
     one each. A failed write calls ``on_error`` and is otherwise ignored. Use from one event loop.
+
+    Checkpoints (copying SQLite's write-ahead log into the database, with fsyncs that took up to ~15 ms here) would
+    otherwise run inside a commit on the loop every ~1,000 pages and stall every call in flight. The writer turns
+    them off for the loop's connection and runs one every ``checkpoint_every`` commits on a thread of its own,
+    where SQLite releases the GIL; :meth:`close` turns them back on.
     """
 
-    def __init__(self, cache: JudgeCache, on_error: Callable[[Exception], None]) -> None:
+    def __init__(
+        self, cache: JudgeCache, on_error: Callable[[Exception], None], *, checkpoint_every: int = 128
+    ) -> None:
         self._cache = cache
         self._on_error = on_error
         self._pending: list[tuple[str, str, asyncio.Future[None]]] = []
+        self._checkpoint_every = checkpoint_every
+        self._commits = 0
+        self._checkpointer: ThreadPoolExecutor | None = None
+        self._checkpointing: Future[None] | None = None
+        self._thread = threading.get_ident()
+        try:
+            cache.set_autocheckpoint(0)
+        except Exception as exc:  # a broken cache must not stop judging
+            on_error(exc)
 
     async def put(self, key: str, value: str) -> None:
         """Queue ``value`` under ``key`` and wait until it is committed."""
@@ -268,8 +299,33 @@ class CacheWriter:
         for _, _, future in batch:
             if not future.done():
                 future.set_result(None)
+        self._commits += 1
+        if self._commits % self._checkpoint_every == 0:
+            self._checkpoint_in_background()
+
+    def _checkpoint_in_background(self) -> None:
+        if self._checkpointing is not None and not self._checkpointing.done():
+            return  # the last one is still running: the next one will catch up
+        if self._checkpointer is None:
+            self._checkpointer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="assay-cache-checkpoint")
+        self._checkpointing = self._checkpointer.submit(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        try:
+            self._cache.checkpoint()
+        except Exception as exc:  # nothing is lost: the log stays valid and is copied by a later checkpoint
+            log.warning("judge cache checkpoint failed (%s); the next one will retry", exc)
 
     def close(self) -> None:
-        """Write whatever is still queued (nothing is, once every ``put`` has returned)."""
+        """Write whatever is still queued (nothing is, once every ``put`` has returned), wait for a checkpoint in
+        progress, and turn SQLite's own checkpoints back on for this connection."""
         if self._pending:
             self._flush()
+        if self._checkpointer is not None:
+            self._checkpointer.shutdown(wait=True)
+            self._checkpointer = None
+        if threading.get_ident() == self._thread:
+            try:
+                self._cache.set_autocheckpoint(_SQLITE_AUTOCHECKPOINT)
+            except Exception as exc:  # a broken cache must not stop judging
+                self._on_error(exc)
