@@ -1,6 +1,7 @@
 """Many items through one :class:`~assay.judge.client.Judge`: chunked preparation, bulk cache reads, a worker pool.
 
-For ``n`` items at concurrency ``c`` (what :meth:`Judge.ajudge_many` runs):
+:func:`judge_items` runs the list; :func:`estimate_items` is its dry run. For ``n`` items at concurrency ``c``
+(what :meth:`Judge.ajudge_many` runs):
 
 1. every item's variables are checked against the prompt's inputs first, so a missing or unknown variable fails
    before any call is paid;
@@ -27,12 +28,13 @@ import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from assay.judge.results import Judgement
+from assay.judge.results import Estimate, Judgement
+from assay.text import count_tokens
 
 if TYPE_CHECKING:
     from assay.judge.client import Judge, _Prepared
 
-__all__ = ["CHUNK", "MAX_CHUNK", "OnResult", "judge_items"]
+__all__ = ["CHUNK", "MAX_CHUNK", "OnResult", "estimate_items", "judge_items"]
 
 CHUNK = 16  # items rendered, keyed and looked up together while calls are being made: ~0.4 ms of loop time
 MAX_CHUNK = 500  # the chunk grows to this while items are found in the cache (a rerun)
@@ -139,3 +141,24 @@ async def _run_workers(
         await asyncio.sleep(0)
     if errors:
         raise errors[0]
+
+
+def estimate_items(judge: Judge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> Estimate:
+    """What :func:`judge_items` would do, without calling the model: calls, cached items, prompt tokens, cost bound.
+
+    A key repeated in the list counts as cached (it makes one call); the cost bound prices ``max_tokens``
+    completion tokens per call when the prompt sets it.
+    """
+    calls = cached = prompt_tokens = max_tokens = 0
+    seen: set[str] = set()
+    for variables in list_of_variables:
+        prepared = judge._prepare(prompt_name, variables)
+        if prepared.key in seen or judge.cache_get(prepared.key) is not None:
+            cached += 1
+            continue
+        seen.add(prepared.key)
+        calls += 1
+        prompt_tokens += sum(count_tokens(m["content"]) for m in prepared.request.messages)
+        max_tokens += int(prepared.request.params.get("max_tokens", 0))
+    cost = judge.price.cost(prompt_tokens, max_tokens) if judge.price is not None else None
+    return Estimate(calls=calls, cached=cached, prompt_tokens=prompt_tokens, cost_usd=cost)

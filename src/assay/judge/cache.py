@@ -276,10 +276,7 @@ class CacheWriter:
         self._checkpointer: ThreadPoolExecutor | None = None
         self._checkpointing: Future[None] | None = None
         self._thread = threading.get_ident()
-        try:
-            cache.set_autocheckpoint(0)
-        except Exception as exc:  # a broken cache must not stop judging
-            on_error(exc)
+        self._set_autocheckpoint(0)
 
     async def put(self, key: str, value: str) -> None:
         """Queue ``value`` under ``key`` and wait until it is committed."""
@@ -325,7 +322,10 @@ class CacheWriter:
             self._checkpointer.shutdown(wait=True)
             self._checkpointer = None
         if threading.get_ident() == self._thread:
-            try:
-                self._cache.set_autocheckpoint(_SQLITE_AUTOCHECKPOINT)
-            except Exception as exc:  # a broken cache must not stop judging
-                self._on_error(exc)
+            self._set_autocheckpoint(_SQLITE_AUTOCHECKPOINT)
+
+    def _set_autocheckpoint(self, pages: int) -> None:
+        try:
+            self._cache.set_autocheckpoint(pages)
+        except Exception as exc:  # a broken cache must not stop judging; its writes will fail and be counted
+            log.warning("judge cache: could not set SQLite's auto-checkpoint to %d pages (%s)", pages, exc)

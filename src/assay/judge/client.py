@@ -27,7 +27,7 @@ from typing import Any
 
 from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
-from assay.judge.batch import judge_items
+from assay.judge.batch import estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
 from assay.judge.pricing import Price, price_for
@@ -168,6 +168,16 @@ class Judge:
         except Exception as exc:  # a broken cache must not stop judging
             self.stats.cache_errors += 1
             log.warning("judge cache write failed (%s); the answer is not cached", exc)
+
+    def cache_put_many(self, items: Sequence[tuple[str, str]]) -> None:
+        """Write several entries in one transaction; an error warns, counts, and is otherwise ignored."""
+        if self.cache is None or not items:
+            return
+        try:
+            self.cache.put_many(items)
+        except Exception as exc:  # a broken cache must not stop judging
+            self.stats.cache_errors += 1
+            log.warning("judge cache write failed (%s); the answers are not cached", exc)
 
     def cache_get_many(self, keys: Sequence[str]) -> dict[str, str]:
         """Read many keys at once; an error warns, counts, and reads as all misses."""
@@ -380,20 +390,7 @@ class Judge:
 
     def estimate(self, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> Estimate:
         """Count calls, cached items and prompt tokens without calling the model (for ``--dry-run``)."""
-        calls = cached = prompt_tokens = 0
-        seen: set[str] = set()
-        max_tokens = 0
-        for variables in list_of_variables:
-            prepared = self._prepare(prompt_name, variables)
-            if prepared.key in seen or self.cache_get(prepared.key) is not None:
-                cached += 1
-                continue
-            seen.add(prepared.key)
-            calls += 1
-            prompt_tokens += sum(count_tokens(m["content"]) for m in prepared.request.messages)
-            max_tokens += int(prepared.request.params.get("max_tokens", 0))
-        cost = self.price.cost(prompt_tokens, max_tokens) if self.price is not None else None
-        return Estimate(calls=calls, cached=cached, prompt_tokens=prompt_tokens, cost_usd=cost)
+        return estimate_items(self, prompt_name, list_of_variables)
 
     async def aclose(self) -> None:
         """Close the backend's connections, if it has any, and the cache writer."""

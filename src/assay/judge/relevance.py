@@ -102,8 +102,7 @@ def _pair_key(judge: Judge, pair: Pair) -> str:
     return derived_key("listwise-pair", {**fields, "question": pair.question, "text": pair.text})
 
 
-def _cached_pair(judge: Judge, pair: Pair, key: str, stage: str) -> Graded | None:
-    raw = judge.cache_get(key)
+def _cached_pair(judge: Judge, pair: Pair, raw: str | None, stage: str) -> Graded | None:
     if raw is None:
         return None
     try:
@@ -164,8 +163,9 @@ async def _listwise(
     results: list[Graded | None] = [None] * len(pairs)
     todo: list[tuple[int, Pair]] = []
     keys = [_pair_key(judge, pair) for pair in pairs]
+    stored = judge.cache_get_many(keys)
     for index, pair in enumerate(pairs):
-        hit = _cached_pair(judge, pair, keys[index], stage)
+        hit = _cached_pair(judge, pair, stored.get(keys[index]), stage)
         if hit is None:
             todo.append((index, pair))
             continue
@@ -175,12 +175,14 @@ async def _listwise(
     groups = _groups(todo, size, seed)
 
     def collect(group_index: int, j: Judgement[Any]) -> None:
+        derived: list[tuple[str, str]] = []  # the group's per-pair labels, stored in one transaction
         for index, graded, reason in _split_answer(judge, groups[group_index], j):
             results[index] = graded
             if reason is not None and graded.label.grade is not None:
-                judge.cache_put(keys[index], json.dumps({"grade": graded.label.grade, "reason": reason}))
+                derived.append((keys[index], json.dumps({"grade": graded.label.grade, "reason": reason})))
             if on_label is not None:
                 on_label(graded)
+        judge.cache_put_many(derived)
 
     await judge.ajudge_many(LISTWISE_PROMPT, [_group_variables(g) for g in groups], stage=stage, on_result=collect)
     return [r for r in results if r is not None]
@@ -215,7 +217,9 @@ def estimate_pairs(judge: Judge, pairs: Sequence[Pair], *, listwise: int | None 
     """A dry-run estimate (calls, cached, prompt tokens, cost bound) for :func:`grade_pairs` with these settings."""
     if listwise is None:
         return judge.estimate(POINTWISE_PROMPT, [{"question": p.question, "passage": p.text} for p in pairs])
-    todo = [(i, p) for i, p in enumerate(pairs) if judge.cache_get(_pair_key(judge, p)) is None]
+    keys = [_pair_key(judge, p) for p in pairs]
+    stored = judge.cache_get_many(keys)
+    todo = [(i, p) for i, p in enumerate(pairs) if keys[i] not in stored]
     groups = _groups(todo, listwise, seed)
     estimate = judge.estimate(LISTWISE_PROMPT, [_group_variables(g) for g in groups])
     return Estimate(estimate.calls, len(pairs) - len(todo), estimate.prompt_tokens, estimate.cost_usd)
