@@ -217,3 +217,51 @@ def test_pdf_text_is_read_when_pypdf_is_installed(tmp_path: Path) -> None:
     (tmp_path / "t.txt").write_text("Text.")
     result = ingest(tmp_path)
     assert dict(result.skipped) == {"blank.pdf": "PDF with no extractable text (scanned images need OCR first)"}
+
+
+def _text_pdf(pages: list[str]) -> bytes:
+    """A minimal PDF whose pages draw the given text in Helvetica, with a correct cross-reference table."""
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+    kids = []
+    for text in pages:
+        stream = f"BT /F1 12 Tf 72 712 Td ({text}) Tj ET".encode()
+        page_no, content_no = len(objects) + 1, len(objects) + 2
+        kids.append(f"{page_no} 0 R")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_no} 0 R "
+            "/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>"
+        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n{stream.decode()}\nendstream")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+def test_pdf_pages_become_one_document(tmp_path: Path) -> None:
+    pytest.importorskip("pypdf")
+    (tmp_path / "policy.pdf").write_bytes(_text_pdf(["Refunds are due within 30 days.", "Returns need a receipt."]))
+    result = ingest(tmp_path)
+    assert [d.id for d in result.documents] == ["policy.pdf"]
+    text = result.documents[0].text
+    assert "Refunds are due within 30 days." in text and "Returns need a receipt." in text
+    assert text.index("Refunds") < text.index("Returns")
+    assert result.skipped == []
+
+
+def test_broken_pdf_is_skipped_and_named(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    pytest.importorskip("pypdf")
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a pdf body")
+    (tmp_path / "ok.txt").write_text("Fine.")
+    result = ingest(tmp_path)
+    assert [d.id for d in result.documents] == ["ok.txt"]
+    assert [name for name, _ in result.skipped] == ["broken.pdf"]
+    assert result.skipped[0][1].startswith("unreadable PDF (")
+    assert not [r for r in caplog.records if r.name.startswith("pypdf")]  # its repair notes stay out of the terminal

@@ -208,13 +208,19 @@ def _pdf_text(data: bytes, rel: str, result: IngestResult) -> str:
         result.skipped.append((rel, "pdf support not installed (pip install 'assay[pdf]')"))
         return ""
     import io
+    import logging
 
+    pypdf_log = logging.getLogger("pypdf")  # it logs repairs ("EOF marker not found") that the skip line says better
+    level = pypdf_log.level
+    pypdf_log.setLevel(logging.ERROR)
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]
     except Exception as exc:  # pypdf raises many types for broken or encrypted files
         result.skip(rel, f"unreadable PDF ({type(exc).__name__}: {exc})")
         return ""
+    finally:
+        pypdf_log.setLevel(level)
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     if not text:
         result.skip(rel, "PDF with no extractable text (scanned images need OCR first)")
