@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import krippendorff
 import numpy as np
@@ -106,9 +107,9 @@ def _summary(values: list[float | None], reasons: list[str], rng: np.random.Gene
     )
 
 
-def _query_rows(name: str, strength: float, rng: np.random.Generator) -> tuple[list[QueryResult], dict[str, list]]:
+def _query_rows(name: str, strength: float, rng: np.random.Generator) -> tuple[list[QueryResult], dict[str, list[Any]]]:
     rows: list[QueryResult] = []
-    extra: dict[str, list] = {"pr": [], "grades": []}
+    extra: dict[str, list[Any]] = {"pr": [], "grades": []}
     for qid, strata in _queries():
         retrieved, missed = _grades(rng, strength, strata["difficulty"] == "hard")
         metrics: dict[str, float | None] = {m: round(v, 6) for m, v in _ranking(retrieved, missed).items()}
