@@ -114,8 +114,10 @@ def test_trec_export_imports_back_with_the_beir_corpus(tmp_path: Path) -> None:
 def test_ragas_round_trip_keeps_ids_answers_and_relevant_contexts(tmp_path: Path) -> None:
     golden = make_golden()
     summary = export_golden(golden, "ragas", tmp_path / "ragas")
-    relevant = {q: {c for c, g in d.items() if g >= 1} for q, d in golden.qrels_map().items()}
+    # RAGAS's reference contexts hold the answer: by default the chunks graded 2 or 3, not the merely related 1s.
+    relevant = {q: {c for c, g in d.items() if g >= 2} for q, d in golden.qrels_map().items()}
     assert summary.grades == sum(len(s) for s in relevant.values())
+    assert summary.below_min_grade == sum(1 for d in golden.qrels_map().values() for g in d.values() if g < 2)
     for name in ("ragas.jsonl", "ragas.csv"):
         back = import_ragas(tmp_path / "ragas" / name, grade=3).golden
         assert [q.id for q in back.questions] == [q.id for q in golden.questions]
@@ -133,8 +135,18 @@ def test_ragas_contexts_are_ordered_by_grade(tmp_path: Path) -> None:
     table = golden.qrels_map()
     for row in rows:
         grades = [table[row["query_id"]][cid] for cid in row["reference_context_ids"]]
-        assert grades == sorted(grades, reverse=True) and all(g >= 1 for g in grades)
+        assert grades == sorted(grades, reverse=True) and all(g >= 2 for g in grades)
         assert row["reference_contexts"] == [golden.chunk(c).text for c in row["reference_context_ids"]]
+
+
+def test_ragas_min_grade_one_adds_related_chunks(tmp_path: Path) -> None:
+    golden = make_golden()
+    table = golden.qrels_map()
+    assert any(g == 1 for d in table.values() for g in d.values())  # the fixture has related-only chunks
+    export_golden(golden, "ragas", tmp_path / "ragas", min_grade=1)
+    rows = [json.loads(line) for line in (tmp_path / "ragas" / "ragas.jsonl").read_text().splitlines()]
+    got = {row["query_id"]: set(row["reference_context_ids"]) for row in rows}
+    assert got == {q.id: {c for c, g in table.get(q.id, {}).items() if g >= 1} for q in golden.questions}
 
 
 # ------------------------------------------------------------------------------------------------- atomic output

@@ -36,7 +36,10 @@ def _check_out(out: str, overwrite: bool) -> None:
 @click.option("--to", "fmt", type=click.Choice(EXPORT_FORMATS), required=True, help="Output format.")
 @click.option("-o", "--out", required=True, type=click.Path(), help="Output folder (created atomically).")
 @click.option(
-    "--min-grade", type=click.IntRange(-1, 3), default=None, help="Export only grades >= this (default: all scored)."
+    "--min-grade",
+    type=click.IntRange(-1, 3),
+    default=None,
+    help="Export only grades >= this (default: all scored; for ragas 2, the chunks that answer).",
 )
 @click.option("--split", default="test", show_default=True, help="BEIR qrels split name (qrels/SPLIT.tsv).")
 @click.option("--overwrite", is_flag=True, help="Replace a non-empty output folder.")

@@ -10,7 +10,9 @@ A golden test set row (what RAGAS's test-set generator writes, plus the id colum
 ``query_id``               assay's question id; RAGAS ignores unknown fields, ``assay import ragas`` reads it back
 =========================  ======================================================================================
 
-``EvaluationDataset.from_jsonl`` reads the JSONL as is. In the CSV, list columns hold JSON arrays (RAGAS's own
+``EvaluationDataset.from_jsonl`` reads the JSONL as is (checked with ragas 0.4.3, whose ``IDBasedContextRecall`` and
+``IDBasedContextPrecision`` score the id columns; ragas is not a dependency, so no test imports it). In the CSV,
+list columns hold JSON arrays (RAGAS's own
 ``to_csv`` leaves lists as Python reprs and ``from_csv`` does not parse them: load the CSV with pandas and
 ``json.loads`` the list columns, or use the JSONL). Reading accepts JSON arrays, Python list literals (what pandas
 writes) and, for a single context, a bare string. Reading also accepts the names of RAGAS 0.1 (``question``,

@@ -11,16 +11,19 @@ existing non-empty folder is replaced only with ``overwrite``):
            so questions, chunks and qrels survive the round trip; BEIR's loader ignores it.
 ``trec``   ``qrels.txt`` (``qid 0 docid grade``, sorted) and ``topics.tsv`` (``qid<TAB>question``).
 ``ragas``  ``ragas.jsonl`` and ``ragas.csv`` with RAGAS 0.3 test-set columns (:mod:`assay.formats.ragas`):
-           the reference contexts are the chunks graded ``>= min_grade`` (default 1), most relevant first.
+           the reference contexts are the chunks graded ``>= min_grade``, most relevant first. The default is 2
+           (the chunk at least partly answers: RAGAS's reference contexts hold the answer, and assay's
+           ``ragas_context_precision`` counts the same chunks as useful); ``min_grade=1`` adds related chunks.
 ``csv``    ``labels.csv`` and ``questions.csv`` for spreadsheets (:mod:`assay.formats.tabular`).
 =========  ==========================================================================================================
 
 Grades are those of :meth:`GoldenSet.qrels_map` (a human label overrides the judge's). Unscored labels are never
 written as grades: a pair whose labels are all unscored is left out of BEIR, TREC and RAGAS, listed in
 ``labels.csv`` with an empty grade and its reason, and counted in :attr:`ExportSummary.unscored`. ``min_grade``
-keeps only grades ``>= min_grade`` (all scored grades by default, 0 and -1 included, since trec_eval's bpref and
-judged@k use judged non-relevant documents). Ids that hold characters a format cannot carry (any whitespace in TREC;
-tab, CR or LF in BEIR's TSV) are percent-encoded consistently across the files of the export, and counted.
+keeps only grades ``>= min_grade`` (RAGAS aside, all scored grades by default, 0 and -1 included, since
+trec_eval's bpref and judged@k use judged non-relevant documents). Ids that hold characters a format cannot carry
+(any whitespace in TREC; tab, CR or LF in BEIR's TSV) are percent-encoded consistently across the files of the
+export, and counted.
 """
 
 from __future__ import annotations
@@ -152,7 +155,7 @@ def _trec(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int |
 
 
 def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
-    threshold = summary.grade_threshold = 1 if min_grade is None else min_grade
+    threshold = summary.grade_threshold = 2 if min_grade is None else min_grade
     pairs, summary.below_min_grade = graded_pairs(golden, threshold)
     relevant: dict[str, list[tuple[int, str]]] = {}
     for qid, cid, grade in pairs:
