@@ -247,6 +247,27 @@ def test_question_generation_rules_on_known_sentences() -> None:
     assert ask("explanatory") == "Why is it that refunds go to the original card?"
 
 
+def _generated(text: str, kind: str) -> GeneratedQuestion:
+    passage = {"id": "c9", "heading": "", "text": text}
+    variables = {"passages": [passage], "question_type": kind, "style": "", "language": "English"}
+    return _ask("question_generation", variables, GeneratedQuestion)
+
+
+def test_numeric_questions_skip_section_numbers_headings_and_names() -> None:
+    # Section numbers, heading lines and digits inside names (daemon-1, utf-8) are not quantities to ask for.
+    manual = "## 2 Using libffi\n\nThe daemon-1 process reads utf-8 files. Each closure needs 64 bytes of memory."
+    assert _generated(manual, "numeric").question == "Each closure needs how many bytes of memory?"
+    # With no quantity at all, the question asks what is said and the reason admits the type could not be met.
+    out = _generated("## Chapter 2. Users\n\nThe daemon-1 process runs as the daemon user.", "numeric")
+    assert "how many" not in out.question and "what number" not in out.question.casefold()
+    assert "states no quantity" in out.reason
+
+
+def test_markdown_links_become_their_text_in_questions() -> None:
+    text = "Refunds through [the bank](https://bank.example/refunds) are slow because it checks every claim by hand."
+    assert _generated(text, "explanatory").question == "Why is it that refunds through the bank are slow?"
+
+
 def test_question_critic_penalises_unseen_context_and_rewards_a_good_question() -> None:
     passages = [{"id": "c1", "text": PASSAGE["text"]}]
     good = _ask(

@@ -107,6 +107,28 @@ def test_sample_seeds_on_one_chunk_falls_back_to_factoid() -> None:
     assert len({s.id for s in result.seeds}) == 2
 
 
+def test_numeric_questions_go_to_chunks_with_numbers_and_the_mix_is_kept() -> None:
+    words = [chunk(f"policy{i}.md", 0, f"Returns need a receipt and the original box, policy {w}.") for i, w in
+             enumerate(["one", "two", "three", "four"])]  # fmt: skip
+    chunks = [*words, STOVE, SHIPPING]
+    index = Bm25Index.build(chunks)
+    mix = parse_mix("numeric=1,factoid=2")  # 2 numeric of 6, whatever the shuffle puts them on
+    for seed in range(20):
+        result = sample_seeds(chunks, index, total=6, per_doc=None, max_per_doc=1, mix=mix, seed=seed)
+        by_chunk = {s.chunk_ids[0]: s.type for s in result.seeds}
+        assert by_chunk[STOVE.id] == by_chunk[SHIPPING.id] == "numeric"
+        assert sorted(by_chunk.values()) == ["factoid"] * 4 + ["numeric"] * 2
+        assert result.counts["type_fallback"] == 0
+
+
+def test_numeric_without_any_number_in_the_corpus_falls_back_to_factoid() -> None:
+    plain = chunk("plain.md", 0, "Returns need a receipt and the original box.")
+    index = Bm25Index.build([plain])
+    result = sample_seeds([plain], index, total=None, per_doc=2, max_per_doc=8, mix=parse_mix("numeric=1"), seed=0)
+    assert [(s.type, s.fallback_from) for s in result.seeds] == [("factoid", "numeric")] * 2
+    assert result.counts["type_fallback"] == 2
+
+
 def test_seeds_of_one_chunk_and_type_never_repeat_a_prompt() -> None:
     # 45 styles (5 personas x 3 phrasings x 3 lengths): 20 seeds of one chunk would repeat one by chance (p = 0.993)
     index = Bm25Index.build([STOVE])

@@ -29,13 +29,15 @@ _TYPE_CUES = {
     "procedural": re.compile(r"^(to \w+|\w+ (the|your|a|an)\b)|\b(step|click|select|submit|contact|fill in)\b", re.I),
     "conditional": re.compile(r"\b(if|unless|only when|provided that|except)\b", re.I),
     "explanatory": re.compile(r"\b(because|so that|in order to|to ensure|to avoid|since|therefore)\b", re.I),
-    "numeric": re.compile(r"\d"),
+    # a quantity: not a digit inside a name (utf-8, daemon-1)
+    "numeric": re.compile(r"(?<![\w.])(?<![^\W\d_]-)[$€£]?\d"),
 }
 _DEFINITION = re.compile(r"^(?P<subject>[^,;:]{3,60}?)\s+(?P<verb>is|are|means|refers to)\s+(a|an|the)\s", re.I)
 _CONDITION = re.compile(r"\b(?P<cue>if|unless|when|provided that)\s+(?P<clause>[^,.;:]{4,120})", re.I)
 _REASON = re.compile(r"^(?P<clause>.{8,}?),?\s+(because|so that|in order to|to ensure|to avoid|since)\b", re.I)
 _NUMBER_UNIT = re.compile(
-    r"(?<![\w.])(?P<cur>[$€£])?(?P<num>\d+(?:[.,]\d+)*)(?P<pct>%| percent)?(?:[ -](?P<unit>[A-Za-z]+))?"
+    r"(?<![\w.$€£])(?<![^\W\d_]-)(?P<cur>[$€£])?(?P<num>\d+(?:[.,]\d+)*)(?P<pct>%| percent)?"
+    r"(?:[ -](?P<unit>[A-Za-z]+))?"
 )
 _PRONOUN_START = re.compile(r"^(it|this|that|they|these|those|he|she|its|their)\b", re.I)
 _UNSEEN_CONTEXT = re.compile(
@@ -70,7 +72,9 @@ def locate(sentence: str, text: str) -> str:
 
 
 _MARKUP = re.compile(r"\*\*|__|`")
-_LINE_MARK = re.compile(r"^\s*(#+|[-*+]|\d+[.)])\s+")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)\s]+\)")  # a Markdown link: its text
+# heading marks, bullets, numbered items, and section numbers before a capital ("2 Using libffi", "3.1 Types")
+_LINE_MARK = re.compile(r"^\s*(?:(?:#+|[-*+]|\d+[.)]|\d+(?:\.\d+)*(?=\s+[A-Z]))\s+)+")
 _BLOCK_BREAK = re.compile(r"\n(?=\s*(?:[-*+]\s|\d+[.)]\s|#|\|))")
 _VERB = re.compile(
     r"\s(is|are|was|were|can|cannot|may|must|will|should|has|have|had|does|do|did|gets?|receives?|earns?|includes?|"
@@ -81,7 +85,7 @@ _VERB = re.compile(
 
 def _plain(sentence: str) -> str:
     """A sentence without Markdown emphasis, heading marks and list bullets."""
-    return _LINE_MARK.sub("", _MARKUP.sub("", sentence)).strip()
+    return _LINE_MARK.sub("", _MARKUP.sub("", _LINK.sub(r"\1", sentence))).strip()
 
 
 def _units(text: str) -> list[str]:
@@ -92,7 +96,7 @@ def _units(text: str) -> list[str]:
 def _salience(original: str, kind: str) -> int:
     sentence = _plain(original)
     count = len(sentence.split())
-    score = -6 * (not re.search(r"[.!?。！？][\"'”’)\]]*$", sentence))
+    score = -6 * (not re.search(r"[.!?。！？][\"'”’)\]]*$", sentence)) - 12 * original.lstrip().startswith("#")
     score += 3 * bool(numbers(sentence)) + 2 * bool(name_terms(sentence)) + 2 * bool(_DEFINITION.search(sentence))
     score += 1 if 6 <= count <= 35 else -3 if count < 4 else 0
     score -= 2 * bool(_PRONOUN_START.search(sentence)) + 2 * sentence.rstrip().endswith("?")
@@ -146,8 +150,8 @@ def _noun_run(sentence: str) -> str:
 
 def _numeric(sentence: str, source: Source) -> str:
     match = _NUMBER_UNIT.search(sentence)
-    if match is None:
-        return f"What number does the documentation give for {_key_phrase(sentence, source)}?"
+    if match is None:  # no quantity to ask for (generate() says so in the reason): ask what is said
+        return f"What does the documentation say about {_key_phrase(sentence, source)}?"
     unit = match.group("unit")
     if match.group("cur"):
         ask, end = "how much", match.end("num")
@@ -168,7 +172,7 @@ def _factoid(sentence: str, source: Source) -> str:
     if definition:
         verb = "are" if definition.group("verb").casefold() == "are" else "is"
         return f"What {verb} {_lower_first(definition.group('subject'), source.text)}?"
-    if numbers(sentence):
+    if _NUMBER_UNIT.search(sentence):
         return _numeric(sentence, source)
     return f"What does the documentation say about {_key_phrase(sentence, source)}?"
 
@@ -271,6 +275,8 @@ def generate(sources: list[Source], question_type: str) -> GeneratedQuestion:
     source = sources[0]
     sentence = _pick(source, question_type)
     used = question_type if question_type in _SINGLE else f"factoid (no rule for '{question_type}')"
+    if question_type == "numeric" and _NUMBER_UNIT.search(_plain(sentence)) is None:
+        rule, used = _factoid, "factoid (the passage states no quantity for a numeric question)"
     reason = f"{_BASELINE}: {used} question made by rule from the most salient sentence of passage {source.id}."
     return _result(reason, rule(_plain(sentence), source), [(source, sentence)])
 

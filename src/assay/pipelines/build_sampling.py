@@ -11,9 +11,12 @@ Allocation of questions to documents (deterministic, then seeded only where it m
    seeded RNG per document); when a document has fewer chunks than questions, it cycles (the types differ).
 
 Types: target counts by the largest-remainder method over the mix shares, shuffled with the seed over the seeds.
+A numeric question needs a number in its passage: a numeric type that lands on a chunk whose body (headings aside)
+states no number trades places with the nearest later (else earlier) non-numeric seed whose chunk has one, so the mix
+is kept; when no such seed is left, it falls back to ``factoid`` (counted as ``type_fallback``).
 Multi-hop and comparison seeds get a second chunk: the BM25-nearest chunk of another document (query: the seed
 chunk's 40 most frequent content terms), else a chunk of the same document under another heading, else any other
-chunk; a corpus of one chunk has none, and such seeds fall back to ``factoid`` (counted as ``type_fallback``).
+chunk; a corpus of one chunk has none, and such seeds also fall back to ``factoid``.
 
 Styles (persona, phrasing, length) are drawn with the seed from short lists. Language: text whose words are at least
 20% English stop words is called "English"; otherwise the prompt is told to keep the passage's language.
@@ -24,6 +27,7 @@ from __future__ import annotations
 import math
 import os
 import random
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -233,7 +237,7 @@ def sample_seeds(
     rng = random.Random(seed)
     types = [t for t, n in type_counts(mix, len(picked)).items() for _ in range(n)]
     rng.shuffle(types)
-    result.seeds = _make_seeds(picked, types, index, rng)
+    result.seeds = _make_seeds(picked, _fit_numeric(picked, types), index, rng)
     result.counts = {
         "seeds": len(result.seeds),
         "type_fallback": sum(s.fallback_from is not None for s in result.seeds),
@@ -248,6 +252,29 @@ def sample_seeds(
     return result
 
 
+_HEADING_LINE = re.compile(r"^\s*#.*$", re.M)
+_QUANTITY = re.compile(r"(?<![\w.-])\d")  # a number standing alone, not part of a name (utf-8) or a version (v1.2)
+
+
+def _has_number(chunk: Chunk) -> bool:
+    """Whether the chunk's body (headings aside: "Chapter 2") states a number."""
+    return bool(_QUANTITY.search(_HEADING_LINE.sub("", chunk.text)))
+
+
+def _fit_numeric(picked: Sequence[Chunk], types: list[str]) -> list[str]:
+    """``types`` with each numeric type moved onto a chunk that holds a number, by swaps (module docstring)."""
+    out = list(types)
+    has_number = [_has_number(chunk) for chunk in picked]
+    for i, qtype in enumerate(out):
+        if qtype != "numeric" or has_number[i]:
+            continue
+        order = [*range(i + 1, len(out)), *range(i - 1, -1, -1)]
+        j = next((j for j in order if has_number[j] and out[j] != "numeric"), None)
+        if j is not None:
+            out[i], out[j] = out[j], out[i]
+    return out
+
+
 def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: random.Random) -> list[Seed]:
     """One seed per picked chunk and type. Two seeds of one chunk and type get different styles (redrawn on a
     clash): the same prompt twice would only give the same question twice, which the near-duplicate filter drops."""
@@ -257,7 +284,9 @@ def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: ra
     for chunk, planned in zip(picked, types, strict=True):
         qtype, fallback = planned, None
         chunk_ids: tuple[str, ...] = (chunk.id,)
-        if qtype in TWO_CHUNK_TYPES:
+        if qtype == "numeric" and not _has_number(chunk):
+            qtype, fallback = "factoid", planned
+        elif qtype in TWO_CHUNK_TYPES:
             partner = second_chunk(index, chunk)
             if partner is None:
                 qtype, fallback = "factoid", planned
