@@ -64,3 +64,10 @@ def test_trec_is_sniffed(tmp_path: Path) -> None:
     (tmp_path / "run.txt").write_text("q1 Q0 a 1 1.0 x\n")
     assert sniff_run_format(tmp_path / "run.txt") == "trec"
     assert read_any_run(tmp_path / "run.txt").query_ids == ["q1"]
+
+
+def test_a_jsonl_file_with_a_broken_first_line_is_reported_as_bad_json(tmp_path: Path) -> None:
+    (tmp_path / "run.jsonl").write_text('not json\n{"query_id": "q1", "retrieved": ["a"]}\n')
+    assert sniff_run_format(tmp_path / "run.jsonl") == "jsonl"
+    with pytest.raises(FormatError, match=r"run\.jsonl:1: invalid JSON"):
+        read_any_run(tmp_path / "run.jsonl")

@@ -88,7 +88,10 @@ def read_jsonl_run(path: str | Path) -> Run:
 
 
 def sniff_run_format(path: str | Path) -> str:
-    """``"jsonl"`` when the first non-blank character is ``{``, else ``"trec"``."""
+    """``"jsonl"`` for a ``.jsonl`` / ``.ndjson`` file or when the first non-blank character is ``{``, else ``"trec"``
+    (so a broken line in a ``.jsonl`` run is reported as bad JSON, not as a short TREC line)."""
+    if Path(path).suffix.lower() in (".jsonl", ".ndjson"):
+        return "jsonl"
     try:
         with Path(path).open("rb") as handle:
             head = handle.read(4096).lstrip()
