@@ -9,6 +9,7 @@ import pytest
 import scipy.stats
 
 from assay.metrics import MetricError
+from assay.metrics.ppi import ppi_mean, ppi_sample_size
 from assay.metrics.stats import (
     Interval,
     benjamini_hochberg,
@@ -17,8 +18,6 @@ from assay.metrics.stats import (
     norm_ppf,
     paired_bootstrap_ci,
     paired_randomization_test,
-    ppi_mean,
-    ppi_sample_size,
     stratified_means,
 )
 

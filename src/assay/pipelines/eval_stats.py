@@ -6,13 +6,13 @@
 * Comparisons, for every pair of runs (a = the earlier run, b = the later): over the queries both scored, the
   two-sided paired randomization test of mean(b - a) = 0 (:func:`stats.paired_randomization_test`), Holm's
   adjustment across the compared metrics of that pair, and a paired bootstrap interval of the delta.
-* PPI++ (:func:`stats.ppi_mean`): ``pair_precision@k`` = mean relevance (grade >= threshold) over the (query, chunk)
+* PPI++ (:func:`ppi.ppi_mean`): ``pair_precision@k`` = mean relevance (grade >= threshold) over the (query, chunk)
   pairs of a run's top k, which equals P@k when every list has k chunks. The judge's label is the prediction on
   every pair; the human label (audit store or human qrels) is the truth on the audited ones. Skipped, with a note,
   when fewer than ``min_audited`` audited pairs fall in the top k. PPI assumes the audited pairs are a random sample
   of the pairs; an audit queue that favours some strata biases it.
 * Audit size: for each target half-width h (``StatSettings.audit_targets``, default 0.05 and 0.025), the audited
-  pairs needed, n = :func:`stats.ppi_sample_size` with the pilot sd of the human and judge relevance and their
+  pairs needed, n = :func:`ppi.ppi_sample_size` with the pilot sd of the human and judge relevance and their
   correlation on the audited pairs, and N = the unaudited pairs of the top k; reported as "audit ~n - n_audited
   more". Not estimated when the pilot's human labels are all equal (sd 0 says nothing about the spread).
 * Agreement (:func:`agreement_of`): judge against human on every audited pair the judge labelled, overall, per
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assay.formats.golden import GoldenSet
-from assay.metrics import stats
+from assay.metrics import ppi, stats
 from assay.pipelines.agreement_stats import GradedItem, agreement_summary
 from assay.pipelines.eval_runs import LoadedRun
 from assay.pipelines.results import (
@@ -301,7 +301,7 @@ def _ppi(
     y = [rel(inputs.human[p]) for p in pairs if p in audited]
     yhat = [rel(inputs.judge.get(p, 0)) for p in pairs if p in audited]
     rest = [rel(inputs.judge.get(p, 0)) for p in pairs if p not in audited]
-    result = stats.ppi_mean(y, yhat, rest, confidence=settings.confidence)
+    result = ppi.ppi_mean(y, yhat, rest, confidence=settings.confidence)
     finite = [v for v in judged if not math.isnan(v)]
     sd_human, sd_judge, correlation = pilot(y, yhat)
     targets = audit_targets(
@@ -343,7 +343,7 @@ def audit_targets(
 ) -> list[AuditTarget]:
     """Audited pairs needed for each target half-width of ``settings.audit_targets`` (PPI++ at the tuned lambda).
 
-    n_needed = least n with z sqrt(V(n)) <= h, V(n) from :func:`stats.ppi_sample_size` with the pilot
+    n_needed = least n with z sqrt(V(n)) <= h, V(n) from :func:`ppi.ppi_sample_size` with the pilot
     (sd_human, sd_judge, correlation) and N = ``n_unaudited`` judge-only pairs; n_more = max(0, n_needed -
     n_audited). No estimate when the pilot has fewer than two pairs or the human labels are all equal.
     """
@@ -354,7 +354,7 @@ def audit_targets(
             note = "pilot too small" if math.isnan(sd_human) else "audited labels all equal: no spread to size from"
             out.append(AuditTarget(half_width=half, note=note))
             continue
-        needed = stats.ppi_sample_size(
+        needed = ppi.ppi_sample_size(
             half,
             sd_human=sd_human,
             sd_judge=sd_judge,

@@ -107,7 +107,7 @@ class Comparison(_Model):
 class AuditTarget(_Model):
     """How many audited pairs a corrected metric needs for a target interval half-width (PPI++ sample size).
 
-    ``n_needed`` is the total number of audited pairs (from :func:`assay.metrics.stats.ppi_sample_size` with the
+    ``n_needed`` is the total number of audited pairs (from :func:`assay.metrics.ppi.ppi_sample_size` with the
     pilot standard deviations and correlation of the audited sample); ``n_more`` = max(0, n_needed - n_audited).
     Both are None when the pilot cannot give an estimate (``note`` says why).
     """
