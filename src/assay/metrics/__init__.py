@@ -5,15 +5,10 @@ This package imports nothing else from assay, so it can be used (and tested) on 
 
 from __future__ import annotations
 
-
-class MetricError(ValueError):
-    """A metric name or metric input that cannot be evaluated; the message lists what would work."""
-
-
-# Imported after MetricError, which these modules import from here.
-from assay.metrics.curves import Curves, curves  # noqa: E402
-from assay.metrics.judged import Judged, Qrels, Run  # noqa: E402
-from assay.metrics.registry import DEFAULT_MEASURES, Evaluation, Measure, evaluate, parse_measure  # noqa: E402
+from assay.metrics._errors import MetricError
+from assay.metrics.curves import Curves, curves
+from assay.metrics.judged import Judged, Qrels, Run
+from assay.metrics.registry import DEFAULT_MEASURES, Evaluation, Measure, evaluate, parse_measure
 
 __all__ = [
     "DEFAULT_MEASURES",

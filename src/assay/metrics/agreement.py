@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from assay.metrics import MetricError
+from assay.metrics._errors import MetricError
 from assay.metrics.stats import FloatArray, Interval, Method, bootstrap_ci, bootstrap_statistic
 
 __all__ = [

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from assay.metrics import MetricError
+from assay.metrics._errors import MetricError
 from assay.metrics.judged import FloatArray, IntArray, Judged, Qrels, Run, join
 from assay.metrics.ranking import ideal_dcg, num_rel
 from assay.metrics.registry import Measure, _as_qrels, _as_run, parse_measure

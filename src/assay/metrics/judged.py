@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from assay.metrics import MetricError
+from assay.metrics._errors import MetricError
 from assay.metrics._lookup import docid_hashes, first_duplicate, hash31, lookup
 from assay.metrics._ranks import NOT_RETRIEVED, Docids, Targets, judged_ranks
 

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from assay.metrics import MetricError
+from assay.metrics._errors import MetricError
 
 __all__ = [
     "NUGGET_SCORES",

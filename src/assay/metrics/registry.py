@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from assay.metrics import MetricError
 from assay.metrics import ranking as rk
+from assay.metrics._errors import MetricError
 from assay.metrics.judged import FloatArray, Judged, Qrels, Run, join
 
 __all__ = ["DEFAULT_MEASURES", "Evaluation", "Measure", "evaluate", "parse_measure"]
