@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from assay.formats.atomic import atomic_write_text
 from assay.pipelines.results import RESULTS_FORMAT_VERSION, EvalResult, QueryResult
-from assay.report._io import write_public
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
 
@@ -42,5 +42,5 @@ def write_report(result: EvalResult, out_dir: str | Path, per_query: Sequence[Qu
     paths = {}
     for name in REPORT_FILES:
         paths[name] = folder / name
-        write_public(paths[name], texts[name])
+        atomic_write_text(paths[name], texts[name])
     return paths

@@ -16,11 +16,11 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from assay.formats.atomic import atomic_write_text
 from assay.pipelines.results import AgreementBlock, Comparison, EvalResult, MetricSummary, QueryResult, RunResult
 from assay.report import _agreement as agr
 from assay.report import _format as fmt
 from assay.report import plots
-from assay.report._io import write_public
 
 __all__ = ["render_html", "write_html"]
 
@@ -223,4 +223,4 @@ def render_html(result: EvalResult, per_query: Sequence[QueryResult] | None = No
 
 def write_html(result: EvalResult, path: str | Path, per_query: list[QueryResult] | None = None) -> None:
     """Render :func:`render_html` and write it to ``path`` atomically (nothing half-written is ever left)."""
-    write_public(path, render_html(result, per_query))
+    atomic_write_text(path, render_html(result, per_query))

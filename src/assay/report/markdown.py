@@ -11,10 +11,10 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from assay.formats.atomic import atomic_write_text
 from assay.pipelines.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 from assay.report import _agreement as agr
 from assay.report import _format as fmt
-from assay.report._io import write_public
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 
@@ -49,7 +49,7 @@ def render_markdown(result: EvalResult) -> str:
 
 def write_markdown(result: EvalResult, path: str | Path) -> None:
     """Write :func:`render_markdown` to ``path`` atomically (nothing half-written is ever left)."""
-    write_public(path, render_markdown(result))
+    atomic_write_text(path, render_markdown(result))
 
 
 def _header(result: EvalResult) -> list[str]:
