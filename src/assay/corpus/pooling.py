@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -60,8 +60,8 @@ def shingles(text: str, size: int = _SHINGLE) -> frozenset[tuple[str, ...]]:
     return frozenset(zip(*(tokens[i:] for i in range(size)), strict=False))
 
 
-def jaccard(a: frozenset[Shingle], b: frozenset[Shingle]) -> float:
-    """|a ∩ b| / |a ∪ b|; 0.0 when both are empty."""
+def jaccard(a: frozenset[Hashable], b: frozenset[Hashable]) -> float:
+    """|a ∩ b| / |a ∪ b| of two sets (shingles, question bigrams); 0.0 when both are empty."""
     union = len(a | b)
     return len(a & b) / union if union else 0.0
 

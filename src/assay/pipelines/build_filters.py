@@ -38,7 +38,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 
-from assay.corpus.pooling import Bm25Index
+from assay.corpus.pooling import Bm25Index, jaccard
 from assay.pipelines.build_settings import BuildSettings, StageOutput
 from assay.text import normalize, sentences, terms, words
 from assay.types import Chunk, Question
@@ -156,7 +156,7 @@ def filter_near_duplicates(questions: Sequence[Question], settings: BuildSetting
     for question in questions:
         grams = question_bigrams(question.text)
         candidates = sorted({j for g in grams for j in index.get(g, [])})
-        twin = next((j for j in candidates if _jaccard(grams, kept[j]) >= settings.duplicate_jaccard), None)
+        twin = next((j for j in candidates if jaccard(grams, kept[j]) >= settings.duplicate_jaccard), None)
         if twin is not None:
             detail = f"near-duplicate of {out.records[twin].id}"
             out.dropped.append(_drop(question, "near_duplicate", detail))
@@ -167,11 +167,6 @@ def filter_near_duplicates(questions: Sequence[Question], settings: BuildSetting
         kept.append(grams)
         out.records.append(question)
     return out
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
 
 
 def relabel_single_chunk(questions: Sequence[Question]) -> StageOutput[Question]:
