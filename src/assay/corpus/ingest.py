@@ -37,7 +37,7 @@ from assay.errors import CorpusError, FormatError
 from assay.text import content_hash
 from assay.types import Chunk, Document
 
-__all__ = ["SUPPORTED_SUFFIXES", "IngestResult", "decode_text", "html_to_text", "ingest"]
+__all__ = ["SUPPORTED_SUFFIXES", "IngestResult", "corpus_files", "decode_text", "html_to_text", "ingest"]
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".pdf")
 _BINARY_PROBE = 8192
@@ -100,7 +100,7 @@ def _collect(paths: list[Path] | Path, root: Path | None) -> tuple[list[Path], P
     for item in items:
         if not item.exists():
             raise CorpusError(f"{item} does not exist: check the path of your corpus")
-        files.extend(_walk(item) if item.is_dir() else [item])
+        files.extend(corpus_files(item) if item.is_dir() else [item])
     if not files:
         raise CorpusError(
             f"{_describe(paths)} holds no files (hidden files are ignored): point assay at the folder with your "
@@ -113,7 +113,8 @@ def _collect(paths: list[Path] | Path, root: Path | None) -> tuple[list[Path], P
     return files, root
 
 
-def _walk(folder: Path) -> list[Path]:
+def corpus_files(folder: Path) -> list[Path]:
+    """The files under ``folder``, recursively, hidden files and folders left out, sorted by relative path."""
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assay.corpus.chunking import chunk_corpus
-from assay.corpus.ingest import IngestResult, ingest
+from assay.corpus.ingest import IngestResult, corpus_files, ingest
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError, CorpusError
 from assay.pipelines.build_settings import BuildSettings
@@ -333,14 +333,7 @@ def _golden_sets_under(folder: Path) -> list[Path]:
 
 
 def _files_outside(folder: Path, excluded: Sequence[Path]) -> list[Path]:
-    files = [
-        Path(dirpath) / name
-        for dirpath, dirnames, names in os.walk(folder)
-        if not any(part.startswith(".") for part in Path(dirpath).relative_to(folder).parts)
-        for name in names
-        if not name.startswith(".")
-    ]
-    return sorted((f for f in files if not any(f.is_relative_to(d) for d in excluded)), key=lambda f: f.as_posix())
+    return [f for f in corpus_files(folder) if not any(f.is_relative_to(d) for d in excluded)]
 
 
 def corpus_inputs(corpus: Path | Sequence[Path]) -> tuple[Path | list[Path], Path | None, list[str]]:
