@@ -96,24 +96,39 @@ def _decode(docids: Bytes) -> npt.NDArray[np.str_]:
     return np.char.decode(docids, "utf-8", "replace")
 
 
-def read_run(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Run:
-    """Read a TREC run file into a :class:`~assay.metrics.Run` (the rank column is ignored)."""
-    source = Path(path)
-    index = _QueryIndex()
+def _read_columns(
+    source: Path, block_bytes: int, kind: str, parse: Callable[[Fields], tuple[Any, ...]]
+) -> tuple[list[Any], list[Any]]:
+    """The columns ``parse`` makes of every block's records, concatenated over blocks, and each block's line numbers.
+
+    ``kind`` is ``"run"`` (6 fields) or ``"qrels"`` (4 fields); ``parse`` sees the blocks in file order (a reader
+    numbers query ids by first appearance).
+    """
+    n_fields, expected = (6, RUN_EXPECTED) if kind == "run" else (4, QRELS_EXPECTED)
     parts: list[tuple[Any, ...]] = []
     lines: list[Any] = []
     first = 1
     for data in blocks(source, block_bytes):
-        fields = split(data, first, 6, path=source, expected=RUN_EXPECTED)
+        fields = split(data, first, n_fields, path=source, expected=expected)
         first += fields.n_lines
         if len(fields):
-            fallback = _fallback(fields, 4, float, source, "score")
-            scores = parse_floats(fields.words(4), fields.lengths(4), fallback)
-            parts.append((*index.runs(fields.words(0)), fields.strings(2), scores))
+            parts.append(parse(fields))
             lines.append(fields.lines)
     if not parts:
-        raise FormatError(source, None, "no run lines", RUN_EXPECTED)
-    codes, counts, docids, scores = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        raise FormatError(source, None, f"no {kind} lines", expected)
+    return [np.concatenate(column) for column in zip(*parts, strict=True)], lines
+
+
+def read_run(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Run:
+    """Read a TREC run file into a :class:`~assay.metrics.Run` (the rank column is ignored)."""
+    source = Path(path)
+    index = _QueryIndex()
+
+    def parse(fields: Fields) -> tuple[Any, ...]:
+        scores = parse_floats(fields.words(4), fields.lengths(4), _fallback(fields, 4, float, source, "score"))
+        return (*index.runs(fields.words(0)), fields.strings(2), scores)
+
+    (codes, counts, docids, scores), lines = _read_columns(source, block_bytes, "run", parse)
     run = Run.from_runs(list(index.ids), (codes, counts), scores, docids)
     dup = run.first_duplicate()
     _duplicate_error(source, dup, lines, docids, run.query_ids[int(run.qidx[dup[1]])] if dup else "")
@@ -124,19 +139,12 @@ def read_qrels(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Qrels:
     """Read a TREC qrels file into :class:`~assay.metrics.Qrels`; grades are integers (negative allowed)."""
     source = Path(path)
     index = _QueryIndex()
-    parts: list[tuple[Any, ...]] = []
-    lines: list[Any] = []
-    first = 1
-    for data in blocks(source, block_bytes):
-        fields = split(data, first, 4, path=source, expected=QRELS_EXPECTED)
-        first += fields.n_lines
-        if len(fields):
-            grades = parse_ints(fields.words(3), fields.lengths(3), _fallback(fields, 3, int, source, "grade"))
-            parts.append((index.encode(fields.words(0)), fields.strings(2), grades))
-            lines.append(fields.lines)
-    if not parts:
-        raise FormatError(source, None, "no qrels lines", QRELS_EXPECTED)
-    qidx, docids, grades = (np.concatenate([p[i] for p in parts]) for i in range(3))
+
+    def parse(fields: Fields) -> tuple[Any, ...]:
+        grades = parse_ints(fields.words(3), fields.lengths(3), _fallback(fields, 3, int, source, "grade"))
+        return (index.encode(fields.words(0)), fields.strings(2), grades)
+
+    (qidx, docids, grades), lines = _read_columns(source, block_bytes, "qrels", parse)
     names = list(index.ids)
     dup = find_duplicate(qidx, docid_hashes(docids), docids)
     _duplicate_error(source, dup, lines, docids, names[int(qidx[dup[1]])] if dup else "")
