@@ -85,3 +85,12 @@ def test_fmt_value_never_shows_minus_zero() -> None:
         "-0.500",
         "-10.000",
     ]
+
+
+def test_by_pair_groups_comparisons_in_first_seen_order() -> None:
+    ab, ba, ac = _comparison(0.1, True), _comparison(0.2, False), _comparison(0.3, False)
+    ba.a, ba.b = "new", "base"
+    ac.b = "other"
+    ab2 = _comparison(0.4, True)
+    assert fmt.by_pair([ab, ba, ab2, ac]) == [[ab, ab2], [ba], [ac]]
+    assert fmt.by_pair([]) == []

@@ -16,6 +16,7 @@ __all__ = [
     "NO_JUDGE",
     "CountNote",
     "all_metrics",
+    "by_pair",
     "confidence_label",
     "count_notes",
     "fmt_interval",
@@ -57,6 +58,14 @@ def split_metric(name: str) -> tuple[str, int | None, str]:
 
 def _unique(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
+
+
+def by_pair(comparisons: Iterable[Comparison]) -> list[list[Comparison]]:
+    """The comparisons grouped by pair of runs ``(a, b)``: pairs in first-seen order, each group in the order given."""
+    groups: dict[tuple[str, str], list[Comparison]] = {}
+    for comparison in comparisons:
+        groups.setdefault((comparison.a, comparison.b), []).append(comparison)
+    return list(groups.values())
 
 
 def all_metrics(result: EvalResult) -> list[str]:

@@ -17,7 +17,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.results import AgreementBlock, Comparison, EvalResult, MetricSummary, QueryResult, RunResult
+from assay.pipelines.results import AgreementBlock, EvalResult, MetricSummary, QueryResult, RunResult
 from assay.report import _agreement as agr
 from assay.report import _format as fmt
 from assay.report import plots
@@ -76,10 +76,8 @@ def _strata_view(result: EvalResult) -> list[dict[str, Any]]:
 
 
 def _comparison_view(result: EvalResult) -> list[dict[str, Any]]:
-    pairs = list(dict.fromkeys((c.a, c.b) for c in result.comparisons))
     out = []
-    for a, b in pairs:
-        comps: list[Comparison] = [c for c in result.comparisons if (c.a, c.b) == (a, b)]
+    for comps in fmt.by_pair(result.comparisons):
         rows = [
             {
                 "metric": c.metric,
@@ -93,7 +91,7 @@ def _comparison_view(result: EvalResult) -> list[dict[str, Any]]:
             }
             for c in comps
         ]
-        out.append({"a": a, "b": b, "rows": rows})
+        out.append({"a": comps[0].a, "b": comps[0].b, "rows": rows})
     return out
 
 

@@ -128,10 +128,9 @@ def _comparisons(result: EvalResult) -> list[str]:
         "Paired randomization test per metric; p adjusted by Holm across the metrics of a pair.",
         "",
     ]
-    pairs = list(dict.fromkeys((c.a, c.b) for c in result.comparisons))
-    for a, b in pairs:
-        comps = [c for c in result.comparisons if (c.a, c.b) == (a, b)]
-        lines += [f"### {md_escape(b)} vs {md_escape(a)}", "", *_table(*_comparison_rows(result, comps), "lrrlrrl")]
+    for comps in fmt.by_pair(result.comparisons):
+        title = f"### {md_escape(comps[0].b)} vs {md_escape(comps[0].a)}"
+        lines += [title, "", *_table(*_comparison_rows(result, comps), "lrrlrrl")]
     return lines
 
 

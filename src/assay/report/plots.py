@@ -247,10 +247,9 @@ def forest_svg(result: EvalResult) -> str | None:
 
     Filled markers are significant after Holm's correction, hollow ones are not.
     """
-    pairs = list(dict.fromkeys((c.a, c.b) for c in result.comparisons))
-    if not pairs:
+    groups = fmt.by_pair(result.comparisons)
+    if not groups:
         return None
-    groups = [[c for c in result.comparisons if (c.a, c.b) == pair] for pair in pairs]
     heights = [len(g) + 1.2 for g in groups]
     with _figure(6.4, 0.26 * sum(heights) + 0.5 * len(groups) + 0.4) as fig:
         axes = fig.subplots(len(groups), 1, squeeze=False, sharex=True, height_ratios=heights).ravel()

@@ -95,11 +95,11 @@ def _run_table(result: EvalResult, run: RunResult, headline: list[str]) -> Table
 
 def _comparisons(result: EvalResult, headline: list[str]) -> list[Table]:
     chosen = [c for c in result.comparisons if c.metric in headline] or result.comparisons
-    pairs = list(dict.fromkeys((c.a, c.b) for c in chosen))
-    return [_pair_table(result, a, b, [c for c in chosen if (c.a, c.b) == (a, b)]) for a, b in pairs]
+    return [_pair_table(result, comps) for comps in fmt.by_pair(chosen)]
 
 
-def _pair_table(result: EvalResult, a: str, b: str, comps: list[Comparison]) -> Table:
+def _pair_table(result: EvalResult, comps: list[Comparison]) -> Table:
+    a, b = comps[0].a, comps[0].b
     n = max(c.n for c in comps)
     title = f"{b} vs {a}: paired over {n} queries, randomization test, Holm across metrics"
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
