@@ -272,9 +272,9 @@ def _split_front_matter(text: str) -> tuple[str, dict[str, Any]]:
 
 
 def _ingest_jsonl(text: str, rel: str, result: IngestResult) -> None:
-    records = list(_json_records(text, rel))
-    if records and _header_kind(records[0][1]) is not None:
-        kind = _header_kind(records[0][1])
+    records = _json_records(text, rel)
+    kind = _header_kind(records[0][1]) if records else None
+    if kind is not None:
         records = records[1:]
     else:
         kind = "chunks" if records and "doc_id" in records[0][1] else "documents"
@@ -316,22 +316,19 @@ def _add_json_document(obj: dict[str, Any], rel: str, line: int, result: IngestR
     text = obj.get("text", obj.get("contents"))
     if not isinstance(text, str):
         raise FormatError(rel, line, "no string field 'text'", '{"id": ..., "text": ..., "title": ...}')
-    given = obj.get("id", obj.get("_id"))
-    title = obj.get("title") or None
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     where = f"{rel}:{line}"
     if not text.strip():
         result.skip(where, "empty text")
         return
-    result.documents.append(
-        Document(
-            id=str(given) if given not in (None, "") else where,
-            source=where,
-            title=str(title) if title is not None else None,
-            text=text.replace("\r\n", "\n"),
-            content_hash=content_hash(text.replace("\r\n", "\n")),
-            metadata={"format": "jsonl", **(metadata or {})},
-        )
+    given, title, metadata = obj.get("id", obj.get("_id")), obj.get("title") or None, obj.get("metadata")
+    _add_text(
+        result,
+        where,
+        text.replace("\r\n", "\n"),
+        "jsonl",
+        title=str(title) if title is not None else None,
+        extra=metadata if isinstance(metadata, dict) else None,
+        doc_id=str(given) if given not in (None, "") else None,
     )
 
 
