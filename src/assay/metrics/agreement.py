@@ -19,6 +19,7 @@ Conventions:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Literal
 
@@ -87,16 +88,18 @@ def _ratio(numerator: FloatArray, denominator: FloatArray) -> FloatArray:
     return result
 
 
+def _check_weights(weights: Weights) -> None:
+    if weights not in ("linear", "quadratic"):
+        raise MetricError(f"unknown kappa weights {weights!r}; use 'linear' or 'quadratic'")
+
+
 def _weight_matrix(k: int, weights: Weights | None) -> FloatArray:
+    """Disagreement weights over category positions: None [i != j] (Cohen), linear or quadratic."""
     positions = np.arange(k, dtype=np.float64)
     diff = np.abs(positions[:, None] - positions[None, :]) / max(k - 1, 1)
     if weights is None:
         return (diff > 0).astype(np.float64)
-    if weights == "linear":
-        return diff
-    if weights == "quadratic":
-        return diff**2
-    raise MetricError(f"unknown kappa weights {weights!r}; use 'linear' or 'quadratic'")
+    return diff if weights == "linear" else diff**2
 
 
 def _kappa_from_cells(cells: FloatArray, weights: FloatArray) -> FloatArray:
@@ -158,8 +161,7 @@ def weighted_kappa(
     O = observed confusion counts, E_ij = (row total_i)(column total_j) / n, w linear |i-j|/(K-1) or quadratic
     ((i-j)/(K-1))^2 over category positions. With w_ij = [i != j] it is Cohen's kappa.
     """
-    if weights not in ("linear", "quadratic"):
-        raise MetricError(f"unknown kappa weights {weights!r}; use 'linear' or 'quadratic'")
+    _check_weights(weights)
     stats, statistic, _ = _kappa_parts(a, b, categories, weights)
     return _point(stats, statistic)
 
@@ -176,10 +178,8 @@ def percent_agreement_ci(
 ) -> Interval:
     """:func:`percent_agreement` with a bootstrap interval over items."""
     first, second, dropped = _pair_codes(a, b, categories)
-    interval = bootstrap_ci(
-        (first == second).astype(np.float64), confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
-    )
-    return Interval(interval.mean, interval.low, interval.high, interval.n, dropped, confidence)
+    interval = bootstrap_ci(first == second, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method)
+    return replace(interval, n_unscored=dropped)
 
 
 def cohen_kappa_ci(
@@ -211,8 +211,7 @@ def weighted_kappa_ci(
     method: Method = "percentile",
 ) -> Interval:
     """:func:`weighted_kappa` with a bootstrap interval over items."""
-    if weights not in ("linear", "quadratic"):
-        raise MetricError(f"unknown kappa weights {weights!r}; use 'linear' or 'quadratic'")
+    _check_weights(weights)
     stats, statistic, dropped = _kappa_parts(a, b, categories, weights)
     return bootstrap_statistic(
         stats, statistic, n_unscored=dropped, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
@@ -396,7 +395,7 @@ def leniency_ci(
     grades = np.asarray(categories, dtype=np.float64)
     diffs = grades[first] - grades[second]
     interval = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method)
-    return Interval(interval.mean, interval.low, interval.high, interval.n, dropped, confidence)
+    return replace(interval, n_unscored=dropped)
 
 
 def grade_histogram(values: npt.ArrayLike, categories: Sequence[float] = DEFAULT_CATEGORIES) -> npt.NDArray[np.int64]:
