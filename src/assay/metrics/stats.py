@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -237,7 +237,7 @@ def paired_bootstrap_ci(
     """
     diffs, dropped = _paired_differences(a, b)
     interval = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method)
-    return Interval(interval.mean, interval.low, interval.high, interval.n, dropped, confidence)
+    return replace(interval, n_unscored=dropped)
 
 
 def paired_randomization_test(
