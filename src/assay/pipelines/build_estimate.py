@@ -22,7 +22,6 @@ share of seeds. The cost prices prompt tokens plus each prompt's ``max_tokens`` 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +31,8 @@ from assay.corpus.pooling import Bm25Index
 from assay.judge.client import Estimate, Judge
 from assay.judge.relevance import Pair, estimate_pairs
 from assay.pipelines.build_judging import generation_variables
-from assay.pipelines.build_sampling import Seed, plan_seeds, prepare_corpus
+from assay.pipelines.build_sampling import Seed, chunk_query, plan_seeds, prepare_corpus
 from assay.pipelines.build_settings import BuildSettings
-from assay.text import terms
 from assay.types import Chunk
 
 __all__ = ["ACCEPT_LOW", "FILTER_PASS_LOW", "BuildEstimate", "StageEstimate", "estimate_build"]
@@ -133,7 +131,7 @@ def _stand_in(seed: Seed, chunks: dict[str, Chunk]) -> str:
 
 
 def _proxy_query(chunk: Chunk, size: int = 10) -> str:
-    return " ".join(t for t, _ in Counter(terms(chunk.text)).most_common(size)) or chunk.text[:200]
+    return chunk_query(chunk, size) or chunk.text[:200]
 
 
 def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: BuildSettings) -> BuildEstimate:

@@ -49,6 +49,7 @@ __all__ = [
     "TWO_CHUNK_TYPES",
     "Seed",
     "allocate",
+    "chunk_query",
     "corpus_inputs",
     "detect_language",
     "parse_mix",
@@ -171,24 +172,30 @@ def detect_language(text: str) -> str:
     return KEEP_LANGUAGE
 
 
+def _tokens(chunk: Chunk) -> int:
+    """The chunk's token count as chunking recorded it (pre-made chunks: about 4 characters a token)."""
+    return int(chunk.metadata.get("tokens", 0)) or len(chunk.text) // 4
+
+
 def _pick_chunks(chunks: list[Chunk], n: int, rng: random.Random) -> list[Chunk]:
     """``n`` chunks drawn without replacement, weighted by tokens; cycles when ``n`` exceeds the chunks."""
     out: list[Chunk] = []
     while len(out) < n:
         pool = list(chunks)
         while pool and len(out) < n:
-            weights = [max(int(c.metadata.get("tokens", 0)) or len(c.text) // 4, 1) for c in pool]
+            weights = [max(_tokens(c), 1) for c in pool]
             out.append(pool.pop(rng.choices(range(len(pool)), weights=weights)[0]))
     return out
 
 
-def _query(chunk: Chunk) -> str:
-    return " ".join(t for t, _ in Counter(terms(chunk.text)).most_common(_QUERY_TERMS))
+def chunk_query(chunk: Chunk, size: int = _QUERY_TERMS) -> str:
+    """A BM25 query standing for a chunk: its ``size`` most frequent content terms ("" when it has none)."""
+    return " ".join(t for t, _ in Counter(terms(chunk.text)).most_common(size))
 
 
 def second_chunk(index: Bm25Index, chunk: Chunk) -> str | None:
     """The partner of a two-chunk seed: BM25-nearest chunk of another document, else another section, else any."""
-    for cid, _ in index.search(_query(chunk), k=50) if terms(chunk.text) else []:
+    for cid, _ in index.search(chunk_query(chunk), k=50) if terms(chunk.text) else []:
         if index.chunks[index.position[cid]].doc_id != chunk.doc_id:
             return cid
     others = [c for c in index.chunks if c.id != chunk.id]
@@ -229,7 +236,7 @@ def sample_seeds(
         result.warnings.append(f"{wanted} questions asked for {n_docs} documents: raised to {n_docs}, one each")
     planned_total = max(wanted, n_docs)
     cap = max(max_per_doc, math.ceil(planned_total / n_docs), per_doc or 0)
-    sizes = [sum(int(c.metadata.get("tokens", 0)) or len(c.text) // 4 for c in cs) for cs in by_doc.values()]
+    sizes = [sum(_tokens(c) for c in cs) for cs in by_doc.values()]
     quota = allocate(sizes, planned_total, cap)
     picked: list[Chunk] = []
     for (doc_id, doc_chunks), n in zip(by_doc.items(), quota, strict=True):
