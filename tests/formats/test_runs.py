@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from assay.errors import FormatError
-from assay.formats.runs import read_any_run, read_jsonl_run, sniff_run_format
-from assay.metrics import evaluate
+from assay.formats.runs import ranked_lists, read_any_run, read_jsonl_run, sniff_run_format
+from assay.metrics import Run, evaluate
 
 QRELS = {"q1": {"c": 1, "a": 2}, "q2": {"x": 1}}
 
@@ -71,3 +71,13 @@ def test_a_jsonl_file_with_a_broken_first_line_is_reported_as_bad_json(tmp_path:
     assert sniff_run_format(tmp_path / "run.jsonl") == "jsonl"
     with pytest.raises(FormatError, match=r"run\.jsonl:1: invalid JSON"):
         read_any_run(tmp_path / "run.jsonl")
+
+
+def test_ranked_lists_follow_trec_eval_order(tmp_path: Path) -> None:
+    # a's 1.00000001 beats b's 1.0 in float64 but not in float32, where they tie and the docid decides, descending:
+    # so trec_eval's order is c, b, a, d.
+    scores = {"a": 1.00000001, "b": 1.0, "c": 2.0, "d": 0.5}
+    (tmp_path / "run.txt").write_text("".join(f"q1 Q0 {d} 1 {s!r} x\n" for d, s in scores.items()) + "q0 Q0 z 1 1 x\n")
+    expected = {"q1": ["c", "b", "a", "d"], "q0": ["z"]}
+    assert ranked_lists(read_any_run(tmp_path / "run.txt")) == expected
+    assert ranked_lists(Run.from_dict({"q1": scores, "q0": {"z": 1.0}})) == expected

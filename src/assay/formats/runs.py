@@ -13,11 +13,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from assay.errors import FormatError
 from assay.formats.jsonl import iter_json_lines
-from assay.formats.trec import read_run
+from assay.formats.trec import read_run, run_table, trec_order
 from assay.metrics import MetricError, Run
 
 __all__ = ["read_any_run", "read_jsonl_run", "sniff_run_format"]
@@ -107,8 +105,4 @@ def read_any_run(path: str | Path) -> Run:
 
 def ranked_lists(run: Run) -> dict[str, list[str]]:
     """A run's documents per query in trec_eval's order (useful for printing and exports)."""
-    docs = run.docids_at(np.arange(len(run.scores), dtype=np.int64))
-    grouped: dict[str, list[tuple[float, str]]] = {q: [] for q in run.query_ids}
-    for q, d, s in zip(run.qidx.tolist(), docs, run.scores.astype(np.float32).tolist(), strict=True):
-        grouped[run.query_ids[q]].append((s, d))
-    return {q: [d for _, d in sorted(pairs, reverse=True)] for q, pairs in grouped.items()}
+    return {q: [doc for doc, _ in trec_order(docs)] for q, docs in run_table(run).items()}

@@ -155,18 +155,18 @@ def read_qrels(path: str | Path, *, block_bytes: int = BLOCK_BYTES) -> Qrels:
     return Qrels(sorted(names), offsets, _decode(docids[order]), grades[order].astype(np.int64))
 
 
-def _trec_order(docs: Mapping[str, float]) -> list[tuple[str, float]]:
+def trec_order(docs: Mapping[str, float]) -> list[tuple[str, float]]:
     """trec_eval's order: score descending in float32, then docid descending."""
     return sorted(docs.items(), key=lambda item: (float(np.float32(item[1])), item[0]), reverse=True)
 
 
 def write_run(path: str | Path, run: Run | Mapping[str, Mapping[str, float]], *, tag: str = "assay") -> int:
     """Write a TREC run atomically, queries sorted, ranks 1..n in trec_eval's order; returns lines written."""
-    table = run if not isinstance(run, Run) else _run_dict(run)
+    table = run if not isinstance(run, Run) else run_table(run)
     count = 0
     with atomic_write(path) as out:
         for qid in sorted(table):
-            for rank, (doc, score) in enumerate(_trec_order(table[qid]), start=1):
+            for rank, (doc, score) in enumerate(trec_order(table[qid]), start=1):
                 out.write(f"{qid} Q0 {doc} {rank} {score!r} {tag}\n")
                 count += 1
     return count
@@ -184,7 +184,8 @@ def write_qrels(path: str | Path, qrels: Qrels | Mapping[str, Mapping[str, int]]
     return count
 
 
-def _run_dict(run: Run) -> dict[str, dict[str, float]]:
+def run_table(run: Run) -> dict[str, dict[str, float]]:
+    """A run back as ``{qid: {docid: score}}``, queries in the run's order."""
     if run.source is not None:
         return {q: dict(d) for q, d in run.source.items()}
     docs = run.docids_at(np.arange(len(run.scores), dtype=np.int64))
