@@ -195,15 +195,16 @@ def evaluate_detailed(
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     if judge is not None:
         assessed = _judge(gold, folder, runs=loaded, judge=judge, config=config, families=families, progress=progress)
+    labels = er.Labels.of(gold, strict_unscored=judge is not None)
     per_run = {
-        run.name: _rows(
-            gold, run, judged=judge is not None, ranking=ranking, families=families, assessed=assessed, config=config
-        )
+        run.name: _rows(gold, run, labels=labels, ranking=ranking, families=families, assessed=assessed, config=config)
         for run in loaded
     }
     humans = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
-    result = _result(gold, folder, runs=loaded, per_run=per_run, judge=judge, config=config, humans=humans)
+    result = _result(
+        gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config, humans=humans
+    )
     result.usage = _spent(judge, before)
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
@@ -327,17 +328,16 @@ def _rows(
     gold: GoldenSet,
     run: LoadedRun,
     *,
-    judged: bool,
+    labels: er.Labels,
     ranking: list[str],
     families: set[str],
     assessed: Mapping[str, Mapping[str, Assessed]],
     config: EvalSettings,
 ) -> dict[str, QueryResult]:
-    labels = er.Labels.of(gold, strict_unscored=judged)
     parts: list[Mapping[str, er.QueryValues | Assessed]] = []
     if ranking:
         parts.append(er.rank_run(run, labels, ranking, threshold=config.threshold, depth=config.depth))
-    if judged and "ragas_context_precision" in families:
+    if labels.strict_unscored and "ragas_context_precision" in families:  # strict_unscored: evaluated with a judge
         parts.append(er.context_precision(run, labels, config.k_values, config.cp_threshold))
     if "coverage_recall" in families:
         parts.append(er.coverage(run, gold, config.k_values))
@@ -371,13 +371,10 @@ def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
     return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
 
 
-def _run_result(
-    gold: GoldenSet, run: LoadedRun, rows: Mapping[str, QueryResult], config: EvalSettings, judged: bool
-) -> RunResult:
+def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labels, config: EvalSettings) -> RunResult:
     names = _metric_names(rows)
     stat = config.stat()
     summaries = summarize_all(list(rows.values()), names, stat)
-    labels = er.Labels.of(gold, strict_unscored=judged)
     curves = er.rank_curves(run, labels, config.threshold, config.depth)
     for family in LABEL_CURVES:
         curves[family] = {
@@ -403,13 +400,14 @@ def _result(
     *,
     runs: list[LoadedRun],
     per_run: Mapping[str, Mapping[str, QueryResult]],
+    labels: er.Labels,
     judge: Judge | None,
     config: EvalSettings,
     humans: PPIInputs,
 ) -> EvalResult:
     from assay import __version__
 
-    results = [_run_result(gold, run, per_run[run.name], config, judge is not None) for run in runs]
+    results = [_run_result(run, per_run[run.name], labels, config) for run in runs]
     warnings = [note for run in runs for note in run.notes]
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
