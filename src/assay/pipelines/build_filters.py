@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 
 from assay.corpus.pooling import Bm25Index, jaccard
-from assay.pipelines.build_settings import BuildSettings, StageOutput
+from assay.pipelines.build_settings import BuildSettings, StageOutput, drop
 from assay.text import normalize, sentences, terms, words
 from assay.types import Chunk, Question
 
@@ -56,12 +56,6 @@ __all__ = [
     "quote_score",
     "relabel_single_chunk",
 ]
-
-
-def _drop(question: Question, reason: str, detail: str) -> Question:
-    question.flags["dropped"] = reason
-    question.flags["dropped_detail"] = detail
-    return question
 
 
 def quote_score(quote: str, text: str) -> float:
@@ -91,8 +85,7 @@ def filter_evidence(
         if problem is None:
             out.records.append(question)
         else:
-            out.dropped.append(_drop(question, "evidence", problem))
-            out.counts["dropped_by_evidence"] += 1
+            drop(out, question, "evidence", problem)
     return out
 
 
@@ -133,8 +126,7 @@ def filter_leakage(
             question.flags["leakage_span"] = span
             out.counts["flagged_leakage"] += 1
         if span >= settings.leakage_words or (span >= 4 and span / n_words >= settings.leakage_ratio):
-            out.dropped.append(_drop(question, "leakage", f"copies a run of {span} words of {n_words}"))
-            out.counts["dropped_by_leakage"] += 1
+            drop(out, question, "leakage", f"copies a run of {span} words of {n_words}")
         else:
             out.records.append(question)
     return out
@@ -158,9 +150,7 @@ def filter_near_duplicates(questions: Sequence[Question], settings: BuildSetting
         candidates = sorted({j for g in grams for j in index.get(g, [])})
         twin = next((j for j in candidates if jaccard(grams, kept[j]) >= settings.duplicate_jaccard), None)
         if twin is not None:
-            detail = f"near-duplicate of {out.records[twin].id}"
-            out.dropped.append(_drop(question, "near_duplicate", detail))
-            out.counts["dropped_by_near_duplicate"] += 1
+            drop(out, question, "near_duplicate", f"near-duplicate of {out.records[twin].id}")
             continue
         for g in grams:
             index.setdefault(g, []).append(len(kept))

@@ -25,7 +25,7 @@ from assay.corpus.pooling import Bm25Index
 from assay.judge.client import Judge, Judgement
 from assay.judge.relevance import Pair, grade_pairs_detailed
 from assay.pipelines.build_sampling import Seed
-from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput
+from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput, drop
 from assay.types import Chunk, Claim, Nugget, Provenance, Question, RelevanceLabel
 
 __all__ = [
@@ -162,9 +162,7 @@ async def critique_questions(
         if verdict is None:
             out.records.append(question)
             continue
-        question.flags["dropped"], question.flags["dropped_detail"] = verdict
-        out.dropped.append(question)
-        out.counts[f"dropped_by_{verdict[0]}"] += 1
+        drop(out, question, *verdict)
     return out
 
 
@@ -222,10 +220,8 @@ def check_unanswerable(
     out = StageOutput[Question](records=[], counts={"dropped_by_unanswerable_answered": 0})
     for question in questions:
         if question.type == "unanswerable" and question.id in answered:
-            question.flags["dropped"] = "unanswerable_answered"
-            question.flags["dropped_detail"] = f"chunk {answered[question.id]} was graded 3 (it answers the question)"
-            out.dropped.append(question)
-            out.counts["dropped_by_unanswerable_answered"] += 1
+            detail = f"chunk {answered[question.id]} was graded 3 (it answers the question)"
+            drop(out, question, "unanswerable_answered", detail)
         else:
             out.records.append(question)
     gone = {q.id for q in out.dropped}

@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, TypeVar
 
 from assay.errors import ConfigError
+from assay.types import Question
 
-__all__ = ["BuildSettings", "ProgressFn", "StageOutput"]
+__all__ = ["BuildSettings", "ProgressFn", "StageOutput", "drop"]
 
 T = TypeVar("T")
 # progress(stage, done, total): called with done=0 when a stage starts and after each item.
@@ -27,6 +28,15 @@ class StageOutput(Generic[T]):
     records: list[T]
     counts: dict[str, int] = field(default_factory=dict)
     dropped: list[T] = field(default_factory=list)
+
+
+def drop(out: StageOutput[Question], question: Question, reason: str, detail: str) -> None:
+    """Set ``question`` aside in ``out``: ``flags['dropped']`` = ``reason`` (with ``dropped_detail``), counted in
+    ``dropped_by_<reason>``."""
+    question.flags["dropped"] = reason
+    question.flags["dropped_detail"] = detail
+    out.dropped.append(question)
+    out.counts[f"dropped_by_{reason}"] += 1
 
 
 @dataclass(frozen=True)
