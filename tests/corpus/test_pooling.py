@@ -102,12 +102,6 @@ def test_ties_are_broken_by_index_order_everywhere() -> None:
     assert [index.rank_of("words", f"c{i}") for i in range(6)] == [1, 2, 3, 4, 5, 6]
 
 
-def test_search_many_equals_search_one_by_one() -> None:
-    index = Bm25Index.build(_chunks())
-    queries = ["refund", "delivery days", "euros free", "nothing matches zzz"]
-    assert index.search_many(queries, k=4) == [index.search(q, k=4) for q in queries]
-
-
 def test_rank_of_is_the_position_in_the_full_ranking() -> None:
     index = Bm25Index.build(_chunks())
     query = "refund days"

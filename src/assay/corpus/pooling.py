@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -109,10 +109,6 @@ class Bm25Index:
         if k < 1:
             raise ConfigError(f"k must be at least 1, got {k}")
         return [(self.ids[i], float(s)) for i, s in _top_k(self.scores(query), k)]
-
-    def search_many(self, queries: Iterable[str], k: int = 10) -> list[list[tuple[str, float]]]:
-        """:meth:`search` for many queries (one sparse score pass per query, no Python loop over chunks)."""
-        return [self.search(query, k) for query in queries]
 
     def rank_of(self, question: str | Question, chunk_id: str) -> int | None:
         """1-based BM25 rank of ``chunk_id`` for the question over the whole corpus (ties broken by index order);
