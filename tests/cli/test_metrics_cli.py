@@ -65,6 +65,13 @@ def test_malformed_run_names_file_and_line(tmp_path: Path) -> None:
     assert code == 1 and f"{bad}:2: 5 fields" in err
 
 
+def test_bad_measure_fails_before_the_files_are_read(tmp_path: Path) -> None:
+    bad = tmp_path / "run.txt"
+    bad.write_text("q1 Q0 c01 1.0 x\n")  # malformed too: the measure name is checked first
+    code, _, err = invoke(QRELS, str(bad), "-m", "nope@5")
+    assert code == 1 and "unknown measure 'nope@5'" in err and "5 fields" not in err
+
+
 def test_help_has_an_example() -> None:
     code, out, _ = invoke("--help")
     assert code == 0 and "assay metrics datasets/example/qrels.txt" in out

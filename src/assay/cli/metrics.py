@@ -12,7 +12,8 @@ from rich.table import Table
 from assay.cli._app import main
 from assay.formats.runs import read_any_run
 from assay.formats.trec import read_qrels
-from assay.metrics import DEFAULT_MEASURES, Evaluation, evaluate, parse_measure
+from assay.metrics import DEFAULT_MEASURES, Evaluation, evaluate
+from assay.metrics.registry import measure_names
 
 
 def _fmt(value: float) -> str:
@@ -84,9 +85,7 @@ def metrics(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, co
     iprec@0.5 auc_pr; threshold suffix |g>=2; trec_eval names (P_5, ndcg_cut_10, recip_rank, ...) work too.
     Defaults: map mrr ndcg@10 P@5 P@10 recall@10 recall@100 err@10 hit@10 rprec bpref.
     """
-    names = list(measures) or list(DEFAULT_MEASURES)
-    for name in names:
-        parse_measure(name)  # fail on a bad name before reading large files
+    names = measure_names(list(measures) or list(DEFAULT_MEASURES))  # a bad name fails before large files are read
     ev = evaluate(read_qrels(qrels), read_any_run(run), names, complete=complete)
     if fmt == "trec":
         click.echo("\n".join(_trec_lines(ev, per_query)))
