@@ -36,7 +36,7 @@ from starlette.routing import Route
 from assay.audit._golden import GoldenView
 from assay.audit.access import open_store
 from assay.audit.queues import QUEUES, queue_for
-from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator
+from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.security import BodyTooLarge, Guard, read_json
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
@@ -149,13 +149,11 @@ class AuditState:
         return {"undone": event is not None, "i": index, "progress": self.progress(annotator)}
 
     def adjudication(self) -> dict[str, Any]:
+        current = self.store.current_labels()
+        judge = first_judge(current)
         by_item: dict[Item, dict[str, int]] = {}
-        judge: dict[Item, CurrentLabel] = {}
-        for lab in self.store.current_labels():
-            if lab.source == "judge":
-                if lab.item not in judge or lab.event_id < judge[lab.item].event_id:
-                    judge[lab.item] = lab
-            elif lab.grade is not None:
+        for lab in current:
+            if lab.source != "judge" and lab.grade is not None:
                 by_item.setdefault(lab.item, {})[lab.annotator] = lab.grade
         rows = []
         for item, grades in sorted(by_item.items()):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.audit._golden import GoldenView
-from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator
+from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
 from assay.formats.atomic import atomic_write
@@ -65,7 +65,7 @@ def export_csv(
     if include_unlabelled and annotator is None:
         raise AuditError("an empty sheet to fill in is per person; pass the annotator (--annotator NAME)")
     labels = [lab for lab in store.current_labels(role="human", annotator=annotator) if lab.grade is not None]
-    judges = _first_judge(store.current_labels(role="judge"))
+    judges = first_judge(store.current_labels(role="judge"))
     rows = [(lab.item, lab.grade, lab.reason, lab.annotator) for lab in labels]
     if include_unlabelled and annotator is not None:
         done = {lab.item for lab in labels}
@@ -185,14 +185,6 @@ def _grade(raw: str) -> int:
 
 def _same(current: CurrentLabel | None, event: LabelEvent) -> bool:
     return current is not None and current.grade == event.grade and (current.reason or None) == event.reason
-
-
-def _first_judge(labels: list[CurrentLabel]) -> dict[Item, CurrentLabel]:
-    first: dict[Item, CurrentLabel] = {}
-    for lab in labels:
-        if lab.item not in first or lab.event_id < first[lab.item].event_id:
-            first[lab.item] = lab
-    return first
 
 
 def _context(golden: GoldenView | None, item: Item, judge: CurrentLabel | None) -> list[str]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from assay.audit.records import CurrentLabel, Item
+from assay.audit.records import CurrentLabel, Item, first_judge
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
 
@@ -100,11 +100,7 @@ def queue_for(store: LabelStore, annotator: str, queue: str, seed: int) -> list[
 
 def _judge_grade(labels: list[CurrentLabel]) -> dict[Item, int | None]:
     """Per judged item, the grade of its first imported judge label (None when unscored)."""
-    first: dict[Item, CurrentLabel] = {}
-    for lab in labels:
-        if lab.source == "judge" and (lab.item not in first or lab.event_id < first[lab.item].event_id):
-            first[lab.item] = lab
-    return {item: lab.grade for item, lab in first.items()}
+    return {item: lab.grade for item, lab in first_judge(labels).items()}
 
 
 def _first(head: list[Item], labels: list[CurrentLabel], seed: int, *, shuffle: bool = True) -> list[Item]:

@@ -27,9 +27,9 @@ __all__ = [
     "StoredEvent",
     "check_annotator",
     "current_of",
+    "first_judge",
     "fold",
     "judge_event",
-    "judge_grades",
     "strata_of",
 ]
 
@@ -125,15 +125,15 @@ def current_of(event: StoredEvent) -> CurrentLabel:
     )
 
 
-def judge_grades(current: list[CurrentLabel], prompt: str | None) -> dict[Item, tuple[int | None, str | None]]:
-    """Per item, the grade of the chosen judge label: ``prompt``'s, else the first imported one."""
+def first_judge(labels: Iterable[CurrentLabel], prompt: str | None = None) -> dict[Item, CurrentLabel]:
+    """Per item, its judge label of ``prompt`` (of any prompt when None) imported first: the golden set's own."""
     chosen: dict[Item, CurrentLabel] = {}
-    for lab in current:
+    for lab in labels:
         if lab.source != "judge" or (prompt is not None and lab.prompt != prompt):
             continue
         if lab.item not in chosen or lab.event_id < chosen[lab.item].event_id:
             chosen[lab.item] = lab
-    return {item: (lab.grade, lab.prompt) for item, lab in chosen.items()}
+    return chosen
 
 
 def strata_of(questions: Mapping[str, Question] | None, query_id: str, judge_grade: int | None) -> dict[str, str]:

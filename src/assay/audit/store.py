@@ -30,9 +30,9 @@ from assay.audit.records import (
     Item,
     StoredEvent,
     current_of,
+    first_judge,
     fold,
     judge_event,
-    judge_grades,
     strata_of,
 )
 from assay.errors import AuditError
@@ -283,7 +283,7 @@ class LabelStore:
         difficulty, the judge grade, and the question's scalar metadata, for per-stratum figures.
         """
         current = self.current_labels()
-        judge = judge_grades(current, judge_prompt)
+        judge = first_judge(current, judge_prompt)
         humans = [lab for lab in current if lab.source != "judge" and lab.grade is not None and lab.item in judge]
         if annotator is not None:
             humans = [lab for lab in humans if lab.annotator == annotator]
@@ -292,7 +292,7 @@ class LabelStore:
             grades.setdefault(lab.item, {})[lab.annotator] = lab.grade  # type: ignore[assignment]
         pairs: list[AuditedPair] = []
         for item, by_person in sorted(grades.items()):
-            judge_grade, prompt = judge[item]
+            judge_grade, prompt = judge[item].grade, judge[item].prompt
             strata = strata_of(questions, item[0], judge_grade)
             if one_per_item and len(by_person) > 1:
                 rows = [("consensus", int(statistics.median_low(by_person.values())))]
