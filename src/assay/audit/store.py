@@ -176,7 +176,7 @@ class LabelStore:
         _check_event(event)
         with self._write() as conn:
             event_id = _insert(conn, event, kind="label", undoes=None, session=session, queue=queue)
-            return _row_event(conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone())
+            return _stored(conn, event_id)
 
     def record_many(self, events: Iterable[LabelEvent], *, session: str | None = None) -> int:
         """Append several events in one transaction: all of them or none."""
@@ -215,7 +215,7 @@ class LabelStore:
                 prompt=target.prompt,
             )
             event_id = _insert(conn, restored, kind="undo", undoes=target.id, session=session, queue=None)
-            return _row_event(conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone())
+            return _stored(conn, event_id)
 
     # -- reading --------------------------------------------------------------------------------------------------
 
@@ -307,34 +307,21 @@ class LabelStore:
     def saved_queue(self, annotator: str, queue: str, seed: int) -> list[Item] | None:
         """The recorded order of an annotator's queue, or None when no session used it yet."""
         with self._connect() as conn:
-            row = conn.execute(
-                "SELECT id FROM sessions WHERE annotator = ? AND queue = ? AND seed = ?", (annotator, queue, seed)
-            ).fetchone()
-            if row is None:
-                return None
-            rows = conn.execute(
-                "SELECT query_id, chunk_id FROM session_items WHERE session_id = ? ORDER BY position", (row["id"],)
-            )
-            return [(r["query_id"], r["chunk_id"]) for r in rows]
+            session_id = _session_id(conn, annotator, queue, seed)
+            return None if session_id is None else _session_items(conn, session_id)
 
     def save_queue(self, annotator: str, queue: str, seed: int, items: list[Item]) -> list[Item]:
         """Record a queue's order; if another process recorded it first, keep and return theirs, plus new items."""
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT id FROM sessions WHERE annotator = ? AND queue = ? AND seed = ?", (annotator, queue, seed)
-            ).fetchone()
-            if row is None:
+            session_id = _session_id(conn, annotator, queue, seed)
+            if session_id is None:
                 cursor = conn.execute(
                     "INSERT INTO sessions (annotator, queue, seed, created) VALUES (?, ?, ?, ?)",
                     (annotator, queue, seed, _now()),
                 )
                 session_id, known = cursor.lastrowid, []
             else:
-                session_id = row["id"]
-                rows = conn.execute(
-                    "SELECT query_id, chunk_id FROM session_items WHERE session_id = ? ORDER BY position", (session_id,)
-                )
-                known = [(r["query_id"], r["chunk_id"]) for r in rows]
+                known = _session_items(conn, session_id)
             seen = set(known)
             fresh = [item for item in items if item not in seen]
             conn.executemany(
@@ -342,6 +329,20 @@ class LabelStore:
                 [(session_id, len(known) + i, q, c) for i, (q, c) in enumerate(fresh)],
             )
             return known + fresh
+
+
+def _session_id(conn: sqlite3.Connection, annotator: str, queue: str, seed: int) -> int | None:
+    row = conn.execute(
+        "SELECT id FROM sessions WHERE annotator = ? AND queue = ? AND seed = ?", (annotator, queue, seed)
+    ).fetchone()
+    return None if row is None else int(row["id"])
+
+
+def _session_items(conn: sqlite3.Connection, session_id: int) -> list[Item]:
+    rows = conn.execute(
+        "SELECT query_id, chunk_id FROM session_items WHERE session_id = ? ORDER BY position", (session_id,)
+    )
+    return [(r["query_id"], r["chunk_id"]) for r in rows]
 
 
 def _now() -> str:
@@ -387,3 +388,7 @@ def _insert(
 
 def _row_event(row: sqlite3.Row) -> StoredEvent:
     return StoredEvent(**{key: row[key] for key in row.keys()})  # noqa: SIM118 (sqlite3.Row needs keys())
+
+
+def _stored(conn: sqlite3.Connection, event_id: int) -> StoredEvent:
+    return _row_event(conn.execute("SELECT * FROM events WHERE id = ?", (event_id,)).fetchone())
