@@ -129,6 +129,7 @@ def test_dry_run_range_holds_the_demo_build(
         assert stage.prompt_tokens_low is not None and stage.cost_usd_low == stage.cost_usd == 0.0  # offline: free
         assert stage.prompt_tokens_low < actual.prompt_tokens < stage.prompt_tokens, name
     assert estimate.calls_low < sum(u.calls for u in usage.values()) < estimate.calls
+    assert estimate.prompt_tokens_low < sum(u.prompt_tokens for u in usage.values()) < estimate.prompt_tokens
 
 
 def test_committed_demo_runs_name_questions_and_chunks_of_a_fresh_build(demo: tuple[GoldenSet, Path]) -> None:

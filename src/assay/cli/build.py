@@ -177,15 +177,13 @@ def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
     for column in ("stage", "calls", "cached", "prompt tokens", "cost", "how"):  # ranges: low-high
         table.add_column(column, justify="left" if column in ("stage", "how") else "right")
     for s in estimate.stages:
-        low_tokens = s.prompt_tokens if s.prompt_tokens_low is None else s.prompt_tokens_low
         cost = _money(s.cost_usd) if s.exact else _span(_money(s.cost_usd_low), _money(s.cost_usd))
-        row = (_span(str(s.low), str(s.calls)), str(s.cached), _span(_tokens(low_tokens), _tokens(s.prompt_tokens)))
+        row = (_span(str(s.low), str(s.calls)), str(s.cached), _span(_tokens(s.low_tokens), _tokens(s.prompt_tokens)))
         table.add_row(s.stage, *row, cost, "exact" if s.exact else "range")
-    low_tokens = sum(s.prompt_tokens if s.prompt_tokens_low is None else s.prompt_tokens_low for s in estimate.stages)
     cost = _span(_money(estimate.cost_usd_low), _money(estimate.cost_usd))
     if estimate.cost_usd is None:
         cost = "unknown (give --price)"
-    tokens = _span(_tokens(low_tokens), _tokens(estimate.prompt_tokens))
+    tokens = _span(_tokens(estimate.prompt_tokens_low), _tokens(estimate.prompt_tokens))
     table.add_row("total", _span(str(estimate.calls_low), str(estimate.calls)), "", tokens, cost, "")
     out = Console()
     out.print(table)

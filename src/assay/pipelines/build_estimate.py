@@ -62,6 +62,11 @@ class StageEstimate:
         """The low end of the calls."""
         return self.calls if self.calls_low is None else self.calls_low
 
+    @property
+    def low_tokens(self) -> int:
+        """The low end of the prompt tokens."""
+        return self.prompt_tokens if self.prompt_tokens_low is None else self.prompt_tokens_low
+
 
 @dataclass
 class BuildEstimate:
@@ -87,6 +92,11 @@ class BuildEstimate:
     def prompt_tokens(self) -> int:
         """Prompt tokens over all stages (high end)."""
         return sum(s.prompt_tokens for s in self.stages)
+
+    @property
+    def prompt_tokens_low(self) -> int:
+        """Prompt tokens over all stages (low end)."""
+        return sum(s.low_tokens for s in self.stages)
 
     @property
     def cost_usd(self) -> float | None:
