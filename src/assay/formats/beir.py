@@ -36,6 +36,7 @@ __all__ = [
     "CORPUS",
     "QRELS_HEADER",
     "QUERIES",
+    "TSV_UNSAFE",
     "BeirDoc",
     "BeirQrel",
     "BeirQuery",
@@ -53,7 +54,7 @@ QRELS_HEADER = ("query-id", "corpus-id", "score")
 _CORPUS_SHAPE = '{"_id": "...", "title": "...", "text": "..."}'
 _QUERY_SHAPE = '{"_id": "...", "text": "..."}'
 _QRELS_SHAPE = "3 tab-separated fields: query-id corpus-id score (an integer)"
-_TSV_UNSAFE = re.compile(r"[\t\r\n]")
+TSV_UNSAFE = re.compile(r"[\t\r\n]")
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class BeirQrel:
     score: int
 
 
-def escape_id(value: str, unsafe: re.Pattern[str] = _TSV_UNSAFE) -> str:
+def escape_id(value: str, unsafe: re.Pattern[str] = TSV_UNSAFE) -> str:
     """``value`` with every character matched by ``unsafe`` percent-encoded as UTF-8 (``"a\\tb"`` -> ``"a%09b"``)."""
     return unsafe.sub(lambda m: urllib.parse.quote(m.group(), safe=""), value)
 

@@ -36,7 +36,7 @@ from typing import Any, Literal, get_args
 
 from assay.errors import InputError
 from assay.formats.atomic import atomic_dir
-from assay.formats.beir import BeirDoc, BeirQrel, BeirQuery, escape_id, write_beir
+from assay.formats.beir import TSV_UNSAFE, BeirDoc, BeirQrel, BeirQuery, escape_id, write_beir
 from assay.formats.golden import GoldenSet
 from assay.formats.ragas import write_ragas_csv, write_ragas_jsonl
 from assay.formats.tabular import LABEL_COLUMNS, QUESTION_COLUMNS, label_rows, question_rows, write_csv
@@ -48,7 +48,6 @@ __all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportSummary", "export_golden", "
 ExportFormat = Literal["beir", "trec", "ragas", "csv"]
 EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
 _TREC_UNSAFE = re.compile(r"\s")
-_BEIR_UNSAFE = re.compile(r"[\t\r\n]")
 
 
 @dataclass
@@ -123,7 +122,7 @@ class _Ids:
 
 
 def _beir(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
-    ids = _Ids(_BEIR_UNSAFE)
+    ids = _Ids(TSV_UNSAFE)
     docs = {d.id: d for d in golden.documents}
     corpus = []
     for chunk in golden.chunks:
