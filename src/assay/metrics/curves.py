@@ -16,7 +16,7 @@ import numpy as np
 
 from assay.metrics._errors import MetricError
 from assay.metrics.judged import FloatArray, IntArray, Judged, Qrels, Run, join
-from assay.metrics.ranking import ideal_dcg, num_rel
+from assay.metrics.ranking import _gain, _ratio, ideal_positions, num_rel
 from assay.metrics.registry import Measure, _as_qrels, _as_run, parse_measure
 
 __all__ = ["Curves", "curves"]
@@ -50,20 +50,18 @@ def _parse(name: str) -> Measure:
     return Measure(name, measure.family, None, measure.threshold, measure.gmax, measure.beta)
 
 
-def _matrix(j: Judged, depth: int) -> IntArray:
+def _matrix(j: Judged, depth: int, cells: tuple[IntArray, IntArray, IntArray]) -> IntArray:
+    """``[n_queries, depth]`` grades from ``(query, 0-based rank, grade)`` cells; 0 elsewhere, ranks >= depth left out."""
+    q, rank, grade = cells
     grades = np.zeros((j.n_queries, depth), dtype=np.int64)
-    inside = j.rank < depth
-    grades[j.q[inside], j.rank[inside]] = j.grade[inside]
+    inside = rank < depth
+    grades[q[inside], rank[inside]] = grade[inside]
     return grades
 
 
-def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
-    return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
-
-
-def _ideal(j: Judged, depth: int, exponential: bool) -> FloatArray:
-    """Ideal DCG at every k, from IDCG@k for k = 1..depth."""
-    return np.stack([ideal_dcg(j, k, exponential) for k in range(1, depth + 1)], axis=1)
+def _dcg(grades: IntArray, ranks: FloatArray, exponential: bool) -> FloatArray:
+    """DCG at every k of each row of ``grades`` (grades in rank order)."""
+    return np.cumsum(_gain(grades, exponential) / np.log2(ranks + 1.0), axis=1)
 
 
 def _curve(m: Measure, j: Judged, grades: IntArray, ranks: FloatArray) -> FloatArray:
@@ -73,13 +71,13 @@ def _curve(m: Measure, j: Judged, grades: IntArray, ranks: FloatArray) -> FloatA
     big_r = num_rel(j, t)[:, None]
     family = m.family
     if family in ("P", "recall", "f", "hit"):
-        p, r = hits / ranks, _ratio(hits, np.broadcast_to(big_r, hits.shape).copy())
+        p, r = hits / ranks, _ratio(hits, big_r)
         if family == "f":
             b2 = m.beta * m.beta
             return _ratio((1 + b2) * p * r, b2 * p + r)
         return {"P": p, "recall": r, "hit": (hits > 0).astype(np.float64)}[family]
     if family == "ap":
-        return _ratio(np.cumsum(rel * hits / ranks, axis=1), np.broadcast_to(big_r, hits.shape).copy())
+        return _ratio(np.cumsum(rel * hits / ranks, axis=1), big_r)
     if family == "rr":
         first = np.where(hits > 0, np.argmax(rel > 0, axis=1)[:, None] + 1.0, np.inf)
         return 1.0 / first
@@ -88,10 +86,10 @@ def _curve(m: Measure, j: Judged, grades: IntArray, ranks: FloatArray) -> FloatA
         before = np.cumprod(np.concatenate([np.ones((len(sat), 1)), 1.0 - sat[:, :-1]], axis=1), axis=1)
         return np.cumsum(sat * before / ranks, axis=1)
     exponential = family.endswith("_exp")
-    positive = np.maximum(grades, 0).astype(np.float64)
-    gain = np.exp2(positive) - 1.0 if exponential else positive
-    dcg = np.cumsum(gain / np.log2(ranks + 1.0), axis=1)
-    return dcg if family.startswith("dcg") else _ratio(dcg, _ideal(j, grades.shape[1], exponential))
+    dcg = _dcg(grades, ranks, exponential)
+    if family.startswith("dcg"):
+        return dcg
+    return _ratio(dcg, _dcg(_matrix(j, grades.shape[1], ideal_positions(j)), ranks, exponential))
 
 
 def curves(
@@ -107,7 +105,7 @@ def curves(
         raise MetricError(f"max_k must be >= 1, got {max_k}")
     parsed = [_parse(name) for name in measures]
     judged = join(_as_qrels(qrels), _as_run(run), complete=complete, positive_only=True)  # no curve reads grade <= 0
-    grades = _matrix(judged, max_k)
+    grades = _matrix(judged, max_k, (judged.q, judged.rank, judged.grade))
     ranks = np.arange(1, max_k + 1, dtype=np.float64)[None, :]
     values = {m.name: _curve(m, judged, grades, ranks) for m in parsed}
     return Curves(judged.query_ids, np.arange(1, max_k + 1, dtype=np.int64), values)

@@ -174,13 +174,18 @@ def dcg(j: Judged, k: int | None, exponential: bool = False) -> FloatArray:
     return j.per_query(_gain(j.grade, exponential) / np.log2(j.rank + 2.0), mask)
 
 
-def ideal_dcg(j: Judged, k: int | None, exponential: bool = False) -> FloatArray:
-    """IDCG@k: DCG@k of every positive judged grade of the query in descending order, retrieved or not."""
+def ideal_positions(j: Judged) -> tuple[IntArray, IntArray, IntArray]:
+    """(query, 0-based position, grade) of every positive judged grade, each query's grades in descending order."""
     idx = np.flatnonzero(j.grade > 0)
     q, g = j.q[idx], j.grade[idx]
     order = np.lexsort((-g, q))
     q, g = q[order], g[order]
-    pos = np.arange(len(q), dtype=np.int64) - np.searchsorted(q, q, side="left")
+    return q, np.arange(len(q), dtype=np.int64) - np.searchsorted(q, q, side="left"), g
+
+
+def ideal_dcg(j: Judged, k: int | None, exponential: bool = False) -> FloatArray:
+    """IDCG@k: DCG@k of every positive judged grade of the query in descending order, retrieved or not."""
+    q, pos, g = ideal_positions(j)
     keep = pos < _depth(k)
     disc = _gain(g[keep], exponential) / np.log2(pos[keep] + 2.0)
     return _sum_by(q[keep], disc, j.n_queries)
