@@ -51,7 +51,7 @@ def _parse(name: str) -> Measure:
 
 
 def _matrix(j: Judged, depth: int, cells: tuple[IntArray, IntArray, IntArray]) -> IntArray:
-    """``[n_queries, depth]`` grades from ``(query, 0-based rank, grade)`` cells; 0 elsewhere, ranks >= depth left out."""
+    """``[n_queries, depth]`` grades from ``(query, 0-based rank, grade)`` cells; 0 elsewhere (ranks >= depth too)."""
     q, rank, grade = cells
     grades = np.zeros((j.n_queries, depth), dtype=np.int64)
     inside = rank < depth
