@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from assay.corpus import ingest
-from assay.corpus.ingest import decode_text, html_to_text
+from assay.corpus.html_text import html_to_text
+from assay.corpus.ingest import decode_text
 from assay.errors import CorpusError, FormatError
 from assay.text import content_hash
 

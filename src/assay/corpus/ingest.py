@@ -5,8 +5,8 @@ Formats by extension:
 - ``.txt``: the text as is.
 - ``.md`` / ``.markdown``: the text as is (headings kept for the chunker); title from the first ``#`` heading, or
   a ``title:`` in YAML-style front matter (front matter is moved from the text into ``metadata``).
-- ``.html`` / ``.htm``: parsed with BeautifulSoup on the stdlib ``html.parser``; ``script``, ``style``, ``nav``,
-  ``noscript``, ``template`` and ``head`` dropped; headings become ``#`` lines; title from ``<title>`` or ``<h1>``.
+- ``.html`` / ``.htm``: visible text, headings as ``#`` lines, title from ``<title>`` or ``<h1>``
+  (:func:`assay.corpus.html_text.html_to_text`).
 - ``.jsonl``: one document per line (``{id?, text, title?, metadata?}``, or BEIR ``{_id, title, text}``), or
   pre-made chunks (``{id, doc_id, text}``), which pass through untouched into ``chunks_given`` (a missing
   ``ordinal`` is numbered per document in file order). The first record decides which.
@@ -33,22 +33,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from assay.corpus.html_text import html_to_text
 from assay.errors import CorpusError, FormatError
 from assay.text import content_hash
 from assay.types import Chunk, Document
 
-__all__ = ["SUPPORTED_SUFFIXES", "IngestResult", "corpus_files", "decode_text", "html_to_text", "ingest"]
+__all__ = ["SUPPORTED_SUFFIXES", "IngestResult", "corpus_files", "decode_text", "ingest"]
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".jsonl", ".pdf")
 _BINARY_PROBE = 8192
 _ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
-_PARA, _LINE = "\u2029", "\u2028"  # paragraph and line separators, as markers while flattening HTML
-_HTML_DROP = ["script", "style", "nav", "noscript", "template", "head", "iframe", "svg", "form"]
-_HTML_BLOCKS = [
-    "p", "div", "section", "article", "main", "header", "footer", "aside", "ul", "ol", "table", "blockquote",
-    "pre", "figure", "figcaption", "dl", "address", "hr",
-]  # fmt: skip
 
 
 @dataclass
@@ -367,46 +362,3 @@ def _check_unique(result: IngestResult) -> None:
                 "Fix: give one of them another id (or remove the copy)"
             )
         seen[doc.id] = doc.source
-
-
-# ---------------------------------------------------------------------------------------------------------- HTML
-
-
-def html_to_text(html: str) -> tuple[str, str | None]:
-    """Visible text of an HTML page with headings as ``#`` lines, and its title (``<title>``, else first ``<h1>``).
-
-    Whitespace in the source is folded (as a browser does, ``<pre>`` included); blocks (paragraphs, divs, lists,
-    tables) are separated by one blank line, list items start a line with ``- ``, table rows and ``<br>`` end a line.
-    """
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    title = _html_title(soup)
-    for tag in soup.find_all(_HTML_DROP):
-        tag.decompose()
-    for level in range(1, 7):
-        for tag in soup.find_all(f"h{level}"):
-            tag.replace_with(f"{_PARA}{'#' * level} {' '.join(tag.get_text(' ').split())}{_PARA}")
-    for tag in soup.find_all(["br", "tr", "dt", "dd"]):
-        tag.insert_after(_LINE)
-    for tag in soup.find_all("li"):
-        tag.insert_before(f"{_LINE}- ")
-    for tag in soup.find_all(["td", "th"]):
-        tag.insert_after(" ")
-    for tag in soup.find_all(_HTML_BLOCKS):
-        if tag.find_parent("li") is None:  # a paragraph inside a list item stays on the item's line
-            tag.insert_before(_PARA)
-            tag.insert_after(_PARA)
-    text = re.sub(r"[ \t\n\r\f\v\xa0]+", " ", soup.get_text())
-    breaks = f"[ {_PARA}{_LINE}]*[{_PARA}{_LINE}][ {_PARA}{_LINE}]*"
-    text = re.sub(breaks, lambda m: "\n\n" if _PARA in m.group() else "\n", text)
-    return text.strip(), title
-
-
-def _html_title(soup: Any) -> str | None:
-    for tag in (soup.title, soup.find("h1")):
-        if tag is not None:
-            text = " ".join(tag.get_text(" ").split())
-            if text:
-                return text
-    return None
