@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,42 +32,39 @@ def test_whitespace_blank_lines_and_ignored_rank(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "line", "message"),
+    ("reader", "text", "line", "message"),
     [
-        ("q1 Q0 a 1 1.0 x\nq1 Q0 b 2 1.0\n", 2, "5 fields"),
-        ("q1 Q0 a 1 1.0 x\n\nq1 Q0 b 2 high x\n", 3, "score 'high' is not a number"),
-        ("q1 Q0 a 1 nan x\n", 1, "is not a number"),
-        ("q1 Q0 a 1 1.0 x\nq2 Q0 a 1 1.0 x\nq1 Q0 a 3 0.5 x\n", 3, "document 'a' appears again for query 'q1'"),
+        (read_run, "q1 Q0 a 1 1.0 x\nq1 Q0 b 2 1.0\n", 2, "5 fields"),
+        (read_run, "q1 Q0 a 1 1.0 x\n\nq1 Q0 b 2 high x\n", 3, "score 'high' is not a number"),
+        (read_run, "q1 Q0 a 1 nan x\n", 1, "is not a number"),
+        (
+            read_run,
+            "q1 Q0 a 1 1.0 x\nq2 Q0 a 1 1.0 x\nq1 Q0 a 3 0.5 x\n",
+            3,
+            "document 'a' appears again for query 'q1'",
+        ),
+        (read_qrels, "q1 0 a 1\nq1 0 b\n", 2, "3 fields"),
+        (read_qrels, "q1 0 a 1\nq1 0 b 1.5\n", 2, "grade '1.5' is not an integer"),
+        (read_qrels, "q1 0 a 1\nq1 0 a 0\n", 2, "appears again"),
+        (read_qrels, "q1 0 a 1\nq2 0 b 1\n\nq1 0 c x\n", 4, "grade 'x' is not an integer"),
     ],
 )
-def test_run_errors_name_the_line(tmp_path: Path, text: str, line: int, message: str) -> None:
-    path = tmp_path / "run.txt"
+def test_errors_name_file_and_line(
+    tmp_path: Path, reader: Callable[..., object], text: str, line: int, message: str
+) -> None:
+    path = tmp_path / "input.txt"
     path.write_text(text)
     with pytest.raises(FormatError, match=message) as info:
-        read_run(path, block_bytes=16)
+        reader(path, block_bytes=16)  # small blocks: the line numbers must carry across blocks
     assert info.value.line == line and info.value.path == str(path)
     assert f"{path}:{line}" in str(info.value)
-
-
-@pytest.mark.parametrize(
-    ("text", "line", "message"),
-    [
-        ("q1 0 a 1\nq1 0 b\n", 2, "3 fields"),
-        ("q1 0 a 1\nq1 0 b 1.5\n", 2, "grade '1.5' is not an integer"),
-        ("q1 0 a 1\nq1 0 a 0\n", 2, "appears again"),
-    ],
-)
-def test_qrels_errors_name_the_line(tmp_path: Path, text: str, line: int, message: str) -> None:
-    path = tmp_path / "qrels.txt"
-    path.write_text(text)
-    with pytest.raises(FormatError, match=message) as info:
-        read_qrels(path)
-    assert info.value.line == line
 
 
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_text("")
     with pytest.raises(FormatError, match="no run lines"):
         read_run(tmp_path / "empty.txt")
+    with pytest.raises(FormatError, match="no qrels lines"):
+        read_qrels(tmp_path / "empty.txt")
     with pytest.raises(FormatError, match="cannot open"):
         read_qrels(tmp_path / "absent.txt")
