@@ -23,7 +23,7 @@ import numpy as np
 
 from assay.metrics import agreement as ag
 from assay.metrics.stats import Interval
-from assay.pipelines.results import AgreementBlock, AgreementStat, AgreementSummary, AnnotatorAgreement
+from assay.pipelines.results import AgreementBlock, AgreementStat, AgreementSummary, AnnotatorAgreement, rounded
 
 __all__ = ["CATEGORIES", "GradedItem", "agreement_block", "agreement_summary", "annotator_agreement", "stratum_blocks"]
 
@@ -57,13 +57,10 @@ class GradedItem:
 
 
 def _stat(interval: Interval) -> AgreementStat:
-    def clean(x: float) -> float | None:
-        return None if math.isnan(x) else round(float(x), 6)
-
     return AgreementStat(
-        value=clean(interval.mean),
-        low=clean(interval.low),
-        high=clean(interval.high),
+        value=rounded(interval.mean),
+        low=rounded(interval.low),
+        high=rounded(interval.high),
         n=interval.n,
         n_unscored=interval.n_unscored,
         confidence=interval.confidence,

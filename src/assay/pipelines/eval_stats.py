@@ -39,6 +39,7 @@ from assay.pipelines.results import (
     CorrectedMetric,
     MetricSummary,
     QueryResult,
+    rounded,
 )
 
 __all__ = [
@@ -67,10 +68,6 @@ class StatSettings:
     audit_targets: tuple[float, ...] = (0.05, 0.025)  # interval half-widths to size the audit for
 
 
-def _clean(value: float) -> float | None:
-    return None if math.isnan(value) else round(float(value), 6)
-
-
 def summarize(rows: Sequence[QueryResult], name: str, settings: StatSettings) -> MetricSummary:
     """Mean, bootstrap interval, scored and unscored counts (with reasons) of ``name`` over ``rows``."""
     values = [row.metrics.get(name) for row in rows if name in row.metrics]
@@ -82,9 +79,9 @@ def summarize(rows: Sequence[QueryResult], name: str, settings: StatSettings) ->
         array, confidence=settings.confidence, n_resamples=settings.n_boot, seed=settings.seed
     )
     return MetricSummary(
-        mean=_clean(interval.mean),
-        low=_clean(interval.low),
-        high=_clean(interval.high),
+        mean=rounded(interval.mean),
+        low=rounded(interval.low),
+        high=rounded(interval.high),
         n_scored=interval.n,
         n_unscored=interval.n_unscored,
         unscored_reasons=dict(reasons),
@@ -310,18 +307,18 @@ def _ppi(
     return CorrectedMetric(
         run=run,
         metric=name,
-        judge_only=_clean(float(np.mean(finite))) if finite else None,
-        estimate=_clean(result.estimate),
-        low=_clean(result.low),
-        high=_clean(result.high),
-        classical_low=_clean(result.classical_low),
-        classical_high=_clean(result.classical_high),
-        lambda_=_clean(result.lambda_),
+        judge_only=rounded(float(np.mean(finite))) if finite else None,
+        estimate=rounded(result.estimate),
+        low=rounded(result.low),
+        high=rounded(result.high),
+        classical_low=rounded(result.classical_low),
+        classical_high=rounded(result.classical_high),
+        lambda_=rounded(result.lambda_),
         n_audited=result.n_labeled,
         n_unaudited=result.n_unlabeled,
-        sd_human=_clean(sd_human),
-        sd_judge=_clean(sd_judge),
-        correlation=_clean(correlation),
+        sd_human=rounded(sd_human),
+        sd_judge=rounded(sd_judge),
+        correlation=rounded(correlation),
         audit_targets=targets,
     )
 

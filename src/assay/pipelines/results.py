@@ -7,6 +7,7 @@ many queries were scored, how many were not, and why.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,9 +28,15 @@ __all__ = [
     "QueryResult",
     "RunCounts",
     "RunResult",
+    "rounded",
 ]
 
 RESULTS_FORMAT_VERSION = 1
+
+
+def rounded(value: float) -> float | None:
+    """A figure as results store it: 6 decimals, NaN (no value) as None."""
+    return None if math.isnan(value) else round(float(value), 6)
 
 
 class _Model(BaseModel):
