@@ -142,6 +142,9 @@ def test_neighbours_follow_ordinals_not_input_order() -> None:
     index = Bm25Index.build(chunks)
     assert index.neighbours_of("shipping#1") == ["shipping#0", "shipping#2"]
     assert index.neighbours_of("warranty#0", 3) == []
+    assert index.chunk("shipping#1").text == TEXTS[("shipping", 1)]  # by id, whatever the input order
+    with pytest.raises(CorpusError, match="'nope#0' is not in the BM25 index"):
+        index.chunk("nope#0")
 
 
 def test_near_duplicate_index_matches_brute_force() -> None:

@@ -95,6 +95,10 @@ class Bm25Index:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def chunk(self, chunk_id: str) -> Chunk:
+        """The indexed chunk ``chunk_id`` (CorpusError when it is not in the index)."""
+        return self.chunks[self._position(chunk_id)]
+
     # ------------------------------------------------------------------------------------------- search
 
     def scores(self, query: str) -> npt.NDArray[np.float64]:
@@ -125,7 +129,7 @@ class Bm25Index:
 
     def neighbours_of(self, chunk_id: str, distance: int = 1) -> list[str]:
         """Chunks of the same document within ``distance`` ordinals (by position in ordinal order), nearest first."""
-        chunk = self.chunks[self._position(chunk_id)]
+        chunk = self.chunk(chunk_id)
         siblings = self._by_doc[chunk.doc_id]
         at = next(i for i, c in enumerate(siblings) if c.id == chunk_id)
         out: list[str] = []

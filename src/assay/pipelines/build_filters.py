@@ -198,7 +198,7 @@ def assign_difficulty(questions: Sequence[Question], index: Bm25Index) -> StageO
         ranks = [index.rank_of(question.text, cid) for cid in question.source_chunk_ids]
         rank = None if any(r is None for r in ranks) else max(r for r in ranks if r is not None)
         q_terms = set(terms(question.text))
-        source_terms = {t for cid in question.source_chunk_ids for t in terms(index.chunks[index.position[cid]].text)}
+        source_terms = {t for cid in question.source_chunk_ids for t in terms(index.chunk(cid).text)}
         overlap = len(q_terms & source_terms) / len(q_terms) if q_terms else 0.0
         question.difficulty = difficulty_label(hops, rank, overlap)
         question.metadata["difficulty_inputs"] = {"hops": hops, "bm25_rank": rank, "overlap": round(overlap, 3)}

@@ -196,7 +196,7 @@ def chunk_query(chunk: Chunk, size: int = _QUERY_TERMS) -> str:
 def second_chunk(index: Bm25Index, chunk: Chunk) -> str | None:
     """The partner of a two-chunk seed: BM25-nearest chunk of another document, else another section, else any."""
     for cid, _ in index.search(chunk_query(chunk), k=50) if terms(chunk.text) else []:
-        if index.chunks[index.position[cid]].doc_id != chunk.doc_id:
+        if index.chunk(cid).doc_id != chunk.doc_id:
             return cid
     others = [c for c in index.chunks if c.id != chunk.id]
     same_doc_other_section = [c for c in others if c.doc_id == chunk.doc_id and c.heading_path != chunk.heading_path]
@@ -301,7 +301,7 @@ def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: ra
                 chunk_ids = (chunk.id, partner)
         key = (chunk.id, qtype)
         seen[key] += 1
-        doc_ids = tuple(dict.fromkeys(index.chunks[index.position[c]].doc_id for c in chunk_ids))
+        doc_ids = tuple(dict.fromkeys(index.chunk(c).doc_id for c in chunk_ids))
         style = _style(rng)
         for _ in range(20):
             if (chunk_ids, qtype, style) not in prompts:
