@@ -65,6 +65,15 @@ def test_malformed_run_names_file_and_line(tmp_path: Path) -> None:
     assert code == 1 and f"{bad}:2: 5 fields" in err
 
 
+def test_json_writes_null_for_an_undefined_stderr(tmp_path: Path) -> None:
+    # One query: its map is 1/1 = 1.0, and a standard error needs two queries, so it is NaN, written as null.
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 1.0 x\n")
+    code, out, _ = invoke(str(tmp_path / "qrels.txt"), str(tmp_path / "run.txt"), "-m", "map", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["means"] == {"map": 1.0} and doc["stderr"] == {"map": None}
+
+
 def test_bad_measure_fails_before_the_files_are_read(tmp_path: Path) -> None:
     bad = tmp_path / "run.txt"
     bad.write_text("q1 Q0 c01 1.0 x\n")  # malformed too: the measure name is checked first

@@ -36,13 +36,18 @@ def _trec_lines(ev: Evaluation, per_query: bool) -> list[str]:
     return lines
 
 
+def _or_none(value: float) -> float | None:
+    """NaN as JSON null."""
+    return None if math.isnan(value) else value
+
+
 def _json(ev: Evaluation, per_query: bool) -> str:
     doc: dict[str, object] = {
         "queries": len(ev.query_ids),
         "missing_from_run": ev.n_missing,
         "complete": ev.complete,
-        "means": {n: None if math.isnan(v) else v for n, v in ev.means().items()},
-        "stderr": {n: None if math.isnan(ev.stderr(n)) else ev.stderr(n) for n in ev.per_query},
+        "means": {n: _or_none(v) for n, v in ev.means().items()},
+        "stderr": {n: _or_none(ev.stderr(n)) for n in ev.per_query},
     }
     if per_query:
         doc["per_query"] = {q: {n: float(ev.per_query[n][i]) for n in ev.per_query} for i, q in enumerate(ev.query_ids)}
