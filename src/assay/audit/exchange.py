@@ -21,6 +21,7 @@ from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator,
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
 from assay.formats.atomic import atomic_write
+from assay.formats.tabular import neutralize
 from assay.types import LabelEvent
 
 __all__ = ["CSV_COLUMNS", "ImportResult", "export_csv", "export_jsonl", "import_csv"]
@@ -192,9 +193,4 @@ def _context(golden: GoldenView | None, item: Item, judge: CurrentLabel | None) 
     chunk = golden.chunks.get(item[1]) if golden else None
     judge_grade = "" if judge is None else ("unscored" if judge.grade is None else str(judge.grade))
     cells = [(judge.reason or "") if judge else "", question.text if question else "", chunk.text if chunk else ""]
-    return [judge_grade, *(_inert(cell) for cell in cells)]
-
-
-def _inert(cell: str) -> str:
-    """Corpus and judge text that a spreadsheet would run as a formula gets a leading apostrophe."""
-    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+    return [judge_grade, *(neutralize(cell) for cell in cells)]
