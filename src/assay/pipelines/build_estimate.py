@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.corpus.pooling import Bm25Index
+from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Estimate, Judge
 from assay.judge.relevance import Pair, estimate_pairs
 from assay.pipelines.build_judging import generation_variables
@@ -197,7 +197,7 @@ def _pool_low(seed: Seed, chunks: dict[str, Chunk], index: Bm25Index, settings: 
     return [e.chunk_id for e in _entries(index, query, seed, settings, bm25_k=settings.pool_k)]
 
 
-def _entries(index: Bm25Index, query: str, seed: Seed, settings: BuildSettings, *, bm25_k: int) -> list[Any]:
+def _entries(index: Bm25Index, query: str, seed: Seed, settings: BuildSettings, *, bm25_k: int) -> list[PoolEntry]:
     sources = list(seed.chunk_ids)
     near = settings.near_duplicates
     return index.pool(query, sources, bm25_k=bm25_k, neighbours=settings.neighbours, near_duplicates=near)
