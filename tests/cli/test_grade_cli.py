@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -158,3 +160,15 @@ def test_help_shows_examples() -> None:
     for command in (("grade",), ("cache",), ("cache", "clear")):
         code, text = run(*command, "--help")
         assert code == 0 and "Example" in text
+
+
+def test_help_imports_no_model_client_or_cache_library() -> None:
+    # litellm takes seconds to import and aiohttp a fifth of one: `assay --help` must load neither, nor diskcache
+    code = (
+        "import sys\n"
+        "from assay.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('aiohttp', 'diskcache', 'litellm', 'openai') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

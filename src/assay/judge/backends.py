@@ -20,12 +20,13 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import BackendError, ConfigError, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = [
     "OPENAI_API_BASE",
@@ -178,6 +179,8 @@ class OpenAICompatBackend:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _get_session(self) -> aiohttp.ClientSession:
+        import aiohttp  # here, not at module level: it costs ~0.2 s and `assay --help` never needs it
+
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
             connector = aiohttp.TCPConnector(limit=self.connections, limit_per_host=0, ttl_dns_cache=300)
@@ -209,6 +212,8 @@ class OpenAICompatBackend:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; raises TransientBackendError or BackendError on failure."""
+        import aiohttp  # already loaded by _get_session; a lookup in sys.modules
+
         session = self._get_session()
         try:
             async with session.post(self.url, data=self._body(request)) as response:

@@ -21,8 +21,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import diskcache
-
 from assay.text import canonical_json
 
 __all__ = ["KEY_VERSION", "CacheWriter", "JudgeCache", "cache_key", "derived_key"]
@@ -158,7 +156,10 @@ class JudgeCache:
     def __init__(self, directory: str | Path) -> None:
         self.path = Path(directory)
         self.path.mkdir(parents=True, exist_ok=True)
+        import diskcache  # here, not at module level: `assay --help` and commands without a judge never need it
+
         # No eviction and no size cap: an evicted label is money spent twice. Values are str, stored as text.
+        self._raw_mode = diskcache.core.MODE_RAW
         self._store = diskcache.Cache(str(self.path), size_limit=2**62, eviction_policy="none", cull_limit=0)
 
     def get(self, key: str) -> str | None:
@@ -181,7 +182,7 @@ class JudgeCache:
             for key, mode, value, expire in self._store._sql(query, chunk).fetchall():
                 if expire is not None and expire <= now:
                     continue
-                if mode == diskcache.core.MODE_RAW and isinstance(value, str):
+                if mode == self._raw_mode and isinstance(value, str):
                     found[key] = value
                 elif (slow := self.get(key)) is not None:
                     found[key] = slow
@@ -204,7 +205,7 @@ class JudgeCache:
             fast, slow = _split_new(items, present, int(self._store.disk_min_file_size))
             if fast:
                 now = time.time()
-                rows = [(key, now, now, diskcache.core.MODE_RAW, value) for key, value in fast]
+                rows = [(key, now, now, self._raw_mode, value) for key, value in fast]
                 self._store._con.executemany(_INSERT, rows)
             for key, value in slow:
                 self._store.set(key, value, retry=True)
