@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import FormatError
-from assay.formats.golden import GoldenSet
+from assay.formats.golden import SOURCE_PRECEDENCE, GoldenSet
 from assay.formats.tabular import (
     LABEL_COLUMNS,
     QUESTION_COLUMNS,
@@ -102,6 +102,21 @@ def test_standing_labels_agree_with_qrels_map_and_unscored(seed: int) -> None:
         if label.grade is not None:
             same_source = golden.qrels_map(source=label.provenance.source)
             assert same_source[label.query_id][label.chunk_id] == label.grade
+    # Independently of GoldenSet: per pair, among its scored labels (all of them when none is scored), the best
+    # source in SOURCE_PRECEDENCE, then the newest, then the last in file order; scored pairs listed first.
+    rank = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
+    by_pair: dict[tuple[str, str], list[tuple[int, RelevanceLabel]]] = {}
+    for index, label in enumerate(golden.qrels):
+        by_pair.setdefault((label.query_id, label.chunk_id), []).append((index, label))
+    expected_label = {}
+    for pair, entries in by_pair.items():
+        pool = [e for e in entries if e[1].grade is not None] or entries
+        best = max(pool, key=lambda e: (-rank[e[1].provenance.source], e[1].provenance.time, e[0]))
+        expected_label[pair] = best[1]
+    assert {(s.query_id, s.chunk_id): s for s in standing} == expected_label
+    assert len(standing) == len(expected_label)
+    grades = [s.grade for s in standing]
+    assert grades == sorted(grades, key=lambda g: g is None)
 
 
 def test_formula_cells_are_neutralized_only_in_text_columns(tmp_path: Path) -> None:

@@ -107,6 +107,11 @@ class GoldenSet:
         """Labels of pairs that have no scored label (under the same selection as :meth:`qrels_map`)."""
         return [label for label in self._chosen(source).values() if label.grade is None]
 
+    def standing(self) -> list[RelevanceLabel]:
+        """The label that stands for each judged pair, the one :meth:`qrels_map` and :meth:`unscored` read: a scored
+        label beats an unscored one, then :data:`SOURCE_PRECEDENCE`, then the newer label. Pairs in qrels order."""
+        return list(self._chosen(None).values())
+
     def _chosen(self, source: LabelSource | None) -> dict[tuple[str, str], RelevanceLabel]:
         rank: dict[str, int] = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
         chosen: dict[tuple[str, str], RelevanceLabel] = {}

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.formats.atomic import atomic_write
-from assay.formats.golden import SOURCE_PRECEDENCE, GoldenSet
+from assay.formats.golden import GoldenSet
 from assay.types import RelevanceLabel
 
 __all__ = [
@@ -64,19 +64,8 @@ def neutralize(text: str) -> str:
 
 
 def standing_labels(golden: GoldenSet) -> list[RelevanceLabel]:
-    """The label that stands for each judged pair (see the module docstring), scored ones first, in qrels order."""
-    rank = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
-    grades = golden.qrels_map()
-    best: dict[tuple[str, str], RelevanceLabel] = {}
-    for label in golden.qrels:
-        if label.grade is None or grades.get(label.query_id, {}).get(label.chunk_id) != label.grade:
-            continue
-        key = (label.query_id, label.chunk_id)
-        old = best.get(key)
-        new_key = (-rank.get(label.provenance.source, 99), label.provenance.time)
-        if old is None or new_key >= (-rank.get(old.provenance.source, 99), old.provenance.time):
-            best[key] = label
-    return [*best.values(), *golden.unscored()]
+    """The label that stands for each judged pair (:meth:`GoldenSet.standing`), scored ones first."""
+    return sorted(golden.standing(), key=lambda label: label.grade is None)
 
 
 def label_rows(golden: GoldenSet, *, min_grade: int | None = None) -> LabelRows:
