@@ -164,7 +164,6 @@ class _Query:
     columns: list[str]
     passages: list[dict[str, str]]
     out: Assessed
-    k: int
 
     def call(self, prompt: str, variables: dict[str, Any], kind: str) -> _Call:
         columns = [] if kind == "nuggets" else self.columns
@@ -186,7 +185,7 @@ def plan_calls(
         per = assessed[run.name] = {}
         for qid, line in run.lines.items():
             columns, passages = _context(line, golden, context_k)
-            query = _Query(run.name, golden.question(qid), line, columns, passages, Assessed(), context_k)
+            query = _Query(run.name, golden.question(qid), line, columns, passages, Assessed())
             per[qid] = query.out
             if _want(wanted, "context_recall"):
                 calls += _plan_context(query)
@@ -210,14 +209,12 @@ def _plan_context(q: _Query) -> list[_Call]:
     return [q.call(SUPPORT_PROMPT, {"statements": statements, "passages": q.passages}, "context")]
 
 
-def answer_metrics(k: int) -> list[str]:
-    """Names of the metrics the answer call gives."""
-    return ["faithfulness", "answer_relevance", "attribution_rate"]
+ANSWER_METRICS = ["faithfulness", "answer_relevance", "attribution_rate"]  # what the answer call gives
 
 
 def _plan_answer(q: _Query) -> list[_Call]:
     if q.answer is None:
-        q.out.fail(answer_metrics(q.k), "no_answer")
+        q.out.fail(ANSWER_METRICS, "no_answer")
         return []
     variables = {"question": q.question.text, "answer": q.answer, "passages": q.passages}
     return [q.call(ANSWER_PROMPT, variables, "answer")]
@@ -240,7 +237,7 @@ def _plan_nuggets(q: _Query) -> list[_Call]:
 
 
 async def assess_runs(
-    judge: Judge, golden: GoldenSet, plan: JudgedPlan, *, context_k: int, on_result: OnResult | None = None
+    judge: Judge, golden: GoldenSet, plan: JudgedPlan, *, on_result: OnResult | None = None
 ) -> dict[str, dict[str, Assessed]]:
     """Make the planned calls (all prompts at once, under the judge's concurrency) and read the answers."""
     stages = {"context": "context_recall", "answer": "answer", "nuggets": "nuggets"}
@@ -250,7 +247,7 @@ async def assess_runs(
 
     async def run_group(kind: str, calls: list[_Call]) -> None:
         def done(index: int, j: Judgement[Any]) -> None:
-            _read(calls[index], j, plan.assessed[calls[index].run][calls[index].query_id], golden, context_k)
+            _read(calls[index], j, plan.assessed[calls[index].run][calls[index].query_id], golden)
             if on_result is not None:
                 on_result()
 
@@ -261,10 +258,10 @@ async def assess_runs(
     return plan.assessed
 
 
-def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet, k: int) -> None:
+def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet) -> None:
     names = {
         "context": ["context_recall"],
-        "answer": answer_metrics(k),
+        "answer": ANSWER_METRICS,
         "nuggets": NUGGET_METRICS,
     }[call.kind]
     if j.output is None:
@@ -272,9 +269,9 @@ def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet, k: i
         return
     data = j.output.model_dump()
     if call.kind == "context":
-        _read_context(call, data, out, k)
+        _read_context(call, data, out)
     elif call.kind == "answer":
-        _read_answer(call, data, out, k)
+        _read_answer(call, data, out)
     else:
         _read_nuggets(golden.question(call.query_id), data, out)
 
@@ -301,7 +298,7 @@ def _support_row(call: _Call, kind: str, claim: tuple[str, str], value: float, c
     }
 
 
-def _read_context(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> None:
+def _read_context(call: _Call, data: dict[str, Any], out: Assessed) -> None:
     statements = call.variables["statements"]
     by_id = {a["statement_id"]: a for a in data["assignments"]}
     matrix = np.zeros((len(statements), max(len(call.columns), 1)))
@@ -320,7 +317,7 @@ def _read_context(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> N
     out.put("context_recall", float(rag.context_recall([verdicts])[0]), "missing_claim_verdict")
 
 
-def _read_answer(call: _Call, data: dict[str, Any], out: Assessed, k: int) -> None:
+def _read_answer(call: _Call, data: dict[str, Any], out: Assessed) -> None:
     used = set(call.citations)
     verdicts = []
     for claim in data["claims"]:

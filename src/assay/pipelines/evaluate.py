@@ -281,7 +281,7 @@ async def _judge_all(
     try:
         labels, _ = await asyncio.gather(
             judge_unlabelled(judge, pairs, listwise=config.listwise, seed=config.seed, on_label=tick),
-            assess_runs(judge, gold, plan, context_k=config.ctx_k, on_result=tick),
+            assess_runs(judge, gold, plan, on_result=tick),
         )
     finally:
         await judge.aclose()
