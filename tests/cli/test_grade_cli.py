@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -12,6 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import main
+from assay.errors import BackendError
+from assay.judge.base import ChatRequest
+from assay.judge.factory import make_dry_run_judge
 from assay.testing import FakeOpenAIServer, Fault
 
 PAIRS = [
@@ -122,6 +126,21 @@ def test_dry_run_calls_nothing(pairs_file: Path, tmp_path: Path, server: FakeOpe
     assert code == 0, text
     assert "3 calls to make" in text and "0 cached" in text and "cost <= $" in text
     assert not out.exists() and server.calls == 0
+
+
+def test_dry_run_prices_offline_at_zero_and_an_unknown_model_at_unknown(pairs_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "labels.jsonl"
+    code, text = run("grade", pairs_file, "-o", out, "--judge", "offline", "--dry-run")
+    assert code == 0 and "3 calls to make" in text and "cost <= $0.0000" in text  # the offline judge is free
+    code, text = run("grade", pairs_file, "-o", out, "--judge", "x/unpriced", "--dry-run", "--no-cache")
+    assert code == 0 and "cost unknown (no price for this model; give --price)" in text
+    assert not out.exists()
+
+
+def test_dry_run_judge_refuses_to_call_a_model() -> None:
+    judge = make_dry_run_judge("openai/gpt-4o-mini")
+    with pytest.raises(BackendError, match="a dry run makes no model calls"):
+        asyncio.run(judge.backend.complete(ChatRequest(model="m", messages=[], prompt_name="p", prompt_version="1")))
 
 
 def test_missing_key_names_the_fix(pairs_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

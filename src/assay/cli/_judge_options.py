@@ -10,11 +10,11 @@ from typing import Any, TypeVar
 import click
 
 from assay.cli.cache import CACHE_DIR, resolve_cache_dir
-from assay.errors import BackendError, ConfigError
-from assay.judge import Judge, JudgeCache, Price, make_judge
-from assay.judge.base import ChatRequest, ChatResponse
+from assay.errors import ConfigError
+from assay.judge import Judge, Price, make_judge
+from assay.judge.factory import make_dry_run_judge
 
-__all__ = ["NoCalls", "api_key_for", "dry_run_judge", "judge_from_options", "judge_options", "parse_price"]
+__all__ = ["api_key_for", "dry_run_judge", "judge_from_options", "judge_options", "parse_price"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,15 +28,6 @@ def parse_price(value: str | None) -> Price | None:
     except ValueError:
         raise ConfigError(f"--price {value!r}: give USD per million tokens as INPUT/OUTPUT, e.g. 0.15/0.60") from None
     return Price.per_million(given_in, given_out)
-
-
-class NoCalls:
-    """The backend of a dry run: it refuses to be called."""
-
-    name = "dry-run"
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        raise BackendError("a dry run makes no model calls")
 
 
 def api_key_for(judge: str, api_key: str | None, api_base: str | None) -> str | None:
@@ -96,15 +87,10 @@ def judge_from_options(options: dict[str, Any]) -> Judge:
 
 def dry_run_judge(options: dict[str, Any]) -> Judge:
     """A judge that renders prompts and reads the cache but never calls a model (for ``--dry-run``)."""
-    directory = _cache_dir(options)
-    price = parse_price(options["price"])
-    if options["judge_spec"] == "offline" and price is None:
-        price = Price(0.0, 0.0)
-    return Judge(
-        NoCalls(),
-        model=options["judge_spec"],
-        cache=JudgeCache(directory) if directory is not None else None,
+    return make_dry_run_judge(
+        options["judge_spec"],
+        cache_dir=_cache_dir(options),
         prompt_dir=options["prompt_dir"],
         structured=not options["no_structured"],
-        price=price,
+        price=parse_price(options["price"]),
     )

@@ -12,13 +12,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assay.cli._app import main
-from assay.cli._judge_options import NoCalls as _NoCalls
 from assay.cli._judge_options import api_key_for as _api_key
 from assay.cli._judge_options import parse_price as _parse_price
 from assay.cli.cache import CACHE_DIR, resolve_cache_dir
 from assay.errors import FormatError, InputError
 from assay.formats.atomic import atomic_write
-from assay.judge import Graded, Judge, JudgeCache, Pair, Price, estimate_pairs, grade_pairs_detailed, make_judge
+from assay.judge import Graded, Judge, Pair, Price, estimate_pairs, grade_pairs_detailed, make_judge
+from assay.judge.factory import make_dry_run_judge
 
 __all__ = ["grade", "read_pairs"]
 
@@ -218,10 +218,7 @@ def _dry_run(
     prompt_dir: Path | None,
     structured: bool,
 ) -> None:
-    cache = JudgeCache(directory) if directory is not None else None
-    if spec == "offline" and price is None:
-        price = Price(0.0, 0.0)
-    judge = Judge(_NoCalls(), model=spec, cache=cache, prompt_dir=prompt_dir, structured=structured, price=price)
+    judge = make_dry_run_judge(spec, cache_dir=directory, prompt_dir=prompt_dir, structured=structured, price=price)
     estimate = estimate_pairs(judge, pairs, listwise=listwise, seed=seed)
     cost = (
         "unknown (no price for this model; give --price)"
