@@ -30,7 +30,7 @@ from typing import Any
 from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Estimate, Judge
 from assay.judge.relevance import Pair, estimate_pairs
-from assay.pipelines.build_judging import generation_variables
+from assay.pipelines.build_judging import generation_variables, passages_of
 from assay.pipelines.build_sampling import Seed, chunk_query, plan_seeds, prepare_corpus
 from assay.pipelines.build_settings import BuildSettings
 from assay.types import Chunk
@@ -152,33 +152,36 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: Bui
     result = BuildEstimate(len(ingested.documents), len(chunks), len(sampled.seeds))
     result.warnings = [*ingested.warnings, *sampled.warnings]
     seeds = sampled.seeds
+    asked = {s.id: _stand_in(s, by_id) for s in seeds}  # once per seed: it is in every later prompt of the seed
     generation = judge.estimate("question_generation", [generation_variables(s, by_id) for s in seeds])
     result.stages.append(_exact("generation", generation))
     if settings.critic:
-        critic = judge.estimate("question_critic", [_critic_vars(s, by_id) for s in seeds])
+        critic = judge.estimate("question_critic", [_critic_vars(s, asked[s.id], by_id) for s in seeds])
         result.stages.append(_ranged("critic", critic, critic, FILTER_PASS_LOW))
     high = {s.id: _pool_high(s, by_id, index, settings) for s in seeds}
     low = {s.id: _pool_low(s, by_id, index, settings) for s in seeds}
     relevance = [
-        estimate_pairs(judge, _pairs(seeds, pools, by_id), listwise=settings.listwise, seed=settings.seed)
+        estimate_pairs(judge, _pairs(seeds, pools, by_id, asked), listwise=settings.listwise, seed=settings.seed)
         for pools in (high, low)
     ]
     result.stages.append(_ranged("relevance", relevance[0], relevance[1], ACCEPT_LOW))
     answerable = [s for s in seeds if s.type != "unanswerable"]
-    support_high = [v for s in answerable for v in _support_calls(s, high[s.id], by_id, settings.support_passages)]
-    support_low = [_support_vars(s, low[s.id][:3], by_id) for s in answerable]
+    size = settings.support_passages
+    support_high = [v for s in answerable for v in _support_calls(asked[s.id], high[s.id], by_id, size)]
+    support_low = [_support_vars(asked[s.id], low[s.id][:3], by_id) for s in answerable]
     support = [judge.estimate("support", variables) for variables in (support_high, support_low)]
     result.stages.append(_ranged("support", support[0], support[1], ACCEPT_LOW))
     return result
 
 
-def _pairs(seeds: Sequence[Seed], pools: dict[str, list[str]], chunks: dict[str, Chunk]) -> list[Pair]:
-    return [Pair(s.id, _stand_in(s, chunks), cid, chunks[cid].text) for s in seeds for cid in pools[s.id]]
+def _pairs(
+    seeds: Sequence[Seed], pools: dict[str, list[str]], chunks: dict[str, Chunk], asked: dict[str, str]
+) -> list[Pair]:
+    return [Pair(s.id, asked[s.id], cid, chunks[cid].text) for s in seeds for cid in pools[s.id]]
 
 
-def _critic_vars(seed: Seed, chunks: dict[str, Chunk]) -> dict[str, Any]:
-    passages = [{"id": f"P{i}", "text": chunks[c].text} for i, c in enumerate(seed.chunk_ids, 1)]
-    return {"question": _stand_in(seed, chunks), "answer": _ANSWER, "passages": passages}
+def _critic_vars(seed: Seed, question: str, chunks: dict[str, Chunk]) -> dict[str, Any]:
+    return {"question": question, "answer": _ANSWER, "passages": passages_of(seed.chunk_ids, chunks, heading=False)}
 
 
 def _pool_high(seed: Seed, chunks: dict[str, Chunk], index: Bm25Index, settings: BuildSettings) -> list[str]:
@@ -187,7 +190,8 @@ def _pool_high(seed: Seed, chunks: dict[str, Chunk], index: Bm25Index, settings:
     fixed = [e.chunk_id for e in _entries(index, query, seed, settings, bm25_k=0)]
     if settings.pool_k == 0:
         return fixed
-    hits = [cid for cid, _ in index.search(query, settings.pool_k + len(fixed)) if cid not in set(fixed)]
+    taken = set(fixed)
+    hits = [cid for cid, _ in index.search(query, settings.pool_k + len(fixed)) if cid not in taken]
     return fixed + hits[: settings.pool_k]
 
 
@@ -203,15 +207,13 @@ def _entries(index: Bm25Index, query: str, seed: Seed, settings: BuildSettings, 
     return index.pool(query, sources, bm25_k=bm25_k, neighbours=settings.neighbours, near_duplicates=near)
 
 
-def _support_calls(seed: Seed, pool: list[str], chunks: dict[str, Chunk], size: int) -> list[dict[str, Any]]:
+def _support_calls(question: str, pool: list[str], chunks: dict[str, Chunk], size: int) -> list[dict[str, Any]]:
     """Every pooled chunk graded high enough: ``ceil(pool / size)`` batches, and a follow-up when more than one."""
-    calls = [_support_vars(seed, pool[i : i + size], chunks) for i in range(0, len(pool), size)]
-    return [*calls, _support_vars(seed, pool[:2], chunks)] if len(calls) > 1 else calls
+    calls = [_support_vars(question, pool[i : i + size], chunks) for i in range(0, len(pool), size)]
+    return [*calls, _support_vars(question, pool[:2], chunks)] if len(calls) > 1 else calls
 
 
-def _support_vars(seed: Seed, chunk_ids: list[str], chunks: dict[str, Chunk]) -> dict[str, Any]:
-    statements = [{"id": f"N{i}", "text": _stand_in(seed, chunks)} for i in range(1, 5)]
-    return {
-        "statements": statements,
-        "passages": [{"id": f"P{i}", "text": chunks[c].text} for i, c in enumerate(chunk_ids, 1)],
-    }
+def _support_vars(question: str, chunk_ids: list[str], chunks: dict[str, Chunk]) -> dict[str, Any]:
+    """A support call with 4 statements the length of the stand-in question (so about 4 nuggets or claims)."""
+    statements = [{"id": f"N{i}", "text": question} for i in range(1, 5)]
+    return {"statements": statements, "passages": passages_of(chunk_ids, chunks, heading=False)}
