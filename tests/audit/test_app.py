@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 
 from assay.audit.app import create_app
 from assay.audit.security import MAX_BODY
+from assay.errors import AuditError
 
 BASE = "http://127.0.0.1:8765"
 
@@ -138,3 +139,8 @@ def test_payload_is_returned_as_data_and_page_has_no_inline_data(golden_dir: Pat
     assert "<script>window" not in page and "onerror" not in page
     script = client.get("/static/audit.js").text
     assert "innerHTML" not in script and "insertAdjacentHTML" not in script and "document.write" not in script
+
+
+def test_unknown_queue_is_refused_before_the_annotator_is_checked(golden_dir: Path) -> None:
+    with pytest.raises(AuditError, match="unknown queue 'random'; choose one of: stratified, disagreement"):
+        create_app(golden_dir, annotator="<bad>", queue="random")

@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 from assay.audit._golden import GoldenView
 from assay.audit.access import open_store
-from assay.audit.queues import QUEUES, queue_for
+from assay.audit.queues import check_queue, queue_for
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.security import BodyTooLarge, Guard, read_json
 from assay.audit.store import LabelStore
@@ -53,10 +53,9 @@ class AuditState:
     def __init__(
         self, store: LabelStore, golden: GoldenView, *, annotator: str, blind: bool, queue: str, seed: int
     ) -> None:
-        if queue not in QUEUES:
-            raise AuditError(f"unknown queue {queue!r}; choose one of: {', '.join(QUEUES)}")
+        self.queue = check_queue(queue)
         self.store, self.golden = store, golden
-        self.annotator, self.blind, self.queue, self.seed = check_annotator(annotator), blind, queue, seed
+        self.annotator, self.blind, self.seed = check_annotator(annotator), blind, seed
         self._queues: dict[str, list[Item]] = {}
         self._lock = threading.Lock()
 

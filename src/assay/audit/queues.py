@@ -27,7 +27,7 @@ from assay.audit.records import CurrentLabel, Item, first_judge
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
 
-__all__ = ["QUEUES", "disagreement", "order", "queue_for", "stratified", "uncertainty"]
+__all__ = ["QUEUES", "check_queue", "disagreement", "order", "queue_for", "stratified", "uncertainty"]
 
 _UNSCORED = 99
 
@@ -85,11 +85,16 @@ QUEUES: dict[str, Callable[[list[CurrentLabel], int], list[Item]]] = {
 }
 
 
-def order(queue: str, labels: list[CurrentLabel], seed: int) -> list[Item]:
-    """The items of ``queue`` in order; AuditError for an unknown queue name."""
+def check_queue(queue: str) -> str:
+    """``queue`` when it names a queue, else AuditError listing the queues."""
     if queue not in QUEUES:
         raise AuditError(f"unknown queue {queue!r}; choose one of: {', '.join(QUEUES)}")
-    return QUEUES[queue](labels, seed)
+    return queue
+
+
+def order(queue: str, labels: list[CurrentLabel], seed: int) -> list[Item]:
+    """The items of ``queue`` in order; AuditError for an unknown queue name."""
+    return QUEUES[check_queue(queue)](labels, seed)
 
 
 def queue_for(store: LabelStore, annotator: str, queue: str, seed: int) -> list[Item]:
