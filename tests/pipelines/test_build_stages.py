@@ -26,6 +26,7 @@ from assay.pipelines.build_judging import (
     critique_questions,
     generate_questions,
     grade_pools,
+    tick_progress,
 )
 from assay.pipelines.build_sampling import Seed, allocate, parse_mix, sample_seeds, type_counts
 from assay.pipelines.build_settings import BuildSettings
@@ -324,6 +325,15 @@ def test_listwise_pools_group_chunks_and_leave_a_missing_judgement_unscored() ->
     assert backend.calls == 2 and sorted(len(r.variables["passages"]) for r in backend.requests) == [1, 2]
     assert out.counts["pooled_pairs"] == 3 and out.counts["qrels_unscored_pairs"] == 1
     assert {label.provenance.prompt for label in out.records} == {"relevance_listwise@1"}
+
+
+def test_tick_progress_reports_the_start_then_one_more_per_call() -> None:
+    seen: list[tuple[str, int, int]] = []
+    tick = tick_progress(lambda *report: seen.append(report), "support", 5, start=3)
+    tick(0, "a judgement")
+    tick("a label")
+    assert seen == [("support", 3, 5), ("support", 4, 5), ("support", 5, 5)]
+    tick_progress(None, "support", 1)()  # no progress callback: nothing reported, nothing raised
 
 
 def test_unanswerable_graded_3_somewhere_is_dropped_with_its_labels() -> None:

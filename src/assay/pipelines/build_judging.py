@@ -17,7 +17,7 @@ came from is kept in ``metadata['seed_chunk_ids']``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,16 +50,17 @@ class BuildContext:
     index: Bm25Index
 
 
-def tick_progress(progress: ProgressFn | None, stage: str, total: int, start: int = 0) -> Any:
+def tick_progress(progress: ProgressFn | None, stage: str, total: int, start: int = 0) -> Callable[..., None]:
     """A callback that reports one more item of ``stage`` done (of ``total``) on each call, from ``start``."""
-    done = [start]
+    done = start
     if progress is not None:
         progress(stage, start, total)
 
     def advance(*_: Any) -> None:
-        done[0] += 1
+        nonlocal done
+        done += 1
         if progress is not None:
-            progress(stage, done[0], total)
+            progress(stage, done, total)
 
     return advance
 

@@ -21,7 +21,7 @@ in ``support_missing``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,7 +136,7 @@ async def _run(
     ctx: BuildContext,
     found: dict[str, dict[str, _Slot]],
     counts: dict[str, int],
-    tick: Any,
+    tick: Callable[..., None],
 ) -> None:
     """Make the calls of ``jobs`` and merge their answers into ``found``."""
     variables = [
