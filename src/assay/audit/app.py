@@ -75,22 +75,21 @@ class AuditState:
         return index, items[index]
 
     def progress(self, annotator: str) -> dict[str, Any]:
-        mine = _graded(self.store.current_labels(annotator=annotator, role="human"))
-        items = self.items(annotator)
-        per_grade = {str(g): 0 for g in range(4)}
-        for item in items:
-            if item in mine:
-                per_grade[str(mine[item].grade)] = per_grade.get(str(mine[item].grade), 0) + 1
-        return {"done": sum(per_grade.values()), "total": len(items), "per_grade": per_grade}
+        return _progress(self.items(annotator), self._mine(annotator))
 
     def queue_view(self, annotator: str) -> dict[str, Any]:
-        mine = _graded(self.store.current_labels(annotator=annotator, role="human"))
+        mine, items = self._mine(annotator), self.items(annotator)
         rows = [
             {"i": i, "query_id": q, "chunk_id": c, "grade": mine[(q, c)].grade if (q, c) in mine else None}
-            for i, (q, c) in enumerate(self.items(annotator))
+            for i, (q, c) in enumerate(items)
         ]
         settings = {"annotator": annotator, "queue": self.queue, "seed": self.seed, "blind": self.blind}
-        return {**settings, "items": rows, "progress": self.progress(annotator)}
+        return {**settings, "items": rows, "progress": _progress(items, mine)}
+
+    def _mine(self, annotator: str) -> dict[Item, CurrentLabel]:
+        """The annotator's graded items."""
+        labels = self.store.current_labels(annotator=annotator, role="human")
+        return {lab.item: lab for lab in labels if lab.grade is not None}
 
     def item_view(self, annotator: str, index: int, item: Item) -> dict[str, Any]:
         labels = _item_labels(self.store, item)
@@ -260,8 +259,12 @@ async def _answer(work: Callable[[], dict[str, Any]]) -> Response:
         return JSONResponse({"error": str(exc)}, status_code=400)
 
 
-def _graded(labels: list[CurrentLabel]) -> dict[Item, CurrentLabel]:
-    return {lab.item: lab for lab in labels if lab.grade is not None}
+def _progress(items: list[Item], mine: dict[Item, CurrentLabel]) -> dict[str, Any]:
+    per_grade = {str(g): 0 for g in range(4)}
+    for item in items:
+        if item in mine:
+            per_grade[str(mine[item].grade)] = per_grade.get(str(mine[item].grade), 0) + 1
+    return {"done": sum(per_grade.values()), "total": len(items), "per_grade": per_grade}
 
 
 def _item_labels(store: LabelStore, item: Item) -> list[CurrentLabel]:
