@@ -36,6 +36,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
 from assay.judge.relevance import Graded
 from assay.metrics import rag
+from assay.pipelines.eval_ranking import QueryValues
 from assay.pipelines.eval_runs import LoadedRun, RunLine
 from assay.text import sentences
 from assay.types import Question, RelevanceLabel
@@ -56,25 +57,15 @@ ANSWER_PROMPT = "answer_assessment"
 _LEVEL = {"support": 1.0, "partial": 0.5, "none": 0.0}
 _VERDICT = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
 _NUGGET = {"support": "support", "partial": "partial_support", "none": "not_support"}
-Values = dict[str, float | None]
 OnResult = Callable[[], None]
 
 
 @dataclass
-class Assessed:
-    """LLM-judged values of one query of one run, why some are missing, and its support-matrix rows."""
+class Assessed(QueryValues):
+    """LLM-judged values of one query of one run, why some are missing (``put`` records NaN as unscored with the
+    reason), and its support-matrix rows."""
 
-    metrics: Values = field(default_factory=dict)
-    unscored: dict[str, str] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
-
-    def put(self, name: str, value: float, reason: str = "") -> None:
-        """Record a value; NaN is recorded as unscored with ``reason``."""
-        if np.isnan(value):
-            self.metrics[name] = None
-            self.unscored[name] = reason or "unscored"
-        else:
-            self.metrics[name] = float(value)
 
     def fail(self, names: Sequence[str], reason: str) -> None:
         for name in names:

@@ -334,7 +334,7 @@ def _rows(
     assessed: Mapping[str, Mapping[str, Assessed]],
     config: EvalSettings,
 ) -> dict[str, QueryResult]:
-    parts: list[Mapping[str, er.QueryValues | Assessed]] = []
+    parts: list[Mapping[str, er.QueryValues]] = []
     if ranking:
         parts.append(er.rank_run(run, labels, ranking, threshold=config.threshold, depth=config.depth))
     if labels.strict_unscored and "ragas_context_precision" in families:  # strict_unscored: evaluated with a judge
