@@ -68,13 +68,16 @@ def _expanded(question: Question, golden: GoldenSet, index: Bm25Index) -> str:
     return f"{question.text} {question.text} {' '.join(extra)}"
 
 
+def _doc_titles(golden: GoldenSet) -> dict[str, str]:
+    return {d.id: d.title or "" for d in golden.documents}
+
+
 def _titled(golden: GoldenSet) -> list[Chunk]:
-    out = []
-    for chunk in golden.chunks:
-        title = golden.document(chunk.doc_id).title if chunk.doc_id in {d.id for d in golden.documents} else ""
-        text = " ".join([title or "", *chunk.heading_path, chunk.text])
-        out.append(chunk.model_copy(update={"text": text}))
-    return out
+    titles = _doc_titles(golden)
+    return [
+        c.model_copy(update={"text": " ".join([titles.get(c.doc_id, ""), *c.heading_path, c.text])})
+        for c in golden.chunks
+    ]
 
 
 def hybrid_run(golden: GoldenSet, index: Bm25Index) -> list[dict[str, object]]:
@@ -93,12 +96,9 @@ def hybrid_run(golden: GoldenSet, index: Bm25Index) -> list[dict[str, object]]:
 
 
 def weak_run(golden: GoldenSet) -> list[dict[str, object]]:
-    docs = {d.id: d for d in golden.documents}
+    titles = _doc_titles(golden)
     heads = [
-        c.model_copy(
-            update={"text": " ".join([docs[c.doc_id].title or "" if c.doc_id in docs else "", *c.heading_path])}
-        )
-        for c in golden.chunks
+        c.model_copy(update={"text": " ".join([titles.get(c.doc_id, ""), *c.heading_path])}) for c in golden.chunks
     ]
     index = Bm25Index.build(heads)
     out = []
@@ -108,7 +108,7 @@ def weak_run(golden: GoldenSet) -> list[dict[str, object]]:
             out.append(_line(q.id, [], "I could not find anything about that.", []))
             continue
         top = golden.chunk(ranked[0][0])
-        first = sentences(top.text)[0] if sentences(top.text) else ""
+        first = next(iter(sentences(top.text)), "")
         answer = f"It depends on the situation; the documentation may help. {first}"
         out.append(_line(q.id, ranked, answer, [top.id]))
     return out
