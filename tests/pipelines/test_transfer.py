@@ -257,6 +257,9 @@ def test_import_trec_grade_out_of_range_names_the_line(tmp_path: Path) -> None:
     trec = FIXTURES / "trec"
     with pytest.raises(FormatError, match=r"q\.txt:2: grade 7"):
         import_trec(qrels, trec / "queries.tsv", trec / "corpus.jsonl")
+    clipped = import_trec(qrels, trec / "queries.tsv", trec / "corpus.jsonl", clip_grades=True)
+    assert clipped.skipped["grades_clipped"] == 1
+    assert clipped.golden.qrels_map()["301"] == {"FT911-3": 1, "FT911-5": 3}  # 7 capped to the top of -1..3
     with pytest.raises(InputError, match=r"CORPUS must be a \.jsonl file"):
         import_trec(qrels, trec / "queries.tsv", trec / "queries.tsv")
 

@@ -172,7 +172,8 @@ def import_trec(
     table = read_qrels(qrels_path).to_dict()
     for qid in table:
         for doc_id, raw in table[qid].items():
-            line = _line_of(qrels_path, qid, doc_id) if not _MIN_GRADE <= raw <= _MAX_GRADE else None
+            # the line is looked up (a scan of the file) only for the error message of an uncapped bad grade
+            line = None if clip_grades or _MIN_GRADE <= raw <= _MAX_GRADE else _line_of(qrels_path, qid, doc_id)
             grade = _grade(qrels_path, line, raw, clip_grades, parts.skipped)
             parts.pairs.append(_Pair(str(qrels_path), qid, doc_id, grade))
     files = {"qrels": str(qrels_path), "queries": str(queries), "corpus": str(corpus_path)}
