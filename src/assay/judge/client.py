@@ -159,16 +159,6 @@ class Judge:
             log.warning("judge cache read failed (%s); calling the model instead", exc)
             return None
 
-    def cache_put(self, key: str, value: str) -> None:
-        """Write the cache; an error warns, counts, and is otherwise ignored."""
-        if self.cache is None:
-            return
-        try:
-            self.cache.put(key, value)
-        except Exception as exc:  # a broken cache must not stop judging
-            self.stats.cache_errors += 1
-            log.warning("judge cache write failed (%s); the answer is not cached", exc)
-
     def cache_put_many(self, items: Sequence[tuple[str, str]]) -> None:
         """Write several entries in one transaction; an error warns, counts, and is otherwise ignored."""
         if self.cache is None or not items:
