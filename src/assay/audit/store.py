@@ -246,14 +246,16 @@ class LabelStore:
         imported); ``annotator`` keeps one annotator. Items whose label was undone down to nothing are left out.
         """
         with self._connect() as conn:
-            stacks = fold(_row_event(row) for row in conn.execute("SELECT * FROM events ORDER BY id"))
+            if annotator is None:
+                rows = conn.execute("SELECT * FROM events ORDER BY id")
+            else:  # the annotator is part of every fold key: fold only theirs (the page asks on every label)
+                rows = conn.execute("SELECT * FROM events WHERE annotator = ? ORDER BY id", (annotator,))
+            stacks = fold(_row_event(row) for row in rows)
         labels = [current_of(stack[-1]) for stack in stacks.values() if stack]
         if source is not None:
             labels = [lab for lab in labels if lab.source == source]
         if role is not None:
             labels = [lab for lab in labels if (lab.source == "judge") == (role == JUDGE_ROLE)]
-        if annotator is not None:
-            labels = [lab for lab in labels if lab.annotator == annotator]
         return sorted(labels, key=lambda lab: (lab.query_id, lab.chunk_id, lab.annotator, lab.prompt or ""))
 
     def items(self) -> list[Item]:
