@@ -232,6 +232,8 @@ def test_estimate_counts_without_calling(toy_prompts: Path, no_wait: RetryPolicy
     assert (estimate.calls, estimate.cached) == (3, 3)
     assert estimate.prompt_tokens > 0
     assert estimate.cost_usd == pytest.approx(estimate.prompt_tokens * 1e-6 + 3 * 64 * 2e-6)
+    many = judge.estimate("toy", items(1200) + items(2))  # past one cache query (500 keys): items 0 and 1 cached
+    assert (many.calls, many.cached) == (1198, 4)
     assert backend.calls == 2
 
 

@@ -151,9 +151,8 @@ def estimate_items(judge: Judge, prompt_name: str, list_of_variables: Sequence[M
     """
     calls = cached = prompt_tokens = max_tokens = 0
     seen: set[str] = set()
-    for variables in list_of_variables:
-        prepared = judge._prepare(prompt_name, variables)
-        if prepared.key in seen or judge.cache_get(prepared.key) is not None:
+    for prepared, stored in _looked_up(judge, prompt_name, list_of_variables):
+        if stored or prepared.key in seen:
             cached += 1
             continue
         seen.add(prepared.key)
@@ -162,3 +161,13 @@ def estimate_items(judge: Judge, prompt_name: str, list_of_variables: Sequence[M
         max_tokens += int(prepared.request.params.get("max_tokens", 0))
     cost = judge.price.cost(prompt_tokens, max_tokens) if judge.price is not None else None
     return Estimate(calls=calls, cached=cached, prompt_tokens=prompt_tokens, cost_usd=cost)
+
+
+def _looked_up(
+    judge: Judge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]
+) -> Iterator[tuple[_Prepared, bool]]:
+    """Each item prepared, and whether the cache holds its answer: MAX_CHUNK items per cache query."""
+    for start in range(0, len(list_of_variables), MAX_CHUNK):
+        chunk = [judge._prepare(prompt_name, variables) for variables in list_of_variables[start : start + MAX_CHUNK]]
+        stored = judge.cache_get_many([prepared.key for prepared in chunk])
+        yield from ((prepared, prepared.key in stored) for prepared in chunk)
