@@ -95,11 +95,12 @@ async def _pointwise(judge: Judge, pairs: Sequence[Pair], stage: str, on_label: 
     return [g or _pointwise_graded(judge, pair, j) for g, pair, j in zip(graded, pairs, results, strict=True)]
 
 
-def _pair_key(judge: Judge, pair: Pair) -> str:
+def _pair_keys(judge: Judge, pairs: Sequence[Pair]) -> list[str]:
+    """Each pair's derived key (the fields of the judge and the listwise prompt are gathered once)."""
     prompt = judge.prompt(LISTWISE_PROMPT)
     params = {**prompt.params, **judge.params}
     fields = {"model": judge.model, "prompt": prompt.ref, "hash": prompt.content_hash, "params": params}
-    return derived_key("listwise-pair", {**fields, "question": pair.question, "text": pair.text})
+    return [derived_key("listwise-pair", {**fields, "question": p.question, "text": p.text}) for p in pairs]
 
 
 def _cached_pair(judge: Judge, pair: Pair, raw: str | None, stage: str) -> Graded | None:
@@ -162,7 +163,7 @@ async def _listwise(
 ) -> list[Graded]:
     results: list[Graded | None] = [None] * len(pairs)
     todo: list[tuple[int, Pair]] = []
-    keys = [_pair_key(judge, pair) for pair in pairs]
+    keys = _pair_keys(judge, pairs)
     stored = judge.cache_get_many(keys)
     for index, pair in enumerate(pairs):
         hit = _cached_pair(judge, pair, stored.get(keys[index]), stage)
@@ -217,7 +218,7 @@ def estimate_pairs(judge: Judge, pairs: Sequence[Pair], *, listwise: int | None 
     """A dry-run estimate (calls, cached, prompt tokens, cost bound) for :func:`grade_pairs` with these settings."""
     if listwise is None:
         return judge.estimate(POINTWISE_PROMPT, [{"question": p.question, "passage": p.text} for p in pairs])
-    keys = [_pair_key(judge, p) for p in pairs]
+    keys = _pair_keys(judge, pairs)
     stored = judge.cache_get_many(keys)
     todo = [(i, p) for i, p in enumerate(pairs) if keys[i] not in stored]
     groups = _groups(todo, listwise, seed)
