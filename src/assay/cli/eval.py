@@ -22,7 +22,7 @@ from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluatio
 from assay.pipelines.results import EvalResult
 from assay.report import render_terminal, write_report
 
-__all__ = ["audit_labels", "check_fail_under", "eval_command", "human_labels", "parse_k", "parse_runs"]
+__all__ = ["audit_labels", "check_fail_under", "eval_command", "parse_k", "parse_runs"]
 
 
 def parse_k(text: str) -> tuple[int, ...]:
@@ -77,11 +77,6 @@ def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> 
             elif mean < threshold:
                 failures.append(f"{run.name}: {metric} = {mean:.3f} < {threshold:g}")
     return failures
-
-
-def human_labels(golden: Path) -> dict[tuple[str, str], int] | None:
-    """Audited human grades of the golden folder's audit store (one per item: the lower median of annotators)."""
-    return audit_labels(golden)[0]
 
 
 def audit_labels(
