@@ -71,10 +71,6 @@ class LoadedRun:
     counts: RunCounts
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def has_answers(self) -> bool:
-        return self.counts.with_answer > 0
-
 
 def run_name(spec: Path | tuple[str, Path]) -> tuple[str, Path]:
     """``(name, path)``: a given name, else the file stem."""
