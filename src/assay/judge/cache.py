@@ -16,7 +16,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -175,17 +175,13 @@ class JudgeCache:
         """
         found: dict[str, str] = {}
         now = time.time()
-        for start in range(0, len(keys), _BATCH):
-            chunk = list(keys[start : start + _BATCH])
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, mode, value, expire_time FROM Cache WHERE raw = 1 AND key IN ({marks})"
-            for key, mode, value, expire in self._store._sql(query, chunk).fetchall():
-                if expire is not None and expire <= now:
-                    continue
-                if mode == self._raw_mode and isinstance(value, str):
-                    found[key] = value
-                elif (slow := self.get(key)) is not None:
-                    found[key] = slow
+        for key, mode, value, expire in self._rows("key, mode, value, expire_time", keys):
+            if expire is not None and expire <= now:
+                continue
+            if mode == self._raw_mode and isinstance(value, str):
+                found[key] = value
+            elif (slow := self.get(key)) is not None:
+                found[key] = slow
         return found
 
     def put(self, key: str, value: str) -> None:
@@ -211,12 +207,14 @@ class JudgeCache:
                 self._store.set(key, value, retry=True)
 
     def _present(self, keys: Sequence[str]) -> set[str]:
-        present: set[str] = set()
+        return {key for (key,) in self._rows("key", keys)}
+
+    def _rows(self, columns: str, keys: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """``columns`` of the rows of those ``keys`` that are stored, in one SQL query per 500 keys."""
         for start in range(0, len(keys), _BATCH):
             chunk = list(keys[start : start + _BATCH])
-            query = f"SELECT key FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(chunk))})"
-            present.update(key for (key,) in self._store._sql(query, chunk).fetchall())
-        return present
+            query = f"SELECT {columns} FROM Cache WHERE raw = 1 AND key IN ({','.join('?' * len(chunk))})"
+            yield from self._store._sql(query, chunk).fetchall()
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and key in self._store
