@@ -45,7 +45,7 @@ __all__ = [
     "rank_run",
 ]
 
-CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")
+CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at each k by default, drawn as metric@k
 
 NO_RELEVANT = "no_relevant_chunks"
 UNSCORED_LABEL = "unscored_relevance_label"
@@ -53,7 +53,7 @@ UNSCORED_LABEL = "unscored_relevance_label"
 
 def default_measures(k_values: Sequence[int]) -> list[str]:
     """The ranking measures evaluated by default: per k nDCG, P, recall, hit, AP and ERR; then the uncut ones."""
-    per_k = [f"{family}@{k}" for k in k_values for family in ("ndcg", "P", "recall", "hit", "map", "err")]
+    per_k = [f"{family}@{k}" for k in k_values for family in CURVE_FAMILIES]
     return [*per_k, "map", "mrr", "ndcg", "rprec", "bpref"]
 
 
