@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -187,6 +188,15 @@ def test_future_manifest_version_says_to_upgrade(fixture_copy: Path) -> None:
     path = fixture_copy / MANIFEST
     path.write_text(path.read_text().replace('"format_version": 1', '"format_version": 3'), encoding="utf-8")
     with pytest.raises(DatasetError, match=r"format version 3 was written by assay 0\.1\.0.*pip install -U"):
+        GoldenSet.load(fixture_copy)
+
+
+def test_a_bad_manifest_field_is_named(fixture_copy: Path) -> None:
+    path = fixture_copy / MANIFEST
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw["seeds"] = {"questions": "many"}
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(FormatError, match=r"manifest\.json: field 'seeds\.questions': Input should be a valid int"):
         GoldenSet.load(fixture_copy)
 
 

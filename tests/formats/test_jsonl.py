@@ -93,6 +93,13 @@ def test_missing_nested_field_is_named_with_its_path(tmp_path: Path) -> None:
         list(read_jsonl(path, RelevanceLabel, "qrels"))
 
 
+def test_several_problems_name_the_first_and_count_the_rest(tmp_path: Path) -> None:
+    bad = {"query_id": "q", "grade": 9}  # chunk_id and provenance missing, grade out of scale: three problems
+    path = _write_lines(tmp_path / "q.jsonl", '{"assay": "qrels", "version": 1}', json.dumps(bad))
+    with pytest.raises(FormatError, match=r"q\.jsonl:2: field 'chunk_id': Field required \(and 2 more problems\)"):
+        list(read_jsonl(path, RelevanceLabel, "qrels"))
+
+
 def test_a_line_that_is_not_an_object(tmp_path: Path) -> None:
     path = _write_lines(tmp_path / "d.jsonl", '{"assay": "documents", "version": 1}', "[1, 2]")
     with pytest.raises(FormatError, match=r"d\.jsonl:2: a JSON list where a record belongs"):

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.errors import DatasetError, FormatError
 from assay.formats.atomic import atomic_dir, atomic_write_text
-from assay.formats.jsonl import iter_records, write_jsonl
+from assay.formats.jsonl import first_problem, iter_records, write_jsonl
 from assay.types import FORMAT_VERSION, Chunk, Document, LabelSource, Manifest, NuggetSupport, Question, RelevanceLabel
 
 __all__ = ["FILES", "MANIFEST", "SOURCE_PRECEDENCE", "GoldenSet", "Part"]
@@ -304,9 +304,7 @@ def _read_manifest(path: Path) -> Manifest:
     try:
         return Manifest.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field_name = ".".join(str(p) for p in first["loc"]) or "manifest"
-        raise FormatError(path, None, f"field {field_name!r}: {first['msg']}", "a Manifest") from None
+        raise FormatError(path, None, first_problem(exc, "manifest"), "a Manifest") from None
 
 
 def _carry_over(old: Path, new: Path) -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "KINDS",
     "HeaderMode",
     "JsonlHeader",
+    "first_problem",
     "iter_json_lines",
     "iter_records",
     "read_header",
@@ -202,10 +203,15 @@ def _raw_lines(path: Path) -> Iterator[tuple[int, Any]]:
                 ) from None
 
 
+def first_problem(exc: ValidationError, whole: str = "record") -> str:
+    """The first validation problem as ``field 'a.b': message`` (``whole`` names a problem with no field)."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or whole
+    return f"field {where!r}: {first['msg']}"
+
+
 def _describe(exc: ValidationError) -> str:
-    """The first validation problem as 'field a.b: message' (plus how many more there are)."""
-    errors = exc.errors()
-    first = errors[0]
-    where = ".".join(str(part) for part in first["loc"]) or "record"
-    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
-    return f"field {where!r}: {first['msg']}{more}"
+    """The first validation problem (:func:`first_problem`) plus how many more there are."""
+    n = exc.error_count()
+    more = f" (and {n - 1} more problem{'s' if n > 2 else ''})" if n > 1 else ""
+    return first_problem(exc) + more

@@ -43,6 +43,7 @@ from assay.formats.beir import (
     read_queries,
 )
 from assay.formats.golden import GoldenSet
+from assay.formats.jsonl import first_problem
 from assay.formats.ragas import RAGAS_SCHEMA, RagasRow, read_ragas
 from assay.formats.topics import read_topics
 from assay.formats.trec import read_qrels
@@ -341,9 +342,7 @@ def _validate(model: type[M], data: dict[str, Any], path: Path, line: int) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        name = ".".join(str(p) for p in first["loc"]) or "record"
-        raise FormatError(path, line, f"metadata.assay field {name!r}: {first['msg']}", f"a {model.__name__}") from None
+        raise FormatError(path, line, f"metadata.assay {first_problem(exc)}", f"a {model.__name__}") from None
 
 
 def _assemble(
