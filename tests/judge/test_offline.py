@@ -18,6 +18,7 @@ from assay.errors import BackendError, TransientBackendError
 from assay.judge.base import Backend, ChatRequest
 from assay.judge.offline import HANDLERS, OfflineBackend, offline_answer
 from assay.judge.outputs import (
+    AnswerAssessment,
     AnswerRelevance,
     Attribution,
     Claims,
@@ -194,6 +195,19 @@ def test_faithfulness_checks_each_answer_sentence() -> None:
     variables = {"question": QUESTION, "answer": answer, "passages": [{"id": "c1", "text": EXACT}]}
     claims = _ask("faithfulness", variables, Faithfulness).claims
     assert [(c.verdict, c.passage_ids) for c in claims] == [("supported", ["c1"]), ("unsupported", [])]
+
+
+def test_answer_assessment_is_faithfulness_and_answer_relevance_in_one_answer() -> None:
+    answer = f"{EXACT} Refunds are paid in Bitcoin on Mars."
+    variables = {"question": QUESTION, "answer": answer, "passages": [{"id": "c1", "text": EXACT}]}
+    both = _ask("answer_assessment", variables, AnswerAssessment)
+    assert both.claims == _ask("faithfulness", variables, Faithfulness).claims
+    relevance = _ask("answer_relevance", variables, AnswerRelevance)
+    assert (both.relevance_reason, both.relevance, both.noncommittal) == (
+        relevance.reason,
+        relevance.score,
+        relevance.noncommittal,
+    )
 
 
 def test_attribution_names_the_passages_a_sentence_uses() -> None:

@@ -150,15 +150,19 @@ def _support(v: _Vars) -> BaseModel:
     return SupportAssignments(assignments=assignments)
 
 
-def _faithfulness(v: _Vars) -> BaseModel:
+def _claim_verdicts(v: _Vars) -> list[ClaimVerdict]:
+    """The answer's sentences that assert something, each with its support level in the passages."""
     passages = [(p.id, p.text) for p in v.items("passages")]
     claims = []
     for claim in sentences(v.text("answer")):
-        if not asserts_something(claim):
-            continue
-        level, ids, reason = support(claim, passages)
-        claims.append(ClaimVerdict(claim=claim, reason=reason, verdict=_VERDICT[level], passage_ids=ids))
-    return Faithfulness(claims=claims)
+        if asserts_something(claim):
+            level, ids, reason = support(claim, passages)
+            claims.append(ClaimVerdict(claim=claim, reason=reason, verdict=_VERDICT[level], passage_ids=ids))
+    return claims
+
+
+def _faithfulness(v: _Vars) -> BaseModel:
+    return Faithfulness(claims=_claim_verdicts(v))
 
 
 def _answer_relevance(v: _Vars) -> BaseModel:
@@ -182,12 +186,7 @@ def _attribution(v: _Vars) -> BaseModel:
 
 
 def _answer_assessment(v: _Vars) -> BaseModel:
-    passages = [(p.id, p.text) for p in v.items("passages")]
-    claims = []
-    for claim in sentences(v.text("answer")):
-        if asserts_something(claim):
-            level, ids, why = support(claim, passages)
-            claims.append(ClaimVerdict(claim=claim, reason=why, verdict=_VERDICT[level], passage_ids=ids))
+    claims = _claim_verdicts(v)
     score, noncommittal, reason = answer_relevance(v.text("question"), v.text("answer"))
     return AnswerAssessment(claims=claims, relevance_reason=reason, relevance=score, noncommittal=noncommittal)
 
