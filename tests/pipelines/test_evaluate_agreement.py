@@ -143,6 +143,16 @@ def test_audit_size_for_target_half_widths(tmp_path: Path) -> None:
     yhat = np.array([1.0] * 12 + [1] * 6 + [0] * 4)
     sd_h, sd_j, rho = np.std(y, ddof=1), np.std(yhat, ddof=1), np.corrcoef(y, yhat)[0, 1]
     assert (five.sd_human, five.sd_judge, five.correlation) == pytest.approx((sd_h, sd_j, rho), abs=1e-6)
+    # judge relevance of the 26 unaudited pairs: 12 care chunks (no label: 0), related of q06..q11 (1), next answers
+    # of q04..q11 (0); judge only = (12 answers + 12 related) / 48. PPI++ written out from its formulas (ddof 1):
+    rest = np.array([0.0] * 12 + [1.0] * 6 + [0.0] * 8)
+    assert five.judge_only == pytest.approx(24 / 48, abs=1e-6)
+    s, s_u = np.cov(y, yhat, ddof=1), np.var(rest, ddof=1)
+    lam = min(max((s[0, 1] / 22) / (s[1, 1] / 22 + s_u / 26), 0.0), 1.0)
+    estimate = np.mean(y - lam * yhat) + lam * np.mean(rest)
+    half = norm_ppf(0.975) * math.sqrt((s[0, 0] - 2 * lam * s[0, 1] + lam**2 * s[1, 1]) / 22 + lam**2 * s_u / 26)
+    assert (five.lambda_, five.estimate) == pytest.approx((lam, estimate), abs=1e-6)
+    assert (five.low, five.high) == pytest.approx((estimate - half, estimate + half), abs=1e-6)
     assert [t.half_width for t in five.audit_targets] == [0.05, 0.025]
     for target in five.audit_targets:
         n = target.n_needed
