@@ -17,7 +17,7 @@ from assay.cli._judge_options import parse_price as _parse_price
 from assay.cli.cache import CACHE_DIR, resolve_cache_dir
 from assay.errors import FormatError, InputError
 from assay.formats.atomic import atomic_write
-from assay.judge import Graded, Judge, Pair, Price, estimate_pairs, grade_pairs_detailed, make_judge
+from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed, make_judge
 from assay.judge.factory import make_dry_run_judge
 
 __all__ = ["grade", "read_pairs"]
@@ -174,16 +174,10 @@ def grade(
     use_cache = not no_cache and judge_spec != "offline"
     directory = resolve_cache_dir(cache_dir) if use_cache else None
     if dry_run:
-        _dry_run(
-            judge_spec,
-            pairs=pairs,
-            directory=directory,
-            price=given_price,
-            listwise=listwise,
-            seed=seed,
-            prompt_dir=prompt_dir,
-            structured=not no_structured,
+        dry = make_dry_run_judge(
+            judge_spec, cache_dir=directory, prompt_dir=prompt_dir, structured=not no_structured, price=given_price
         )
+        _dry_run(dry, pairs, listwise, seed)
         return
     judge = make_judge(
         judge_spec,
@@ -207,18 +201,7 @@ def grade(
     click.echo(f"wrote {output}")
 
 
-def _dry_run(
-    spec: str,
-    *,
-    pairs: list[Pair],
-    directory: Path | None,
-    price: Price | None,
-    listwise: int | None,
-    seed: int,
-    prompt_dir: Path | None,
-    structured: bool,
-) -> None:
-    judge = make_dry_run_judge(spec, cache_dir=directory, prompt_dir=prompt_dir, structured=structured, price=price)
+def _dry_run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int) -> None:
     estimate = estimate_pairs(judge, pairs, listwise=listwise, seed=seed)
     cost = (
         "unknown (no price for this model; give --price)"
