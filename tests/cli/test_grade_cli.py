@@ -16,7 +16,7 @@ from assay.cli import main
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest
 from assay.judge.factory import make_dry_run_judge
-from assay.testing import FakeOpenAIServer, Fault
+from assay.testing import FakeOpenAIServer, Fault, default_answer
 
 PAIRS = [
     {"query_id": "q1", "question": "What is BM25?", "chunk_id": "c1", "text": "BM25 is a ranking function."},
@@ -61,6 +61,21 @@ def test_grade_through_an_openai_compatible_server(pairs_file: Path, tmp_path: P
     assert server.calls == 3 and "3 calls" in text
     code, text = run(*base, "--cache-dir", tmp_path / "cache")
     assert code == 0 and server.calls == 3 and all(x["cached"] for x in read(out))
+
+
+def test_summary_counts_tokens_and_cost(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    out = tmp_path / "labels.jsonl"
+    args = ("grade", pairs_file, "-o", out, "--judge", "x/j", "--api-base", server.url, "--no-cache")
+    code, text = run(*args, "--price", "1000/1000")  # $0.001 a token, in or out
+    assert code == 0, text
+    # the fake server's usage: (characters of the messages) // 4 + 1 in, (characters of its answer) // 4 + 1 out
+    tokens_in = sum(sum(len(m["content"]) for m in r["messages"]) // 4 + 1 for r in server.requests)
+    tokens_out = sum(len(default_answer(r["messages"])) // 4 + 1 for r in server.requests)
+    cost = (tokens_in + tokens_out) / 1000
+    assert (
+        f"graded 3 pairs: 3 calls, 0 cached, 0 retries, 0 unscored; tokens {tokens_in} in / {tokens_out} out; "
+        f"cost ${cost:.4f}"
+    ) in text
 
 
 def test_unscored_pairs_are_null_with_the_cause(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:

@@ -80,22 +80,26 @@ def _record(graded: Graded) -> dict[str, Any]:
     return record
 
 
-def _summary(judge: Judge, n: int) -> str:
+def _tokens_and_cost(judge: Judge) -> tuple[int, int, str]:
+    """Prompt and completion tokens of the relevance stage so far, and the cost spent ("unknown" without a price)."""
     usage = judge.usage.get("relevance")
     tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
-    cost = "unknown" if judge.price is None else f"${judge.spent:.4f}"
+    return *tokens, "unknown" if judge.price is None else f"${judge.spent:.4f}"
+
+
+def _summary(judge: Judge, n: int) -> str:
+    prompt_tokens, completion_tokens, cost = _tokens_and_cost(judge)
     stats = judge.stats
     return (
         f"graded {n} pairs: {stats.calls} calls, {stats.cache_hits + stats.deduped} cached, {stats.retries} retries, "
-        f"{stats.unscored} unscored; tokens {tokens[0]} in / {tokens[1]} out; cost {cost}"
+        f"{stats.unscored} unscored; tokens {prompt_tokens} in / {completion_tokens} out; cost {cost}"
     )
 
 
 def _progress_text(judge: Judge) -> str:
-    cost = "unknown" if judge.price is None else f"${judge.spent:.4f}"
-    usage = judge.usage.get("relevance")
-    tokens = usage.prompt_tokens + usage.completion_tokens if usage else 0
+    prompt_tokens, completion_tokens, cost = _tokens_and_cost(judge)
     s = judge.stats
+    tokens = prompt_tokens + completion_tokens
     return f"cached {s.cache_hits + s.deduped}  retries {s.retries}  unscored {s.unscored}  tokens {tokens}  {cost}"
 
 
