@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import BackendError, ConfigError, TransientBackendError
-from assay.judge.base import Backend, ChatRequest, ChatResponse
+from assay.judge.base import Backend, ChatRequest, ChatResponse, is_plain_message
 
 if TYPE_CHECKING:
     import aiohttp
@@ -100,10 +100,6 @@ _BODY_KEYS = frozenset({"model", "messages", "response_format"})
 _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _json_str: Callable[[str], str] = json.encoder.encode_basestring
 _FORMATS: dict[tuple[int, str], tuple[Mapping[str, Any], str]] = {}
-
-
-def _plain(message: Mapping[str, Any]) -> bool:
-    return len(message) == 2 and type(message.get("role")) is str and type(message.get("content")) is str
 
 
 def _message_json(role: str, content: str) -> str:
@@ -198,7 +194,7 @@ class OpenAICompatBackend:
         Built from pieces: the system prompt's and the schema's JSON are encoded once per prompt and reused.
         """
         model = self.model or wire_model(request.model)
-        if _BODY_KEYS.isdisjoint(request.params) and all(_plain(m) for m in request.messages):
+        if _BODY_KEYS.isdisjoint(request.params) and all(is_plain_message(m) for m in request.messages):
             messages = ",".join(_message_json(m["role"], m["content"]) for m in request.messages)
             params = _compact(dict(request.params))[1:-1]
             tail = ("," + params if params else "") + _response_format_json(request)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Backend", "ChatRequest", "ChatResponse"]
+__all__ = ["Backend", "ChatRequest", "ChatResponse", "is_plain_message"]
 
 
 @dataclass(frozen=True)
@@ -52,3 +52,8 @@ class Backend(Protocol):
     name: str
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+def is_plain_message(message: Mapping[str, Any]) -> bool:
+    """True for ``{"role": str, "content": str}`` and nothing else (the form the prompts render)."""
+    return len(message) == 2 and type(message.get("role")) is str and type(message.get("content")) is str

@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from assay.judge.base import is_plain_message
 from assay.text import canonical_json
 
 __all__ = ["KEY_VERSION", "CacheWriter", "JudgeCache", "cache_key", "derived_key"]
@@ -53,7 +54,7 @@ def cache_key(
     hashed once per prompt, not once per call.
     """
     first = messages[0] if messages else None
-    if first is not None and _plain(first):
+    if first is not None and is_plain_message(first):
         hasher = _hash_after_message(first["role"], first["content"]).copy()
     else:
         hasher = _hash_after("" if first is None else canonical_json(first)).copy()
@@ -91,13 +92,8 @@ _canonical = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
 _string_json: Callable[[str], str] = json.encoder.encode_basestring
 
 
-def _plain(message: Mapping[str, Any]) -> bool:
-    """True for ``{"role": str, "content": str}`` and nothing else (the form the prompts render)."""
-    return len(message) == 2 and type(message.get("role")) is str and type(message.get("content")) is str
-
-
 def _message_json(message: Mapping[str, str]) -> str:
-    if _plain(message):
+    if is_plain_message(message):
         return _role_content_json(message["role"], message["content"])
     return canonical_json(message)
 
