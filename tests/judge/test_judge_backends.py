@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,7 +139,9 @@ def test_connection_refused_is_transient(toy_prompts: Path, no_wait: RetryPolicy
 def test_parse_retry_after() -> None:
     assert parse_retry_after("12") == 12.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
-    assert 0 <= (parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") or 0) == 0  # a date in the past: no wait
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: no wait (not None)
+    in_two_minutes = email.utils.formatdate(time.time() + 120, usegmt=True)  # an HTTP date, whole seconds
+    assert 118.0 <= (parse_retry_after(in_two_minutes) or 0.0) <= 120.0
 
 
 def test_routing() -> None:
