@@ -49,6 +49,7 @@ CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at eac
 
 NO_RELEVANT = "no_relevant_chunks"
 UNSCORED_LABEL = "unscored_relevance_label"
+_NEVER = 1 << 30  # a rank past every cut-off
 
 
 def default_measures(k_values: Sequence[int]) -> list[str]:
@@ -93,11 +94,11 @@ class QueryValues:
 
 
 def _first_unscored(line: RunLine, labels: Labels) -> int:
-    """0-based rank of the first chunk whose label is unscored; a large number when there is none."""
+    """0-based rank of the first chunk whose label is unscored; :data:`_NEVER` when there is none."""
     for rank, cid in enumerate(line.ranked):
         if (line.query_id, cid) in labels.unscored:
             return rank
-    return 1 << 30
+    return _NEVER
 
 
 def _trec_values(run: LoadedRun, labels: Labels, measures: list[str]) -> dict[str, dict[str, float]]:
@@ -124,7 +125,7 @@ def rank_run(
     for qid, line in run.lines.items():
         values = out[qid] = QueryValues()
         relevant = labels.n_relevant(qid, threshold) > 0
-        first_bad = _first_unscored(line, labels) if labels.strict_unscored else 1 << 30
+        first_bad = _first_unscored(line, labels) if labels.strict_unscored else _NEVER
         for name in measures:
             reach = cutoffs[name] or depth
             if not relevant:
