@@ -25,6 +25,7 @@ reached); the returned list is in input order.
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,14 +60,9 @@ async def judge_items(
     first = next(todo, None)
     if first is not None:
         workers = min(judge.concurrency, len(list_of_variables) - first[0])
-        queue = _chain(first, todo)
+        queue = itertools.chain([first], todo)
         await _run_workers(judge, queue, workers=workers, results=results, stage=stage, on_result=on_result)
     return [r for r in results if r is not None]
-
-
-def _chain(first: _Todo, rest: Iterator[_Todo]) -> Iterator[_Todo]:
-    yield first
-    yield from rest
 
 
 def _misses(
