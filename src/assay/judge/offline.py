@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.offline_lexical import (
+    BASELINE,
     Level,
     answer_relevance,
     asserts_something,
@@ -180,7 +181,7 @@ def _attribution(v: _Vars) -> BaseModel:
             if level != "none":
                 used.append(pid)
         note = f"uses {', '.join(used)}" if used else "no passage covers half of its terms"
-        reason = f"Offline lexical baseline, not an LLM: passages holding half the sentence's terms or more; {note}."
+        reason = f"{BASELINE}: passages holding half the sentence's terms or more; {note}."
         out.append(SentenceAttribution(sentence_id=sentence.id, reason=reason, passage_ids=used))
     return Attribution(sentences=out)
 

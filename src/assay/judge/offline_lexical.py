@@ -27,6 +27,7 @@ from typing import Literal
 from assay.text import STOPWORDS, numbers, terms, words
 
 __all__ = [
+    "BASELINE",
     "Coverage",
     "Level",
     "answer_relevance",
@@ -43,6 +44,7 @@ __all__ = [
 ]
 
 Level = Literal["support", "partial", "none"]
+BASELINE = "Offline lexical baseline, not an LLM"  # opens every reason the offline judge writes
 K1, B, AVGDL = 1.2, 0.3, 100.0
 NUMBER_WEIGHT, NAME_WEIGHT = 2.0, 1.5
 # Words that frame a question without naming its topic.
@@ -152,7 +154,7 @@ def relevance(question: str, passage: str) -> tuple[int, str]:
     """Grade 0..3 and a reason for one (question, passage) pair, by the formula in the module docstring."""
     q_terms, q_numbers, q_names = _query_terms(question)
     if not q_terms and not q_numbers:
-        return 0, "Offline lexical baseline, not an LLM: the question has no content terms to match; grade 0."
+        return 0, f"{BASELINE}: the question has no content terms to match; grade 0."
     p_terms = stem_terms(passage)
     counts, p_numbers = Counter(p_terms), number_set(passage)
     norm = 1 - B + B * len(p_terms) / AVGDL
@@ -196,7 +198,7 @@ def _relevance_reason(
     kind: str | None,
     kind_ok: bool,
 ) -> str:
-    parts = ["Offline lexical baseline, not an LLM:"]
+    parts = [f"{BASELINE}:"]
     if shared:
         parts.append(f"shares terms {_listing(shared)} ({len(shared)} of {len(q_terms)} question terms);")
     else:
@@ -256,10 +258,10 @@ def support(statement: str, passages: list[tuple[str, str]]) -> tuple[Level, lis
     that reach the level found.
     """
     if not passages:
-        return "none", [], "Offline lexical baseline, not an LLM: no passages were given; none."
+        return "none", [], f"{BASELINE}: no passages were given; none."
     covs = [(pid, coverage(statement, text)) for pid, text in passages]
     if not any(c.has_content for _, c in covs):
-        return "none", [], "Offline lexical baseline, not an LLM: the statement has no content terms to check; none."
+        return "none", [], f"{BASELINE}: the statement has no content terms to check; none."
     levels: tuple[Level, Level] = ("support", "partial")
     for level in levels:
         ids = [pid for pid, c in covs if _level(c) == level]
@@ -282,7 +284,7 @@ def _pair_support(statement: str, passages: list[tuple[str, str]], covs: list[tu
 
 def _support_reason(level: str, ids: list[str], cov: Coverage) -> str:
     where = f"passage {', '.join(ids)}" if ids else "no passage"
-    text = f"Offline lexical baseline, not an LLM: {where} covers {cov.share:.0%} of the statement's terms"
+    text = f"{BASELINE}: {where} covers {cov.share:.0%} of the statement's terms"
     if cov.missing:
         text += f" (missing {_listing(list(cov.missing))})"
     if cov.missing_numbers:
@@ -302,9 +304,8 @@ def answer_relevance(question: str, answer: str) -> tuple[int, bool, str]:
     short answer (12 words or fewer) that holds the kind of answer asked for (a number, a name) is raised one level,
     and an answer without it is capped at 2.
     """
-    base = "Offline lexical baseline, not an LLM:"
     if is_noncommittal(answer):
-        return 0, True, f"{base} the answer is noncommittal (declines or does not know); score 0."
+        return 0, True, f"{BASELINE}: the answer is noncommittal (declines or does not know); score 0."
     q_terms, q_numbers, _ = _query_terms(question)
     a_terms, a_numbers = set(stem_terms(answer)), number_set(answer)
     matched = sum(t in a_terms for t in q_terms) + len(q_numbers & a_numbers)
@@ -317,4 +318,4 @@ def answer_relevance(question: str, answer: str) -> tuple[int, bool, str]:
     if kind and not has_kind:
         score = min(2, score)
     note = f"; no {kind} in the answer, which the question asks for" if kind and not has_kind else ""
-    return score, False, f"{base} the answer repeats {share:.0%} of the question's terms{note}; score {score}."
+    return score, False, f"{BASELINE}: the answer repeats {share:.0%} of the question's terms{note}; score {score}."

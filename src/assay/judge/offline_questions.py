@@ -14,13 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assay.judge.offline_lexical import coverage, name_terms, number_set, stem_terms
+from assay.judge.offline_lexical import BASELINE, coverage, name_terms, number_set, stem_terms
 from assay.judge.outputs import EvidenceQuote, GeneratedQuestion, NuggetItem, QuestionCritique
 from assay.text import STOPWORDS, content_hash, numbers, sentences, words
 
 __all__ = ["Source", "critique", "generate", "locate"]
 
-_BASELINE = "Offline lexical baseline, not an LLM"
 _PROCEDURE_VERBS = frozenset(
     """click open select go contact submit send fill enter call email log sign visit choose press pack attach include
     request complete download install use check add remove update cancel apply book register print""".split()
@@ -252,7 +251,7 @@ def _unanswerable(sources: list[Source]) -> GeneratedQuestion:
     concept = next((c for c in rotated if not set(stem_terms(c)) & seen), rotated[0])
     topic = _key_phrase(_plain(_pick(sources[0], "factoid")), sources[0])
     return GeneratedQuestion(
-        reason=f"{_BASELINE}: unanswerable question about '{concept}', a concept absent from the passages.",
+        reason=f"{BASELINE}: unanswerable question about '{concept}', a concept absent from the passages.",
         question=f"What does the documentation say about {concept} in relation to {topic}?",
         answer=f"The documents do not say anything about {concept}, so the question cannot be answered from them.",
         evidence=[],
@@ -277,7 +276,7 @@ def generate(sources: list[Source], question_type: str) -> GeneratedQuestion:
     used = question_type if question_type in _SINGLE else f"factoid (no rule for '{question_type}')"
     if question_type == "numeric" and _NUMBER_UNIT.search(_plain(sentence)) is None:
         rule, used = _factoid, "factoid (the passage states no quantity for a numeric question)"
-    reason = f"{_BASELINE}: {used} question made by rule from the most salient sentence of passage {source.id}."
+    reason = f"{BASELINE}: {used} question made by rule from the most salient sentence of passage {source.id}."
     return _result(reason, rule(_plain(sentence), source), [(source, sentence)])
 
 
@@ -292,7 +291,7 @@ def _two_hop(sources: list[Source], question_type: str) -> GeneratedQuestion:
         q_one, q_two = _core(_factoid(_plain(one), first)), _core(_factoid(_plain(two), second))
         question = f"{q_one}, and {_lower_first(q_two, second.text)}?"
     reason = (
-        f"{_BASELINE}: {question_type} question joining a sentence of passage {first.id} and one of passage "
+        f"{BASELINE}: {question_type} question joining a sentence of passage {first.id} and one of passage "
         f"{second.id}; the answer needs both."
     )
     return _result(reason, question, [(first, one), (second, two)])
@@ -325,7 +324,7 @@ def critique(question: str, answer: str, passages: list[str]) -> QuestionCritiqu
         if flag
     ]
     reason = (
-        f"{_BASELINE}: question and answer terms found in the passages give answerable {answerable}; "
+        f"{BASELINE}: question and answer terms found in the passages give answerable {answerable}; "
         f"{'; '.join(problems) if problems else 'no lexical problems found'}."
     )
     return QuestionCritique(reason=reason, answerable=answerable, self_contained=self_contained, clear=clear)
