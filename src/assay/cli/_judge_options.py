@@ -1,4 +1,8 @@
-"""Judge options shared by the commands that call a model (``assay grade``, ``assay build``), and their helpers."""
+"""Judge options and the judges made from them (``assay build``, ``assay eval``); ``assay grade`` shares the helpers.
+
+``assay grade`` declares its own options (it adds --rpm, --tpm, --listwise, --seed and --dry-run among them, and
+never caches the offline judge), so it uses only :func:`parse_price` and :func:`api_key_for` from here.
+"""
 
 from __future__ import annotations
 
