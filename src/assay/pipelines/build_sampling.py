@@ -24,6 +24,7 @@ Styles (persona, phrasing, length) are drawn with the seed from short lists. Lan
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import random
@@ -244,7 +245,8 @@ def sample_seeds(
     rng = random.Random(seed)
     types = [t for t, n in type_counts(mix, len(picked)).items() for _ in range(n)]
     rng.shuffle(types)
-    result.seeds = _make_seeds(picked, _fit_numeric(picked, types), index, rng)
+    has_number = [_has_number(chunk) for chunk in picked]
+    result.seeds = _make_seeds(picked, _fit_numeric(types, has_number), has_number, index, rng)
     result.counts = {
         "seeds": len(result.seeds),
         "type_fallback": sum(s.fallback_from is not None for s in result.seeds),
@@ -268,30 +270,32 @@ def _has_number(chunk: Chunk) -> bool:
     return bool(_QUANTITY.search(_HEADING_LINE.sub("", chunk.text)))
 
 
-def _fit_numeric(picked: Sequence[Chunk], types: list[str]) -> list[str]:
-    """``types`` with each numeric type moved onto a chunk that holds a number, by swaps (module docstring)."""
+def _fit_numeric(types: list[str], has_number: Sequence[bool]) -> list[str]:
+    """``types`` with each numeric type moved onto a seed whose chunk holds a number, by swaps (module docstring)."""
     out = list(types)
-    has_number = [_has_number(chunk) for chunk in picked]
     for i, qtype in enumerate(out):
         if qtype != "numeric" or has_number[i]:
             continue
-        order = [*range(i + 1, len(out)), *range(i - 1, -1, -1)]
+        order = itertools.chain(range(i + 1, len(out)), range(i - 1, -1, -1))
         j = next((j for j in order if has_number[j] and out[j] != "numeric"), None)
-        if j is not None:
-            out[i], out[j] = out[j], out[i]
+        if j is None:
+            break  # every chunk with a number holds a numeric type already, and swaps never free one: no later fit
+        out[i], out[j] = out[j], out[i]
     return out
 
 
-def _make_seeds(picked: list[Chunk], types: list[str], index: Bm25Index, rng: random.Random) -> list[Seed]:
+def _make_seeds(
+    picked: list[Chunk], types: list[str], has_number: Sequence[bool], index: Bm25Index, rng: random.Random
+) -> list[Seed]:
     """One seed per picked chunk and type. Two seeds of one chunk and type get different styles (redrawn on a
     clash): the same prompt twice would only give the same question twice, which the near-duplicate filter drops."""
     seen: Counter[tuple[str, str]] = Counter()
     prompts: set[tuple[tuple[str, ...], str, str]] = set()
     out: list[Seed] = []
-    for chunk, planned in zip(picked, types, strict=True):
+    for chunk, planned, numbered in zip(picked, types, has_number, strict=True):
         qtype, fallback = planned, None
         chunk_ids: tuple[str, ...] = (chunk.id,)
-        if qtype == "numeric" and not _has_number(chunk):
+        if qtype == "numeric" and not numbered:
             qtype, fallback = "factoid", planned
         elif qtype in TWO_CHUNK_TYPES:
             partner = second_chunk(index, chunk)
