@@ -46,6 +46,9 @@ def test_version_1_fixture_loads_with_lookups() -> None:
     assert g.document("faq.html").title == "Shipping FAQ"
     assert g.manifest.usage["judge"].cost_usd is None
     assert g.nugget_support("q2") == {"q2-n1": ["faq.html#0-9c0d1e2f"], "q2-n2": []}
+    by_query = g.nugget_support_by_query()
+    assert by_query["q2"] == g.nugget_support("q2")
+    assert by_query == {q.id: g.nugget_support(q.id) for q in g.questions if g.nugget_support(q.id)}
     with pytest.raises(KeyError, match="no chunk with id 'nope'"):
         g.chunk("nope")
 

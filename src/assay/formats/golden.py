@@ -128,6 +128,13 @@ class GoldenSet:
         """``{nugget_id: chunk_ids}`` of fully supporting chunks for one question."""
         return {n.nugget_id: list(n.chunk_ids) for n in self.nuggets if n.query_id == query_id}
 
+    def nugget_support_by_query(self) -> dict[str, dict[str, list[str]]]:
+        """:meth:`nugget_support` of every question with support records, in one pass over the nuggets."""
+        out: dict[str, dict[str, list[str]]] = {}
+        for n in self.nuggets:
+            out.setdefault(n.query_id, {})[n.nugget_id] = list(n.chunk_ids)
+        return out
+
     # ------------------------------------------------------------------ labels
 
     def add_labels(self, labels: Iterable[RelevanceLabel]) -> int:

@@ -193,9 +193,10 @@ def _cp_grade(labels: Labels, qid: str, cid: str) -> float:
 def coverage(run: LoadedRun, golden: GoldenSet, k_values: Sequence[int]) -> dict[str, QueryValues]:
     """``coverage_recall@k`` per query from the nugget support records (strict: full support only)."""
     out: dict[str, QueryValues] = {}
+    support = golden.nugget_support_by_query()
     for qid, line in run.lines.items():
         values = out[qid] = QueryValues()
-        required = [set(chunks) for chunks in golden.nugget_support(qid).values()]
+        required = [set(chunks) for chunks in support.get(qid, {}).values()]
         for k in k_values:
             if not required:
                 values.put(f"coverage_recall@{k}", None, "no_nugget_support")
