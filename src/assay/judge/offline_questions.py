@@ -35,7 +35,7 @@ _DEFINITION = re.compile(r"^(?P<subject>[^,;:]{3,60}?)\s+(?P<verb>is|are|means|r
 _CONDITION = re.compile(r"\b(?P<cue>if|unless|when|provided that)\s+(?P<clause>[^,.;:]{4,120})", re.I)
 _REASON = re.compile(r"^(?P<clause>.{8,}?),?\s+(because|so that|in order to|to ensure|to avoid|since)\b", re.I)
 _NUMBER_UNIT = re.compile(
-    r"(?<![\w.$€£])(?<![^\W\d_]-)(?P<cur>[$€£])?(?P<num>\d+(?:[.,]\d+)*)(?P<pct>%| percent)?"
+    r"(?<![\w.])(?<![^\W\d_]-)(?P<cur>[$€£])?(?P<num>\d+(?:[.,]\d+)*)(?P<pct>%| percent)?"
     r"(?:[ -](?P<unit>[A-Za-z]+))?"
 )
 _PRONOUN_START = re.compile(r"^(it|this|that|they|these|those|he|she|its|their)\b", re.I)
