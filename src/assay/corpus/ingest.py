@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from assay.corpus.html_text import html_to_text
 from assay.errors import CorpusError, FormatError
+from assay.formats.jsonl import first_problem
 from assay.text import content_hash
 from assay.types import Chunk, Document
 
@@ -342,9 +343,7 @@ def _add_chunks(records: list[tuple[int, dict[str, Any]]], rel: str, result: Ing
         try:
             chunk = Chunk.model_validate(record)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            name = ".".join(str(p) for p in first["loc"])
-            raise FormatError(rel, line, f"field {name!r}: {first['msg']}", "a chunk record") from None
+            raise FormatError(rel, line, first_problem(exc, whole=""), "a chunk record") from None
         ordinals[doc_id] = chunk.ordinal + 1
         if chunk.id in result.chunk_sources:
             where = result.chunk_sources[chunk.id]

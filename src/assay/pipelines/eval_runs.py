@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from assay.errors import FormatError, InputError
 from assay.formats.golden import GoldenSet
-from assay.formats.jsonl import iter_json_lines
+from assay.formats.jsonl import first_problem, iter_json_lines
 from assay.formats.runs import ranked_lists, sniff_run_format
 from assay.metrics import Run
 from assay.pipelines.results import RunCounts
@@ -96,9 +96,7 @@ def _jsonl_lines(path: Path) -> Iterator[_Raw]:
         try:
             item = RunItem.model_validate(obj)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "record"
-            raise FormatError(path, line, f"field {where!r}: {first['msg']}", JSONL_EXPECTED) from None
+            raise FormatError(path, line, first_problem(exc), JSONL_EXPECTED) from None
         items: list[tuple[str, float | None]] = []
         for r in item.retrieved:
             if r.score is not None and math.isnan(r.score):
