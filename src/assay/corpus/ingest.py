@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from assay.corpus.html_text import html_to_text
 from assay.errors import CorpusError, FormatError
-from assay.formats.jsonl import first_problem
+from assay.formats.jsonl import first_problem, is_header
 from assay.text import content_hash
 from assay.types import Chunk, Document
 
@@ -269,7 +269,7 @@ def _split_front_matter(text: str) -> tuple[str, dict[str, Any]]:
 
 def _ingest_jsonl(text: str, rel: str, result: IngestResult) -> None:
     records = _json_records(text, rel)
-    kind = _header_kind(records[0][1]) if records else None
+    kind = str(records[0][1]["assay"]) if records and is_header(records[0][1]) else None
     if kind is not None:
         records = records[1:]
     else:
@@ -283,13 +283,6 @@ def _ingest_jsonl(text: str, rel: str, result: IngestResult) -> None:
         raise FormatError(rel, records[0][0] if records else 1, f"an assay {kind!r} file", "documents or chunks")
     if not records:
         result.skip(rel, "empty file")
-
-
-def _header_kind(obj: dict[str, Any]) -> str | None:
-    keys = set(obj)
-    if "assay" in keys and "version" in keys and keys <= {"assay", "version", "assay_version"}:
-        return str(obj["assay"])
-    return None
 
 
 def _json_records(text: str, rel: str) -> list[tuple[int, dict[str, Any]]]:

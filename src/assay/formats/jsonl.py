@@ -28,6 +28,7 @@ __all__ = [
     "HeaderMode",
     "JsonlHeader",
     "first_problem",
+    "is_header",
     "iter_json_lines",
     "iter_records",
     "read_header",
@@ -58,7 +59,8 @@ def _assay_version() -> str:
     return __version__
 
 
-def _is_header(obj: object) -> bool:
+def is_header(obj: object) -> bool:
+    """Whether a parsed JSON line is an assay header (``assay`` and ``version``, at most ``assay_version`` besides)."""
     return isinstance(obj, dict) and "assay" in obj and "version" in obj and set(obj) <= _HEADER_KEYS
 
 
@@ -90,7 +92,7 @@ def write_jsonl(
 def read_header(path: str | Path) -> JsonlHeader | None:
     """The header of ``path``, or None when its first non-blank line is not an assay header."""
     for _, obj in _raw_lines(Path(path)):
-        return JsonlHeader.model_validate(obj) if _is_header(obj) else None
+        return JsonlHeader.model_validate(obj) if is_header(obj) else None
     return None
 
 
@@ -131,7 +133,7 @@ def iter_json_lines(
     for line, obj in _raw_lines(source):
         if version is None:
             version, file_kind = _check_header(source, line, obj, kind, header)
-            if _is_header(obj):
+            if is_header(obj):
                 continue
         if not isinstance(obj, dict):
             raise FormatError(source, line, f"a JSON {type(obj).__name__} where a record belongs", "a JSON object")
@@ -146,7 +148,7 @@ def iter_json_lines(
 
 
 def _check_header(path: Path, line: int, obj: object, kind: str | None, mode: HeaderMode) -> tuple[int, str]:
-    if not _is_header(obj):
+    if not is_header(obj):
         if mode == "optional":
             return FORMAT_VERSION, kind or "records"
         want = kind or "KIND"
