@@ -103,6 +103,27 @@ def test_agreement_equals_metrics_agreement_on_the_same_pairs_overall_and_per_st
         assert block.leniency.value == pytest.approx(ag.leniency(j[mask], h[mask]), abs=1e-6)  # type: ignore[union-attr]
 
 
+def test_agreement_strata_are_the_per_query_strata(tmp_path: Path) -> None:
+    # Edge cases where the two used to differ: a metadata key that shadows the type, and an empty field value.
+    gold = make_golden()
+    gold.questions[0].metadata.update({"type": "shadow", "team": ""})
+    gold.questions[1].metadata["team"] = "billing"
+    human = {(qid(0), answer_id(0)): 3, (qid(1), answer_id(1)): 2, (qid(2), answer_id(2)): 3}
+    settings = EvalSettings(n_boot=200, strata=("team",))
+    result, rows = evaluate(gold, [_run(tmp_path)], settings=settings, human_labels=human)
+    assert result.agreement is not None
+    per_query = {row.query_id: row.strata for row in rows}
+    assert per_query[qid(0)] == {"type": gold.questions[0].type, "difficulty": per_query[qid(0)]["difficulty"]}
+    assert per_query[qid(1)]["team"] == "billing"
+    for field_name, blocks in result.agreement.strata.items():
+        expected: dict[str, int] = {}
+        for q, _ in human:
+            value = per_query[q].get(field_name)
+            if value is not None:
+                expected[value] = expected.get(value, 0) + 1
+        assert {value: block.n for value, block in blocks.items()} == expected, field_name
+
+
 def test_agreement_between_annotators_and_nothing_audited(tmp_path: Path) -> None:
     gold = _golden()
     items = [(qid(i), answer_id(i)) for i in range(6)] + [(qid(i), related_id(i)) for i in range(6)]

@@ -41,6 +41,7 @@ from assay.pipelines.results import (
     QueryResult,
     rounded,
 )
+from assay.types import Question
 
 __all__ = [
     "PPIInputs",
@@ -51,6 +52,7 @@ __all__ = [
     "corrected_metrics",
     "pilot",
     "ppi_inputs",
+    "question_strata",
     "strata_summaries",
     "summaries",
     "summarize",
@@ -233,11 +235,13 @@ def agreement_of(
     one the judge left unscored is counted as unscored. The junk grade -1 counts as 0 (the 0-3 scale's floor, as
     trec_eval reads negative grades: not relevant). None when no audited pair has a judge label.
     """
+    questions = {q.id: q for q in gold.questions}
     items = []
     for (qid, cid), human in sorted(inputs.human.items()):
         if (qid, cid) in inputs.judge:
             judge = inputs.judge[(qid, cid)]
-            strata = _question_strata(gold, qid, fields)
+            found = questions.get(qid)
+            strata = {} if found is None else {k: v for k, v in question_strata(found, fields).items() if k in fields}
             items.append(GradedItem(qid, cid, None if judge is None else max(judge, 0), max(human, 0), strata))
     annotations = {
         item: {name: max(grade, 0) for name, grade in grades.items()}
@@ -249,14 +253,14 @@ def agreement_of(
     )
 
 
-def _question_strata(gold: GoldenSet, qid: str, fields: Sequence[str]) -> dict[str, str]:
-    try:
-        question = gold.question(qid)
-    except KeyError:
-        return {}
-    out: dict[str, str] = {}
+def question_strata(question: Question, fields: Sequence[str]) -> dict[str, str]:
+    """A question's strata, the same for the per-query table and the agreement: its type, its difficulty when set,
+    and each other asked field (metadata, else attribute) as a string; absent or empty values are left out."""
+    out = {"type": question.type}
+    if question.difficulty:
+        out["difficulty"] = question.difficulty
     for name in fields:
-        value = question.metadata.get(name, getattr(question, name, None))
+        value = None if name in ("type", "difficulty") else question.metadata.get(name, getattr(question, name, None))
         if isinstance(value, str | int | float | bool) and value != "":
             out[name] = str(value)
     return out

@@ -45,11 +45,12 @@ from assay.pipelines.eval_stats import (
     compare_runs,
     corrected_metrics,
     ppi_inputs,
+    question_strata,
     strata_summaries,
 )
 from assay.pipelines.eval_stats import summaries as summarize_all
 from assay.pipelines.results import EvalResult, QueryResult, RunResult
-from assay.types import Question, RelevanceLabel, StageUsage
+from assay.types import RelevanceLabel, StageUsage
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "estimate_evaluation", "evaluate", "evaluate_detailed"]
 
@@ -312,18 +313,6 @@ def estimate_evaluation(
 # -- per-query rows ----------------------------------------------------------------------------------------------
 
 
-def strata_of(question: Question, fields: Sequence[str]) -> dict[str, str]:
-    """The question's type, difficulty and the asked fields (attribute or metadata) as strings; absent: left out."""
-    out = {"type": question.type}
-    if question.difficulty:
-        out["difficulty"] = question.difficulty
-    for name in fields:
-        value = question.metadata.get(name, getattr(question, name, None))
-        if isinstance(value, str | int | float | bool):
-            out[name] = str(value)
-    return out
-
-
 def _rows(
     gold: GoldenSet,
     run: LoadedRun,
@@ -344,7 +333,8 @@ def _rows(
     parts.append(assessed.get(run.name, {}))
     rows: dict[str, QueryResult] = {}
     for qid in run.lines:
-        row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata_of(gold.question(qid), config.strata))
+        strata = question_strata(gold.question(qid), config.strata)
+        row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata)
         for part in parts:
             values = part.get(qid)
             if values is not None:
