@@ -12,7 +12,7 @@ import krippendorff
 import pytest
 from click.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines" / "evaluate"))
 from evaluate_fixture import PRODUCTS, answer_id, good_lines, qid, save_golden, weak_lines, write_run
 
 from assay.audit.store import LabelStore

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from report_fixture import load
 
-from assay.pipelines.results import EvalResult, QueryResult
+from assay.pipelines.evaluate.results import EvalResult, QueryResult
 from assay.report import render_html
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import krippendorff
 import numpy as np
 
-from assay.pipelines.results import (
+from assay.pipelines.evaluate.results import (
     AgreementBlock,
     AgreementStat,
     AgreementSummary,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from assay.formats.jsonl import read_header, read_jsonl
-from assay.pipelines.results import EvalResult, QueryResult
+from assay.pipelines.evaluate.results import EvalResult, QueryResult
 from assay.report import REPORT_FILES, bundle, write_report
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.pipelines.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
+from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
 from assay.report import _format as fmt
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from report_fixture import XSS_QUERY
 
-from assay.pipelines.results import EvalResult
+from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_markdown, write_markdown
 from assay.report._format import fmt_unscored
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from assay.pipelines.results import EvalResult
+from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_terminal
 from assay.report._format import fmt_unscored
 

@@ -17,7 +17,7 @@ from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
 from assay.pipelines.build import BuildEstimate, BuildSettings, build_golden, estimate_build
-from assay.pipelines.build_estimate import ACCEPT_LOW, FILTER_PASS_LOW
+from assay.pipelines.build.estimate import ACCEPT_LOW, FILTER_PASS_LOW
 
 __all__ = ["build"]
 
@@ -85,7 +85,7 @@ def _settings(options: dict[str, Any]) -> BuildSettings:
 
 
 def _mix(value: str | None) -> dict[str, float] | None:
-    from assay.pipelines.build_sampling import parse_mix
+    from assay.pipelines.build.sampling import parse_mix
 
     return parse_mix(value) if value is not None else None
 

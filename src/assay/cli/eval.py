@@ -19,7 +19,7 @@ from assay.cli.cache import CACHE_DIR
 from assay.errors import ConfigError
 from assay.judge import Judge
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
-from assay.pipelines.results import EvalResult
+from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_terminal, write_report
 
 __all__ = ["audit_labels", "check_fail_under", "eval_command", "parse_k", "parse_runs"]

@@ -12,7 +12,7 @@ from assay.cli._app import main
 from assay.errors import InputError
 from assay.formats.golden import GoldenSet
 from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
-from assay.pipelines.transfer_import import ImportSummary, import_beir, import_ragas, import_trec
+from assay.pipelines.transfer.imports import ImportSummary, import_beir, import_ragas, import_trec
 from assay.types import LabelSource
 
 __all__ = ["export", "import_group"]

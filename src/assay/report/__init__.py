@@ -1,7 +1,7 @@
 """Reports of an evaluation: a terminal summary (rich), ``report.md``, and one self-contained ``report.html``.
 
-All of them render an :class:`assay.pipelines.results.EvalResult`; :func:`write_report` writes the whole folder.
-matplotlib is imported only when the HTML plots are drawn, so importing this package stays cheap.
+All of them render an :class:`~assay.pipelines.evaluate.results.EvalResult`; :func:`write_report` writes the
+whole folder. matplotlib is imported only when the HTML plots are drawn, so importing this package stays cheap.
 """
 
 from __future__ import annotations

@@ -1,15 +1,22 @@
 """Shared wording of the judge-versus-human agreement and the audit-size figures, for all three reports.
 
-The numbers come from :class:`~assay.pipelines.results.AgreementSummary` (computed by the evaluator from the same
-audited pairs that correct the metrics) and from each :class:`~assay.pipelines.results.CorrectedMetric`'s
-``audit_targets``; this module only words them, the same way in the terminal, Markdown and HTML.
+The numbers come from :class:`~assay.pipelines.evaluate.results.AgreementSummary` (computed by the evaluator from
+the same audited pairs that correct the metrics) and from each
+:class:`~assay.pipelines.evaluate.results.CorrectedMetric`'s ``audit_targets``; this module only words them, the same
+way in the terminal, Markdown and HTML.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assay.pipelines.results import AgreementBlock, AgreementStat, AgreementSummary, CorrectedMetric, EvalResult
+from assay.pipelines.evaluate.results import (
+    AgreementBlock,
+    AgreementStat,
+    AgreementSummary,
+    CorrectedMetric,
+    EvalResult,
+)
 from assay.report._format import fmt_interval, fmt_value
 
 __all__ = [

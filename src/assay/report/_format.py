@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from assay.pipelines.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
+from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
 
 __all__ = [
     "NO_JUDGE",

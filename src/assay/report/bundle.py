@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.results import RESULTS_FORMAT_VERSION, EvalResult, QueryResult
+from assay.pipelines.evaluate.results import RESULTS_FORMAT_VERSION, EvalResult, QueryResult
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
 

@@ -17,7 +17,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.results import AgreementBlock, EvalResult, MetricSummary, QueryResult, RunResult
+from assay.pipelines.evaluate.results import AgreementBlock, EvalResult, MetricSummary, QueryResult, RunResult
 from assay.report import _agreement as agr
 from assay.report import _format as fmt
 from assay.report import plots

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
+from assay.pipelines.evaluate.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 from assay.report import _agreement as agr
 from assay.report import _format as fmt
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from assay.pipelines.results import AgreementSummary, Comparison, EvalResult
+from assay.pipelines.evaluate.results import AgreementSummary, Comparison, EvalResult
 from assay.report import _format as fmt
 
 __all__ = ["PALETTE", "agreement_grades_svg", "curves_svg", "forest_svg", "grades_svg", "pr_svg", "strata_svg"]

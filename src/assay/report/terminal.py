@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.pipelines.results import AgreementSummary, Comparison, EvalResult, RunResult
+from assay.pipelines.evaluate.results import AgreementSummary, Comparison, EvalResult, RunResult
 from assay.report import _agreement as agr
 from assay.report import _format as fmt
 

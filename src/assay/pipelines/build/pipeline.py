@@ -1,9 +1,9 @@
 """``assay build``: bootstrap a golden set from a document corpus, with every pooled chunk judged.
 
-Stages (each: records in, records out, with its counts; see :mod:`assay.pipelines.build_settings`)::
+Stages (each: records in, records out, with its counts; see :mod:`assay.pipelines.build.settings`)::
 
     ingest + chunk      corpus.ingest, corpus.chunk_corpus (pre-made chunks pass through)
-    sampling            build_sampling.sample_seeds: seeds per document by size, typed mix, styles, language
+    sampling            sampling.sample_seeds: seeds per document by size, typed mix, styles, language
     generation          one question_generation call per seed                       (judge stage "generation")
     evidence            quotes found in their cited chunks                           (no call)
     leakage             question copies a long run of its source                      (no call)
@@ -38,24 +38,24 @@ from assay.corpus.ingest import IngestResult
 from assay.errors import DatasetError
 from assay.formats.golden import GoldenSet
 from assay.judge.client import Judge
-from assay.pipelines.build_estimate import BuildEstimate, StageEstimate, estimate_build
-from assay.pipelines.build_filters import (
+from assay.pipelines.build.estimate import BuildEstimate, StageEstimate, estimate_build
+from assay.pipelines.build.filters import (
     assign_difficulty,
     filter_evidence,
     filter_leakage,
     filter_near_duplicates,
     relabel_single_chunk,
 )
-from assay.pipelines.build_judging import (
+from assay.pipelines.build.judging import (
     BuildContext,
     check_unanswerable,
     critique_questions,
     generate_questions,
     grade_pools,
 )
-from assay.pipelines.build_sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
-from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput
-from assay.pipelines.build_support import map_support
+from assay.pipelines.build.sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
+from assay.pipelines.build.settings import BuildSettings, ProgressFn, StageOutput
+from assay.pipelines.build.support import map_support
 from assay.text import canonical_json, content_hash
 from assay.types import Chunk, Document, Manifest, Question
 

@@ -3,7 +3,7 @@
 A JSONL run has one line per query, validated as :class:`assay.types.RunItem`: ``query_id``, ranked ``retrieved``
 ids (strings or ``{"id", "score", "text"}`` objects), optional ``answer`` and ``citations``. A TREC run
 (``qid Q0 docid rank score tag``) gives rankings only. What the run gets wrong about the golden set is counted in
-:class:`~assay.pipelines.results.RunCounts` and reported, never fatal:
+:class:`~assay.pipelines.evaluate.results.RunCounts` and reported, never fatal:
 
 * a query id the golden set does not have: counted (``unknown_query_ids``), the line is skipped;
 * a chunk id the golden set does not have: counted (``unknown_chunk_ids``); it keeps its rank, is never judged and
@@ -35,7 +35,7 @@ from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import first_problem, iter_json_lines
 from assay.formats.runs import ranked_lists, sniff_run_format
 from assay.metrics import Run
-from assay.pipelines.results import RunCounts
+from assay.pipelines.evaluate.results import RunCounts
 from assay.types import RunItem
 
 __all__ = ["LoadedRun", "RunLine", "load_run", "load_runs", "run_name"]

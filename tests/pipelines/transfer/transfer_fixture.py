@@ -12,7 +12,7 @@ from assay.formats.golden import GoldenSet
 from assay.text import content_hash
 from assay.types import Claim, Document, Manifest, Nugget, Provenance, Question, RelevanceLabel, Unscored
 
-GOOD = Path(__file__).parents[1] / "fixtures" / "corpus" / "good"
+GOOD = Path(__file__).parents[2] / "fixtures" / "corpus" / "good"
 T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
 SPACED_TEXT = "Opening hours: Monday to Friday, 9 to 17.\n\nClosed on public holidays."
 

@@ -36,8 +36,8 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
 from assay.judge.relevance import Graded
 from assay.metrics import rag
-from assay.pipelines.eval_ranking import QueryValues
-from assay.pipelines.eval_runs import LoadedRun, RunLine
+from assay.pipelines.evaluate.ranking import QueryValues
+from assay.pipelines.evaluate.runs import LoadedRun, RunLine
 from assay.text import sentences
 from assay.types import Question, RelevanceLabel
 

@@ -1,4 +1,4 @@
-"""The judge stages of ``assay build``: generation, critic and pooled relevance (support: build_support).
+"""The judge stages of ``assay build``: generation, critic and pooled relevance (support: .support).
 
 Each is ``async stage(records, judge, settings, context, progress) -> StageOutput``; every call goes through the
 judge (cached, so a rerun pays for nothing twice). A judge output that could not be produced (``Unscored``) never
@@ -24,8 +24,8 @@ from typing import Any
 from assay.corpus.pooling import Bm25Index
 from assay.judge.client import Judge, Judgement
 from assay.judge.relevance import Pair, grade_pairs_detailed
-from assay.pipelines.build_sampling import Seed
-from assay.pipelines.build_settings import BuildSettings, ProgressFn, StageOutput, drop
+from assay.pipelines.build.sampling import Seed
+from assay.pipelines.build.settings import BuildSettings, ProgressFn, StageOutput, drop
 from assay.types import Chunk, Claim, Nugget, Provenance, Question, RelevanceLabel
 
 __all__ = [

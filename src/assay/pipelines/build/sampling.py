@@ -38,7 +38,7 @@ from assay.corpus.chunking import chunk_corpus
 from assay.corpus.ingest import IngestResult, corpus_files, ingest
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError, CorpusError
-from assay.pipelines.build_settings import BuildSettings
+from assay.pipelines.build.settings import BuildSettings
 from assay.text import STOPWORDS, content_hash, terms, words
 from assay.types import Chunk
 

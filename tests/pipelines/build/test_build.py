@@ -19,7 +19,7 @@ from assay.pipelines.build import DEMO_SETTINGS, DROP_COUNTS, BuildSettings, bui
 from assay.testing import FakeBackend, FakeOpenAIServer
 from assay.text import canonical_json
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "datasets" / "demo" / "corpus"
 FIXTURES = ROOT / "tests" / "fixtures" / "corpus"
 RUNS = ROOT / "datasets" / "demo" / "runs"

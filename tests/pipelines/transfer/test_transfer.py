@@ -10,16 +10,16 @@ import pytest
 import pytrec_eval
 from transfer_fixture import make_golden
 
-import assay.pipelines.transfer as transfer
+import assay.pipelines.transfer.export as transfer
 from assay.errors import FormatError, InputError
 from assay.formats.beir import escape_id
 from assay.formats.golden import GoldenSet
 from assay.formats.topics import read_topics
 from assay.pipelines.transfer import export_golden
-from assay.pipelines.transfer_import import documents_from_chunks, import_beir, import_ragas, import_trec
+from assay.pipelines.transfer.imports import documents_from_chunks, import_beir, import_ragas, import_trec
 from assay.types import Chunk
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "transfer"
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "transfer"
 
 
 def _trec_id(value: str) -> str:

@@ -16,7 +16,7 @@
   correlation on the audited pairs, and N = the unaudited pairs of the top k; reported as "audit ~n - n_audited
   more". Not estimated when the pilot's human labels are all equal (sd 0 says nothing about the spread).
 * Agreement (:func:`agreement_of`): judge against human on every audited pair the judge labelled, overall, per
-  question type and difficulty, and between annotators (:mod:`assay.pipelines.agreement_stats`).
+  question type and difficulty, and between annotators (:mod:`assay.pipelines.evaluate.agreement`).
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ import numpy as np
 
 from assay.formats.golden import GoldenSet
 from assay.metrics import ppi, stats
-from assay.pipelines.agreement_stats import GradedItem, agreement_summary
-from assay.pipelines.eval_runs import LoadedRun
-from assay.pipelines.results import (
+from assay.pipelines.evaluate.agreement import GradedItem, agreement_summary
+from assay.pipelines.evaluate.results import (
     AgreementSummary,
     AuditTarget,
     Comparison,
@@ -41,6 +40,7 @@ from assay.pipelines.results import (
     QueryResult,
     rounded,
 )
+from assay.pipelines.evaluate.runs import LoadedRun
 from assay.types import Question
 
 __all__ = [

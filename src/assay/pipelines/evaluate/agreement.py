@@ -1,7 +1,7 @@
 """Judge-versus-human agreement as typed records: the one computation behind `assay agreement` and `assay eval`.
 
 It lives here, below both users: :mod:`assay.audit.agreement` (the `assay agreement` command, above pipelines in
-the layers) and :mod:`assay.pipelines.eval_stats` (the evaluator, which may not import ``assay.audit``) call it.
+the layers) and :mod:`assay.pipelines.evaluate.stats` (the evaluator, which may not import ``assay.audit``) call it.
 Every figure comes from :mod:`assay.metrics.agreement`; nothing is computed twice.
 
 Judge against human uses one human grade per item. Items the judge left unscored (grade None) are counted
@@ -23,7 +23,13 @@ import numpy as np
 
 from assay.metrics import agreement as ag
 from assay.metrics.stats import Interval
-from assay.pipelines.results import AgreementBlock, AgreementStat, AgreementSummary, AnnotatorAgreement, rounded
+from assay.pipelines.evaluate.results import (
+    AgreementBlock,
+    AgreementStat,
+    AgreementSummary,
+    AnnotatorAgreement,
+    rounded,
+)
 
 __all__ = ["CATEGORIES", "GradedItem", "agreement_block", "agreement_summary", "annotator_agreement", "stratum_blocks"]
 

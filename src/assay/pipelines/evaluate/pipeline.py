@@ -2,12 +2,12 @@
 
 Steps (each in its own module):
 
-1. read and check the runs (:mod:`~assay.pipelines.eval_runs`): unknown ids, duplicates, empty lists are counted;
+1. read and check the runs (:mod:`~assay.pipelines.evaluate.runs`): unknown ids, duplicates, empty lists are counted;
 2. with a judge, grade the retrieved chunks of the top k_max that have no label (listwise, cached per pair) and add
-   the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.eval_judged`);
-3. label-based metrics per query (:mod:`~assay.pipelines.eval_ranking`): trec_eval ranking measures, RAGAS context
+   the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.evaluate.judged`);
+3. label-based metrics per query (:mod:`~assay.pipelines.evaluate.ranking`): trec_eval ranking measures, RAGAS context
    precision, coverage recall, judged@k, grade histogram, precision-recall curve;
-4. statistics (:mod:`~assay.pipelines.eval_stats`): bootstrap intervals, strata, paired tests with Holm, PPI++.
+4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, paired tests with Holm, PPI++.
 
 Without a judge (``judge=None``) the evaluation keeps trec_eval's convention: unjudged = not relevant, no LLM
 metric, and judged@k in the result shows how complete the labels are.
@@ -28,8 +28,8 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge, Pair, estimate_pairs
 from assay.judge.relevance import Graded
 from assay.metrics import parse_measure
-from assay.pipelines import eval_ranking as er
-from assay.pipelines.eval_judged import (
+from assay.pipelines.evaluate import ranking as er
+from assay.pipelines.evaluate.judged import (
     Assessed,
     JudgedPlan,
     assess_runs,
@@ -37,8 +37,9 @@ from assay.pipelines.eval_judged import (
     plan_calls,
     unlabelled_pairs,
 )
-from assay.pipelines.eval_runs import LoadedRun, load_runs
-from assay.pipelines.eval_stats import (
+from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult
+from assay.pipelines.evaluate.runs import LoadedRun, load_runs
+from assay.pipelines.evaluate.stats import (
     PPIInputs,
     StatSettings,
     agreement_of,
@@ -48,8 +49,7 @@ from assay.pipelines.eval_stats import (
     question_strata,
     strata_summaries,
 )
-from assay.pipelines.eval_stats import summaries as summarize_all
-from assay.pipelines.results import EvalResult, QueryResult, RunResult
+from assay.pipelines.evaluate.stats import summaries as summarize_all
 from assay.types import RelevanceLabel, StageUsage
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "estimate_evaluation", "evaluate", "evaluate_detailed"]

@@ -32,7 +32,7 @@ from assay.formats.golden import GoldenSet
 from assay.metrics import Qrels, Run, evaluate, parse_measure, rag
 from assay.metrics.curves import curves
 from assay.metrics.ranking import IPREC_LEVELS
-from assay.pipelines.eval_runs import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs import LoadedRun, RunLine
 
 __all__ = [
     "CURVE_FAMILIES",

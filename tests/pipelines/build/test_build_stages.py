@@ -11,7 +11,7 @@ from build_helpers import backend_script, chunk, fake_judge, question
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError
 from assay.judge.base import ChatRequest
-from assay.pipelines.build_filters import (
+from assay.pipelines.build.filters import (
     difficulty_label,
     filter_evidence,
     filter_leakage,
@@ -20,7 +20,7 @@ from assay.pipelines.build_filters import (
     quote_score,
     relabel_single_chunk,
 )
-from assay.pipelines.build_judging import (
+from assay.pipelines.build.judging import (
     BuildContext,
     check_unanswerable,
     critique_questions,
@@ -28,9 +28,9 @@ from assay.pipelines.build_judging import (
     grade_pools,
     tick_progress,
 )
-from assay.pipelines.build_sampling import Seed, allocate, parse_mix, sample_seeds, type_counts
-from assay.pipelines.build_settings import BuildSettings
-from assay.pipelines.build_support import map_support
+from assay.pipelines.build.sampling import Seed, allocate, parse_mix, sample_seeds, type_counts
+from assay.pipelines.build.settings import BuildSettings
+from assay.pipelines.build.support import map_support
 from assay.testing import FakeBackend
 from assay.types import Claim, Nugget, Provenance, RelevanceLabel
 

@@ -1,0 +1,28 @@
+"""Golden sets to and from other tools' formats.
+
+:mod:`.export`: a golden set in, a BEIR, TREC, RAGAS or CSV folder out (built aside, swapped in whole).
+:mod:`.imports`: BEIR folders, TREC qrels with topics and a corpus, or a RAGAS test set in, a golden set out (labels
+carry the source the user names: human, imported or judge).
+"""
+
+from assay.pipelines.transfer.export import EXPORT_FORMATS, ExportFormat, ExportSummary, export_golden, graded_pairs
+from assay.pipelines.transfer.imports import (
+    ImportSummary,
+    documents_from_chunks,
+    import_beir,
+    import_ragas,
+    import_trec,
+)
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "ExportFormat",
+    "ExportSummary",
+    "ImportSummary",
+    "documents_from_chunks",
+    "export_golden",
+    "graded_pairs",
+    "import_beir",
+    "import_ragas",
+    "import_trec",
+]
