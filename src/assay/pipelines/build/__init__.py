@@ -1,0 +1,36 @@
+"""``assay build``: a corpus in, a golden-set folder out.
+
+Flow: ``corpus.ingest`` and ``corpus.chunking`` make documents and chunks (:mod:`.sampling` prepares them and draws
+seeds), one generation call per seed gives questions (:mod:`.judging`), :mod:`.filters` drops the ones that fail a
+check, :mod:`.judging` pools candidate chunks and grades them, :mod:`.support` maps nuggets and claims to chunks, and
+:mod:`.pipeline` ties the stages together and writes the folder (``GoldenSet.save``, atomic). :mod:`.estimate`
+prices a build before it is run; :mod:`.settings` holds the settings and the record every stage returns.
+"""
+
+from assay.pipelines.build.pipeline import (
+    DEMO_SETTINGS,
+    DROP_COUNTS,
+    PROMPTS,
+    BuildEstimate,
+    BuildSettings,
+    StageEstimate,
+    abuild_golden,
+    build_golden,
+    corpus_hash,
+    estimate_build,
+    prepare_corpus,
+)
+
+__all__ = [
+    "DEMO_SETTINGS",
+    "DROP_COUNTS",
+    "PROMPTS",
+    "BuildEstimate",
+    "BuildSettings",
+    "StageEstimate",
+    "abuild_golden",
+    "build_golden",
+    "corpus_hash",
+    "estimate_build",
+    "prepare_corpus",
+]
