@@ -1,6 +1,6 @@
 """Benchmark of the judge client: relevance judgments against the fake server, per backend, and a cached rerun.
 
-The fake OpenAI-compatible server runs in a separate process (``python -m assay.testing``) so its CPU is not
+The fake OpenAI-compatible server runs in a separate process (``python -m assay.testing.fake_server``) so its CPU is not
 counted as client CPU. For each backend it prints the wall time against the ideal (calls x latency / concurrency),
 the throughput as a fraction of the ideal, the client CPU per call (``time.process_time`` of this process), and then
 a fully cached rerun in labels per second (zero calls).
@@ -46,7 +46,7 @@ def make_pairs(n: int, tag: str) -> list[Pair]:
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assay.testing", "--latency", str(latency)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "assay.testing.fake_server", "--latency", str(latency)], stdout=subprocess.PIPE, text=True
     )
     if proc.stdout is None:
         raise RuntimeError("no stdout from the fake server")

@@ -5,7 +5,7 @@ server on asyncio streams, run in its own thread so sync tests can use it as a c
 latency, scripted answers (a callable ``request body -> content`` or a queue), and injected faults per request
 (:class:`Fault`: 429 with Retry-After, 500, 503, other statuses, a malformed JSON body, truncated content, a hang).
 It records every request body and counts calls. It is built not to be the bottleneck: a listen backlog of 4096,
-TCP_NODELAY, keep-alive, and one write per response. ``python -m assay.testing --latency 0.1`` serves from a
+TCP_NODELAY, keep-alive, and one write per response. ``python -m assay.testing.fake_server --latency 0.1`` serves from a
 separate process and prints its URL (the benchmark uses it so server CPU is not counted as client CPU).
 
 :class:`FakeBackend` answers :class:`ChatRequest` objects in-process from a script and records them.
@@ -259,7 +259,7 @@ class FakeBackend:
 
 def main(argv: list[str] | None = None) -> None:
     """Serve a fake OpenAI-compatible API until killed; prints the api base URL on the first line."""
-    parser = argparse.ArgumentParser(prog="python -m assay.testing", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m assay.testing.fake_server", description=main.__doc__)
     parser.add_argument("--latency", type=float, default=0.1, help="seconds before each answer (default 0.1)")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
