@@ -46,7 +46,9 @@ def make_pairs(n: int, tag: str) -> list[Pair]:
 
 def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "assay.testing.fake_server", "--latency", str(latency)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "assay.testing.fake_server", "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     if proc.stdout is None:
         raise RuntimeError("no stdout from the fake server")

@@ -3,8 +3,23 @@
 - :mod:`assay.testing.fake_server`: :class:`FakeOpenAIServer` (an OpenAI-compatible server on 127.0.0.1 with
   latency, scripted answers and injected faults) and :class:`FakeBackend` (in-process). ``python -m
   assay.testing.fake_server`` serves one from a separate process.
+
+The names are imported on first use, so ``python -m assay.testing.<module>`` runs its module only once.
 """
 
-from assay.testing.fake_server import FakeBackend, FakeGrade, FakeOpenAIServer, Fault, default_answer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.testing.fake_server import FakeBackend, FakeGrade, FakeOpenAIServer, Fault, default_answer
 
 __all__ = ["FakeBackend", "FakeGrade", "FakeOpenAIServer", "Fault", "default_answer"]
+_LAZY = dict.fromkeys(__all__, "assay.testing.fake_server")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'assay.testing' has no attribute {name!r}")
