@@ -14,7 +14,8 @@ exits 1. Messages say what went wrong, where (item, file and line), and how to f
     ├── JudgeError              the judge layer cannot go on
     │   ├── PromptError         a prompt file that cannot be loaded or rendered (names the missing variable)
     │   ├── BackendError        a model call failed for good (400/401/403/404, unsupported parameter)
-    │   │   └── TransientBackendError  a failure worth retrying (429, 408, 409, 5xx, connection, timeout)
+    │   │   ├── TransientBackendError  a failure worth retrying (429, 408, 409, 5xx, connection, timeout)
+    │   │   └── ItemRejected    this item only cannot be judged (answer cut at max_tokens, prompt over the context)
     │   └── BudgetExceeded      ``--max-cost`` was reached; the run stopped cleanly and can resume from the cache
     └── AuditError              the label store or the audit page refused an operation
 
@@ -36,6 +37,7 @@ __all__ = [
     "DatasetError",
     "FormatError",
     "InputError",
+    "ItemRejected",
     "JudgeError",
     "PromptError",
     "TransientBackendError",
@@ -98,6 +100,18 @@ class TransientBackendError(BackendError):
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
         self.retry_after = retry_after
+        super().__init__(message, status=status)
+
+
+class ItemRejected(BackendError):
+    """A call that failed for this item only and would fail the same way again: the answer was cut at
+    ``max_tokens`` (``kind="truncated"``, or ``"loop"`` when the cut text repeats itself), or the prompt does not
+    fit the model's context (``kind="too_long"``). Not retried; the item is recorded as unscored and the run goes on.
+    """
+
+    def __init__(self, message: str, *, kind: str, status: int | None = None, raw: str | None = None) -> None:
+        self.kind = kind
+        self.raw = raw
         super().__init__(message, status=status)
 
 

@@ -82,12 +82,80 @@ def test_transient_faults_are_retried(
 
 
 @pytest.mark.parametrize("make", MAKERS)
-def test_truncated_output_is_retried(
-    make: Any, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+@pytest.mark.parametrize(("fault", "kind"), [("truncated", "truncated"), ("loop", "loop")])
+def test_an_answer_cut_at_max_tokens_is_unscored_once_not_retried(
+    make: Any, fault: str, kind: str, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
 ) -> None:
-    server.inject(Fault("truncated"))
+    server.inject(Fault(fault))
     judge = make(server, toy_prompts, no_wait)
-    assert judge.judge_many("toy", ITEM)[0].output is not None and server.calls == 2
+    [result] = judge.judge_many("toy", ITEM)
+    assert result.unscored is not None and result.unscored.kind == kind
+    assert server.calls == 1 and judge.stats.retries == 0  # the same request would be cut the same way
+    assert judge.stats.unscored_kinds == {kind: 1}
+    fix = "--max-tokens toy=N" if kind == "truncated" else "a larger limit will not help"
+    assert "max_tokens=64" in result.unscored.reason and fix in result.unscored.reason
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_a_prompt_over_the_servers_context_is_unscored_and_the_run_goes_on(
+    make: Any, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    long_item = {"question": "q", "passage": "word " * 400}  # ~500 fake tokens, over the 300 of the context
+    with FakeOpenAIServer(context=300) as server:
+        judge = make(server, toy_prompts, no_wait)
+        short, long = judge.judge_many("toy", [ITEM[0], long_item])
+    assert short.output is not None
+    assert long.unscored is not None and long.unscored.kind == "too_long"
+    assert "does not fit the model's context" in long.unscored.reason
+    assert "--listwise" in long.unscored.reason and server.calls == 2  # not retried
+
+
+def test_llama_cpps_context_error_is_worded_with_its_sizes() -> None:
+    from assay.errors import ItemRejected
+    from assay.judge.backends import status_error
+
+    body = json.dumps(
+        {
+            "error": {
+                "code": 400,
+                "message": "request (3031 tokens) exceeds the available context size (2048 tokens)",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": 3031,
+                "n_ctx": 2048,
+            }
+        }
+    )
+    error = status_error(400, body, model="m", url="u")
+    assert isinstance(error, ItemRejected) and error.kind == "too_long"
+    assert "(3031 prompt tokens, 2048 in the context)" in str(error) and "exceeds the available" in str(error)
+    assert not isinstance(
+        status_error(400, '{"error": {"message": "bad temperature"}}', model="m", url="u"), ItemRejected
+    )
+
+
+def test_the_context_window_is_read_from_the_server(toy_prompts: Path, no_wait: RetryPolicy) -> None:
+    import asyncio
+
+    with FakeOpenAIServer(context=2048) as server:
+        judge = aiohttp_judge(server, toy_prompts, no_wait)
+        assert asyncio.run(judge.acontext_window()) == 2048
+    with FakeOpenAIServer() as server:  # a server that does not say (no /props, no max_model_len)
+        judge = aiohttp_judge(server, toy_prompts, no_wait)
+        assert asyncio.run(judge.acontext_window()) is None
+
+
+def test_a_max_tokens_that_leaves_no_room_for_the_prompt_is_refused_before_any_call(
+    toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    import asyncio
+
+    with FakeOpenAIServer(context=80) as server:
+        judge = aiohttp_judge(server, toy_prompts, no_wait)  # toy asks for max_tokens=64 of an 80-token context
+        with pytest.raises(ConfigError, match="--max-tokens toy=20"):
+            asyncio.run(judge.acheck_output_limits(["toy"]))
+        roomy = aiohttp_judge(server, toy_prompts, no_wait, max_tokens=16)
+        asyncio.run(roomy.acheck_output_limits(["toy"]))
+    assert server.calls == 0
 
 
 @pytest.mark.parametrize("make", MAKERS)

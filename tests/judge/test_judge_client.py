@@ -82,12 +82,41 @@ def test_transient_then_success_and_exhaustion(toy_prompts: Path, no_wait: Retry
     assert down.calls == no_wait.attempts and judge.stats.unscored == 1
 
 
-def test_truncated_output_is_retried_then_unscored(toy_prompts: Path, no_wait: RetryPolicy) -> None:
+def test_truncated_output_is_unscored_without_a_retry(toy_prompts: Path, no_wait: RetryPolicy) -> None:
     cut = ChatResponse(content='{"reason": "cu', prompt_tokens=10, completion_tokens=64, finish_reason="length")
     backend = FakeBackend(lambda r: cut)
-    [result] = make(backend, toy_prompts, no_wait).judge_many("toy", items(1))
+    judge = make(backend, toy_prompts, no_wait)
+    [result] = judge.judge_many("toy", items(1))
     assert result.unscored is not None and result.unscored.kind == "truncated"
-    assert backend.calls == no_wait.attempts
+    assert backend.calls == 1 and judge.usage["default"].completion_tokens == 64  # paid for, counted, not repeated
+
+
+def test_max_tokens_overrides_the_prompts_limit_for_all_or_for_one_prompt(
+    toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    for setting, expected in ((None, 64), (300, 300), ({"toy": 128}, 128), ({"toy_list": 9}, 64)):
+        backend = FakeBackend([GOOD])
+        make(backend, toy_prompts, no_wait, max_tokens=setting).judge_many("toy", items(1))
+        assert backend.requests[0].params["max_tokens"] == expected
+    with pytest.raises(ConfigError, match="max_tokens for prompt 'toy' must be a whole number"):
+        make(FakeBackend([GOOD]), toy_prompts, no_wait, max_tokens={"toy": 0})
+
+
+@pytest.mark.parametrize(
+    ("text", "loops"),
+    [
+        ('{"reason": "' + "the passage " * 30, True),
+        ('{"reason": "' + "\n\n" * 50, True),
+        ("abcabcabcabc", True),
+        ('{"reason": "The passage names the author and the year of the study, so it answ', False),
+        ("aaa", False),
+        ("", False),
+    ],
+)
+def test_repeats_itself_spots_a_generation_loop(text: str, loops: bool) -> None:
+    from assay.judge.client import repeats_itself
+
+    assert repeats_itself(text) is loops
 
 
 def test_fatal_error_fails_fast(toy_prompts: Path, no_wait: RetryPolicy) -> None:

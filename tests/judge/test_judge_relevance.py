@@ -142,3 +142,25 @@ def test_on_label_sees_every_pair(listwise: Any) -> None:
         )
     )
     assert sorted(seen) == sorted(p.chunk_id for p in pairs(2, 4))
+
+
+def test_a_listwise_group_over_the_context_is_split_until_it_fits() -> None:
+    from assay.errors import ItemRejected
+
+    def small_context(request: ChatRequest) -> str | BaseException:
+        passages = request.variables.get("passages", [])
+        if len(passages) > 2 or any("huge" in p["text"] for p in passages):
+            return ItemRejected("request exceeds the available context size", kind="too_long", status=400)
+        return answer(request)
+
+    items = [*pairs(1, 5), Pair("q0", "question 0?", "c0-huge", "huge chunk grade 3")]
+    backend = FakeBackend(small_context)
+    j = judge(backend)
+    labels = asyncio.run(grade_pairs(j, items, listwise=6))
+    by_chunk = {lb.chunk_id: lb for lb in labels}
+    assert [by_chunk[p.chunk_id].grade for p in items[:5]] == [true_grade(p.text) for p in items[:5]]
+    huge = by_chunk["c0-huge"]
+    assert huge.grade is None and huge.unscored is not None and huge.unscored.kind == "too_long"
+    # 6 -> 3 + 3 -> (1 + 2) + (1 + 2): the huge chunk's pairings were split away from the others, then left alone
+    assert j.stats.unscored == 1 and j.stats.unscored_kinds == {"too_long": 1}
+    assert j.usage["relevance"].unscored == 1 and len(labels) == 6

@@ -8,7 +8,12 @@ providers that need request translation (``anthropic/...``, ``bedrock/...``, ``v
 use :class:`LiteLLMBackend`. This is the only module of assay that imports litellm (lazily: it takes seconds).
 
 Errors: 429 (with ``Retry-After``), 408, 409, 5xx, connection errors, timeouts and malformed response bodies raise
-:class:`TransientBackendError`; 400, 401, 403, 404 and other 4xx raise :class:`BackendError` with the fix.
+:class:`TransientBackendError`; a 400 that says the prompt is longer than the model's context (llama.cpp's
+``exceed_context_size_error``, vLLM's and OpenAI's "maximum context length") raises :class:`ItemRejected` (that item
+is unscored, the run goes on); 400, 401, 403, 404 and other 4xx raise :class:`BackendError` with the fix.
+
+Context window: :meth:`OpenAICompatBackend.context_window` asks the server how many tokens one request may hold
+(llama.cpp's ``/props`` ``n_ctx``, per slot; vLLM's ``/v1/models`` ``max_model_len``); None where it does not say.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from assay.errors import BackendError, ConfigError, TransientBackendError
+from assay.errors import BackendError, ConfigError, ItemRejected, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse, is_plain_message
 
 if TYPE_CHECKING:
@@ -68,9 +73,41 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+_CONTEXT_MARKERS = (
+    "exceed_context_size",
+    "exceeds the available context",
+    "maximum context length",
+    "context_length_exceeded",
+    "context length",
+    "too many tokens",
+)
+
+
+def _context_overflow(body: str, snippet: str) -> ItemRejected:
+    said, sizes = snippet, ""
+    try:
+        error = json.loads(body).get("error", {})
+    except (ValueError, AttributeError):
+        error = None
+    if isinstance(error, dict):
+        said = " ".join(str(error.get("message", snippet)).split())[:300]
+        if "n_prompt_tokens" in error and "n_ctx" in error:
+            sizes = f" ({error['n_prompt_tokens']} prompt tokens, {error['n_ctx']} in the context)"
+    return ItemRejected(
+        f"the prompt does not fit the model's context{sizes}; the server said: {said} -- use smaller groups "
+        "(--listwise N) or chunks, or serve the model with a larger context per request (llama.cpp: raise -c or "
+        "lower -np)",
+        kind="too_long",
+        status=400,
+    )
+
+
 def status_error(status: int, body: str, *, model: str, url: str, retry_after: float | None = None) -> BackendError:
-    """The error for an HTTP status: transient for 408/409/429/5xx, otherwise a failure with the fix named."""
+    """The error for an HTTP status: transient for 408/409/429/5xx, :class:`ItemRejected` for a prompt over the
+    context, otherwise a failure with the fix named."""
     snippet = " ".join(body.split())[:300]
+    if status == 400 and any(marker in snippet.lower() for marker in _CONTEXT_MARKERS):
+        return _context_overflow(body, snippet)
     if status in _TRANSIENT_STATUS or status >= 500:
         return TransientBackendError(f"HTTP {status} from {url}: {snippet}", status=status, retry_after=retry_after)
     lowered = snippet.lower()
@@ -230,11 +267,46 @@ class OpenAICompatBackend:
             raise TransientBackendError(f"malformed JSON body from {self.url}: {raw[:120]!r}") from exc
         return _parse_completion(data, self.url)
 
+    async def context_window(self) -> int | None:
+        """Tokens one request may hold, as the server says (llama.cpp ``/props``, vLLM ``/v1/models``), or None."""
+        import aiohttp
+
+        root = self.api_base.removesuffix("/v1")
+        for url, read in ((f"{root}/props", _llama_cpp_context), (f"{self.api_base}/models", _vllm_context)):
+            try:
+                async with self._get_session().get(url) as response:
+                    if response.status != 200:
+                        continue
+                    found = read(json.loads(await response.read()))
+            except (aiohttp.ClientError, TimeoutError, ValueError):
+                continue
+            if found:
+                return found
+        return None
+
     async def aclose(self) -> None:
         """Close the HTTP session (a new one is made on the next call)."""
         if self._session is not None and not self._session.closed:
             await self._session.close()
         self._session = None
+
+
+def _llama_cpp_context(data: Any) -> int | None:
+    """``n_ctx`` per slot from llama.cpp's ``/props``."""
+    try:
+        value = data["default_generation_settings"]["n_ctx"]
+    except (KeyError, TypeError):
+        return None
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def _vllm_context(data: Any) -> int | None:
+    """``max_model_len`` of the first model in vLLM's ``/v1/models``."""
+    try:
+        value = data["data"][0]["max_model_len"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return int(value) if isinstance(value, int) and value > 0 else None
 
 
 _LITELLM_OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_MODE": "PRODUCTION", "HF_HUB_OFFLINE": "1"}

@@ -8,8 +8,10 @@ Every model call of assay goes through :class:`Judge`. For one call:
 4. stop with :class:`BudgetExceeded` if ``max_cost`` is spent (calls in flight finish and are cached);
 5. wait for a concurrency slot and the optional requests/tokens-per-minute limits;
 6. call the backend under tenacity, retrying only :class:`TransientBackendError` (429 honouring ``Retry-After``,
-   408, 409, 5xx, connection errors, timeouts, malformed bodies, truncated output); a :class:`BackendError`
-   (400/401/403/404) stops the run with the fix in its message;
+   408, 409, 5xx, connection errors, timeouts, malformed bodies); an answer cut at ``max_tokens`` or a prompt
+   longer than the model's context is :class:`ItemRejected`: not retried (it would fail the same way), that item
+   is unscored (kind ``truncated``, ``loop`` or ``too_long``, with the fix) and the run goes on; any other
+   :class:`BackendError` (400/401/403/404) stops the run with the fix in its message;
 7. validate the answer (strip code fences, parse JSON, ``model_validate``); on failure re-ask once with the
    validation error appended; then give up with :class:`Unscored`, which is counted, never turned into 0;
 8. cache only valid answers. A cache error warns and the call proceeds.
@@ -25,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
+from assay.errors import BudgetExceeded, ConfigError, ItemRejected, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.batch import estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
@@ -59,7 +61,8 @@ class _Prepared:
 class Judge:
     """A cached, concurrent, fault-tolerant client for one model (see the module docstring for the flow).
 
-    ``params`` override the prompt's decoding params; ``price`` overrides the bundled price map; ``max_cost`` (USD)
+    ``params`` override the prompt's decoding params; ``max_tokens`` overrides the prompts' own output limits (one
+    number for all, or ``{prompt name: number}``); ``price`` overrides the bundled price map; ``max_cost`` (USD)
     needs a price. ``usage`` maps stage name to :class:`StageUsage`; ``stats`` counts calls, hits and failures.
     """
 
@@ -78,6 +81,7 @@ class Judge:
         params: Mapping[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         price: Price | None = None,
+        max_tokens: int | Mapping[str, int] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -90,6 +94,7 @@ class Judge:
         self.prompt_dir = prompt_dir
         self.structured = structured
         self.params = dict(params or {})
+        self.max_tokens = _check_max_tokens(max_tokens)
         self.retry = retry or RetryPolicy()
         self.price = price if price is not None else price_for(model)
         if max_cost is not None and self.price is None:
@@ -99,6 +104,7 @@ class Judge:
         self.spent = 0.0
         self._prompts: dict[str, Prompt] = {}
         self._state: LoopState | None = None
+        self._context: int | bool | None = False  # False: not asked yet
 
     # -- preparing -------------------------------------------------------------------------------------------------
 
@@ -108,12 +114,41 @@ class Judge:
             self._prompts[name] = load_prompt(name, self.prompt_dir)
         return self._prompts[name]
 
+    def params_for(self, prompt: Prompt) -> dict[str, Any]:
+        """The decoding params of a call with ``prompt``: its own, then the judge's, then the max_tokens setting."""
+        params = {**prompt.params, **self.params}
+        limit = self.max_tokens.get(prompt.name, self.max_tokens.get("*"))
+        if limit is not None:
+            params["max_tokens"] = limit
+        return params
+
+    async def acontext_window(self) -> int | None:
+        """Tokens one request may hold, as the model's server says (asked once), or None where it does not say."""
+        if self._context is False:
+            ask = getattr(self.backend, "context_window", None)
+            self._context = await ask() if ask is not None else None
+        return self._context if isinstance(self._context, int) and self._context > 0 else None
+
+    async def acheck_output_limits(self, prompt_names: Sequence[str]) -> None:
+        """Raise :class:`ConfigError` when a prompt's ``max_tokens`` leaves no room for its input in the context."""
+        window = await self.acontext_window()
+        if window is None:
+            return
+        for name in prompt_names:
+            limit = self.params_for(self.prompt(name)).get("max_tokens")
+            if isinstance(limit, int) and limit >= window * 3 // 4:
+                raise ConfigError(
+                    f"prompt {name!r} reserves max_tokens={limit} for its answer but the model's server holds "
+                    f"{window} tokens per request, leaving too little for the prompt: pass --max-tokens "
+                    f"{name}={window // 4} (or a smaller number for all prompts), or give the server a larger context"
+                )
+
     def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> _Prepared:
         prompt = self.prompt(prompt_name)
         messages = prompt.render(variables)
         if not self.structured:
             messages[-1] = {**messages[-1], "content": messages[-1]["content"] + schema_instructions(prompt)}
-        params = {**prompt.params, **self.params}
+        params = self.params_for(prompt)
         request = ChatRequest(
             model=self.model,
             messages=messages,
@@ -251,7 +286,7 @@ class Judge:
         response = await self.backend.complete(request)
         self._account(stage, response)
         if response.finish_reason == "length":
-            raise TransientBackendError("the answer was truncated (finish_reason=length); raise max_tokens")
+            raise _truncated(request, response)
         return response
 
     async def _complete(self, request: ChatRequest, stage: str) -> ChatResponse:
@@ -289,6 +324,8 @@ class Judge:
         for attempt in range(2):
             try:
                 response = await self._complete(request, stage)
+            except ItemRejected as exc:
+                return self._unscored(prepared, stage, Unscored(reason=str(exc), kind=exc.kind, raw=exc.raw), tokens)
             except TransientBackendError as exc:
                 kind = "truncated" if "truncated" in str(exc) else "backend_error"
                 return self._unscored(prepared, stage, Unscored(reason=str(exc), kind=kind, raw=None), tokens)
@@ -313,8 +350,17 @@ class Judge:
 
     def _unscored(self, prepared: _Prepared, stage: str, unscored: Unscored, tokens: list[int]) -> Judgement[Any]:
         self.stats.unscored += 1
+        self.stats.unscored_kinds[unscored.kind] = self.stats.unscored_kinds.get(unscored.kind, 0) + 1
         self._stage(stage).unscored += 1
         return self._judgement(prepared, None, unscored, cached=False, tokens=(tokens[0], tokens[1]))
+
+    def retract_unscored(self, stage: str, kind: str) -> None:
+        """Take back one unscored count: the caller recovered the item another way (a listwise group split in two)."""
+        self.stats.unscored -= 1
+        self.stats.unscored_kinds[kind] = self.stats.unscored_kinds.get(kind, 1) - 1
+        if not self.stats.unscored_kinds[kind]:
+            del self.stats.unscored_kinds[kind]
+        self._stage(stage).unscored -= 1
 
     async def _dedupe(self, prepared: _Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]:
         state = self._loop_state()
@@ -390,3 +436,45 @@ class Judge:
         if self._state is not None and self._state.writer is not None:
             self._state.writer.close()
             self._state = None
+
+
+def _check_max_tokens(value: int | Mapping[str, int] | None) -> dict[str, int]:
+    """``max_tokens`` as ``{prompt name or "*": limit}``; every limit a positive whole number."""
+    limits = {} if value is None else ({"*": value} if isinstance(value, int) else dict(value))
+    for name, limit in limits.items():
+        if not isinstance(limit, int) or limit < 1:
+            where = "" if name == "*" else f" for prompt {name!r}"
+            raise ConfigError(f"max_tokens{where} must be a whole number of at least 1, got {limit!r}")
+    return limits
+
+
+def repeats_itself(text: str, *, times: int = 4, longest: int = 200) -> bool:
+    """True when ``text`` ends in one piece written ``times`` times over (a generation loop): ``"ab ab ab ab "``."""
+    if len(text) - len(text.rstrip()) >= 8 * times:  # blank lines or spaces without end
+        return True
+    tail = text.rstrip()[-times * longest :]
+    if len(tail) < 2 * times:
+        return False
+    for period in range(1, len(tail) // times + 1):
+        piece = tail[-period:]
+        if tail.endswith(piece * times) and piece.strip():
+            return True
+    return False
+
+
+def _truncated(request: ChatRequest, response: ChatResponse) -> ItemRejected:
+    limit = request.params.get("max_tokens")
+    at = f" at max_tokens={limit}" if limit is not None else ""
+    if repeats_itself(response.content):
+        return ItemRejected(
+            f"the answer was cut{at} while repeating itself (a generation loop): a larger limit will not help; "
+            "use a larger model or another prompt",
+            kind="loop",
+            raw=response.content[-500:],
+        )
+    return ItemRejected(
+        f"the answer was cut{at} (finish_reason=length): raise it with --max-tokens {request.prompt_name}=N "
+        "(or --max-tokens N for every prompt)",
+        kind="truncated",
+        raw=response.content[-500:],
+    )

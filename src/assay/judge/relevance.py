@@ -7,7 +7,9 @@ sent ``N`` at a time to ``relevance_listwise``; passages get short local ids ``1
 depends on which chunks share it, each pair's result is ALSO stored under a per-pair derived key (model, listwise
 prompt ref and hash, decoding params, question text, chunk text), and pairs whose derived key is cached are dropped
 before grouping: a label is reused whatever the grouping. A listwise answer that lacks a passage's id, or gives it
-a grade outside 0..3, leaves that pair unscored (never 0).
+a grade outside 0..3, leaves that pair unscored (never 0). A group whose prompt does not fit the model's context
+(the server says so: unscored ``too_long``) is split in two and each half judged again, down to one passage, so a
+small context costs more calls, not labels; only a single passage too long for the context stays unscored.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Graded:
 
 
 OnLabel = Callable[[Graded], None]
+Groups = list[list[tuple[int, Pair]]]
 
 
 def _label(
@@ -173,20 +176,39 @@ async def _listwise(
         results[index] = hit
         if on_label is not None:
             on_label(hit)
-    groups = _groups(todo, size, seed)
+    pending = _groups(todo, size, seed)
+    while pending:
+        groups, pending = pending, []
 
-    def collect(group_index: int, j: Judgement[Any]) -> None:
-        derived: list[tuple[str, str]] = []  # the group's per-pair labels, stored in one transaction
-        for index, graded, reason in _split_answer(judge, groups[group_index], j):
-            results[index] = graded
-            if reason is not None and graded.label.grade is not None:
-                derived.append((keys[index], json.dumps({"grade": graded.label.grade, "reason": reason})))
-            if on_label is not None:
-                on_label(graded)
-        judge.cache_put_many(derived)
+        def collect(group_index: int, j: Judgement[Any], groups: Groups = groups, later: Groups = pending) -> None:
+            group = groups[group_index]
+            if j.unscored is not None and j.unscored.kind == "too_long" and len(group) > 1:
+                judge.retract_unscored(stage, "too_long")  # not a label: the halves are judged next
+                later.extend((group[: len(group) // 2], group[len(group) // 2 :]))
+                return
+            _store(judge, keys, _split_answer(judge, group, j), results, on_label)
 
-    await judge.ajudge_many(LISTWISE_PROMPT, [_group_variables(g) for g in groups], stage=stage, on_result=collect)
+        variables = [_group_variables(g) for g in groups]
+        await judge.ajudge_many(LISTWISE_PROMPT, variables, stage=stage, on_result=collect)
     return [r for r in results if r is not None]
+
+
+def _store(
+    judge: Judge,
+    keys: Sequence[str],
+    split: list[tuple[int, Graded, str | None]],
+    results: list[Graded | None],
+    on_label: OnLabel | None,
+) -> None:
+    """Put a group's labels in place and store each scored one under its pair key, in one transaction."""
+    derived: list[tuple[str, str]] = []
+    for index, graded, reason in split:
+        results[index] = graded
+        if reason is not None and graded.label.grade is not None:
+            derived.append((keys[index], json.dumps({"grade": graded.label.grade, "reason": reason})))
+        if on_label is not None:
+            on_label(graded)
+    judge.cache_put_many(derived)
 
 
 async def grade_pairs_detailed(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -63,6 +63,7 @@ class JudgeStats:
     repairs: int = 0
     unscored: int = 0
     cache_errors: int = 0
+    unscored_kinds: dict[str, int] = field(default_factory=dict)  # e.g. truncated, loop, too_long, invalid_output
 
 
 @dataclass(frozen=True)

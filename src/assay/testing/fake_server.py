@@ -52,7 +52,8 @@ def default_answer(messages: list[dict[str, str]]) -> str:
 @dataclass(frozen=True)
 class Fault:
     """A failure to inject: ``kind`` is an HTTP status ("429", "500", "503", "401", ...), "malformed" (a body that
-    is not JSON), "truncated" (finish_reason "length"), "invalid" (content that is not JSON) or "hang" (no answer)."""
+    is not JSON), "truncated" (finish_reason "length"), "loop" (cut at the limit while repeating itself), "invalid"
+    (content that is not JSON) or "hang" (no answer)."""
 
     kind: str
     retry_after: float | None = None
@@ -88,6 +89,9 @@ class FakeOpenAIServer:
 
     ``responder(body) -> content`` makes answers (default :func:`default_answer`); ``script`` is a queue of
     contents consumed first. ``faults`` (or :meth:`inject`) is a queue of :class:`Fault` or None, one per request.
+    ``context`` (tokens per request, counted as the fake counts prompt tokens: characters / 4) makes it behave like
+    llama.cpp's server: ``GET /props`` reports it as ``n_ctx``, and a longer prompt gets llama.cpp's 400
+    ``exceed_context_size_error``.
     """
 
     def __init__(
@@ -99,11 +103,13 @@ class FakeOpenAIServer:
         faults: Iterable[Fault | None] = (),
         hang_seconds: float = 3600.0,
         record: bool = True,
+        context: int | None = None,
     ) -> None:
         self.responder = responder or (lambda body: default_answer(body["messages"]))
         self.latency = latency
         self.hang_seconds = hang_seconds
         self.record = record
+        self.context = context
         self.script: collections.deque[str] = collections.deque(script)
         self.faults: collections.deque[Fault | None] = collections.deque(faults)
         self.requests: list[dict[str, Any]] = []
@@ -124,6 +130,10 @@ class FakeOpenAIServer:
         self.faults.extend(faults)
 
     async def _reply(self, path: str, raw: bytes) -> bytes:
+        if path.endswith("/props"):  # llama.cpp's server properties (not a model call)
+            if self.context is None:
+                return _http(404, b'{"error": {"message": "unknown path"}}')
+            return _http(200, json.dumps({"default_generation_settings": {"n_ctx": self.context}}).encode())
         self.calls += 1
         try:
             body = json.loads(raw)
@@ -138,8 +148,21 @@ class FakeOpenAIServer:
             return _http(404, b'{"error": {"message": "unknown path"}}')
         if fault is not None:
             return await self._fault(fault, body)
+        too_long = self._over_context(body)
+        if too_long is not None:
+            return too_long
         content = self.script.popleft() if self.script else self.responder(body)
         return _http(200, _completion(content, body))
+
+    def _over_context(self, body: dict[str, Any]) -> bytes | None:
+        if self.context is None:
+            return None
+        tokens = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
+        if tokens <= self.context:
+            return None
+        message = f"request ({tokens} tokens) exceeds the available context size ({self.context} tokens)"
+        error = {"code": 400, "message": message, "type": "exceed_context_size_error", "n_prompt_tokens": tokens}
+        return _http(400, json.dumps({"error": {**error, "n_ctx": self.context}}).encode())
 
     async def _fault(self, fault: Fault, body: dict[str, Any]) -> bytes:
         if fault.kind == "hang":
@@ -148,6 +171,8 @@ class FakeOpenAIServer:
             return _http(200, b'{"choices": [{"message": ')
         if fault.kind == "truncated":
             return _http(200, _completion('{"reason": "cut', body, finish="length"))
+        if fault.kind == "loop":
+            return _http(200, _completion('{"reason": "' + "the the the " * 40, body, finish="length"))
         if fault.kind == "invalid":
             return _http(200, _completion("I think the grade is two.", body))
         extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
