@@ -6,6 +6,7 @@ import ipaddress
 import os
 import socket
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,38 @@ def browser() -> Iterator[Any]:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+@dataclass(frozen=True)
+class RealModel:
+    """A real model server for the ``real_model`` tier: the judge string and api base to pass to the commands."""
+
+    judge: str
+    api_base: str
+    slots: int
+
+
+@pytest.fixture(scope="session")
+def real_model() -> Iterator[RealModel]:
+    """llama.cpp's server with SmolLM2-135M on 127.0.0.1, for the ``real_model`` tier.
+
+    ``ASSAY_REAL_MODEL_URL`` (with ``ASSAY_REAL_MODEL_JUDGE``) points at a server already running. Otherwise the
+    server is started from the cache that ``python -m assay.testing.local_model build`` fills (the tests never
+    build it: that takes minutes). Skips with the reason when neither can be had, unless ASSAY_REQUIRE_REAL_MODEL=1
+    (as in CI), where that is a failure.
+    """
+    url = os.environ.get("ASSAY_REAL_MODEL_URL")
+    if url:
+        yield RealModel(os.environ.get("ASSAY_REAL_MODEL_JUDGE", "hosted_vllm/smollm2-135m"), url, 4)
+        return
+    from assay.testing.local_model import LocalModelError, LocalModelServer, default_cache_dir
+
+    cache = Path(os.environ.get("ASSAY_LOCAL_MODEL_CACHE") or default_cache_dir())
+    try:
+        server = LocalModelServer.start(cache_dir=cache, build=False)
+    except LocalModelError as exc:
+        if os.environ.get("ASSAY_REQUIRE_REAL_MODEL") == "1":
+            pytest.fail(f"ASSAY_REQUIRE_REAL_MODEL=1 but no real model server could be started: {exc}")
+        pytest.skip(f"no local model server ({exc})")
+    with server:
+        yield RealModel(server.judge, server.api_base, server.slots)
