@@ -5,7 +5,9 @@ Why two: client CPU per call decides throughput against fast self-hosted judges.
 a bare aiohttp POST costs well under 1 ms. So OpenAI-compatible endpoints (``openai/...``, ``hosted_vllm/...``,
 ``ollama/...`` via its ``/v1``, any ``--api-base``: vLLM, a LiteLLM proxy, ...) use :class:`OpenAICompatBackend`;
 providers that need request translation (``anthropic/...``, ``bedrock/...``, ``vertex_ai/...``, ``gemini/...``)
-use :class:`LiteLLMBackend`. This is the only module of assay that imports litellm (lazily: it takes seconds).
+use :class:`LiteLLMBackend`. A Python user's own ``openai.AsyncOpenAI`` / ``AsyncAzureOpenAI`` client (Azure, custom
+auth, proxies) goes through :class:`OpenAIClientBackend`. This is the only module of assay that imports litellm or
+openai (lazily: litellm takes seconds; openai is needed only by a user who already has a client).
 
 Errors: 429 (with ``Retry-After``), 408, 409, 5xx, connection errors, timeouts and malformed response bodies raise
 :class:`TransientBackendError`; 400, 401, 403, 404 and other 4xx raise :class:`BackendError` with the fix.
