@@ -21,7 +21,7 @@ import pytest
 
 from assay.errors import ConfigError
 from assay.judge import Judge, JudgeCache, OpenAIClientBackend, make_judge
-from assay.judge.backends import OpenAICompatBackend
+from assay.judge.backends import OpenAICompatBackend, _retry_after
 from assay.judge.limits import RetryPolicy
 from assay.testing import FakeOpenAIServer, Fault
 
@@ -177,3 +177,22 @@ def test_openai_is_not_imported_by_assay() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_retry_after_ms_comes_first() -> None:
+    assert _retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5  # what Azure and OpenAI send
+    assert _retry_after({"retry-after-ms": "soon", "retry-after": "9"}) == 9.0
+    assert _retry_after({}) is None
+
+
+def test_connection_refused_is_transient_and_names_the_cause(toy_prompts: Path, no_wait: RetryPolicy) -> None:
+    with FakeOpenAIServer() as gone:
+        url = gone.url
+
+    def judge_of(client: openai.AsyncOpenAI) -> Judge:
+        return Judge(OpenAIClientBackend(client), model="openai/x", prompt_dir=toy_prompts, retry=no_wait)
+
+    judge, [result] = run_with(lambda: openai.AsyncOpenAI(base_url=url, api_key="x"), judge_of, ITEMS[:1])
+    assert result.unscored is not None and result.unscored.kind == "backend_error"
+    assert f"connection to {url} failed" in result.unscored.reason and "ConnectError" in result.unscored.reason
+    assert judge.stats.retries == no_wait.attempts - 1

@@ -431,7 +431,8 @@ class OpenAIClientBackend:
             limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
             return TransientBackendError(f"no answer from {self.where}{limit}")
         if isinstance(exc, openai.APIConnectionError):
-            return TransientBackendError(f"connection to {self.where} failed: {exc}")
+            cause = f" ({exc.__cause__!r})" if exc.__cause__ is not None else ""  # e.g. "Event loop is closed"
+            return TransientBackendError(f"connection to {self.where} failed: {exc}{cause}")
         if isinstance(exc, openai.APIStatusError):
             response = exc.response
             return status_error(
