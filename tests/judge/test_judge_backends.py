@@ -1,4 +1,8 @@
-"""Both backends driven through the fake OpenAI-compatible server: wire format, each retry rule, routing, prices."""
+"""The backends driven through the fake OpenAI-compatible server: wire format, each retry rule, routing, prices.
+
+Three paths: the aiohttp backend, litellm, and a real ``openai.AsyncOpenAI`` client (the openai extra) wrapped in
+:class:`OpenAIClientBackend`; tests/judge/test_judge_openai_client.py covers what is particular to the last.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,13 @@ from typing import Any
 import pytest
 
 from assay.errors import BackendError, ConfigError
-from assay.judge.backends import LiteLLMBackend, OpenAICompatBackend, make_backend, parse_retry_after
+from assay.judge.backends import (
+    LiteLLMBackend,
+    OpenAIClientBackend,
+    OpenAICompatBackend,
+    make_backend,
+    parse_retry_after,
+)
 from assay.judge.client import Judge
 from assay.judge.limits import RetryPolicy
 from assay.judge.pricing import price_for
@@ -39,7 +49,26 @@ def litellm_judge(server: FakeOpenAIServer, toy_prompts: Path, policy: RetryPoli
     return Judge(backend, model="openai/judge-x", prompt_dir=toy_prompts, retry=policy, **kwargs)
 
 
-MAKERS = [pytest.param(aiohttp_judge, id="aiohttp"), pytest.param(litellm_judge, id="litellm")]
+class OwnedClientBackend(OpenAIClientBackend):
+    """The backend on a client made for one ``judge_many``: closed in its event loop when the Judge closes."""
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+def openai_client_judge(server: FakeOpenAIServer, toy_prompts: Path, policy: RetryPolicy, **kwargs: Any) -> Judge:
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=server.url, api_key="sk-test")  # the SDK's default 2 retries: the backend
+    backend = OwnedClientBackend(client, timeout=kwargs.pop("timeout", 30.0))  # turns them off
+    return Judge(backend, model="openai/judge-x", prompt_dir=toy_prompts, retry=policy, **kwargs)
+
+
+MAKERS = [
+    pytest.param(aiohttp_judge, id="aiohttp"),
+    pytest.param(litellm_judge, id="litellm"),
+    pytest.param(openai_client_judge, id="openai-client"),
+]
 
 
 @pytest.mark.parametrize("make", MAKERS)
@@ -189,9 +218,12 @@ def test_retry_after_header_is_honoured(make: Any, server: FakeOpenAIServer, toy
     assert sleeps.waits == [4.0]
 
 
-def test_hang_times_out_and_is_retried(server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy) -> None:
+@pytest.mark.parametrize("make", [aiohttp_judge, openai_client_judge], ids=["aiohttp", "openai-client"])
+def test_hang_times_out_and_is_retried(
+    make: Any, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
     server.inject(Fault("hang"))
-    judge = aiohttp_judge(server, toy_prompts, no_wait, timeout=0.3)
+    judge = make(server, toy_prompts, no_wait, timeout=0.3)
     assert judge.judge_many("toy", ITEM)[0].output is not None and server.calls == 2
 
 

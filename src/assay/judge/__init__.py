@@ -2,11 +2,14 @@
 
 :class:`Judge` renders prompt files, caches answers, limits concurrency, retries transient failures, validates
 structured outputs and records unscored items; :func:`make_judge` builds one from a litellm-style model string;
-:func:`grade_pairs` grades (question, chunk) pairs for relevance.
+:func:`grade_pairs` grades (question, chunk) pairs for relevance. A Python user's own ``openai.AsyncOpenAI`` or
+``AsyncAzureOpenAI`` client can carry the calls: ``make_judge("azure/DEPLOYMENT", client=client)``, or
+``Judge(OpenAIClientBackend(client), model=...)`` (:class:`OpenAIClientBackend` has the details).
 """
 
 from __future__ import annotations
 
+from assay.judge.backends import OpenAIClientBackend
 from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.cache import JudgeCache
 from assay.judge.client import Estimate, Judge, Judgement, JudgeStats
@@ -26,6 +29,7 @@ __all__ = [
     "JudgeCache",
     "JudgeStats",
     "Judgement",
+    "OpenAIClientBackend",
     "Pair",
     "Price",
     "Prompt",

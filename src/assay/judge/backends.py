@@ -5,7 +5,9 @@ Why two: client CPU per call decides throughput against fast self-hosted judges.
 a bare aiohttp POST costs well under 1 ms. So OpenAI-compatible endpoints (``openai/...``, ``hosted_vllm/...``,
 ``ollama/...`` via its ``/v1``, any ``--api-base``: vLLM, a LiteLLM proxy, ...) use :class:`OpenAICompatBackend`;
 providers that need request translation (``anthropic/...``, ``bedrock/...``, ``vertex_ai/...``, ``gemini/...``)
-use :class:`LiteLLMBackend`. This is the only module of assay that imports litellm (lazily: it takes seconds).
+use :class:`LiteLLMBackend`. A Python user's own ``openai.AsyncOpenAI`` / ``AsyncAzureOpenAI`` client (Azure, custom
+auth, proxies) goes through :class:`OpenAIClientBackend`. This is the only module of assay that imports litellm or
+openai (lazily: litellm takes seconds; openai is needed only by a user who already has a client).
 
 Errors: 429 (with ``Retry-After``), 408, 409, 5xx, connection errors, timeouts and malformed response bodies raise
 :class:`TransientBackendError`; a 400 that says the prompt is longer than the model's context (llama.cpp's
@@ -32,10 +34,12 @@ from assay.judge.base import Backend, ChatRequest, ChatResponse, is_plain_messag
 
 if TYPE_CHECKING:
     import aiohttp
+    from openai import AsyncOpenAI
 
 __all__ = [
     "OPENAI_API_BASE",
     "LiteLLMBackend",
+    "OpenAIClientBackend",
     "OpenAICompatBackend",
     "make_backend",
     "parse_retry_after",
@@ -424,3 +428,88 @@ def make_backend(
         f"unknown judge {spec!r}: name it as litellm does (openai/gpt-4o-mini, anthropic/claude-..., "
         "hosted_vllm/MODEL with --api-base), pass --api-base for any OpenAI-compatible server, or use 'offline'"
     )
+
+
+def _client_model(spec: str) -> str:
+    """The model a user's openai client sends: ``openai/gpt-4o-mini`` -> ``gpt-4o-mini``, ``azure/DEP`` -> ``DEP``."""
+    return wire_model(spec).removeprefix("azure/")
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` (Azure, OpenAI) or ``Retry-After``; None when neither is readable."""
+    try:
+        millis = float(headers.get("retry-after-ms"))
+    except (TypeError, ValueError):
+        return parse_retry_after(headers.get("retry-after"))
+    return max(0.0, millis / 1000)
+
+
+class OpenAIClientBackend:
+    """A user's ``openai.AsyncOpenAI`` or ``openai.AsyncAzureOpenAI`` client as the judge's backend.
+
+    For what the aiohttp backend does not cover: Azure deployments, Azure AD token providers, custom auth headers,
+    proxies, a custom ``http_client``. The call is ``client.chat.completions.create(model, messages,
+    response_format (when structured), **params)`` with ``model`` = the ``model`` given here, else the judge's
+    model name without its route prefix (``openai/gpt-4o-mini`` -> ``gpt-4o-mini``, ``azure/DEPLOY`` -> ``DEPLOY``:
+    for Azure, the deployment name). The client is used through ``client.with_options(max_retries=0)`` (and
+    ``timeout`` when given), so the Judge's retries are the only ones; the user's client itself is not changed, and
+    it is never closed here: its owner closes it. The openai SDK's errors map as the HTTP statuses do in
+    :func:`status_error`: 429 (``retry-after-ms`` or ``Retry-After`` honoured), 408/409/5xx, connection errors and
+    timeouts are transient; 400/401/403/404 fail with the fix. This module imports openai only once a call fails.
+
+    Event loops: the client's connections belong to the event loop that opened them. Use it from async code, in the
+    loop that owns the client (``await judge.ajudge_many(...)``, ``await grade_pairs(judge, pairs)``), and close it
+    there (``await client.close()``). The synchronous entry points (``judge_many``, ``assay.evaluate``) run and
+    close an event loop of their own: give each such call a new client; one reused across them finds its pooled
+    connections dead (they fail as connection errors and the Judge retries them) and can no longer be closed.
+    """
+
+    name = "openai-client"
+
+    def __init__(self, client: AsyncOpenAI, *, model: str | None = None, timeout: float | None = None) -> None:
+        options: dict[str, Any] = {"max_retries": 0}
+        if timeout is not None:
+            options["timeout"] = timeout
+        self.client = client
+        self._client: Any = client.with_options(**options)
+        self.model = model
+        self.timeout = timeout
+        self.where = str(getattr(client, "base_url", "the openai client")).rstrip("/")
+
+    def _kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = dict(request.params)
+        response_format = _response_format(request)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        return kwargs
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        """One chat completion through the client, with the SDK's exceptions mapped to assay's."""
+        model = self.model or _client_model(request.model)
+        try:
+            completion = await self._client.chat.completions.create(
+                model=model, messages=request.messages, **self._kwargs(request)
+            )
+        except Exception as exc:
+            raise self._map_error(exc, model) from exc
+        data = completion.model_dump() if hasattr(completion, "model_dump") else completion
+        return _parse_completion(data, self.where)
+
+    def _map_error(self, exc: Exception, model: str) -> BackendError:
+        """The assay error for an exception raised by the client (see the class docstring for the mapping)."""
+        import openai  # loaded already: the client came from it
+
+        if isinstance(exc, openai.APITimeoutError):
+            limit = f" within {self.timeout:g} s" if self.timeout is not None else ""
+            return TransientBackendError(f"no answer from {self.where}{limit}")
+        if isinstance(exc, openai.APIConnectionError):
+            cause = f" ({exc.__cause__!r})" if exc.__cause__ is not None else ""  # e.g. "Event loop is closed"
+            return TransientBackendError(f"connection to {self.where} failed: {exc}{cause}")
+        if isinstance(exc, openai.APIStatusError):
+            response = exc.response
+            return status_error(
+                exc.status_code, response.text, model=model, url=self.where, retry_after=_retry_after(response.headers)
+            )
+        if isinstance(exc, (openai.APIResponseValidationError, ValueError)):
+            return TransientBackendError(f"malformed completion from {self.where}: {exc}")
+        return BackendError(f"openai client call for {model!r} failed: {type(exc).__name__}: {exc}")

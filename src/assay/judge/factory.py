@@ -1,18 +1,29 @@
-"""Build a :class:`Judge` from a model string as litellm names models (``openai/gpt-4o-mini``, ``offline``, ...)."""
+"""Build a :class:`Judge` from a model string as litellm names models (``openai/gpt-4o-mini``, ``offline``, ...).
+
+A Python user with an ``openai.AsyncOpenAI`` or ``openai.AsyncAzureOpenAI`` client passes it as ``client=``: the
+judge then calls through it (:class:`assay.judge.backends.OpenAIClientBackend`), e.g. for an Azure deployment::
+
+    client = AsyncAzureOpenAI(azure_endpoint="https://NAME.openai.azure.com", api_version="2024-10-21", api_key=KEY)
+    judge = make_judge("azure/MY-DEPLOYMENT", client=client, cache_dir=".assay-cache")
+    labels = await grade_pairs(judge, pairs)  # in the event loop the client lives in
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.errors import BackendError
-from assay.judge.backends import make_backend
-from assay.judge.base import ChatRequest, ChatResponse
+from assay.errors import BackendError, ConfigError
+from assay.judge.backends import OpenAIClientBackend, make_backend
+from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.cache import JudgeCache
 from assay.judge.client import Judge
 from assay.judge.limits import RetryPolicy
 from assay.judge.pricing import Price
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 __all__ = ["NoCalls", "make_dry_run_judge", "make_judge"]
 
@@ -33,14 +44,18 @@ def make_judge(
     prompt_dir: Path | None = None,
     retry: RetryPolicy | None = None,
     price: Price | None = None,
+    client: AsyncOpenAI | None = None,
 ) -> Judge:
     """A judge for ``spec``: ``offline``; ``openai/...``, ``hosted_vllm/...``, ``ollama/...`` or anything with
     ``api_base`` (the aiohttp OpenAI-compatible backend); other ``provider/model`` strings go through litellm.
 
-    The library never reads the environment: pass ``api_key`` (the CLI reads ``OPENAI_API_KEY``). ``cache_dir``
-    None means no cache; the offline judge is free (price 0) and deterministic.
+    ``client``, an ``openai.AsyncOpenAI`` or ``AsyncAzureOpenAI``, makes every call go through it instead, with the
+    model named by ``spec`` without its route prefix (``azure/DEPLOYMENT`` -> the Azure deployment name), the
+    client's retries off and ``timeout`` applied; it then carries the base URL and key, so ``api_base`` and
+    ``api_key`` must not be given. The library never reads the environment: pass ``api_key`` (the CLI reads
+    ``OPENAI_API_KEY``). ``cache_dir`` None means no cache; the offline judge is free (price 0) and deterministic.
     """
-    backend = make_backend(spec, api_base=api_base, api_key=api_key, timeout=timeout, connections=max(concurrency, 8))
+    backend = _backend(spec, client, api_base=api_base, api_key=api_key, timeout=timeout, concurrency=concurrency)
     return Judge(
         backend,
         model=spec,
@@ -55,6 +70,19 @@ def make_judge(
         retry=retry,
         price=_price(spec, price),
     )
+
+
+def _backend(
+    spec: str, client: Any, *, api_base: str | None, api_key: str | None, timeout: float, concurrency: int
+) -> Backend:
+    """The user's openai client wrapped, or the backend :func:`make_backend` routes ``spec`` to."""
+    if client is None:
+        return make_backend(spec, api_base=api_base, api_key=api_key, timeout=timeout, connections=max(concurrency, 8))
+    if api_base or api_key:
+        raise ConfigError("an openai client carries its own base URL and key: pass client= or api_base/api_key")
+    if spec == "offline":
+        raise ConfigError("the offline judge calls no model: drop client= or name a model (openai/..., azure/...)")
+    return OpenAIClientBackend(client, timeout=timeout)
 
 
 class NoCalls:

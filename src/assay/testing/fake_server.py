@@ -1,12 +1,13 @@
 """Test doubles for the judge: a fake OpenAI-compatible server and a fake backend.
 
-:class:`FakeOpenAIServer` answers ``POST /v1/chat/completions`` on 127.0.0.1 (random port) from a small HTTP/1.1
-server on asyncio streams, run in its own thread so sync tests can use it as a context manager. It has configurable
-latency, scripted answers (a callable ``request body -> content`` or a queue), and injected faults per request
-(:class:`Fault`: 429 with Retry-After, 500, 503, other statuses, a malformed JSON body, truncated content, a hang).
-It records every request body and counts calls. It is built not to be the bottleneck: a listen backlog of 4096,
-TCP_NODELAY, keep-alive, and one write per response. ``python -m assay.testing.fake_server --latency 0.1`` serves from a
-separate process and prints its URL (the benchmark uses it so server CPU is not counted as client CPU).
+:class:`FakeOpenAIServer` answers ``POST /v1/chat/completions`` on 127.0.0.1 (random port), and Azure OpenAI's
+``POST /openai/deployments/{deployment}/chat/completions?api-version=...``, from a small HTTP/1.1 server on asyncio
+streams, run in its own thread so sync tests can use it as a context manager. It has configurable latency, scripted
+answers (a callable ``request body -> content`` or a queue), and injected faults per request (:class:`Fault`: 429
+with Retry-After, 500, 503, other statuses, a malformed JSON body, truncated content, a hang). It records every
+request body and path, and counts calls. It is built not to be the bottleneck: a listen backlog of 4096,
+TCP_NODELAY, keep-alive, and one write per response. ``python -m assay.testing.fake_server --latency 0.1`` serves
+from a separate process and prints its URL (the benchmark uses it so server CPU is not counted as client CPU).
 
 :class:`FakeBackend` answers :class:`ChatRequest` objects in-process from a script and records them.
 """
@@ -113,6 +114,7 @@ class FakeOpenAIServer:
         self.script: collections.deque[str] = collections.deque(script)
         self.faults: collections.deque[Fault | None] = collections.deque(faults)
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         self.calls = 0
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -141,10 +143,11 @@ class FakeOpenAIServer:
             return _http(400, b'{"error": {"message": "request body is not JSON"}}')
         if self.record:
             self.requests.append(body)
+            self.paths.append(path)
         fault = self.faults.popleft() if self.faults else None
         if self.latency:
             await asyncio.sleep(self.latency)
-        if not path.endswith("/chat/completions"):
+        if not path.partition("?")[0].endswith("/chat/completions"):
             return _http(404, b'{"error": {"message": "unknown path"}}')
         if fault is not None:
             return await self._fault(fault, body)
