@@ -11,6 +11,7 @@ exits 1. Messages say what went wrong, where (item, file and line), and how to f
     │   └── CorpusError         a corpus that cannot be ingested (empty folder, duplicate ids, undecodable text)
     ├── ConfigError             a setting that cannot work (unknown judge, missing key, bad option combination)
     ├── DatasetError            a golden-set folder that is missing, incomplete or of an unknown format version
+    ├── NothingProduced         a run that made nothing useful (no question accepted, every label unscored)
     ├── JudgeError              the judge layer cannot go on
     │   ├── PromptError         a prompt file that cannot be loaded or rendered (names the missing variable)
     │   ├── BackendError        a model call failed for good (400/401/403/404, unsupported parameter)
@@ -39,6 +40,7 @@ __all__ = [
     "InputError",
     "ItemRejected",
     "JudgeError",
+    "NothingProduced",
     "PromptError",
     "TransientBackendError",
 ]
@@ -77,6 +79,10 @@ class ConfigError(AssayError):
 
 class DatasetError(AssayError):
     """A golden-set folder that is missing, incomplete or of an unknown format version."""
+
+
+class NothingProduced(AssayError):
+    """A run that produced nothing useful; the message names the stage that lost everything and the likely cause."""
 
 
 class JudgeError(AssayError):

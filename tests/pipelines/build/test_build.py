@@ -324,3 +324,43 @@ def test_estimate_counts_generation_exactly_and_sees_the_cache(tmp_path: Path) -
     build_golden(corpus, judge=fake_judge(FakeBackend(backend_script()), cache=cache), settings=settings)
     after = estimate_build(corpus, judge=fake_judge(FakeBackend(backend_script()), cache=cache), settings=settings)
     assert {s.stage: s for s in after.stages}["generation"].cached == 6
+
+
+def _paraphrasing(request: Any) -> str:
+    """A generator that never quotes its passage (as a too-small model does): every evidence quote is invented."""
+    return json.dumps(
+        {
+            "reason": "scripted",
+            "question": "What colour is the sky on Tuesdays?",
+            "answer": "Blue, mostly.",
+            "evidence": [{"passage_id": "1", "quote": "the sky is a lovely shade on Tuesdays"}],
+            "claims": ["The sky is blue on Tuesdays."],
+            "nuggets": [{"text": "blue on Tuesdays", "importance": "vital"}],
+        }
+    )
+
+
+def test_a_build_that_accepts_no_question_fails_naming_the_stage_and_writes_nothing(tmp_path: Path) -> None:
+    from assay.errors import NothingProduced
+
+    backend = FakeBackend(backend_script({"question_generation": _paraphrasing}))
+    with pytest.raises(NothingProduced) as caught:
+        build_golden(
+            _small_corpus(tmp_path), judge=fake_judge(backend), settings=BuildSettings(per_doc=2), output=tmp_path / "g"
+        )
+    message = str(caught.value)
+    assert "no question was accepted" in message and "Most were lost at evidence" in message
+    assert "too small" in message and "Nothing was written" in message
+    assert not (tmp_path / "g").exists()
+    assert {r.prompt_name for r in backend.requests} == {"question_generation"}  # no pool graded for nothing
+
+
+def test_a_build_whose_every_relevance_label_is_unscored_fails(tmp_path: Path) -> None:
+    from assay.errors import ItemRejected, NothingProduced
+
+    def cut(request: Any) -> Any:
+        return ItemRejected("the answer was cut at max_tokens=8", kind="truncated")
+
+    backend = FakeBackend(backend_script({"relevance_listwise": cut, "relevance": cut}))
+    with pytest.raises(NothingProduced, match=r"relevance labels is unscored; unscored judge answers: \d+ truncated"):
+        build_golden(_small_corpus(tmp_path), judge=fake_judge(backend), settings=BuildSettings(per_doc=2))

@@ -35,7 +35,7 @@ from typing import Any
 
 from assay import __version__
 from assay.corpus.ingest import IngestResult
-from assay.errors import DatasetError
+from assay.errors import DatasetError, NothingProduced
 from assay.formats.golden import GoldenSet
 from assay.judge.client import Judge
 from assay.pipelines.build.estimate import BuildEstimate, StageEstimate, estimate_build
@@ -133,13 +133,16 @@ async def abuild_golden(
     run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
     ctx = BuildContext({c.id: c for c in chunks}, index)
     questions = await _questions(sampled, judge, settings, ctx, run)
+    run.counts["accepted"] = len(questions)
+    check_something_built(run.counts, judge)  # before paying for pools
     graded = run.take("relevance", await grade_pools(questions, judge, settings, ctx, progress))
     checked, labels = check_unanswerable(questions, graded)
     questions = run.take("unanswerable", checked)
+    run.counts["accepted"] = len(questions)
+    check_something_built(run.counts, judge)
     nuggets = run.take(
         "support", await map_support(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
     )
-    run.counts["accepted"] = len(questions)
     golden = GoldenSet(
         manifest=_manifest(judge, settings, ingested, chunks, run),
         documents=list(ingested.documents),
@@ -168,6 +171,47 @@ async def _questions(
     questions = run.take("relabel", relabel_single_chunk(questions))
     questions = run.take("critic", await critique_questions(questions, judge, settings, ctx, run.progress))
     return run.take("difficulty", assign_difficulty(questions, ctx.index))
+
+
+# Why a stage may drop every question, in the words a user can act on.
+_CAUSES = {
+    "dropped_by_generation_unscored": "the model's answers did not parse as questions",
+    "dropped_by_evidence": "the evidence quotes were not found in their source passages: the model paraphrases or "
+    "invents instead of quoting, typical of a model too small to follow the generation prompt",
+    "dropped_by_leakage": "the questions copy long runs of their source passages",
+    "dropped_by_near_duplicate": "the questions are near-copies of each other",
+    "dropped_by_critic": "the critic found the questions unclear or unanswerable from their passages",
+    "dropped_by_critic_unscored": "the critic's answers did not parse",
+    "dropped_by_unanswerable_answered": "the 'unanswerable' questions were answered by a passage",
+}
+
+
+def check_something_built(counts: dict[str, int], judge: Judge) -> None:
+    """Raise :class:`NothingProduced` when no question was accepted or every relevance label is unscored.
+
+    The message names the stage that dropped the most, the likely cause, and what the judge's unscored answers
+    were (truncated, loops, over the context, invalid), so a too-small model or an unfollowed prompt is plain.
+    """
+    unscored = ", ".join(f"{n} {kind}" for kind, n in sorted(judge.stats.unscored_kinds.items()))
+    unscored_note = f"; unscored judge answers: {unscored}" if unscored else ""
+    if counts.get("accepted", 0) == 0:
+        stages = {key: counts.get(key, 0) for key in _CAUSES}
+        worst = max(stages, key=lambda key: stages[key])
+        if stages[worst] == 0:
+            raise NothingProduced(f"no question was generated from {counts.get('seeds', 0)} seeds{unscored_note}")
+        lost = ", ".join(f"{key.removeprefix('dropped_by_')} {n}" for key, n in stages.items() if n)
+        raise NothingProduced(
+            f"no question was accepted: {counts.get('seeds', 0)} seeds, {counts.get('generated', 0)} generated, "
+            f"dropped by {lost}{unscored_note}. Most were lost at {worst.removeprefix('dropped_by_')}: "
+            f"{_CAUSES[worst]}. Nothing was written; try a larger model with --judge (or the offline judge to "
+            "check the corpus)"
+        )
+    if counts.get("pooled_pairs", 0) and counts.get("qrels_unscored_pairs", 0) == counts["pooled_pairs"]:
+        raise NothingProduced(
+            f"every one of the {counts['pooled_pairs']} relevance labels is unscored{unscored_note}: the judge "
+            "cannot grade with this model or these settings (see the kinds; --max-tokens, --listwise). "
+            "Nothing was written"
+        )
 
 
 def build_golden(
