@@ -87,7 +87,21 @@ def test_unscored_pairs_are_null_with_the_cause(pairs_file: Path, tmp_path: Path
     assert code == 0, text
     first = read(out)[0]
     assert first["grade"] is None and first["unscored"]["kind"] == "invalid_output"  # type: ignore[index]
-    assert "1 unscored" in text
+    assert "1 unscored (1 invalid_output)" in text
+
+
+def test_every_pair_unscored_is_a_failure_with_the_causes(
+    pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    server.inject(Fault("truncated"), Fault("loop"), Fault("truncated"))
+    out = tmp_path / "labels.jsonl"
+    code, text = run(
+        "grade", pairs_file, "-o", out, "--judge", "x/judge", "--api-base", server.url, "--no-cache", "--concurrency", 1
+    )
+    assert code == 1, text
+    assert "every one of the 3 pairs is unscored (1 loop, 2 truncated)" in text
+    assert server.calls == 3  # a cut answer is not asked again
+    assert [line["unscored"]["kind"] for line in read(out)] == ["truncated", "loop", "truncated"]  # type: ignore[index]
 
 
 def test_listwise_through_the_server(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:

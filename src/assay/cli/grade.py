@@ -15,7 +15,7 @@ from assay.cli._app import main
 from assay.cli._judge_options import api_key_for as _api_key
 from assay.cli._judge_options import parse_price as _parse_price
 from assay.cli.cache import CACHE_DIR, resolve_cache_dir
-from assay.errors import FormatError, InputError
+from assay.errors import FormatError, InputError, NothingProduced
 from assay.formats.atomic import atomic_write
 from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed, make_judge
 from assay.judge.factory import make_dry_run_judge
@@ -92,8 +92,15 @@ def _summary(judge: Judge, n: int) -> str:
     stats = judge.stats
     return (
         f"graded {n} pairs: {stats.calls} calls, {stats.cache_hits + stats.deduped} cached, {stats.retries} retries, "
-        f"{stats.unscored} unscored; tokens {prompt_tokens} in / {completion_tokens} out; cost {cost}"
+        f"{stats.unscored} unscored{unscored_kinds(judge)}; tokens {prompt_tokens} in / {completion_tokens} out; "
+        f"cost {cost}"
     )
+
+
+def unscored_kinds(judge: Judge) -> str:
+    """`` (2 truncated, 1 too_long)`` from the judge's counts, or "" when nothing was unscored."""
+    kinds = sorted(judge.stats.unscored_kinds.items())
+    return " (" + ", ".join(f"{n} {kind}" for kind, n in kinds) + ")" if kinds else ""
 
 
 def _progress_text(judge: Judge) -> str:
@@ -203,6 +210,11 @@ def grade(
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")
     click.echo(_summary(judge, len(graded)))
     click.echo(f"wrote {output}")
+    if graded and all(item.label.grade is None for item in graded):
+        raise NothingProduced(
+            f"every one of the {len(graded)} pairs is unscored{unscored_kinds(judge)}: the judge cannot grade "
+            f"with this model or these settings; each line of {output} gives its reason and fix"
+        )
 
 
 def _dry_run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int) -> None:
