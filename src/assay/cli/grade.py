@@ -13,51 +13,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.cli._app import main
 from assay.cli._judge_options import dry_run_judge, judge_from_options, judge_options
-from assay.errors import FormatError, InputError
 from assay.formats.atomic import atomic_write
+from assay.formats.pairs import read_pairs as load_pairs
 from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed
 
 __all__ = ["grade", "read_pairs"]
 
-_FIELDS = ("query_id", "question", "chunk_id", "text")
-
-
-def _pair(record: Any, path: Path, line: int) -> Pair:
-    if not isinstance(record, dict):
-        raise FormatError(path, line, "not a JSON object", "an object with query_id, question, chunk_id, text")
-    missing = [f for f in _FIELDS if f not in record]
-    if missing:
-        raise FormatError(path, line, f"missing {', '.join(missing)}", "query_id, question, chunk_id and text")
-    values = {f: record[f] for f in _FIELDS}
-    bad = [f for f, v in values.items() if not isinstance(v, str | int) or isinstance(v, bool) or v == ""]
-    if bad:
-        raise FormatError(path, line, f"{', '.join(bad)} must be a non-empty string", "text values")
-    return Pair(*(str(values[f]) for f in _FIELDS))
-
 
 def read_pairs(path: Path) -> list[Pair]:
-    """Read a pairs JSONL file; a bad or duplicate line is a FormatError naming file:line."""
-    pairs: list[Pair] = []
-    seen: dict[tuple[str, str], int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise FormatError(path, number, f"invalid JSON ({exc.msg})", "one JSON object per line") from exc
-            if number == 1 and isinstance(record, dict) and "assay" in record and "query_id" not in record:
-                continue  # a versioned header line
-            pair = _pair(record, path, number)
-            key = (pair.query_id, pair.chunk_id)
-            if key in seen:
-                raise FormatError(path, number, f"pair {key} already given on line {seen[key]}", "each pair once")
-            seen[key] = number
-            pairs.append(pair)
-    if not pairs:
-        raise InputError(f"{path}: no pairs; each line needs query_id, question, chunk_id and text")
-    return pairs
+    """The pairs of a pairs JSONL file (:mod:`assay.formats.pairs`: a bad line is a FormatError naming file:line)."""
+    return [Pair(*(str(value) for value in (r.query_id, r.question, r.chunk_id, r.text))) for r in load_pairs(path)]
 
 
 def _record(graded: Graded) -> dict[str, Any]:
