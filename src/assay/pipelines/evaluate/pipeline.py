@@ -37,7 +37,7 @@ from assay.pipelines.evaluate.judged import (
     plan_calls,
     unlabelled_pairs,
 )
-from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult
+from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult, headline_k, headline_metrics
 from assay.pipelines.evaluate.runs import LoadedRun, load_runs
 from assay.pipelines.evaluate.stats import (
     PPIInputs,
@@ -105,6 +105,11 @@ class EvalSettings:
     @property
     def depth(self) -> int:
         return max(self.k_values)
+
+    @property
+    def k_head(self) -> int:
+        """The headline cut-off (:func:`~.results.headline_k`: 10 when evaluated, else the largest k)."""
+        return headline_k(self.k_values) or self.depth
 
     @property
     def ctx_k(self) -> int:
@@ -346,17 +351,6 @@ def _rows(
 # -- the result --------------------------------------------------------------------------------------------------
 
 
-def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
-    """Metrics compared and stratified: those without a cut-off (the answer and context metrics among them) and
-    those at the headline k (10, or the largest k)."""
-    k_head = str(_k_head(config))
-    return [name for name in names if name.partition("@")[2].split("|")[0] in ("", k_head)]
-
-
-def _k_head(config: EvalSettings) -> int:
-    return 10 if 10 in config.k_values else config.depth
-
-
 def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
     return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
 
@@ -377,7 +371,7 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
         counts=run.counts,
         metrics=summaries,
         curves={family: curve for family, curve in curves.items() if curve},
-        strata=strata_summaries(list(rows.values()), _headline(names, config), fields, stat),
+        strata=strata_summaries(list(rows.values()), headline_metrics(names, config.k_values), fields, stat),
         judged_at_k=er.judged_at_k(run, labels, config.k_values),
         pr_curve=er.pr_curve(run, labels, config.threshold),
         grade_histogram=er.grade_histogram(run, labels, config.depth),
@@ -401,10 +395,10 @@ def _result(
     warnings = [note for run in runs for note in run.notes]
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
-    names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
+    names = headline_metrics(_metric_names(per_run[runs[0].name]), config.k_values) if runs else []
     corrected = []
     for run in runs if humans.human else []:
-        found, notes = corrected_metrics(run, sorted({config.ctx_k, _k_head(config)}), humans, config.stat())
+        found, notes = corrected_metrics(run, sorted({config.ctx_k, config.k_head}), humans, config.stat())
         corrected += found
         warnings += notes
     settings = {**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"}
