@@ -1,4 +1,14 @@
-"""assay: golden sets for RAG, trec_eval-exact ranking metrics, and LLM judges whose every label can be audited."""
+"""assay: golden sets for RAG, trec_eval-exact ranking metrics, and LLM judges whose every label can be audited.
+
+The public Python API is exactly ``__all__`` (README "Python API" shows it at work):
+
+- :func:`build` (``BuildSettings``): a corpus in, a :class:`GoldenSet` out (and its folder, written atomically);
+- :meth:`GoldenSet.load`: read a golden-set folder;
+- :func:`evaluate` (``EvalSettings``): a golden set and runs in, an ``EvalResult`` and per-query rows out;
+- :func:`make_judge`: a :class:`Judge` from a model string (``offline``, ``openai/gpt-4o-mini``, ...).
+
+Every name is imported on first use (PEP 562), so ``import assay`` loads no model client, cache library or pipeline.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +22,43 @@ except PackageNotFoundError:  # running from a source tree that was not installe
     __version__ = "0.0.0+unknown"
 
 if TYPE_CHECKING:
+    from assay.formats.golden import GoldenSet
+    from assay.judge.client import Judge
+    from assay.judge.factory import make_judge
+    from assay.pipelines.build import BuildSettings
+    from assay.pipelines.build import build_golden as build
     from assay.pipelines.evaluate import EvalSettings, evaluate
 
-__all__ = ["EvalSettings", "__version__", "evaluate"]
-_LAZY = {"evaluate": "assay.pipelines.evaluate", "EvalSettings": "assay.pipelines.evaluate"}
+__all__ = [
+    "BuildSettings",
+    "EvalSettings",
+    "GoldenSet",
+    "Judge",
+    "__version__",
+    "build",
+    "evaluate",
+    "make_judge",
+]
+# public name -> (module, name there)
+_LAZY = {
+    "BuildSettings": ("assay.pipelines.build", "BuildSettings"),
+    "EvalSettings": ("assay.pipelines.evaluate", "EvalSettings"),
+    "GoldenSet": ("assay.formats.golden", "GoldenSet"),
+    "Judge": ("assay.judge.client", "Judge"),
+    "build": ("assay.pipelines.build", "build_golden"),
+    "evaluate": ("assay.pipelines.evaluate", "evaluate"),
+    "make_judge": ("assay.judge.factory", "make_judge"),
+}
 
 
 def __getattr__(name: str) -> Any:
     """The public API, imported on first use so that ``import assay`` (and the CLI) stays fast."""
     if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
     raise AttributeError(f"module 'assay' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``), not the helpers of the lazy import."""
+    return list(__all__)

@@ -13,7 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from assay.cli import main
+from assay.cli.grade import read_pairs
 from assay.errors import BackendError
+from assay.judge import Pair
 from assay.judge.base import ChatRequest
 from assay.judge.factory import make_dry_run_judge
 from assay.testing import FakeOpenAIServer, Fault, default_answer
@@ -129,12 +131,20 @@ def test_offline_judge(pairs_file: Path, tmp_path: Path) -> None:
     assert all(x["grade"] in (0, 1, 2, 3) and "unscored" not in x for x in labels)
 
 
+def test_integer_ids_are_read_as_text(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps({"query_id": 7, "question": "x?", "chunk_id": 12, "text": "t", "extra": 1}) + "\n")
+    assert read_pairs(path) == [Pair("7", "x?", "12", "t")]
+
+
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
         ("{not json", "invalid JSON"),
-        ('{"query_id": "q", "question": "x", "text": "t"}', "missing chunk_id"),
-        ('{"query_id": "q", "question": "", "chunk_id": "c", "text": "t"}', "question must be a non-empty string"),
+        ('{"query_id": "q", "question": "x", "text": "t"}', "field 'chunk_id': Field required"),
+        ('{"query_id": "q", "question": "", "chunk_id": "c", "text": "t"}', "field 'question': String should have"),
+        ('{"query_id": true, "question": "x", "chunk_id": "c", "text": "t"}', "field 'query_id"),
+        ("[1, 2]", "a JSON list where a record belongs"),
         (json.dumps(PAIRS[0]), "already given on line 1"),
     ],
 )

@@ -1,7 +1,8 @@
-"""Judge options and the judges made from them (``assay build``, ``assay eval``); ``assay grade`` shares the helpers.
+"""The judge options and the judges made from them: one group shared by ``assay build``, ``grade`` and ``eval``.
 
-``assay grade`` declares its own options (it adds --rpm, --tpm, --listwise, --seed and --dry-run among them, and
-never caches the offline judge), so it uses only :func:`parse_price` and :func:`api_key_for` from here.
+An option added to ``_OPTIONS`` (and read in :func:`judge_from_options`) appears in all three commands, in the same
+place of their ``--help``. ``build`` and ``grade`` need a judge (:func:`judge_options`); ``eval`` can run without
+one (:func:`optional_judge_options`, with its ``--no-judge`` right after ``--judge``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from assay.errors import ConfigError
 from assay.judge import Judge, Price, make_judge
 from assay.judge.factory import make_dry_run_judge
 
-__all__ = ["api_key_for", "dry_run_judge", "judge_from_options", "judge_options", "parse_price"]
+__all__ = [
+    "api_key_for",
+    "dry_run_judge",
+    "judge_from_options",
+    "judge_options",
+    "optional_judge_options",
+    "parse_price",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -41,13 +49,14 @@ def api_key_for(judge: str, api_key: str | None, api_base: str | None) -> str | 
     return os.environ.get("OPENAI_API_KEY")
 
 
+_JUDGE_HELP = "offline, openai/MODEL, anthropic/MODEL, hosted_vllm/MODEL..."
+# everything after --judge, in --help order
 _OPTIONS = [
-    click.option(
-        "--judge", "judge_spec", required=True, help="offline, openai/MODEL, anthropic/MODEL, hosted_vllm/MODEL..."
-    ),
     click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server (vLLM, Ollama /v1, proxy)."),
     click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY for openai/ and --api-base)."),
     click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024), help="Calls at once."),
+    click.option("--rpm", type=click.IntRange(1), default=None, help="At most this many requests per minute."),
+    click.option("--tpm", type=click.IntRange(1), default=None, help="At most this many tokens a minute (estimated)."),
     CACHE_DIR,
     click.option("--no-cache", is_flag=True, help="Neither read nor write the judge cache."),
     click.option("--max-cost", type=float, default=None, help="Stop cleanly once this many USD are spent."),
@@ -60,11 +69,21 @@ _OPTIONS = [
 ]
 
 
-def judge_options(function: F) -> F:
-    """Add the judge options (``--judge`` ... ``--prompt-dir``) to a command; :func:`judge_from_options` uses them."""
-    for option in reversed(_OPTIONS):
+def _with(options: list[Any], function: F) -> F:
+    for option in reversed(options):
         function = option(function)
     return function
+
+
+def judge_options(function: F) -> F:
+    """Add the judge options (``--judge`` required ... ``--prompt-dir``); :func:`judge_from_options` reads them."""
+    return _with([click.option("--judge", "judge_spec", required=True, help=_JUDGE_HELP), *_OPTIONS], function)
+
+
+def optional_judge_options(*after_judge: Any) -> Callable[[F], F]:
+    """The judge options with ``--judge`` optional (None when not given), and ``after_judge`` options right after it."""
+    judge = click.option("--judge", "judge_spec", default=None, help=_JUDGE_HELP)
+    return lambda function: _with([judge, *after_judge, *_OPTIONS], function)
 
 
 def _cache_dir(options: dict[str, Any]) -> Path | None:
@@ -81,6 +100,8 @@ def judge_from_options(options: dict[str, Any]) -> Judge:
         api_key=api_key_for(spec, options["api_key"], options["api_base"]),
         cache_dir=_cache_dir(options),
         concurrency=options["concurrency"],
+        rpm=options["rpm"],
+        tpm=options["tpm"],
         max_cost=options["max_cost"],
         structured=not options["no_structured"],
         timeout=options["timeout"],

@@ -14,8 +14,7 @@ from rich.table import Table
 
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main
-from assay.cli._judge_options import dry_run_judge, judge_from_options
-from assay.cli.cache import CACHE_DIR
+from assay.cli._judge_options import dry_run_judge, judge_from_options, optional_judge_options
 from assay.errors import ConfigError
 from assay.judge import Judge
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
@@ -115,22 +114,12 @@ class _Bar:
         self.bar.update(self.task, completed=done, total=total, description=self._text())
 
 
+_NO_JUDGE = click.option("--no-judge", is_flag=True, help="No LLM: trec_eval's convention (unjudged = not relevant).")
+
+
 def _options(f: Any) -> Any:
     options = [
-        click.option("--judge", "judge_spec", default=None, help="offline, openai/MODEL, hosted_vllm/MODEL ..."),
-        click.option("--no-judge", is_flag=True, help="No LLM: trec_eval's convention (unjudged = not relevant)."),
-        click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server."),
-        click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY for openai/ and --api-base)."),
-        click.option(
-            "--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024), help="Calls at once."
-        ),
-        CACHE_DIR,
-        click.option("--no-cache", is_flag=True, help="Neither read nor write the judge cache."),
-        click.option("--max-cost", type=float, default=None, help="Stop cleanly once this many USD are spent."),
-        click.option("--price", default=None, help="USD per million tokens IN/OUT for a model without a price."),
-        click.option("--no-structured", is_flag=True, help="For servers without response_format json_schema."),
-        click.option("--timeout", default=120.0, show_default=True, help="Seconds per model call."),
-        click.option("--prompt-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Prompts."),
+        optional_judge_options(_NO_JUDGE),
         click.option("-k", "k_text", default="1,3,5,10", show_default=True, help="Cut-offs, comma-separated."),
         click.option("-m", "--metric", "metrics", multiple=True, help="Only these metrics (repeatable)."),
         click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),

@@ -12,55 +12,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assay.cli._app import main
-from assay.cli._judge_options import api_key_for as _api_key
-from assay.cli._judge_options import parse_price as _parse_price
-from assay.cli.cache import CACHE_DIR, resolve_cache_dir
-from assay.errors import FormatError, InputError, NothingProduced
+from assay.cli._judge_options import dry_run_judge, judge_from_options, judge_options
+from assay.errors import NothingProduced
 from assay.formats.atomic import atomic_write
-from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed, make_judge
-from assay.judge.factory import make_dry_run_judge
+from assay.formats.pairs import read_pairs as load_pairs
+from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed
 
 __all__ = ["grade", "read_pairs"]
 
-_FIELDS = ("query_id", "question", "chunk_id", "text")
-
-
-def _pair(record: Any, path: Path, line: int) -> Pair:
-    if not isinstance(record, dict):
-        raise FormatError(path, line, "not a JSON object", "an object with query_id, question, chunk_id, text")
-    missing = [f for f in _FIELDS if f not in record]
-    if missing:
-        raise FormatError(path, line, f"missing {', '.join(missing)}", "query_id, question, chunk_id and text")
-    values = {f: record[f] for f in _FIELDS}
-    bad = [f for f, v in values.items() if not isinstance(v, str | int) or isinstance(v, bool) or v == ""]
-    if bad:
-        raise FormatError(path, line, f"{', '.join(bad)} must be a non-empty string", "text values")
-    return Pair(*(str(values[f]) for f in _FIELDS))
-
 
 def read_pairs(path: Path) -> list[Pair]:
-    """Read a pairs JSONL file; a bad or duplicate line is a FormatError naming file:line."""
-    pairs: list[Pair] = []
-    seen: dict[tuple[str, str], int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise FormatError(path, number, f"invalid JSON ({exc.msg})", "one JSON object per line") from exc
-            if number == 1 and isinstance(record, dict) and "assay" in record and "query_id" not in record:
-                continue  # a versioned header line
-            pair = _pair(record, path, number)
-            key = (pair.query_id, pair.chunk_id)
-            if key in seen:
-                raise FormatError(path, number, f"pair {key} already given on line {seen[key]}", "each pair once")
-            seen[key] = number
-            pairs.append(pair)
-    if not pairs:
-        raise InputError(f"{path}: no pairs; each line needs query_id, question, chunk_id and text")
-    return pairs
+    """The pairs of a pairs JSONL file (:mod:`assay.formats.pairs`: a bad line is a FormatError naming file:line)."""
+    return [Pair(*(str(value) for value in (r.query_id, r.question, r.chunk_id, r.text))) for r in load_pairs(path)]
 
 
 def _record(graded: Graded) -> dict[str, Any]:
@@ -128,45 +91,11 @@ async def _run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int)
 @main.command()
 @click.argument("pairs_file", metavar="PAIRS.jsonl", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Labels JSONL.")
-@click.option(
-    "--judge", "judge_spec", required=True, help="offline, openai/MODEL, anthropic/MODEL, hosted_vllm/MODEL..."
-)
-@click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible server (vLLM, Ollama /v1, proxy).")
-@click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY for openai/ and --api-base).")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024), help="Calls at once.")
-@CACHE_DIR
-@click.option("--no-cache", is_flag=True, help="Neither read nor write the judge cache.")
+@judge_options
 @click.option("--listwise", type=click.IntRange(1, 50), default=None, help="Grade N chunks of a question per call.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the listwise shuffle.")
 @click.option("--dry-run", is_flag=True, help="Count calls, cached pairs, tokens and cost; call nothing.")
-@click.option("--max-cost", type=float, default=None, help="Stop cleanly once this many USD are spent.")
-@click.option("--price", default=None, help="USD per million tokens IN/OUT for a model without a known price.")
-@click.option("--no-structured", is_flag=True, help="For servers without response_format json_schema support.")
-@click.option("--rpm", type=click.IntRange(1), default=None, help="At most this many requests per minute.")
-@click.option("--tpm", type=click.IntRange(1), default=None, help="At most this many tokens per minute (estimated).")
-@click.option("--timeout", default=120.0, show_default=True, help="Seconds per model call.")
-@click.option("--prompt-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Prompt overrides.")
-def grade(
-    *,
-    pairs_file: Path,
-    output: Path,
-    judge_spec: str,
-    api_base: str | None,
-    api_key: str | None,
-    concurrency: int,
-    cache_dir: Path | None,
-    no_cache: bool,
-    listwise: int | None,
-    seed: int,
-    dry_run: bool,
-    max_cost: float | None,
-    price: str | None,
-    no_structured: bool,
-    rpm: int | None,
-    tpm: int | None,
-    timeout: float,
-    prompt_dir: Path | None,
-) -> None:
+def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dry_run: bool, **options: Any) -> None:
     """Grade (question, chunk) pairs for relevance on the 0-3 TREC DL / UMBRELA scale.
 
     Each input line has query_id, question, chunk_id and text. Each output line has query_id, chunk_id, grade
@@ -181,29 +110,10 @@ def grade(
           --concurrency 64 --listwise 5
     """
     pairs = read_pairs(pairs_file)
-    given_price = _parse_price(price)
-    use_cache = not no_cache and judge_spec != "offline"
-    directory = resolve_cache_dir(cache_dir) if use_cache else None
     if dry_run:
-        dry = make_dry_run_judge(
-            judge_spec, cache_dir=directory, prompt_dir=prompt_dir, structured=not no_structured, price=given_price
-        )
-        _dry_run(dry, pairs, listwise, seed)
+        _dry_run(dry_run_judge(options), pairs, listwise, seed)
         return
-    judge = make_judge(
-        judge_spec,
-        api_base=api_base,
-        api_key=_api_key(judge_spec, api_key, api_base),
-        cache_dir=directory,
-        concurrency=concurrency,
-        rpm=rpm,
-        tpm=tpm,
-        max_cost=max_cost,
-        structured=not no_structured,
-        timeout=timeout,
-        prompt_dir=prompt_dir,
-        price=given_price,
-    )
+    judge = judge_from_options(options)
     graded = asyncio.run(_run(judge, pairs, listwise, seed))
     with atomic_write(output) as handle:
         for item in graded:

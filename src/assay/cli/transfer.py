@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from assay.cli._app import main
 from assay.errors import InputError
 from assay.formats.golden import GoldenSet
+from assay.formats.progress import reporting
 from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
 from assay.pipelines.transfer.imports import ImportSummary, import_beir, import_ragas, import_trec
 from assay.types import LabelSource
@@ -29,6 +33,22 @@ def _check_out(out: str, overwrite: bool) -> None:
         raise InputError(f"{path} is a file: give a folder for the output")
     if path.is_dir() and any(path.iterdir()) and not overwrite:
         raise InputError(f"{path} exists and is not empty: choose another folder or pass --overwrite")
+
+
+@contextmanager
+def _bars() -> Iterator[None]:
+    """A rich bar per file read (bytes) or written (records) inside the block, on stderr; gone once done."""
+    columns = (TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def report(what: str, done: int, total: int) -> None:
+            if what not in tasks:
+                tasks[what] = bar.add_task(what, total=total or None)
+            bar.update(tasks[what], completed=done, total=total or None)
+
+        with reporting(report):
+            yield
 
 
 @main.command("export")
@@ -56,7 +76,9 @@ def export(golden: str, fmt: str, out: str, min_grade: int | None, split: str, o
     Unscored labels are never exported as grades; the command says how many there are.
     """
     _check_out(out, overwrite)
-    summary = export_golden(GoldenSet.load(golden), fmt, out, min_grade=min_grade, split=split, overwrite=overwrite)
+    with _bars():
+        loaded = GoldenSet.load(golden)
+        summary = export_golden(loaded, fmt, out, min_grade=min_grade, split=split, overwrite=overwrite)
     _report_export(summary)
 
 
@@ -113,7 +135,8 @@ def import_beir_command(  # noqa: PLR0917
       assay import beir nfcorpus/ --split dev -o golden-dev/ --clip-grades
     """
     _check_out(out, overwrite)
-    summary = import_beir(folder, split=split, source=source, clip_grades=clip_grades, all_queries=all_queries)
+    with _bars():
+        summary = import_beir(folder, split=split, source=source, clip_grades=clip_grades, all_queries=all_queries)
     _save(summary, out, overwrite)
 
 
@@ -144,7 +167,8 @@ def import_trec_command(  # noqa: PLR0917
       assay import trec 2019qrels-pass.txt queries.tsv docs/ -o golden/ --clip-grades
     """
     _check_out(out, overwrite)
-    summary = import_trec(qrels, queries, corpus, source=source, clip_grades=clip_grades, all_queries=all_queries)
+    with _bars():
+        summary = import_trec(qrels, queries, corpus, source=source, clip_grades=clip_grades, all_queries=all_queries)
     _save(summary, out, overwrite)
 
 
@@ -162,12 +186,15 @@ def import_ragas_command(file: str, grade: int, source: LabelSource, out: str, o
       assay import ragas testset.csv -o golden/ --grade 3
     """
     _check_out(out, overwrite)
-    _save(import_ragas(file, grade=grade, source=source), out, overwrite)
+    with _bars():
+        summary = import_ragas(file, grade=grade, source=source)
+    _save(summary, out, overwrite)
 
 
 def _save(summary: ImportSummary, out: str, overwrite: bool) -> None:
     golden = summary.golden
-    golden.save(out, overwrite=overwrite)
+    with _bars():
+        golden.save(out, overwrite=overwrite)
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
     label_source = golden.manifest.settings.get("import", {}).get("label_source", "imported")

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import FormatError
+from assay.formats.progress import reading
 
 IntArray = npt.NDArray[np.int64]
 Words = npt.NDArray[np.uint64]
@@ -39,9 +40,11 @@ def blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
         handle = path.open("rb")
     except OSError as exc:
         raise FormatError(path, None, f"cannot open: {exc.strerror}", "a readable file") from None
+    meter = reading(path)
     with handle:
         rest = b""
         while block := handle.read(block_bytes):
+            meter.add(len(block))
             data = rest + block
             cut = data.rfind(b"\n") + 1
             if cut:
@@ -49,6 +52,7 @@ def blocks(path: Path, block_bytes: int) -> Iterator[bytes]:
             rest = data[cut:]
         if rest:
             yield rest + b"\n"
+    meter.finish()
 
 
 @dataclass

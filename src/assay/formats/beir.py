@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from typing import Any
 from assay.errors import FormatError, InputError
 from assay.formats.atomic import atomic_write
 from assay.formats.jsonl import iter_json_lines
+from assay.formats.progress import reading, writing
 
 __all__ = [
     "CORPUS",
@@ -186,7 +187,9 @@ def _tsv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
         raw = path.read_bytes()
     except OSError as exc:
         raise FormatError(path, None, f"cannot read: {exc.strerror}", "a readable qrels TSV file") from None
+    meter = reading(path)
     for number, data in enumerate(raw.split(b"\n"), start=1):
+        meter.add(len(data) + 1)
         try:
             text = data.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r")
         except UnicodeDecodeError as exc:
@@ -199,6 +202,7 @@ def _tsv_rows(path: Path) -> Iterator[tuple[int, list[str]]]:
         if len(fields) != 3 or not all(fields):
             raise FormatError(path, number, f"{len(fields)} field{'s' * (len(fields) != 1)}", _QRELS_SHAPE)
         yield number, [f.strip() for f in fields]
+    meter.finish()
 
 
 def _is_header(fields: list[str]) -> bool:
@@ -234,21 +238,28 @@ def write_beir(
     base = Path(folder)
     docs = ({"_id": d.id, "title": d.title, "text": d.text, "metadata": d.metadata} for d in corpus)
     topics = ({"_id": q.id, "text": q.text, "metadata": q.metadata} for q in queries)
-    counts = {CORPUS: _write_lines(base / CORPUS, docs), QUERIES: _write_lines(base / QUERIES, topics)}
+    counts = {
+        CORPUS: _write_lines(base / CORPUS, docs, _size(corpus)),
+        QUERIES: _write_lines(base / QUERIES, topics, _size(queries)),
+    }
     name = f"qrels/{split}.tsv"
     with atomic_write(base / name) as out:
         out.write("\t".join(QRELS_HEADER) + "\n")
         counts[name] = 0
-        for qrel in qrels:
+        for qrel in writing(base / name, qrels):
             out.write(f"{qrel.query_id}\t{qrel.doc_id}\t{int(qrel.score)}\n")
             counts[name] += 1
     return counts
 
 
-def _write_lines(path: Path, objects: Iterable[dict[str, Any]]) -> int:
+def _size(records: Iterable[Any]) -> int | None:
+    return len(records) if isinstance(records, Sized) else None
+
+
+def _write_lines(path: Path, objects: Iterable[dict[str, Any]], total: int | None) -> int:
     count = 0
     with atomic_write(path) as out:
-        for obj in objects:
+        for obj in writing(path, objects, total):
             out.write(json.dumps(obj, ensure_ascii=False) + "\n")
             count += 1
     return count

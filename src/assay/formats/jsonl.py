@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.errors import DatasetError, FormatError
 from assay.formats.atomic import atomic_write
+from assay.formats.progress import reading, writing
 from assay.types import FORMAT_VERSION
 
 __all__ = [
@@ -82,7 +83,7 @@ def write_jsonl(
     head = {"assay": kind, "version": version, "assay_version": _assay_version()}
     with atomic_write(path) as handle:
         handle.write(json.dumps(head, ensure_ascii=False) + "\n")
-        for record in records:
+        for record in writing(path, records):
             obj = record.model_dump(mode="json") if isinstance(record, BaseModel) else dict(record)
             handle.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
             count += 1
@@ -187,8 +188,10 @@ def _raw_lines(path: Path) -> Iterator[tuple[int, Any]]:
         raise FormatError(path, None, "file not found", "an existing JSONL file") from None
     except IsADirectoryError:
         raise FormatError(path, None, "is a folder", "a JSONL file") from None
+    meter = reading(path)
     with handle:
         for number, raw in enumerate(handle, start=1):
+            meter.add(len(raw))
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
@@ -203,6 +206,7 @@ def _raw_lines(path: Path) -> Iterator[tuple[int, Any]]:
                 raise FormatError(
                     path, number, f"invalid JSON at column {exc.colno}: {exc.msg}", "one JSON object per line"
                 ) from None
+    meter.finish()
 
 
 def first_problem(exc: ValidationError, whole: str = "record") -> str:

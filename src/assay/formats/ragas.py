@@ -35,6 +35,7 @@ from typing import Any
 from assay.errors import FormatError, InputError
 from assay.formats.atomic import atomic_write
 from assay.formats.jsonl import iter_json_lines
+from assay.formats.progress import writing
 
 __all__ = ["COLUMNS", "RAGAS_SCHEMA", "RagasRow", "read_ragas", "write_ragas_csv", "write_ragas_jsonl"]
 
@@ -142,7 +143,7 @@ def write_ragas_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> in
     """Write rows as JSONL (one object per line, keys in :data:`COLUMNS` order), atomically; returns the count."""
     count = 0
     with atomic_write(path) as out:
-        for row in rows:
+        for row in writing(path, rows):
             out.write(json.dumps({k: row.get(k) for k in COLUMNS}, ensure_ascii=False) + "\n")
             count += 1
     return count
@@ -154,7 +155,7 @@ def write_ragas_csv(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
     with atomic_write(path) as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(COLUMNS)
-        for row in rows:
+        for row in writing(path, rows):
             writer.writerow([_cell(row.get(k)) for k in COLUMNS])
             count += 1
     return count

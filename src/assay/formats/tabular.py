@@ -23,6 +23,7 @@ from typing import Any
 
 from assay.formats.atomic import atomic_write
 from assay.formats.golden import GoldenSet
+from assay.formats.progress import writing
 from assay.types import RelevanceLabel
 
 __all__ = [
@@ -145,7 +146,7 @@ def write_csv(path: str | Path, columns: Sequence[str], rows: Iterable[dict[str,
     with atomic_write(path) as out:
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
-        for row in rows:
+        for row in writing(path, rows):
             writer.writerow([_cell(name, row.get(name, "")) for name in columns])
             count += 1
     return count

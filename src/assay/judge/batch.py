@@ -20,6 +20,10 @@
 
 ``on_result(index, judgement)`` is called once per index, in completion order (cached items as their chunk is
 reached); the returned list is in input order.
+
+This module sits below :mod:`assay.judge.client`: it sees the judge only through :class:`BatchJudge`, the few
+methods it calls, so the client imports the batch and never the other way round (an import-linter contract keeps it
+so). :class:`Prepared` (one rendered, keyed call) lives here for the same reason.
 """
 
 from __future__ import annotations
@@ -27,24 +31,49 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
+from assay.judge.base import ChatRequest
+from assay.judge.pricing import Price
+from assay.judge.prompts import Prompt
 from assay.judge.results import Estimate, Judgement
 from assay.text import count_tokens
 
-if TYPE_CHECKING:
-    from assay.judge.client import Judge, _Prepared
-
-__all__ = ["CHUNK", "MAX_CHUNK", "OnResult", "estimate_items", "judge_items"]
+__all__ = ["CHUNK", "MAX_CHUNK", "BatchJudge", "OnResult", "Prepared", "estimate_items", "judge_items"]
 
 CHUNK = 16  # items rendered, keyed and looked up together while calls are being made: ~0.4 ms of loop time
 MAX_CHUNK = 500  # the chunk grows to this while items are found in the cache (a rerun)
 OnResult = Callable[[int, Judgement[Any]], None]
-_Todo = tuple[int, "_Prepared", bool]  # (index, prepared, repeats a key that missed earlier in the list)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One call ready to make: the prompt it renders, the request, and the request's cache key."""
+
+    prompt: Prompt
+    request: ChatRequest
+    key: str
+
+
+class BatchJudge(Protocol):
+    """What the batch needs of a judge (:class:`assay.judge.client.Judge` is the one implementation)."""
+
+    concurrency: int
+    price: Price | None
+
+    def prompt(self, name: str) -> Prompt: ...
+    def cache_get_many(self, keys: Sequence[str]) -> dict[str, str]: ...
+    def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared: ...
+    def _lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None: ...
+    async def _dedupe(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]: ...
+
+
+_Todo = tuple[int, Prepared, bool]  # (index, prepared, repeats a key that missed earlier in the list)
 
 
 async def judge_items(
-    judge: Judge,
+    judge: BatchJudge,
     prompt_name: str,
     list_of_variables: Sequence[Mapping[str, Any]],
     *,
@@ -66,7 +95,7 @@ async def judge_items(
 
 
 def _misses(
-    judge: Judge,
+    judge: BatchJudge,
     prompt_name: str,
     list_of_variables: Sequence[Mapping[str, Any]],
     *,
@@ -96,7 +125,7 @@ def _misses(
 
 
 async def _run_workers(
-    judge: Judge,
+    judge: BatchJudge,
     queue: Iterator[_Todo],
     *,
     workers: int,
@@ -139,7 +168,7 @@ async def _run_workers(
         raise errors[0]
 
 
-def estimate_items(judge: Judge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> Estimate:
+def estimate_items(judge: BatchJudge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> Estimate:
     """What :func:`judge_items` would do, without calling the model: calls, cached items, prompt tokens, cost bound.
 
     A key repeated in the list counts as cached (it makes one call); the cost bound prices ``max_tokens``
@@ -160,8 +189,8 @@ def estimate_items(judge: Judge, prompt_name: str, list_of_variables: Sequence[M
 
 
 def _looked_up(
-    judge: Judge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]
-) -> Iterator[tuple[_Prepared, bool]]:
+    judge: BatchJudge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]
+) -> Iterator[tuple[Prepared, bool]]:
     """Each item prepared, and whether the cache holds its answer: MAX_CHUNK items per cache query."""
     for start in range(0, len(list_of_variables), MAX_CHUNK):
         chunk = [judge._prepare(prompt_name, variables) for variables in list_of_variables[start : start + MAX_CHUNK]]

@@ -23,13 +23,13 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from assay.errors import BudgetExceeded, ConfigError, ItemRejected, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
-from assay.judge.batch import estimate_items, judge_items
+from assay.judge.batch import Prepared, estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
 from assay.judge.pricing import Price, price_for
@@ -49,13 +49,6 @@ from assay.types import StageUsage, Unscored
 __all__ = ["Estimate", "Judge", "JudgeStats", "Judgement", "RetryPolicy", "parse_output"]
 
 log = logging.getLogger("assay.judge")
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    prompt: Prompt
-    request: ChatRequest
-    key: str
 
 
 class Judge:
@@ -143,7 +136,7 @@ class Judge:
                     f"{name}={window // 4} (or a smaller number for all prompts), or give the server a larger context"
                 )
 
-    def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> _Prepared:
+    def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared:
         prompt = self.prompt(prompt_name)
         messages = prompt.render(variables)
         if not self.structured:
@@ -168,7 +161,7 @@ class Judge:
             prompt_hash=prompt.content_hash,
             schema=prompt.schema,
         )
-        return _Prepared(prompt, request, key)
+        return Prepared(prompt, request, key)
 
     def _stage(self, stage: str) -> StageUsage:
         usage = self.usage.get(stage)
@@ -215,7 +208,7 @@ class Judge:
             log.warning("judge cache read failed (%s); calling the model instead", exc)
             return {}
 
-    def _lookup(self, prepared: _Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None:
+    def _lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None:
         raw = raw if raw is not None else self.cache_get(prepared.key)
         if raw is None:
             return None
@@ -229,7 +222,7 @@ class Judge:
         return self._judgement(prepared, output, None, cached=True, tokens=(0, 0))
 
     def _judgement(
-        self, prepared: _Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
+        self, prepared: Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
     ) -> Judgement[Any]:
         cost = self.price.cost(*tokens) if self.price is not None else None
         return Judgement(
@@ -307,7 +300,7 @@ class Judge:
         response: ChatResponse = await retrying(self._complete_once, request, stage)
         return response
 
-    async def _call(self, prepared: _Prepared, stage: str) -> Judgement[Any]:
+    async def _call(self, prepared: Prepared, stage: str) -> Judgement[Any]:
         state = self._loop_state()
         self._check_budget()
         async with state.semaphore:
@@ -317,7 +310,7 @@ class Judge:
                 await state.limiter.acquire(tokens + int(prepared.request.params.get("max_tokens", 0)))
             return await self._call_and_validate(prepared, stage)
 
-    async def _call_and_validate(self, prepared: _Prepared, stage: str) -> Judgement[Any]:
+    async def _call_and_validate(self, prepared: Prepared, stage: str) -> Judgement[Any]:
         tokens = [0, 0]
         request = prepared.request
         text = ""
@@ -348,7 +341,7 @@ class Judge:
             return self._judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _unscored(self, prepared: _Prepared, stage: str, unscored: Unscored, tokens: list[int]) -> Judgement[Any]:
+    def _unscored(self, prepared: Prepared, stage: str, unscored: Unscored, tokens: list[int]) -> Judgement[Any]:
         self.stats.unscored += 1
         self.stats.unscored_kinds[unscored.kind] = self.stats.unscored_kinds.get(unscored.kind, 0) + 1
         self._stage(stage).unscored += 1
@@ -362,7 +355,7 @@ class Judge:
             del self.stats.unscored_kinds[kind]
         self._stage(stage).unscored -= 1
 
-    async def _dedupe(self, prepared: _Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]:
+    async def _dedupe(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]:
         state = self._loop_state()
         running = state.inflight.get(prepared.key)
         if running is not None:

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
+from assay.pipelines.evaluate.results import headline_k as results_headline_k
+from assay.pipelines.evaluate.results import headline_metrics as results_headline_metrics
 
 __all__ = [
     "NO_JUDGE",
@@ -74,21 +76,13 @@ def all_metrics(result: EvalResult) -> list[str]:
 
 
 def headline_k(result: EvalResult) -> int | None:
-    """The cut-off shown in summaries: 10 when it was evaluated, else the largest k (None without k values)."""
-    if not result.k_values:
-        return None
-    return 10 if 10 in result.k_values else max(result.k_values)
+    """The cut-off shown in summaries (:func:`assay.pipelines.evaluate.results.headline_k` holds the rule)."""
+    return results_headline_k(result.k_values)
 
 
 def headline_metrics(result: EvalResult) -> list[str]:
-    """The metrics a summary shows: those without a cut-off, and those at :func:`headline_k`.
-
-    Falls back to every metric when that choice would leave none (e.g. only cut-offs other than the headline one).
-    """
-    k_head = headline_k(result)
-    names = all_metrics(result)
-    chosen = [name for name in names if split_metric(name)[1] in (None, k_head)]
-    return chosen or names
+    """The metrics a summary shows (:func:`assay.pipelines.evaluate.results.headline_metrics` holds the rule)."""
+    return results_headline_metrics(all_metrics(result), result.k_values)
 
 
 def strata_metrics(run: RunResult, wanted: list[str]) -> list[str]:

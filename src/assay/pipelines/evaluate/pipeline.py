@@ -4,7 +4,8 @@ Steps (each in its own module):
 
 1. read and check the runs (:mod:`~assay.pipelines.evaluate.runs`): unknown ids, duplicates, empty lists are counted;
 2. with a judge, grade the retrieved chunks of the top k_max that have no label (listwise, cached per pair) and add
-   the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.evaluate.judged`);
+   the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.evaluate.judging` drives
+   them in one event loop; :mod:`~assay.pipelines.evaluate.judged` holds the steps);
 3. label-based metrics per query (:mod:`~assay.pipelines.evaluate.ranking`): trec_eval ranking measures, RAGAS context
    precision, coverage recall, judged@k, grade histogram, precision-recall curve;
 4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, paired tests with Holm, PPI++.
@@ -15,9 +16,8 @@ metric, and judged@k in the result shows how complete the labels are.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,19 +25,12 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.formats.atomic import atomic_write_text
 from assay.formats.golden import GoldenSet
-from assay.judge import Estimate, Judge, Pair, estimate_pairs
-from assay.judge.relevance import Graded
+from assay.judge import Estimate, Judge
 from assay.metrics import parse_measure
 from assay.pipelines.evaluate import ranking as er
-from assay.pipelines.evaluate.judged import (
-    Assessed,
-    JudgedPlan,
-    assess_runs,
-    judge_unlabelled,
-    plan_calls,
-    unlabelled_pairs,
-)
-from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult
+from assay.pipelines.evaluate.judged import Assessed
+from assay.pipelines.evaluate.judging import LLM_FAMILIES, Progress, estimate_judging, judge_runs
+from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult, headline_k, headline_metrics
 from assay.pipelines.evaluate.runs import LoadedRun, load_runs
 from assay.pipelines.evaluate.stats import (
     PPIInputs,
@@ -50,20 +43,10 @@ from assay.pipelines.evaluate.stats import (
     strata_summaries,
 )
 from assay.pipelines.evaluate.stats import summaries as summarize_all
-from assay.types import RelevanceLabel, StageUsage
+from assay.types import StageUsage
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "estimate_evaluation", "evaluate", "evaluate_detailed"]
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
-LLM_FAMILIES = {
-    "ragas_context_precision": "relevance",
-    "coverage_recall": "",
-    "context_recall": "context_recall",
-    "faithfulness": "answer",
-    "answer_relevance": "answer",
-    "attribution_rate": "answer",
-    "nugget_recall": "nugget_recall",
-}
 LABEL_CURVES = ("ragas_context_precision", "coverage_recall")  # at the k values; ranking curves are dense
 
 
@@ -105,6 +88,11 @@ class EvalSettings:
     @property
     def depth(self) -> int:
         return max(self.k_values)
+
+    @property
+    def k_head(self) -> int:
+        """The headline cut-off (:func:`~.results.headline_k`: 10 when evaluated, else the largest k)."""
+        return headline_k(self.k_values) or self.depth
 
     @property
     def ctx_k(self) -> int:
@@ -195,7 +183,8 @@ def evaluate_detailed(
     assessed: dict[str, dict[str, Assessed]] = {}
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     if judge is not None:
-        assessed = _judge(gold, folder, runs=loaded, judge=judge, config=config, families=families, progress=progress)
+        assessed = judge_runs(gold, folder, loaded, judge, families=families, progress=progress,
+                              add_labels=config.add_labels, **_judging_settings(config))  # fmt: skip
     labels = er.Labels.of(gold, strict_unscored=judge is not None)
     per_run = {
         run.name: _rows(gold, run, labels=labels, ranking=ranking, families=families, assessed=assessed, config=config)
@@ -229,66 +218,6 @@ def _spent(judge: Judge | None, before: Mapping[str, StageUsage]) -> dict[str, S
     return {stage: usage for stage, usage in out.items() if usage.calls or usage.cached or usage.unscored}
 
 
-# -- judging -----------------------------------------------------------------------------------------------------
-
-
-def _judge(
-    gold: GoldenSet,
-    folder: Path | None,
-    *,
-    runs: list[LoadedRun],
-    judge: Judge,
-    config: EvalSettings,
-    families: set[str],
-    progress: Progress | None,
-) -> dict[str, dict[str, Assessed]]:
-    pairs = unlabelled_pairs(gold, runs, config.depth)
-    plan = plan_calls(gold, runs, context_k=config.ctx_k, families=_call_families(families))
-    labels = asyncio.run(_judge_all(judge, gold, pairs=pairs, plan=plan, config=config, progress=progress))
-    judged = {(label.query_id, label.chunk_id) for label in labels}
-    for run in runs:
-        run.counts.labels_judged_now = sum(
-            (qid, cid) in judged for qid, line in run.lines.items() for cid in line.top(config.depth)
-        )
-    if labels:
-        gold.add_labels(labels)
-        if config.add_labels and folder is not None:
-            gold.update(folder, ("qrels",))
-    return plan.assessed
-
-
-def _call_families(families: set[str]) -> set[str]:
-    """The call kinds :func:`plan_calls` should plan; ``{"none"}`` when no family needing a call was asked for."""
-    return {LLM_FAMILIES[f] for f in families if LLM_FAMILIES[f] and LLM_FAMILIES[f] != "relevance"} or {"none"}
-
-
-async def _judge_all(
-    judge: Judge,
-    gold: GoldenSet,
-    *,
-    pairs: list[Pair],
-    plan: JudgedPlan,
-    config: EvalSettings,
-    progress: Progress | None,
-) -> list[RelevanceLabel]:
-    total = len(pairs) + len(plan.calls)
-    count = [0]
-
-    def tick(_: Graded | None = None) -> None:
-        count[0] += 1
-        if progress is not None:
-            progress("judging", count[0], total)
-
-    try:
-        labels, _ = await asyncio.gather(
-            judge_unlabelled(judge, pairs, listwise=config.listwise, seed=config.seed, on_label=tick),
-            assess_runs(judge, gold, plan, on_result=tick),
-        )
-    finally:
-        await judge.aclose()
-    return labels
-
-
 def estimate_evaluation(
     golden: GoldenSet | Path | str,
     runs: Sequence[Path | tuple[str, Path]],
@@ -300,14 +229,11 @@ def estimate_evaluation(
     gold, _ = _load(golden)
     loaded = load_runs(runs, gold)
     _, families = _split_metrics(config)
-    pairs = unlabelled_pairs(gold, loaded, config.depth)
-    out = {"relevance": estimate_pairs(judge, pairs, listwise=config.listwise, seed=config.seed)}
-    plan = plan_calls(gold, loaded, context_k=config.ctx_k, families=_call_families(families))
-    for kind in ("context", "answer", "nuggets"):
-        calls = [c for c in plan.calls if c.kind == kind]
-        if calls:
-            out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])
-    return out
+    return estimate_judging(gold, loaded, judge, families=families, **_judging_settings(config))
+
+
+def _judging_settings(config: EvalSettings) -> dict[str, Any]:
+    return {"depth": config.depth, "ctx_k": config.ctx_k, "listwise": config.listwise, "seed": config.seed}
 
 
 # -- per-query rows ----------------------------------------------------------------------------------------------
@@ -346,17 +272,6 @@ def _rows(
 # -- the result --------------------------------------------------------------------------------------------------
 
 
-def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
-    """Metrics compared and stratified: those without a cut-off (the answer and context metrics among them) and
-    those at the headline k (10, or the largest k)."""
-    k_head = str(_k_head(config))
-    return [name for name in names if name.partition("@")[2].split("|")[0] in ("", k_head)]
-
-
-def _k_head(config: EvalSettings) -> int:
-    return 10 if 10 in config.k_values else config.depth
-
-
 def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
     return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
 
@@ -377,7 +292,7 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
         counts=run.counts,
         metrics=summaries,
         curves={family: curve for family, curve in curves.items() if curve},
-        strata=strata_summaries(list(rows.values()), _headline(names, config), fields, stat),
+        strata=strata_summaries(list(rows.values()), headline_metrics(names, config.k_values), fields, stat),
         judged_at_k=er.judged_at_k(run, labels, config.k_values),
         pr_curve=er.pr_curve(run, labels, config.threshold),
         grade_histogram=er.grade_histogram(run, labels, config.depth),
@@ -401,10 +316,10 @@ def _result(
     warnings = [note for run in runs for note in run.notes]
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
-    names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
+    names = headline_metrics(_metric_names(per_run[runs[0].name]), config.k_values) if runs else []
     corrected = []
     for run in runs if humans.human else []:
-        found, notes = corrected_metrics(run, sorted({config.ctx_k, _k_head(config)}), humans, config.stat())
+        found, notes = corrected_metrics(run, sorted({config.ctx_k, config.k_head}), humans, config.stat())
         corrected += found
         warnings += notes
     settings = {**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"}

@@ -8,6 +8,7 @@ many queries were scored, how many were not, and why.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.types import StageUsage
 
 __all__ = [
+    "HEADLINE_K",
     "RESULTS_FORMAT_VERSION",
     "AgreementBlock",
     "AgreementStat",
@@ -28,10 +30,29 @@ __all__ = [
     "QueryResult",
     "RunCounts",
     "RunResult",
+    "headline_k",
+    "headline_metrics",
     "rounded",
 ]
 
 RESULTS_FORMAT_VERSION = 1
+HEADLINE_K = 10  # the cut-off of summaries, strata, comparisons and corrections when it was evaluated
+
+
+def headline_k(k_values: Sequence[int]) -> int | None:
+    """The headline cut-off: :data:`HEADLINE_K` when it was evaluated, else the largest k (None without k values)."""
+    if not k_values:
+        return None
+    return HEADLINE_K if HEADLINE_K in k_values else max(k_values)
+
+
+def headline_metrics(names: Sequence[str], k_values: Sequence[int]) -> list[str]:
+    """The metrics that summaries show, strata break down and comparisons test: those without a cut-off (``map``,
+    ``faithfulness``, ``map|g>=2``) and those at :func:`headline_k` (``ndcg@10``, ``recall@10|g>=2``), in the order
+    given; every name when that leaves none (e.g. only ``ndcg@5`` asked for with k = 5, 10)."""
+    head = headline_k(k_values)
+    chosen = [name for name in names if name.split("|", 1)[0].partition("@")[2] in ("", str(head))]
+    return chosen or list(names)
 
 
 def rounded(value: float) -> float | None:

@@ -1,0 +1,127 @@
+"""Step 2 of an evaluation, driven: the judge's work over the runs in one event loop, and its dry run.
+
+:func:`judge_runs` grades the retrieved chunks of the top ``depth`` that have no label (:func:`~.judged.
+judge_unlabelled`, listwise, cached per pair) while the LLM-metric calls run beside them (:func:`~.judged.
+assess_runs`), then adds the new labels to the golden set (and to its folder with ``add_labels``);
+:func:`estimate_judging` counts the same calls without making them. ``families`` are the LLM metric families asked
+for (:data:`LLM_FAMILIES` maps each to the call kind it needs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from assay.formats.golden import GoldenSet
+from assay.judge import Estimate, Judge, Pair, estimate_pairs
+from assay.judge.relevance import Graded
+from assay.pipelines.evaluate.judged import (
+    Assessed,
+    JudgedPlan,
+    assess_runs,
+    judge_unlabelled,
+    plan_calls,
+    unlabelled_pairs,
+)
+from assay.pipelines.evaluate.runs import LoadedRun
+from assay.types import RelevanceLabel
+
+__all__ = ["LLM_FAMILIES", "Progress", "estimate_judging", "judge_runs"]
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+# metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
+LLM_FAMILIES = {
+    "ragas_context_precision": "relevance",
+    "coverage_recall": "",
+    "context_recall": "context_recall",
+    "faithfulness": "answer",
+    "answer_relevance": "answer",
+    "attribution_rate": "answer",
+    "nugget_recall": "nugget_recall",
+}
+
+
+def judge_runs(
+    gold: GoldenSet,
+    folder: Path | None,
+    runs: list[LoadedRun],
+    judge: Judge,
+    *,
+    families: set[str],
+    depth: int,
+    ctx_k: int,
+    listwise: int | None,
+    seed: int,
+    add_labels: bool,
+    progress: Progress | None,
+) -> dict[str, dict[str, Assessed]]:
+    """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found."""
+    pairs = unlabelled_pairs(gold, runs, depth)
+    plan = plan_calls(gold, runs, context_k=ctx_k, families=_call_families(families))
+    labels = asyncio.run(_judge_all(judge, gold, pairs, plan, listwise=listwise, seed=seed, progress=progress))
+    judged = {(label.query_id, label.chunk_id) for label in labels}
+    for run in runs:
+        run.counts.labels_judged_now = sum(
+            (qid, cid) in judged for qid, line in run.lines.items() for cid in line.top(depth)
+        )
+    if labels:
+        gold.add_labels(labels)
+        if add_labels and folder is not None:
+            gold.update(folder, ("qrels",))
+    return plan.assessed
+
+
+def estimate_judging(
+    gold: GoldenSet,
+    runs: list[LoadedRun],
+    judge: Judge,
+    *,
+    families: set[str],
+    depth: int,
+    ctx_k: int,
+    listwise: int | None,
+    seed: int,
+) -> dict[str, Estimate]:
+    """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called."""
+    pairs = unlabelled_pairs(gold, runs, depth)
+    out = {"relevance": estimate_pairs(judge, pairs, listwise=listwise, seed=seed)}
+    plan = plan_calls(gold, runs, context_k=ctx_k, families=_call_families(families))
+    for kind in ("context", "answer", "nuggets"):
+        calls = [c for c in plan.calls if c.kind == kind]
+        if calls:
+            out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])
+    return out
+
+
+def _call_families(families: set[str]) -> set[str]:
+    """The call kinds :func:`plan_calls` should plan; ``{"none"}`` when no family needing a call was asked for."""
+    return {LLM_FAMILIES[f] for f in families if LLM_FAMILIES[f] and LLM_FAMILIES[f] != "relevance"} or {"none"}
+
+
+async def _judge_all(
+    judge: Judge,
+    gold: GoldenSet,
+    pairs: list[Pair],
+    plan: JudgedPlan,
+    *,
+    listwise: int | None,
+    seed: int,
+    progress: Progress | None,
+) -> list[RelevanceLabel]:
+    total = len(pairs) + len(plan.calls)
+    count = [0]
+
+    def tick(_: Graded | None = None) -> None:
+        count[0] += 1
+        if progress is not None:
+            progress("judging", count[0], total)
+
+    try:
+        labels, _ = await asyncio.gather(
+            judge_unlabelled(judge, pairs, listwise=listwise, seed=seed, on_label=tick),
+            assess_runs(judge, gold, plan, on_result=tick),
+        )
+    finally:
+        await judge.aclose()
+    return labels
