@@ -82,9 +82,10 @@ def _check_len(*lists: Sequence[object]) -> int:
     return lengths.pop() if lengths else 0
 
 
-def _share(mask: npt.NDArray[np.bool_], scored: bool) -> float:
+def _share(mask: npt.ArrayLike, scored: bool) -> float:
     """Share of True in ``mask``; NaN when the mask is empty or an input was unscored."""
-    return float(mask.mean()) if scored and mask.size else float("nan")
+    values = np.asarray(mask, dtype=np.float64)
+    return float(values.mean()) if scored and values.size else float("nan")
 
 
 def _entailed(values: FloatArray) -> npt.NDArray[np.bool_]:
