@@ -29,6 +29,7 @@ from assay.judge import Estimate, Judge, Pair, estimate_pairs
 from assay.judge.relevance import Graded
 from assay.metrics import parse_measure
 from assay.pipelines.evaluate import ranking as er
+from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, diagnose_runs, plan_diagnosis
 from assay.pipelines.evaluate.judged import (
     Assessed,
     JudgedPlan,
@@ -37,7 +38,7 @@ from assay.pipelines.evaluate.judged import (
     plan_calls,
     unlabelled_pairs,
 )
-from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult
+from assay.pipelines.evaluate.results import DiagnosisExample, EvalResult, QueryResult, RunResult
 from assay.pipelines.evaluate.runs import LoadedRun, load_runs
 from assay.pipelines.evaluate.stats import (
     PPIInputs,
@@ -63,6 +64,7 @@ LLM_FAMILIES = {
     "answer_relevance": "answer",
     "attribution_rate": "answer",
     "nugget_recall": "nugget_recall",
+    **dict.fromkeys(DIAGNOSIS_NAMES, "diagnosis"),  # claim_check after the context and answer calls
 }
 LABEL_CURVES = ("ragas_context_precision", "coverage_recall")  # at the k values; ranking curves are dense
 
@@ -193,9 +195,12 @@ def evaluate_detailed(
     loaded = load_runs(runs, gold)
     ranking, families = _split_metrics(config)
     assessed: dict[str, dict[str, Assessed]] = {}
+    diagnosed: list[DiagnosisExample] = []
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     if judge is not None:
-        assessed = _judge(gold, folder, runs=loaded, judge=judge, config=config, families=families, progress=progress)
+        assessed, diagnosed = _judge(
+            gold, folder, runs=loaded, judge=judge, config=config, families=families, progress=progress
+        )
     labels = er.Labels.of(gold, strict_unscored=judge is not None)
     per_run = {
         run.name: _rows(gold, run, labels=labels, ranking=ranking, families=families, assessed=assessed, config=config)
@@ -207,6 +212,7 @@ def evaluate_detailed(
         gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config, humans=humans
     )
     result.usage = _spent(judge, before)
+    result.diagnosis_examples = diagnosed
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support)
@@ -241,10 +247,13 @@ def _judge(
     config: EvalSettings,
     families: set[str],
     progress: Progress | None,
-) -> dict[str, dict[str, Assessed]]:
+) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
     pairs = unlabelled_pairs(gold, runs, config.depth)
     plan = plan_calls(gold, runs, context_k=config.ctx_k, families=_call_families(families))
-    labels = asyncio.run(_judge_all(judge, gold, pairs=pairs, plan=plan, config=config, progress=progress))
+    diagnosis = runs if "diagnosis" in _call_families(families) else None
+    labels, diagnosed = asyncio.run(
+        _judge_all(judge, gold, pairs=pairs, plan=plan, config=config, progress=progress, diagnosis=diagnosis)
+    )
     judged = {(label.query_id, label.chunk_id) for label in labels}
     for run in runs:
         run.counts.labels_judged_now = sum(
@@ -254,12 +263,16 @@ def _judge(
         gold.add_labels(labels)
         if config.add_labels and folder is not None:
             gold.update(folder, ("qrels",))
-    return plan.assessed
+    return plan.assessed, diagnosed
 
 
 def _call_families(families: set[str]) -> set[str]:
-    """The call kinds :func:`plan_calls` should plan; ``{"none"}`` when no family needing a call was asked for."""
-    return {LLM_FAMILIES[f] for f in families if LLM_FAMILIES[f] and LLM_FAMILIES[f] != "relevance"} or {"none"}
+    """The call kinds :func:`plan_calls` should plan; ``{"none"}`` when no family needing a call was asked for.
+    The diagnosis reads the context and answer calls' support rows, so it asks for both."""
+    kinds = {LLM_FAMILIES[f] for f in families if LLM_FAMILIES[f] and LLM_FAMILIES[f] != "relevance"}
+    if "diagnosis" in kinds:
+        kinds |= {"context_recall", "answer"}
+    return kinds or {"none"}
 
 
 async def _judge_all(
@@ -270,7 +283,10 @@ async def _judge_all(
     plan: JudgedPlan,
     config: EvalSettings,
     progress: Progress | None,
-) -> list[RelevanceLabel]:
+    diagnosis: list[LoadedRun] | None = None,
+) -> tuple[list[RelevanceLabel], list[DiagnosisExample]]:
+    """Relevance labels and the planned calls at once; then, with ``diagnosis`` (the runs), the claim_check calls
+    that need the answer calls' claims. Returns the new labels and the diagnosis examples."""
     total = len(pairs) + len(plan.calls)
     count = [0]
 
@@ -284,9 +300,14 @@ async def _judge_all(
             judge_unlabelled(judge, pairs, listwise=config.listwise, seed=config.seed, on_label=tick),
             assess_runs(judge, gold, plan, on_result=tick),
         )
+        examples: list[DiagnosisExample] = []
+        if diagnosis is not None:
+            calls = plan_diagnosis(gold, diagnosis, plan.assessed, context_k=config.ctx_k)
+            total += len(calls)
+            examples = await diagnose_runs(judge, gold, calls, plan.assessed, on_result=tick)
     finally:
         await judge.aclose()
-    return labels
+    return labels, examples
 
 
 def estimate_evaluation(
