@@ -9,6 +9,7 @@ Calls per evaluated sample (one query of one run with an answer, context of k ch
 3. ``answer_assessment``: the answer's claims with verdicts and the passages each draws on (faithfulness,
    attribution) plus the answer's relevance (0-3, noncommittal), one call.
 
+The diagnosis (:mod:`~assay.pipelines.evaluate.diagnosis`) adds one ``claim_check`` call per answer, after these.
 Nugget recall adds one ``support`` call per answer (the nuggets as statements, the answer as the only passage), as
 the TREC 2024 RAG track assigns nuggets. Every call that fails leaves its metrics unscored with the reason.
 
