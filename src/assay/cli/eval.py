@@ -19,6 +19,7 @@ from assay.cli.cache import CACHE_DIR
 from assay.errors import ConfigError
 from assay.judge import Judge
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
+from assay.pipelines.evaluate.gates import Gate, check_gates
 from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_terminal, write_report
 
@@ -63,20 +64,9 @@ def parse_fail_under(values: Sequence[str]) -> list[tuple[str, float]]:
 
 
 def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> list[str]:
-    """One message per run and gate whose mean is below the threshold (or has no scored query)."""
-    known = {name for run in result.runs for name in run.metrics}
-    failures = []
-    for metric, threshold in gates:
-        if metric not in known:
-            raise ConfigError(f"--fail-under {metric}: no such metric in this evaluation; metrics: {', '.join(known)}")
-        for run in result.runs:
-            summary = run.metrics.get(metric)
-            mean = summary.mean if summary is not None else None
-            if mean is None:
-                failures.append(f"{run.name}: {metric} has no scored query (gate {threshold:g})")
-            elif mean < threshold:
-                failures.append(f"{run.name}: {metric} = {mean:.3f} < {threshold:g}")
-    return failures
+    """One message per run and gate whose mean is below the threshold (or has no scored query): the rule of
+    :func:`assay.pipelines.evaluate.gates.check_gates`, shared with the pytest plugin."""
+    return check_gates(result, [Gate(metric, threshold) for metric, threshold in gates], origin="--fail-under")
 
 
 def audit_labels(
