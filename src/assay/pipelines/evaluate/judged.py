@@ -304,7 +304,8 @@ def _read_context(call: _Call, data: dict[str, Any], out: Assessed) -> None:
         if level > 0 and not cols:
             cols = list(range(len(call.columns)))  # supported by the context, passages not named: credit all
         matrix[row, cols] = level
-        out.rows.append(_support_row(call, "reference", (statement["text"], answer["support"]), level, cols))
+        line = _support_row(call, "reference", (statement["text"], answer["support"]), level, cols)
+        out.rows.append({**line, "reason": answer["reason"]})
     verdicts = rag.claim_support(matrix).tolist()
     out.put("context_recall", float(rag.context_recall([verdicts])[0]), "missing_claim_verdict")
 
@@ -318,7 +319,8 @@ def _read_answer(call: _Call, data: dict[str, Any], out: Assessed) -> None:
         verdicts.append(value)
         if value > 0:
             used |= {call.columns[i] for i in cols}
-        out.rows.append(_support_row(call, "answer", (claim["claim"], claim["verdict"]), value, cols))
+        row = _support_row(call, "answer", (claim["claim"], claim["verdict"]), value, cols)
+        out.rows.append({**row, "reason": claim["reason"]})
     out.put("faithfulness", float(rag.faithfulness([verdicts])[0]), "no_claims")
     relevance = 0.0 if data["noncommittal"] else data["relevance"] / 3.0
     out.put("answer_relevance", relevance)

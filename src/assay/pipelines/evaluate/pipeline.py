@@ -127,7 +127,8 @@ class Evaluated:
     support_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def write_support_matrix(self, path: str | Path) -> Path:
-        """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk."""
+        """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk and
+        the judge's reason."""
         head = json.dumps({"assay": "support_matrix", "version": 1})
         lines = [head, *(json.dumps(row, ensure_ascii=False) for row in self.support_rows)]
         atomic_write_text(path, "\n".join(lines) + "\n")
