@@ -155,7 +155,9 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
 
     A RUN is JSONL (query_id, retrieved, optional answer and citations) or a TREC run; it is named by its file stem,
     or NAME=PATH. With --judge, retrieved chunks without a label are judged (cached per question and chunk) and added
-    to the golden set. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size
+    to the golden set, and a claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim
+    recall and context precision, the generator's noise sensitivity, hallucination, self-knowledge) says why a run
+    fails. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size
     for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
 
     \b

@@ -111,3 +111,12 @@ def test_offline_judge_diagnoses(tmp_path: Path) -> None:
     assert metrics["claim_precision"].mean == metrics["claim_recall"].mean == 1.0
     assert metrics["hallucination"].mean == metrics["self_knowledge"].mean == 0.0
     assert done.result.usage["diagnosis"].calls == N
+
+
+def test_dry_run_counts_one_claim_check_per_answered_sample(tmp_path: Path) -> None:
+    from assay.pipelines.evaluate import estimate_evaluation
+
+    golden = save_golden(tmp_path / "golden")
+    run = write_run(tmp_path / "good.jsonl", good_lines())
+    estimate = estimate_evaluation(golden, [("good", run)], make_judge("offline"), SETTINGS)
+    assert estimate["diagnosis"].calls == N and estimate["context"].calls == estimate["answer"].calls == N

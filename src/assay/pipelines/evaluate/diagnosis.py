@@ -30,6 +30,7 @@ from assay.metrics.diagnosis import DIAGNOSIS_METRICS, diagnose
 from assay.pipelines.evaluate.judged import Assessed, _reference_claims
 from assay.pipelines.evaluate.results import DiagnosisExample
 from assay.pipelines.evaluate.runs import LoadedRun
+from assay.text import sentences
 
 __all__ = [
     "CLAIM_CHECK_PROMPT",
@@ -37,6 +38,7 @@ __all__ = [
     "SHARED_NAMES",
     "DiagnosisCall",
     "diagnose_runs",
+    "estimate_variables",
     "plan_diagnosis",
 ]
 
@@ -116,6 +118,26 @@ def plan_diagnosis(
             reference = _reference_matrix(_rows(out, "reference"), len(claims), columns)
             calls.append(DiagnosisCall(run.name, qid, variables, columns, _answer_matrix(answers, columns), reference))
     return calls
+
+
+def estimate_variables(golden: GoldenSet, runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
+    """The ``claim_check`` variables for ``--dry-run``, before any answer call: the answer's sentences stand in for
+    the claims the answer call will extract (one call per answered query with reference claims)."""
+    out = []
+    for run in runs:
+        for qid, line in run.lines.items():
+            question = golden.question(qid)
+            claims = _reference_claims(question)
+            if not claims or not (line.answer and line.answer.strip()):
+                continue
+            out.append({
+                "question": question.text,
+                "answer_claims": [{"id": f"a{i + 1}", "text": t} for i, t in enumerate(sentences(line.answer))],
+                "reference": question.reference_answer or " ".join(claims),
+                "reference_claims": [{"id": f"r{j + 1}", "text": t} for j, t in enumerate(claims)],
+                "answer": line.answer,
+            })  # fmt: skip
+    return out
 
 
 _ENTAILED = {"entailed": 1.0, "neutral": 0.0, "contradicted": 0.0}

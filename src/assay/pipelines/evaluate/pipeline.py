@@ -29,7 +29,13 @@ from assay.judge import Estimate, Judge, Pair, estimate_pairs
 from assay.judge.relevance import Graded
 from assay.metrics import parse_measure
 from assay.pipelines.evaluate import ranking as er
-from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, diagnose_runs, plan_diagnosis
+from assay.pipelines.evaluate.diagnosis import (
+    CLAIM_CHECK_PROMPT,
+    DIAGNOSIS_NAMES,
+    diagnose_runs,
+    estimate_variables,
+    plan_diagnosis,
+)
 from assay.pipelines.evaluate.judged import (
     Assessed,
     JudgedPlan,
@@ -329,6 +335,9 @@ def estimate_evaluation(
         calls = [c for c in plan.calls if c.kind == kind]
         if calls:
             out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])
+    checks = estimate_variables(gold, loaded) if "diagnosis" in _call_families(families) else []
+    if checks:
+        out["diagnosis"] = judge.estimate(CLAIM_CHECK_PROMPT, checks)
     return out
 
 
