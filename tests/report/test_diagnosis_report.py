@@ -23,7 +23,7 @@ def _with_diagnosis(result: EvalResult) -> EvalResult:
         for _, rows in MODULES:
             for _, metric, _ in rows:
                 run.metrics[metric] = MetricSummary(mean=0.3 + offset, low=0.2 + offset, high=0.4 + offset, n_scored=20)
-    result.comparisons += [
+    result.diagnosis_comparisons = [
         Comparison(a=a.name, b=b.name, metric="hallucination", n=20, delta=0.2, low=0.1, high=0.3, p_value=0.001,
                    p_adjusted=0.004, significant=True, verdict="x"),
         Comparison(a=a.name, b=b.name, metric="claim_f1", n=20, delta=0.2, low=0.1, high=0.3, p_value=0.002,

@@ -31,6 +31,7 @@ from assay.metrics._errors import MetricError
 
 __all__ = [
     "DIAGNOSIS_METRICS",
+    "LOWER_IS_BETTER",
     "claim_f1",
     "claim_precision",
     "claim_recall",
@@ -61,6 +62,9 @@ DIAGNOSIS_METRICS: dict[str, tuple[str, ...]] = {
         "faithfulness",
     ),
 }
+
+
+LOWER_IS_BETTER = frozenset({"noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination"})
 
 
 def _vector(values: npt.ArrayLike) -> FloatArray:

@@ -109,7 +109,7 @@ def _better(comparison: Comparison) -> str | None:
 
 def differences(result: EvalResult, top: int = 5) -> list[Difference]:
     """The ``top`` comparisons on diagnosis metrics: significant ones first, then by adjusted p, then by size."""
-    chosen = [c for c in result.comparisons if c.metric in _DIRECTION]
+    chosen = [c for c in [*result.comparisons, *result.diagnosis_comparisons] if c.metric in _DIRECTION]
     chosen.sort(key=lambda c: (not c.significant, c.p_adjusted, -abs(c.delta)))
     return [Difference(c, _LABEL[c.metric], _better(c)) for c in chosen[:top]]
 

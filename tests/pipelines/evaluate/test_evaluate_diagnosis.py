@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evaluate_fixture import PRODUCTS, answer_id, care_id, good_lines, save_golden, write_run
+from evaluate_fixture import PRODUCTS, answer_id, care_id, good_lines, save_golden, weak_lines, write_run
 
 from assay import EvalSettings
 from assay.judge import make_judge
@@ -120,3 +120,17 @@ def test_dry_run_counts_one_claim_check_per_answered_sample(tmp_path: Path) -> N
     run = write_run(tmp_path / "good.jsonl", good_lines())
     estimate = estimate_evaluation(golden, [("good", run)], make_judge("offline"), SETTINGS)
     assert estimate["diagnosis"].calls == N and estimate["context"].calls == estimate["answer"].calls == N
+
+
+def test_diagnosis_compared_as_its_own_family_with_directions(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    runs = [("good", write_run(tmp_path / "good.jsonl", good_lines())),
+            ("weak", write_run(tmp_path / "weak.jsonl", weak_lines()))]  # fmt: skip
+    settings = EvalSettings(n_boot=200, metrics=("ndcg@10", *SETTINGS.metrics))
+    result = evaluate_detailed(golden, runs, judge=make_judge("offline"), settings=settings).result
+    compared = {c.metric for c in result.comparisons}
+    assert {"ndcg@10", "faithfulness", "context_recall"} <= compared and not compared & set(DIAGNOSIS_NAMES)
+    assert {c.metric for c in result.diagnosis_comparisons} == set(DIAGNOSIS_NAMES)
+    hallucination = next(c for c in result.diagnosis_comparisons if c.metric == "hallucination")
+    assert hallucination.delta > 0 and hallucination.significant  # the weak run invents its answers
+    assert hallucination.verdict.startswith("good beats weak on hallucination (lower is better)")

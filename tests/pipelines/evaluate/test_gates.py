@@ -25,7 +25,7 @@ def _result() -> EvalResult:
                    p_value=0.2, p_adjusted=0.4, significant=False, verdict="no reliable difference"),
     ]  # fmt: skip
     return EvalResult(assay_version="t", golden="g", judge=None, k_values=[10], runs=[good, weak],
-                      comparisons=comparisons)  # fmt: skip
+                      comparisons=comparisons[:1], diagnosis_comparisons=comparisons[1:])  # fmt: skip
 
 
 def test_mean_gate_is_fail_under() -> None:
@@ -64,7 +64,7 @@ def test_regression_reads_the_comparison_in_either_order_and_direction() -> None
     )
     assert regression(result, "good", "weak", "ndcg@10") is None  # good − weak = +0.09: better, not worse
     assert regression(result, "weak", "good", "hallucination") is None  # not significant
-    result.comparisons[1].significant = True
+    result.diagnosis_comparisons[0].significant = True
     assert regression(result, "weak", "good", "hallucination") is None  # lower hallucination is better
     assert regression(result, "good", "weak", "hallucination") is not None  # good has more of it
     with pytest.raises(ConfigError, match="no comparison of 'good' with 'other' on ndcg@10"):

@@ -26,9 +26,9 @@ import numpy.typing as npt
 
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement
-from assay.metrics.diagnosis import DIAGNOSIS_METRICS, diagnose
+from assay.metrics.diagnosis import DIAGNOSIS_METRICS, LOWER_IS_BETTER, diagnose
 from assay.pipelines.evaluate.judged import Assessed, _reference_claims
-from assay.pipelines.evaluate.results import DiagnosisExample
+from assay.pipelines.evaluate.results import Comparison, DiagnosisExample
 from assay.pipelines.evaluate.runs import LoadedRun
 from assay.text import sentences
 
@@ -38,6 +38,7 @@ __all__ = [
     "SHARED_NAMES",
     "DiagnosisCall",
     "diagnose_runs",
+    "directed",
     "estimate_variables",
     "plan_diagnosis",
 ]
@@ -137,6 +138,21 @@ def estimate_variables(golden: GoldenSet, runs: Sequence[LoadedRun]) -> list[dic
                 "reference_claims": [{"id": f"r{j + 1}", "text": t} for j, t in enumerate(claims)],
                 "answer": line.answer,
             })  # fmt: skip
+    return out
+
+
+def directed(comparisons: Sequence[Comparison]) -> list[Comparison]:
+    """The comparisons with the verdict of a lower-is-better metric (:data:`LOWER_IS_BETTER`) reworded: the run
+    with less of it wins."""
+    out = []
+    for c in comparisons:
+        if c.metric in LOWER_IS_BETTER and c.significant:
+            winner, loser = (c.b, c.a) if c.delta < 0 else (c.a, c.b)
+            text = (f"{winner} beats {loser} on {c.metric} (lower is better): {c.b} - {c.a} = {c.delta:+.3f} "
+                    f"[{c.low:.3f}, {c.high:.3f}], p = {c.p_adjusted:.3g} after Holm: a real difference.")  # fmt: skip
+            out.append(c.model_copy(update={"verdict": text}))
+        else:
+            out.append(c)
     return out
 
 

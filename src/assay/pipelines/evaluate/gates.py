@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import ConfigError
+from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary
 
 __all__ = ["LOWER_IS_BETTER", "Gate", "check_gates", "comparison_of", "gate_failure", "regression"]
 
 Statistic = Literal["mean", "low", "high"]
-LOWER_IS_BETTER = frozenset({"hallucination", "noise_sensitivity_relevant", "noise_sensitivity_irrelevant"})
 _WORDS = {"mean": "mean", "low": "interval's lower bound", "high": "interval's upper bound"}
 
 
@@ -82,7 +82,7 @@ def comparison_of(result: EvalResult, run: str, baseline: str, metric: str) -> t
     """The comparison of ``run`` with ``baseline`` on ``metric`` and the sign that turns its delta into run − baseline.
 
     Raises :class:`ConfigError` when the evaluation holds no such comparison (evaluate both runs together)."""
-    for comparison in result.comparisons:
+    for comparison in [*result.comparisons, *result.diagnosis_comparisons]:
         if comparison.metric != metric:
             continue
         if (comparison.a, comparison.b) == (baseline, run):

@@ -33,6 +33,7 @@ from assay.pipelines.evaluate.diagnosis import (
     CLAIM_CHECK_PROMPT,
     DIAGNOSIS_NAMES,
     diagnose_runs,
+    directed,
     estimate_variables,
     plan_diagnosis,
 )
@@ -433,6 +434,8 @@ def _result(
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
+    diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family
+    names = [name for name in names if name not in DIAGNOSIS_NAMES]
     corrected = []
     for run in runs if humans.human else []:
         found, notes = corrected_metrics(run, sorted({config.ctx_k, _k_head(config)}), humans, config.stat())
@@ -447,6 +450,7 @@ def _result(
         settings=settings,
         runs=results,
         comparisons=compare_runs(per_run, names, config.stat()),
+        diagnosis_comparisons=directed(compare_runs(per_run, diagnosed, config.stat())),
         corrected=corrected,
         agreement=agreement_of(gold, humans, fields=("type", "difficulty", *config.strata), settings=config.stat()),
         warnings=warnings,

@@ -237,3 +237,5 @@ class EvalResult(_Model):
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     diagnosis_examples: list[DiagnosisExample] = Field(default_factory=list)  # a few per run and category
+    # the diagnosis metrics compared in their own Holm family (verdicts read "lower is better" where it is)
+    diagnosis_comparisons: list[Comparison] = Field(default_factory=list)
