@@ -82,7 +82,7 @@ def test_judge_reasons_in_the_failure(pytester: pytest.Pytester, data: dict[str,
     out = result.stdout.str()
     assert "weak: faithfulness = 0.000 < 0.5" in out
     assert "answer claim 'It has a lifetime guarantee on every part.': unsupported (Offline lexical baseline" in out
-    assert "hallucination: 'The Birch lantern is sold in stores.' (neutral: " in out  # a diagnosis example
+    assert "hallucination: 'The Birch lantern is sold in stores.' (against the reference: neutral: " in out
 
 
 CACHED = """

@@ -202,9 +202,7 @@ def _entailment(statements: list[Source], text: str, against: str) -> list[Entai
     for statement in statements:
         level, _, reason = support(statement.text, [(against, text)])
         verdict = "entailed" if level == "support" else "neutral"
-        out.append(
-            EntailmentCheck(statement_id=statement.id, reason=f"{reason} (against the {against})", verdict=verdict)
-        )
+        out.append(EntailmentCheck(statement_id=statement.id, reason=reason, verdict=verdict))
     return out
 
 

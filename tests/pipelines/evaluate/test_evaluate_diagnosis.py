@@ -97,7 +97,9 @@ def test_values_calls_and_examples(tmp_path: Path) -> None:
     noise = [e for e in done.result.diagnosis_examples if e.category == "irrelevant_noise"]
     assert len(noise) == 3  # a few per category
     assert noise[0].query_id == "q00" and noise[0].chunk_id == care_id(0) and noise[0].claim == "a care fact"
-    assert noise[0].reason == "neutral: why a2" and "mild soap" in (noise[0].chunk_text or "")
+    assert noise[0].reason == "against the reference: neutral: why a2; against the chunks: s" and "mild soap" in (
+        noise[0].chunk_text or ""
+    )
     assert {e.category for e in done.result.diagnosis_examples} == {"irrelevant_noise"}
     assert answer_id(0) in good_lines()[0]["retrieved"]
 

@@ -62,7 +62,8 @@ class DiagnosisCall:
     reference_support: npt.NDArray[np.float64]
     correct: list[float] = field(default_factory=list)
     recalled: list[float] = field(default_factory=list)
-    reasons: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)  # claim_check's, per claim id
+    context_reasons: dict[str, str] = field(default_factory=dict)  # the answer and support calls', per claim id
 
 
 def _rows(out: Assessed, kind: str) -> list[dict[str, Any]]:
@@ -116,8 +117,14 @@ def plan_diagnosis(
                 "reference_claims": [{"id": f"r{j + 1}", "text": text} for j, text in enumerate(claims)],
                 "answer": line.answer or "",
             }
-            reference = _reference_matrix(_rows(out, "reference"), len(claims), columns)
-            calls.append(DiagnosisCall(run.name, qid, variables, columns, _answer_matrix(answers, columns), reference))
+            references = _rows(out, "reference")
+            reference = _reference_matrix(references, len(claims), columns)
+            call = DiagnosisCall(run.name, qid, variables, columns, _answer_matrix(answers, columns), reference)
+            call.context_reasons = {
+                **{f"a{i + 1}": row.get("reason", "") for i, row in enumerate(answers)},
+                **{f"r{j + 1}": row.get("reason", "") for j, row in enumerate(references)},
+            }
+            calls.append(call)
     return calls
 
 
@@ -258,12 +265,25 @@ def _findings(golden: GoldenSet, call: DiagnosisCall) -> list[DiagnosisExample]:
             category=category,
             claim=claim["text"],
             verdict=verdict,
-            reason=call.reasons.get(claim["id"], ""),
+            reason=_reason(call, claim["id"], category),
             chunk_id=cid,
             chunk_text=_chunk(golden, cid),
         )
         for category, claim, cid, verdict in found
     ]
+
+
+def _reason(call: DiagnosisCall, claim_id: str, category: str) -> str:
+    """The judge's reasons behind one example: against the chunks (the answer or support call) and against the
+    reference or the answer (claim_check), the one that decided the category first."""
+    against = "the reference" if claim_id.startswith("a") else "the answer"
+    parts = [
+        (f"against {against}", call.reasons.get(claim_id)),
+        ("against the chunks", call.context_reasons.get(claim_id)),
+    ]
+    if category in ("missed_by_retriever", "self_knowledge"):
+        parts.reverse()
+    return "; ".join(f"{where}: {why}" for where, why in parts if why)
 
 
 _ANSWER_VERDICT = {
