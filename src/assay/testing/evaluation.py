@@ -16,7 +16,7 @@ from pathlib import Path
 
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import Evaluated
-from assay.pipelines.evaluate.gates import LOWER_IS_BETTER, Gate, check_gates, regression
+from assay.pipelines.evaluate.gates import LOWER_IS_BETTER, Gate, Statistic, check_gates, regression
 from assay.pipelines.evaluate.results import EvalResult, MetricSummary, QueryResult
 from assay.pipelines.evaluate.runs import load_runs
 
@@ -63,7 +63,7 @@ class Evaluation:
         *,
         at_least: float | None = None,
         at_most: float | None = None,
-        statistic: str | None = None,
+        statistic: Statistic | None = None,
         run: str | None = None,
     ) -> None:
         """Fail unless ``metric`` reaches the bound: ``at_least`` checks the interval's lower bound and ``at_most``
@@ -71,10 +71,10 @@ class Evaluation:
         if (at_least is None) == (at_most is None):
             raise ValueError("give exactly one of at_least= or at_most=")
         threshold = at_least if at_least is not None else at_most
-        chosen = statistic or ("low" if at_least is not None else "high")
+        chosen: Statistic = statistic or ("low" if at_least is not None else "high")
         if chosen not in ("mean", "low", "high"):
             raise ValueError(f"statistic must be 'mean', 'low' or 'high', got {chosen!r}")
-        gate = Gate(metric, float(threshold or 0.0), chosen, at_most=at_most is not None)  # type: ignore[arg-type]
+        gate = Gate(metric, float(threshold or 0.0), chosen, at_most=at_most is not None)
         runs = None if run is None else [self.run_names()[self._index(run)]]
         failures = check_gates(self.result, [gate], runs=runs)
         if failures:

@@ -21,7 +21,7 @@ from assay.errors import ConfigError
 from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary
 
-__all__ = ["LOWER_IS_BETTER", "Gate", "check_gates", "comparison_of", "gate_failure", "regression"]
+__all__ = ["LOWER_IS_BETTER", "Gate", "Statistic", "check_gates", "comparison_of", "gate_failure", "regression"]
 
 Statistic = Literal["mean", "low", "high"]
 _WORDS = {"mean": "mean", "low": "interval's lower bound", "high": "interval's upper bound"}
