@@ -123,3 +123,16 @@ def test_demo_report_opens_in_chromium_without_errors(demo_run: DemoRun, browser
     assert page.get_attribute("#q-table thead th:text-is('query')", "aria-sort") == "ascending"
     context.close()
     assert problems == []
+
+
+def test_demo_shows_the_diagnosis(demo_run: DemoRun) -> None:
+    """The offline judge answers claim_check, so the demo's three reports carry the diagnosis; the weak run (answers
+    unrelated to the question) hallucinates, which the section says."""
+    assert "Diagnosis (RAGChecker's claim-level metrics" in demo_run.output
+    report = demo_run.out / "report"
+    result = EvalResult.model_validate_json((report / "results.json").read_text("utf-8"))
+    weak = next(run for run in result.runs if run.name == "weak")
+    assert weak.metrics["hallucination"].mean == 1.0 and weak.metrics["claim_precision"].n_scored > 0
+    assert any(e.run == "weak" and e.category == "hallucination" for e in result.diagnosis_examples)
+    assert "## Diagnosis" in (report / "report.md").read_text("utf-8")
+    assert 'href="#diag-2-hallucination"' in (report / "report.html").read_text("utf-8")

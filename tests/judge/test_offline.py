@@ -365,3 +365,23 @@ def test_every_prompt_through_the_judge_client_is_scored() -> None:
         assert judgement.ok, f"{name}: {judgement.unscored}"
         assert judgement.model == "offline"
         assert judgement.output == offline_answer(name, variables)
+
+
+def test_claim_check_checks_each_direction_against_its_text() -> None:
+    from assay.judge.offline import offline_answer
+
+    out = offline_answer(
+        "claim_check",
+        {
+            "question": "How long do refunds take?",
+            "answer_claims": [
+                {"id": "a1", "text": "Refunds are issued in 14 days."},
+                {"id": "a2", "text": "Shipping is free."},
+            ],
+            "reference": "Refunds are issued within 14 days of the return.",
+            "reference_claims": [{"id": "r1", "text": "Refunds are issued within 14 days."}],
+            "answer": "Shipping is free.",
+        },
+    ).model_dump()
+    assert [c["verdict"] for c in out["answer_claims"]] == ["entailed", "neutral"]
+    assert [c["verdict"] for c in out["reference_claims"]] == ["neutral"]  # the answer never says 14 days

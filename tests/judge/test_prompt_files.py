@@ -39,6 +39,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "answer_relevance": {"question": "How long do refunds take?", "answer": INJECTION},
     "attribution": {"answer_sentences": STATEMENTS, "passages": PASSAGES},
     "answer_assessment": {"question": "How long?", "answer": "14 days. " + INJECTION, "passages": PASSAGES},
+    "claim_check": {
+        "question": "How long do refunds take?",
+        "answer_claims": STATEMENTS,
+        "reference": "Refunds take 14 days. " + INJECTION,
+        "reference_claims": STATEMENTS,
+        "answer": "14 days. " + INJECTION,
+    },
 }
 
 PROMPT_FILES = sorted(packaged_prompt_dir().glob("*.md"))

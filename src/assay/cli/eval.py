@@ -18,6 +18,7 @@ from assay.cli._judge_options import dry_run_judge, judge_from_options, optional
 from assay.errors import ConfigError
 from assay.judge import Judge
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
+from assay.pipelines.evaluate.gates import Gate, check_gates
 from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_terminal, write_report
 
@@ -62,20 +63,9 @@ def parse_fail_under(values: Sequence[str]) -> list[tuple[str, float]]:
 
 
 def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> list[str]:
-    """One message per run and gate whose mean is below the threshold (or has no scored query)."""
-    known = {name for run in result.runs for name in run.metrics}
-    failures = []
-    for metric, threshold in gates:
-        if metric not in known:
-            raise ConfigError(f"--fail-under {metric}: no such metric in this evaluation; metrics: {', '.join(known)}")
-        for run in result.runs:
-            summary = run.metrics.get(metric)
-            mean = summary.mean if summary is not None else None
-            if mean is None:
-                failures.append(f"{run.name}: {metric} has no scored query (gate {threshold:g})")
-            elif mean < threshold:
-                failures.append(f"{run.name}: {metric} = {mean:.3f} < {threshold:g}")
-    return failures
+    """One message per run and gate whose mean is below the threshold (or has no scored query): the rule of
+    :func:`assay.pipelines.evaluate.gates.check_gates`, shared with the pytest plugin."""
+    return check_gates(result, [Gate(metric, threshold) for metric, threshold in gates], origin="--fail-under")
 
 
 def audit_labels(
@@ -154,7 +144,9 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
 
     A RUN is JSONL (query_id, retrieved, optional answer and citations) or a TREC run; it is named by its file stem,
     or NAME=PATH. With --judge, retrieved chunks without a label are judged (cached per question and chunk) and added
-    to the golden set. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size
+    to the golden set, and a claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim
+    recall and context precision, the generator's noise sensitivity, hallucination, self-knowledge) says why a run
+    fails. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size
     for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
 
     \b

@@ -16,6 +16,8 @@ faithfulness         the answer's sentences as claims, each with its support lev
 answer_relevance     overlap of question terms with the answer; noncommittal phrases score 0
 attribution          the passages covering at least half of each answer sentence's terms
 answer_assessment    faithfulness's claims with their passages, and answer_relevance's score, in one answer
+claim_check          each answer claim against the reference, each reference claim against the answer: entailed
+                     when support finds full coverage, else neutral (it never says contradicted)
 ===================  ===================================================================================
 
 It is a baseline, and every reason it writes says so. Thousands of calls per second; every answer depends only on
@@ -47,8 +49,10 @@ from assay.judge.outputs import (
     AnswerAssessment,
     AnswerRelevance,
     Attribution,
+    ClaimCheck,
     Claims,
     ClaimVerdict,
+    EntailmentCheck,
     Faithfulness,
     ListwiseRelevance,
     NuggetItem,
@@ -192,6 +196,23 @@ def _answer_assessment(v: _Vars) -> BaseModel:
     return AnswerAssessment(claims=claims, relevance_reason=reason, relevance=score, noncommittal=noncommittal)
 
 
+def _entailment(statements: list[Source], text: str, against: str) -> list[EntailmentCheck]:
+    """Each statement against one text: entailed when :func:`support` finds it fully covered, else neutral."""
+    out = []
+    for statement in statements:
+        level, _, reason = support(statement.text, [(against, text)])
+        verdict = "entailed" if level == "support" else "neutral"
+        out.append(EntailmentCheck(statement_id=statement.id, reason=reason, verdict=verdict))
+    return out
+
+
+def _claim_check(v: _Vars) -> BaseModel:
+    return ClaimCheck(
+        answer_claims=_entailment(v.items("answer_claims"), v.text("reference"), "reference"),
+        reference_claims=_entailment(v.items("reference_claims"), v.text("answer"), "answer"),
+    )
+
+
 HANDLERS: dict[str, Handler] = {
     "relevance": _relevance,
     "relevance_listwise": _listwise,
@@ -204,6 +225,7 @@ HANDLERS: dict[str, Handler] = {
     "answer_relevance": _answer_relevance,
     "attribution": _attribution,
     "answer_assessment": _answer_assessment,
+    "claim_check": _claim_check,
 }
 
 

@@ -30,8 +30,11 @@ __all__ = [
     "AnswerAssessment",
     "AnswerRelevance",
     "Attribution",
+    "ClaimCheck",
     "ClaimVerdict",
     "Claims",
+    "Entailment",
+    "EntailmentCheck",
     "EvidenceQuote",
     "Faithfulness",
     "GeneratedQuestion",
@@ -56,6 +59,7 @@ AnswerScore = Annotated[
 Score5 = Annotated[int, Field(ge=1, le=5, description="1 (worst) to 5 (best)")]
 SupportLevel = Literal["support", "partial", "none"]
 Verdict = Literal["supported", "partial", "unsupported"]
+Entailment = Literal["entailed", "neutral", "contradicted"]
 ImportanceLevel = Literal["vital", "okay"]
 
 
@@ -229,6 +233,28 @@ class Attribution(_Output):
         return self
 
 
+class EntailmentCheck(_Output):
+    """Whether one claim is entailed by, neutral to, or contradicted by the text it is checked against."""
+
+    statement_id: str
+    reason: str
+    verdict: Entailment
+
+
+class ClaimCheck(_Output):
+    """Both directions of ``claim_check`` in one answer: each answer claim against the reference answer, each
+    reference claim against the answer; one entry per id, no id twice in a list."""
+
+    answer_claims: list[EntailmentCheck]
+    reference_claims: list[EntailmentCheck]
+
+    @model_validator(mode="after")
+    def _one_per_id(self) -> ClaimCheck:
+        _unique([c.statement_id for c in self.answer_claims], "answer claim id")
+        _unique([c.statement_id for c in self.reference_claims], "reference claim id")
+        return self
+
+
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     model.__name__: model
     for model in (
@@ -243,6 +269,7 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         AnswerRelevance,
         Attribution,
         AnswerAssessment,
+        ClaimCheck,
     )
 }
 

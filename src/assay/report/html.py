@@ -19,6 +19,7 @@ from markupsafe import Markup
 from assay.formats.atomic import atomic_write_text
 from assay.pipelines.evaluate.results import AgreementBlock, EvalResult, MetricSummary, QueryResult, RunResult
 from assay.report import _agreement as agr
+from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 from assay.report import plots
 
@@ -59,6 +60,29 @@ def _cell(summary: MetricSummary | None) -> Cell:
 
 def _metric_rows(runs: Sequence[RunResult], names: Sequence[str]) -> list[tuple[str, list[Cell]]]:
     return [(name, [_cell(run.metrics.get(name)) for run in runs]) for name in names]
+
+
+def _diagnosis_view(result: EvalResult) -> dict[str, Any] | None:
+    """The diagnosis section: module rows (summary cells per run), strongest differences, example groups with safe
+    anchors, and an index of the groups per run."""
+    if not diag.has_diagnosis(result):
+        return None
+    modules = diag.module_rows(result)
+    rows = [(f"{row.arrow} {row.module}: {row.label}", [_cell(s) for s in row.summaries]) for row in modules]
+    differences = [
+        {
+            "c": d.comparison,
+            "label": d.label,
+            "delta": f"{d.comparison.delta:+.3f}",
+            "interval": fmt.fmt_interval(d.comparison.low, d.comparison.high),
+            "p": fmt.fmt_p(d.comparison.p_adjusted),
+            "verdict": f"{d.better} better" if d.better else "no reliable difference",
+        }
+        for d in diag.differences(result)
+    ]
+    groups = diag.example_groups(result)
+    index = [(run.name, [g for g in groups if g.run == run.name]) for run in result.runs]
+    return {"rows": rows, "differences": differences, "groups": groups, "index": [i for i in index if i[1]]}
 
 
 def _strata_view(result: EvalResult) -> list[dict[str, Any]]:
@@ -190,6 +214,7 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
             {"run": run, "notes": fmt.count_notes(run.counts), "judged": fmt.fmt_judged(run)} for run in result.runs
         ],
         "comparisons": _comparison_view(result),
+        "diagnosis": _diagnosis_view(result),
         "forest": _svg(plots.forest_svg(result)),
         "curves": _svg(plots.curves_svg(result)),
         "pr": _svg(plots.pr_svg(result)),

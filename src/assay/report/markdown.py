@@ -14,6 +14,7 @@ from pathlib import Path
 from assay.formats.atomic import atomic_write_text
 from assay.pipelines.evaluate.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 from assay.report import _agreement as agr
+from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
@@ -41,6 +42,7 @@ def render_markdown(result: EvalResult) -> str:
     for run in result.runs:
         lines += _run_section(result, run)
     lines += _comparisons(result)
+    lines += _diagnosis(result)
     lines += _agreement(result)
     lines += _corrected(result)
     lines += _usage(result)
@@ -132,6 +134,43 @@ def _comparisons(result: EvalResult) -> list[str]:
         title = f"### {md_escape(comps[0].b)} vs {md_escape(comps[0].a)}"
         lines += [title, "", *_table(*_comparison_rows(result, comps), "lrrlrrl")]
     return lines
+
+
+def _diagnosis(result: EvalResult) -> list[str]:
+    """RAGChecker's modules per run, the strongest differences, and example claims per failure category."""
+    if not diag.has_diagnosis(result):
+        return []
+    level = fmt.confidence_label(result)
+    intro = f"Claim-level metrics (RAGChecker), mean [{level} interval]; ↑ higher is better, ↓ lower is better."
+    header = ["module", "metric", *(md_escape(run.name) for run in result.runs)]
+    rows = [
+        [row.module, f"{row.arrow} {row.label}", *(_summary_text(s) for s in row.summaries)]
+        for row in diag.module_rows(result)
+    ]
+    lines = ["## Diagnosis", "", intro, "", *_table(header, rows, "ll" + "r" * len(result.runs))]
+    found = diag.differences(result)
+    if found:
+        lines += ["### Strongest differences", ""]
+        for item in found:
+            c = item.comparison
+            verdict = f"{md_escape(item.better)} better" if item.better else "no reliable difference"
+            lines.append(f"- {md_escape(c.b)} − {md_escape(c.a)}, {item.label}: {c.delta:+.3f} "
+                         f"{fmt.fmt_interval(c.low, c.high)}, p Holm {fmt.fmt_p(c.p_adjusted)}: {verdict}")  # fmt: skip
+        lines.append("")
+    for group in diag.example_groups(result):
+        lines += [f"### {md_escape(group.run)}: {group.title}", ""]
+        for e in group.examples:
+            chunk = f" Chunk {md_escape(e.chunk_id)}: {md_escape((e.chunk_text or '')[:200])}" if e.chunk_id else ""
+            lines.append(f"- {md_escape(e.query_id)}, claim: {md_escape(e.claim)} — {md_escape(e.verdict)}. "
+                         f"Judge: {md_escape(e.reason)}.{chunk}")  # fmt: skip
+        lines.append("")
+    return lines
+
+
+def _summary_text(summary: MetricSummary | None) -> str:
+    if summary is None:
+        return "—"
+    return f"{fmt.fmt_mean(summary)} {fmt.fmt_interval(summary.low, summary.high)}".strip()
 
 
 def _comparison_rows(result: EvalResult, comps: list[Comparison]) -> tuple[list[str], list[list[str]]]:

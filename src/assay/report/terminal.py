@@ -13,8 +13,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.pipelines.evaluate.results import AgreementSummary, Comparison, EvalResult, RunResult
+from assay.pipelines.evaluate.results import AgreementSummary, Comparison, EvalResult, MetricSummary, RunResult
 from assay.report import _agreement as agr
+from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 
 __all__ = ["render_terminal"]
@@ -23,12 +24,16 @@ __all__ = ["render_terminal"]
 def render_terminal(result: EvalResult, console: Console) -> None:
     """Print the summary of ``result`` on ``console``. Text from the data is never read as rich markup."""
     console.print(_header(result))
-    headline = fmt.headline_metrics(result)
+    in_diagnosis = {row.metric for row in diag.module_rows(result)} - {"context_recall", "faithfulness"}
+    headline = [name for name in fmt.headline_metrics(result) if name not in in_diagnosis]  # shown below instead
     for run in result.runs:
         _print_run(console, result, run, headline)
     for table in _comparisons(result, headline):
         console.print()
         console.print(table)
+    if diag.has_diagnosis(result):
+        console.print()
+        _print_diagnosis(console, result)
     console.print()
     if result.agreement is None:
         console.print(Text(agr.not_audited(result), style="dim"))
@@ -124,6 +129,44 @@ def _short_verdict(comp: Comparison) -> str:
     if not comp.significant:
         return "no reliable difference"
     return f"{comp.b if comp.delta > 0 else comp.a} better"
+
+
+def _print_diagnosis(console: Console, result: EvalResult) -> None:
+    """The modules' scores per run (↑ higher is better, ↓ lower), the strongest differences, where the examples are."""
+    title = f"Diagnosis (RAGChecker's claim-level metrics, mean [{fmt.confidence_label(result)}])"
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
+    table.add_column("module", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    for run in result.runs:
+        table.add_column(Text(run.name), no_wrap=True)
+    previous = ""
+    for row in diag.module_rows(result):
+        cells = [Text(_short(s)) for s in row.summaries]
+        module = row.module if row.module != previous else ""
+        previous = row.module
+        table.add_row(Text(module), Text(f"{row.arrow} {row.label}"), *cells)
+    console.print(table)
+    for item in diag.differences(result, top=3):
+        c = item.comparison
+        verdict = f"{item.better} better" if item.better else "no reliable difference"
+        line = (
+            f"  {c.b} − {c.a} on {item.label}: {c.delta:+.3f} {fmt.fmt_interval(c.low, c.high)}, "
+            f"p Holm {fmt.fmt_p(c.p_adjusted)}: {verdict}"
+        )
+        console.print(Text(line, style="green" if item.better else "dim"))
+    shown = len(result.diagnosis_examples)
+    if shown:
+        console.print(
+            Text(f"  {shown} example claims by failure category: report.html, section Diagnosis", style="dim")
+        )
+
+
+def _short(summary: MetricSummary | None) -> str:
+    if summary is None:
+        return "—"
+    if summary.mean is None:
+        return fmt.fmt_mean(summary)
+    return f"{fmt.fmt_mean(summary)} [{fmt.fmt_value(summary.low, 2)}, {fmt.fmt_value(summary.high, 2)}]"
 
 
 def _corrected(result: EvalResult) -> Table:

@@ -3,6 +3,9 @@
 - :mod:`assay.testing.fake_server`: :class:`FakeOpenAIServer` (an OpenAI-compatible server on 127.0.0.1 with
   latency, scripted answers and injected faults) and :class:`FakeBackend` (in-process). ``python -m
   assay.testing.fake_server`` serves one from a separate process.
+- :mod:`assay.testing.pytest_plugin`: the pytest plugin (entry point ``pytest11``): fixtures ``assay_judge``,
+  ``assay_golden``, ``assay_eval``; :mod:`assay.testing.evaluation`: the :class:`Evaluation` they return, with
+  ``assert_metric`` and ``assert_not_worse``.
 
 The names are imported on first use, so ``python -m assay.testing.<module>`` runs its module only once.
 """

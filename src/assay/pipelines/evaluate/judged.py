@@ -9,6 +9,7 @@ Calls per evaluated sample (one query of one run with an answer, context of k ch
 3. ``answer_assessment``: the answer's claims with verdicts and the passages each draws on (faithfulness,
    attribution) plus the answer's relevance (0-3, noncommittal), one call.
 
+The diagnosis (:mod:`~assay.pipelines.evaluate.diagnosis`) adds one ``claim_check`` call per answer, after these.
 Nugget recall adds one ``support`` call per answer (the nuggets as statements, the answer as the only passage), as
 the TREC 2024 RAG track assigns nuggets. Every call that fails leaves its metrics unscored with the reason.
 
@@ -303,7 +304,8 @@ def _read_context(call: _Call, data: dict[str, Any], out: Assessed) -> None:
         if level > 0 and not cols:
             cols = list(range(len(call.columns)))  # supported by the context, passages not named: credit all
         matrix[row, cols] = level
-        out.rows.append(_support_row(call, "reference", (statement["text"], answer["support"]), level, cols))
+        line = _support_row(call, "reference", (statement["text"], answer["support"]), level, cols)
+        out.rows.append({**line, "reason": answer["reason"]})
     verdicts = rag.claim_support(matrix).tolist()
     out.put("context_recall", float(rag.context_recall([verdicts])[0]), "missing_claim_verdict")
 
@@ -317,7 +319,8 @@ def _read_answer(call: _Call, data: dict[str, Any], out: Assessed) -> None:
         verdicts.append(value)
         if value > 0:
             used |= {call.columns[i] for i in cols}
-        out.rows.append(_support_row(call, "answer", (claim["claim"], claim["verdict"]), value, cols))
+        row = _support_row(call, "answer", (claim["claim"], claim["verdict"]), value, cols)
+        out.rows.append({**row, "reason": claim["reason"]})
     out.put("faithfulness", float(rag.faithfulness([verdicts])[0]), "no_claims")
     relevance = 0.0 if data["noncommittal"] else data["relevance"] / 3.0
     out.put("answer_relevance", relevance)

@@ -16,6 +16,13 @@ from pathlib import Path
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge, Pair, estimate_pairs
 from assay.judge.relevance import Graded
+from assay.pipelines.evaluate.diagnosis import (
+    CLAIM_CHECK_PROMPT,
+    DIAGNOSIS_NAMES,
+    diagnose_runs,
+    estimate_variables,
+    plan_diagnosis,
+)
 from assay.pipelines.evaluate.judged import (
     Assessed,
     JudgedPlan,
@@ -24,6 +31,7 @@ from assay.pipelines.evaluate.judged import (
     plan_calls,
     unlabelled_pairs,
 )
+from assay.pipelines.evaluate.results import DiagnosisExample
 from assay.pipelines.evaluate.runs import LoadedRun
 from assay.types import RelevanceLabel
 
@@ -39,6 +47,7 @@ LLM_FAMILIES = {
     "answer_relevance": "answer",
     "attribution_rate": "answer",
     "nugget_recall": "nugget_recall",
+    **dict.fromkeys(DIAGNOSIS_NAMES, "diagnosis"),  # claim_check after the context and answer calls
 }
 
 
@@ -55,11 +64,17 @@ def judge_runs(
     seed: int,
     add_labels: bool,
     progress: Progress | None,
-) -> dict[str, dict[str, Assessed]]:
-    """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found."""
+) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
+    """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
+    diagnosis examples (when a diagnosis metric was asked for)."""
     pairs = unlabelled_pairs(gold, runs, depth)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=_call_families(families))
-    labels = asyncio.run(_judge_all(judge, gold, pairs, plan, listwise=listwise, seed=seed, progress=progress))
+    diagnosis = runs if "diagnosis" in _call_families(families) else None
+    labels, diagnosed = asyncio.run(
+        _judge_all(
+            judge, gold, pairs, plan, listwise=listwise, seed=seed, ctx_k=ctx_k, progress=progress, diagnosis=diagnosis
+        )
+    )
     judged = {(label.query_id, label.chunk_id) for label in labels}
     for run in runs:
         run.counts.labels_judged_now = sum(
@@ -69,7 +84,7 @@ def judge_runs(
         gold.add_labels(labels)
         if add_labels and folder is not None:
             gold.update(folder, ("qrels",))
-    return plan.assessed
+    return plan.assessed, diagnosed
 
 
 def estimate_judging(
@@ -91,12 +106,19 @@ def estimate_judging(
         calls = [c for c in plan.calls if c.kind == kind]
         if calls:
             out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])
+    checks = estimate_variables(gold, runs) if "diagnosis" in _call_families(families) else []
+    if checks:
+        out["diagnosis"] = judge.estimate(CLAIM_CHECK_PROMPT, checks)
     return out
 
 
 def _call_families(families: set[str]) -> set[str]:
-    """The call kinds :func:`plan_calls` should plan; ``{"none"}`` when no family needing a call was asked for."""
-    return {LLM_FAMILIES[f] for f in families if LLM_FAMILIES[f] and LLM_FAMILIES[f] != "relevance"} or {"none"}
+    """The call kinds :func:`plan_calls` should plan; ``{"none"}`` when no family needing a call was asked for.
+    The diagnosis reads the context and answer calls' support rows, so it asks for both."""
+    kinds = {LLM_FAMILIES[f] for f in families if LLM_FAMILIES[f] and LLM_FAMILIES[f] != "relevance"}
+    if "diagnosis" in kinds:
+        kinds |= {"context_recall", "answer"}
+    return kinds or {"none"}
 
 
 async def _judge_all(
@@ -107,8 +129,12 @@ async def _judge_all(
     *,
     listwise: int | None,
     seed: int,
+    ctx_k: int,
     progress: Progress | None,
-) -> list[RelevanceLabel]:
+    diagnosis: list[LoadedRun] | None = None,
+) -> tuple[list[RelevanceLabel], list[DiagnosisExample]]:
+    """Relevance labels and the planned calls at once; then, with ``diagnosis`` (the runs), the claim_check calls
+    that need the answer calls' claims. Returns the new labels and the diagnosis examples."""
     total = len(pairs) + len(plan.calls)
     count = [0]
 
@@ -122,6 +148,11 @@ async def _judge_all(
             judge_unlabelled(judge, pairs, listwise=listwise, seed=seed, on_label=tick),
             assess_runs(judge, gold, plan, on_result=tick),
         )
+        examples: list[DiagnosisExample] = []
+        if diagnosis is not None:
+            calls = plan_diagnosis(gold, diagnosis, plan.assessed, context_k=ctx_k)
+            total += len(calls)
+            examples = await diagnose_runs(judge, gold, calls, plan.assessed, on_result=tick)
     finally:
         await judge.aclose()
-    return labels
+    return labels, examples

@@ -28,9 +28,17 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
 from assay.metrics import parse_measure
 from assay.pipelines.evaluate import ranking as er
+from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, directed
 from assay.pipelines.evaluate.judged import Assessed
 from assay.pipelines.evaluate.judging import LLM_FAMILIES, Progress, estimate_judging, judge_runs
-from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult, headline_k, headline_metrics
+from assay.pipelines.evaluate.results import (
+    DiagnosisExample,
+    EvalResult,
+    QueryResult,
+    RunResult,
+    headline_k,
+    headline_metrics,
+)
 from assay.pipelines.evaluate.runs import LoadedRun, load_runs
 from assay.pipelines.evaluate.stats import (
     PPIInputs,
@@ -113,7 +121,8 @@ class Evaluated:
     support_rows: list[dict[str, Any]] = field(default_factory=list)
 
     def write_support_matrix(self, path: str | Path) -> Path:
-        """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk."""
+        """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk and
+        the judge's reason."""
         head = json.dumps({"assay": "support_matrix", "version": 1})
         lines = [head, *(json.dumps(row, ensure_ascii=False) for row in self.support_rows)]
         atomic_write_text(path, "\n".join(lines) + "\n")
@@ -181,9 +190,10 @@ def evaluate_detailed(
     loaded = load_runs(runs, gold)
     ranking, families = _split_metrics(config)
     assessed: dict[str, dict[str, Assessed]] = {}
+    diagnosed: list[DiagnosisExample] = []
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     if judge is not None:
-        assessed = judge_runs(gold, folder, loaded, judge, families=families, progress=progress,
+        assessed, diagnosed = judge_runs(gold, folder, loaded, judge, families=families, progress=progress,
                               add_labels=config.add_labels, **_judging_settings(config))  # fmt: skip
     labels = er.Labels.of(gold, strict_unscored=judge is not None)
     per_run = {
@@ -196,6 +206,7 @@ def evaluate_detailed(
         gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config, humans=humans
     )
     result.usage = _spent(judge, before)
+    result.diagnosis_examples = diagnosed
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support)
@@ -317,6 +328,8 @@ def _result(
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = headline_metrics(_metric_names(per_run[runs[0].name]), config.k_values) if runs else []
+    diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family
+    names = [name for name in names if name not in DIAGNOSIS_NAMES]
     corrected = []
     for run in runs if humans.human else []:
         found, notes = corrected_metrics(run, sorted({config.ctx_k, config.k_head}), humans, config.stat())
@@ -331,6 +344,7 @@ def _result(
         settings=settings,
         runs=results,
         comparisons=compare_runs(per_run, names, config.stat()),
+        diagnosis_comparisons=directed(compare_runs(per_run, diagnosed, config.stat())),
         corrected=corrected,
         agreement=agreement_of(gold, humans, fields=("type", "difficulty", *config.strata), settings=config.stat()),
         warnings=warnings,

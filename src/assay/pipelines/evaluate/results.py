@@ -25,6 +25,7 @@ __all__ = [
     "AuditTarget",
     "Comparison",
     "CorrectedMetric",
+    "DiagnosisExample",
     "EvalResult",
     "MetricSummary",
     "QueryResult",
@@ -222,6 +223,25 @@ class AgreementSummary(_Model):
     strata: dict[str, dict[str, AgreementBlock]] = Field(default_factory=dict)  # field -> value -> block
 
 
+class DiagnosisExample(_Model):
+    """One claim that shows a failure the diagnosis metrics count, with the evidence, for the report to show.
+
+    ``category``: hallucination, relevant_noise, irrelevant_noise, self_knowledge (answer claims), missed_by_retriever
+    or ignored_by_generator (reference claims). ``chunk_id``/``chunk_text``: the chunk that entails the claim (for
+    noise and ignored claims), else None. ``verdict`` says in words what the judge found; ``reason`` is its reason.
+    """
+
+    run: str
+    query_id: str
+    question: str
+    category: str
+    claim: str
+    verdict: str
+    reason: str = ""
+    chunk_id: str | None = None
+    chunk_text: str | None = None
+
+
 class EvalResult(_Model):
     """The whole evaluation: settings, each run, the comparisons between runs, corrections and what it cost."""
 
@@ -237,3 +257,6 @@ class EvalResult(_Model):
     agreement: AgreementSummary | None = None  # None: nothing audited (see `assay audit GOLDEN`)
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
+    diagnosis_examples: list[DiagnosisExample] = Field(default_factory=list)  # a few per run and category
+    # the diagnosis metrics compared in their own Holm family (verdicts read "lower is better" where it is)
+    diagnosis_comparisons: list[Comparison] = Field(default_factory=list)

@@ -1,0 +1,71 @@
+"""The gate rule shared by ``assay eval --fail-under`` and the pytest plugin, and the not-worse-than-baseline rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.errors import ConfigError
+from assay.pipelines.evaluate.gates import Gate, check_gates, gate_failure, regression
+from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary, RunResult
+
+
+def _result() -> EvalResult:
+    good = RunResult(name="good", path="g", metrics={
+        "ndcg@10": MetricSummary(mean=0.70, low=0.62, high=0.78, n_scored=30),
+        "hallucination": MetricSummary(mean=0.05, low=0.01, high=0.12, n_scored=30),
+    })  # fmt: skip
+    weak = RunResult(name="weak", path="w", metrics={
+        "ndcg@10": MetricSummary(mean=0.61, low=0.52, high=0.70, n_scored=30),
+        "hallucination": MetricSummary(mean=None, n_unscored=30),
+    })  # fmt: skip
+    comparisons = [
+        Comparison(a="good", b="weak", metric="ndcg@10", n=30, delta=-0.09, low=-0.14, high=-0.04, p_value=0.001,
+                   p_adjusted=0.002, significant=True, verdict="good better"),
+        Comparison(a="good", b="weak", metric="hallucination", n=30, delta=-0.02, low=-0.05, high=0.01,
+                   p_value=0.2, p_adjusted=0.4, significant=False, verdict="no reliable difference"),
+    ]  # fmt: skip
+    return EvalResult(assay_version="t", golden="g", judge=None, k_values=[10], runs=[good, weak],
+                      comparisons=comparisons[:1], diagnosis_comparisons=comparisons[1:])  # fmt: skip
+
+
+def test_mean_gate_is_fail_under() -> None:
+    result = _result()
+    assert check_gates(result, [Gate("ndcg@10", 0.6)]) == []
+    assert check_gates(result, [Gate("ndcg@10", 0.65)]) == ["weak: ndcg@10 = 0.610 < 0.65"]
+
+
+def test_interval_bounds_and_at_most() -> None:
+    result = _result()
+    assert check_gates(result, [Gate("ndcg@10", 0.6, statistic="low")]) == [
+        "weak: ndcg@10 (interval low) = 0.520 < 0.6"
+    ]
+    gate = Gate("hallucination", 0.1, statistic="high", at_most=True)
+    assert gate_failure("good", result.runs[0].metrics["hallucination"], gate) == (
+        "good: hallucination (interval high) = 0.120 > 0.1"
+    )
+    assert gate_failure("weak", result.runs[1].metrics["hallucination"], gate) == (
+        "weak: hallucination has no scored query (gate 0.1)"
+    )
+    assert check_gates(result, [Gate("ndcg@10", 0.6, statistic="low")], runs=["good"]) == []
+    assert gate.describe() == "hallucination interval's upper bound <= 0.1"
+
+
+def test_unknown_metric_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"--fail-under ndcg@7: no such metric.*hallucination, ndcg@10"):
+        check_gates(_result(), [Gate("ndcg@7", 0.5)], origin="--fail-under")
+
+
+def test_regression_reads_the_comparison_in_either_order_and_direction() -> None:
+    result = _result()
+    message = regression(result, "weak", "good", "ndcg@10")
+    assert message == (
+        "weak is significantly worse than good on ndcg@10: weak − good = -0.090 [-0.140, -0.040], "
+        "p adjusted 0.002 over 30 paired queries"
+    )
+    assert regression(result, "good", "weak", "ndcg@10") is None  # good − weak = +0.09: better, not worse
+    assert regression(result, "weak", "good", "hallucination") is None  # not significant
+    result.diagnosis_comparisons[0].significant = True
+    assert regression(result, "weak", "good", "hallucination") is None  # lower hallucination is better
+    assert regression(result, "good", "weak", "hallucination") is not None  # good has more of it
+    with pytest.raises(ConfigError, match="no comparison of 'good' with 'other' on ndcg@10"):
+        regression(result, "good", "other", "ndcg@10")

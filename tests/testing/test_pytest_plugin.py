@@ -1,0 +1,128 @@
+"""assay's pytest plugin run by pytester: gates with intervals pass and fail with an explanation (metric, interval,
+worst queries, judge's reasons), the comparison with a baseline, a cached judge that a rerun does not pay again, and a
+plugin that costs nothing when unused."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines" / "evaluate"))
+from evaluate_fixture import good_lines, save_golden, weak_lines, write_run
+
+from assay.testing import FakeOpenAIServer
+
+pytest_plugins = ["pytester"]
+PLUGIN = "assay.testing.pytest_plugin"
+
+
+def _plugin_args() -> list[str]:
+    """``-p`` the plugin unless the installed entry point loads it already (registering it twice is an error)."""
+    installed = any(ep.value == PLUGIN for ep in entry_points(group="pytest11"))
+    return [] if installed else ["-p", PLUGIN]
+
+
+@pytest.fixture
+def data(pytester: pytest.Pytester) -> dict[str, Path]:
+    root = pytester.path
+    return {
+        "golden": save_golden(root / "golden"),
+        "good": write_run(root / "good.jsonl", good_lines()),
+        "weak": write_run(root / "weak.jsonl", weak_lines()),
+    }
+
+
+GATES = """
+ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10", "recall@5"))
+
+def test_good_passes(assay_eval):
+    ev = assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS)
+    ev.assert_metric("ndcg@10", at_least=0.6, run="good")
+    ev.assert_not_worse("good", baseline="weak", metric="ndcg@10")
+
+def test_weak_interval_gate(assay_eval):
+    assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS).assert_metric("ndcg@10", at_least=0.6, run="weak")
+
+def test_weak_not_worse(assay_eval):
+    assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS).assert_not_worse("weak", baseline="good", metric="ndcg@10")
+"""
+
+
+def test_gates_pass_and_fail_with_the_worst_queries(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(test_gates=GATES)
+    result = pytester.runpytest_subprocess(*_plugin_args())
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    assert "weak: ndcg@10 (interval low) = " in out and "< 0.6" in out
+    assert "weak ndcg@10: mean 0." in out and "95% interval [" in out and "12 scored, 0 unscored" in out
+    assert "worst queries of weak on ndcg@10:" in out
+    assert "q00: ndcg@10 = " in out  # every third weak line misses the answer chunk: q00 is among the worst
+    assert "rank 1 d03#1-rel: no relevance label (counted not relevant)" in out  # the labels behind the value
+    assert "rank 3 d00#1-rel: grade 1 (judge: no rationale)" in out
+    assert "weak is significantly worse than good on ndcg@10: weak − good = -" in out
+    assert "good ndcg@10: mean 0.964" in out  # the baseline's figures beside the run's
+
+
+JUDGED = """
+def test_weak_answers(assay_eval):
+    ev = assay_eval("golden", "weak.jsonl", metrics=("faithfulness", "claim_precision"), n_boot=200)
+    ev.assert_metric("faithfulness", at_least=0.5, statistic="mean")
+"""
+
+
+def test_judge_reasons_in_the_failure(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(test_judged=JUDGED)
+    result = pytester.runpytest_subprocess(*_plugin_args(), "--assay-judge", "offline")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "weak: faithfulness = 0.000 < 0.5" in out
+    assert "answer claim 'It has a lifetime guarantee on every part.': unsupported (Offline lexical baseline" in out
+    assert "hallucination: 'The Birch lantern is sold in stores.' (against the reference: neutral: " in out
+
+
+CACHED = """
+def test_cached(assay_eval):
+    ev = assay_eval("golden", "good.jsonl", metrics=("faithfulness",), n_boot=200)
+    ev.assert_metric("faithfulness", at_least=0.9, statistic="mean")
+"""
+
+
+def _scripted(body: dict[str, Any]) -> str:
+    import json
+
+    if body["response_format"]["json_schema"]["name"] == "ListwiseRelevance":
+        return json.dumps({"judgements": []})
+    claim = {"claim": "c", "reason": "r", "verdict": "supported", "passage_ids": ["1"]}
+    return json.dumps({"claims": [claim], "relevance_reason": "r", "relevance": 3, "noncommittal": False})
+
+
+def test_a_rerun_costs_nothing(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(test_cached=CACHED)
+    with FakeOpenAIServer(_scripted) as server:
+        args = [*_plugin_args(), "--assay-judge", "openai/j", "--assay-api-base", server.url,
+                "--assay-cache-dir", str(pytester.path / "cache")]  # fmt: skip
+        pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+        first = len(server.requests)
+        pytester.runpytest_subprocess(*args).assert_outcomes(passed=1)
+        assert first > 0 and len(server.requests) == first  # the second session answered from the cache
+
+
+def test_unused_plugin_has_no_effect_and_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_one():\n    assert 1 + 1 == 2\n")
+    pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=1)
+    code = (
+        "import sys; import assay.testing.pytest_plugin; "
+        "print(sorted(m for m in sys.modules if m.startswith(('assay.', 'numpy', 'pydantic', 'aiohttp', 'litellm'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['assay.testing', 'assay.testing.pytest_plugin']"
+
+
+def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(*_plugin_args(), "--help")
+    assert "--assay-judge" in result.stdout.str() and "assay_cache_dir" in result.stdout.str()
