@@ -277,9 +277,18 @@ def test_question_generation_rules_on_known_sentences() -> None:
         variables = {"passages": [PASSAGE], "question_type": kind, "style": "", "language": "English"}
         return str(_ask("question_generation", variables, GeneratedQuestion).question)
 
-    assert ask("numeric") == "Customers may return an unopened Acme blender within how many days of delivery?"
-    assert ask("conditional") == "What happens if the item was opened?"
-    assert ask("explanatory") == "Why is it that refunds go to the original card?"
+    # one of each type's phrasings (picked by a hash of the sentence), all worded from the same sentence
+    assert ask("numeric") in {
+        "Within how many days of delivery may customers return an unopened Acme blender?",
+        "Customers may return an unopened Acme blender within how many days of delivery?",
+    }
+    opened = "the item was opened?"
+    assert ask("conditional") in {f"What happens if {opened}", f"What if {opened}", f"What should I do if {opened}"}
+    assert ask("explanatory") in {
+        "Why do refunds go to the original card?",
+        "Why is it that refunds go to the original card?",
+        "What is the reason that refunds go to the original card?",
+    }
 
 
 def _generated(text: str, kind: str) -> GeneratedQuestion:
@@ -291,7 +300,10 @@ def _generated(text: str, kind: str) -> GeneratedQuestion:
 def test_numeric_questions_skip_section_numbers_headings_and_names() -> None:
     # Section numbers, heading lines and digits inside names (daemon-1, utf-8) are not quantities to ask for.
     manual = "## 2 Using libffi\n\nThe daemon-1 process reads utf-8 files. Each closure needs 64 bytes of memory."
-    assert _generated(manual, "numeric").question == "Each closure needs how many bytes of memory?"
+    assert _generated(manual, "numeric").question in {
+        "How many bytes of memory does each closure need?",
+        "Each closure needs how many bytes of memory?",
+    }
     # With no quantity at all, the question asks what is said and the reason admits the type could not be met.
     out = _generated("## Chapter 2. Users\n\nThe daemon-1 process runs as the daemon user.", "numeric")
     assert "how many" not in out.question and "what number" not in out.question.casefold()
@@ -300,7 +312,11 @@ def test_numeric_questions_skip_section_numbers_headings_and_names() -> None:
 
 def test_markdown_links_become_their_text_in_questions() -> None:
     text = "Refunds through [the bank](https://bank.example/refunds) are slow because it checks every claim by hand."
-    assert _generated(text, "explanatory").question == "Why is it that refunds through the bank are slow?"
+    assert _generated(text, "explanatory").question in {
+        "Why are refunds through the bank slow?",
+        "Why is it that refunds through the bank are slow?",
+        "What is the reason that refunds through the bank are slow?",
+    }
 
 
 def test_question_critic_penalises_unseen_context_and_rewards_a_good_question() -> None:

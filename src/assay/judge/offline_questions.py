@@ -2,11 +2,15 @@
 
 Generation picks the most salient sentence of a passage for the requested type (numbers, names and definitions
 first; "To ..."/imperatives for procedural, "if/unless" for conditional, "because/so that" for explanatory) and turns
-it into a question by a fixed rule per type; the answer is that sentence, quoted verbatim as evidence, split into
-claims and clause-level nuggets. Multi-hop and comparison questions combine one sentence from each of two passages;
-an unanswerable question asks about a concept absent from the passages. The questions are echo questions ("Customers
-can return unopened items within how many days of delivery?"): grammatical enough to test retrieval, but plainly a
-baseline.
+it into a question by rules per type; the answer is that sentence, quoted verbatim as evidence, split into claims and
+clause-level nuggets. Multi-hop and comparison questions combine one sentence from each of two passages; an
+unanswerable question asks about a concept absent from the passages.
+
+Each type has several phrasings, as people ask ("Within how many days of delivery can I return unopened items?",
+"How much does Ranger cost a year?", "What if my parcel arrives damaged?", "What is the difference between the
+shipping policy and the shipping FAQ?"); :func:`~assay.judge.offline_phrasing.choose` picks one from a hash of the
+sentence and type, so the same passage always gives the same question. Where a rule cannot reorder a sentence, the
+question echoes it ("Values range from how much to $500?"): grammatical, but plainly a baseline.
 """
 
 from __future__ import annotations
@@ -15,15 +19,22 @@ import re
 from dataclasses import dataclass
 
 from assay.judge.offline_lexical import BASELINE, coverage, name_terms, number_set, stem_terms
+from assay.judge.offline_phrasing import (
+    AFTER_CUT,
+    PROCEDURE_VERBS,
+    choose,
+    front,
+    invert,
+    lower_first,
+    quantity_words,
+    topic,
+    voice,
+)
 from assay.judge.outputs import EvidenceQuote, GeneratedQuestion, NuggetItem, QuestionCritique
 from assay.text import STOPWORDS, content_hash, numbers, sentences, words
 
 __all__ = ["Source", "critique", "generate", "locate"]
 
-_PROCEDURE_VERBS = frozenset(
-    """click open select go contact submit send fill enter call email log sign visit choose press pack attach include
-    request complete download install use check add remove update cancel apply book register print""".split()
-)
 _TYPE_CUES = {
     "procedural": re.compile(r"^(to \w+|\w+ (the|your|a|an)\b)|\b(step|click|select|submit|contact|fill in)\b", re.I),
     "conditional": re.compile(r"\b(if|unless|only when|provided that|except)\b", re.I),
@@ -38,19 +49,20 @@ _NUMBER_UNIT = re.compile(
     r"(?<![\w.])(?<![^\W\d_]-)(?P<cur>[$€£])?(?P<num>\d+(?:[.,]\d+)*)(?P<pct>%| percent)?"
     r"(?:[ -](?P<unit>[A-Za-z]+))?"
 )
+_TRAILING = frozenset("within between before after during per until via across without".split())
 _PRONOUN_START = re.compile(r"^(it|this|that|they|these|those|he|she|its|their)\b", re.I)
 _UNSEEN_CONTEXT = re.compile(
     r"\b(the|this|that) (passage|document|text|article|section|excerpt|table|context)\b"
     r"|\bthe above\b|\bthe following\b",
     re.I,
 )
-_ABSENT_CONCEPTS = (
-    "shipping to Antarctica",
-    "payment in cryptocurrency",
-    "the offices on the Moon",
-    "discounts for left-handed customers",
-    "the 1887 edition",
-    "support by carrier pigeon",
+_ABSENT_CONCEPTS = (  # (concept, how a person would ask about it)
+    ("shipping to Antarctica", "Do you ship to Antarctica?"),
+    ("payment in cryptocurrency", "Can I pay in cryptocurrency?"),
+    ("the offices on the Moon", "What are the opening hours of the office on the Moon?"),
+    ("discounts for left-handed customers", "Is there a discount for left-handed customers?"),
+    ("the 1887 edition", "What changed in the 1887 edition?"),
+    ("support by carrier pigeon", "Can I reach support by carrier pigeon?"),
 )
 
 
@@ -99,6 +111,7 @@ def _salience(original: str, kind: str) -> int:
     score += 3 * bool(numbers(sentence)) + 2 * bool(name_terms(sentence)) + 2 * bool(_DEFINITION.search(sentence))
     score += 1 if 6 <= count <= 35 else -3 if count < 4 else 0
     score -= 2 * bool(_PRONOUN_START.search(sentence)) + 2 * sentence.rstrip().endswith("?")
+    score -= 4 * bool(re.match(r"^[A-Z]{3,}\b", sentence)) + 6 * ("[ ]" in sentence or "[x]" in sentence)
     cue = _TYPE_CUES.get(kind)
     return score + (6 if cue is not None and cue.search(sentence) else 0)
 
@@ -113,22 +126,21 @@ def _core(sentence: str) -> str:
     return sentence.strip().rstrip(".!?;:").strip()
 
 
-def _lower_first(phrase: str, context: str) -> str:
-    first = phrase.split(" ", 1)[0]
-    keep = (first.isupper() and len(first) > 1) or first.casefold() in name_terms(context)
-    return phrase if keep or not phrase else phrase[0].lower() + phrase[1:]
+_lower_first = lower_first
 
 
 def _key_phrase(sentence: str, source: Source) -> str:
+    """What the sentence is about, as a noun phrase: a defined term, the heading, the subject, or a noun run."""
     definition = _DEFINITION.search(sentence)
     if definition:
-        return _lower_first(definition.group("subject"), source.text)
-    if source.heading.strip():
-        return source.heading.strip().split(" > ")[-1]
+        return topic(definition.group("subject"), source.text)
+    heading = topic(source.heading.strip().split(" > ")[-1], source.text) if source.heading.strip() else ""
+    if heading:  # a heading that is a question ("What is not covered") is kept as the asker's words
+        return heading
     verb = _VERB.search(sentence)
     subject = sentence[: verb.start()].strip(" ,;:") if verb else ""
-    if 1 <= len(subject.split()) <= 6 and subject.split()[-1].casefold() not in STOPWORDS:
-        return _lower_first(subject, source.text)
+    if 1 <= len(subject.split()) <= 6 and subject.split()[-1].casefold() not in STOPWORDS | _TRAILING:
+        return topic(subject, source.text)
     return _noun_run(sentence) or "this topic"
 
 
@@ -147,58 +159,92 @@ def _noun_run(sentence: str) -> str:
     return _lower_first(" ".join(best), sentence) if best else ""
 
 
+def _quantity(sentence: str) -> re.Match[str] | None:
+    """The first quantity of a sentence; a bare number right after a capitalised word is a name ("Emberline 2")."""
+    for match in _NUMBER_UNIT.finditer(sentence):
+        unit = match.group("unit")
+        bare = not (match.group("cur") or match.group("pct")) and (not unit or unit.casefold() in STOPWORDS)
+        if not (bare and re.search(r"\b[A-Z][\w-]*\s$", sentence[: match.start()])):
+            return match
+    return None
+
+
 def _numeric(sentence: str, source: Source) -> str:
-    match = _NUMBER_UNIT.search(sentence)
+    match = _quantity(sentence)
     if match is None:  # no quantity to ask for (generate() says so in the reason): ask what is said
-        return f"What does the documentation say about {_key_phrase(sentence, source)}?"
-    unit = match.group("unit")
-    if match.group("cur"):
-        ask, end = "how much", match.end("num")
-    elif match.group("pct"):
-        ask, end = "what percentage", match.end("pct")
-    elif unit and unit.casefold() not in STOPWORDS:
-        ask, end = f"how many {unit}", match.end("unit")
-    elif len(match.group("num")) == 4 and match.group("num").startswith(("19", "20")):
-        ask, end = "what year", match.end("num")
-    else:
-        ask, end = "what number", match.end("num")
-    echoed = _core(sentence[: match.start()] + ask + sentence[end:])
-    return echoed[:1].upper() + echoed[1:] + "?"
+        return _about(sentence, source)
+    ask, end = quantity_words(match, sentence)
+    before, after = sentence[: match.start()], _core(sentence[end:])
+    fronted = front(ask, before, after, source.text)
+    echoed = _core(before + ask + sentence[end:])
+    echo = echoed[:1].upper() + echoed[1:] + "?"
+    return voice(choose([fronted, fronted, echo] if fronted else [echo], sentence + "|numeric"))
+
+
+def _about(sentence: str, source: Source) -> str:
+    """A question on what is said about the sentence's topic."""
+    about = _key_phrase(sentence, source)
+    options = [f"What does the documentation say about {about}?", f"What should I know about {about}?",
+               f"Can you tell me about {about}?", f"What are the details of {about}?"]  # fmt: skip
+    return choose(options, sentence + "|about")
 
 
 def _factoid(sentence: str, source: Source) -> str:
     definition = _DEFINITION.search(sentence)
     if definition:
         verb = "are" if definition.group("verb").casefold() == "are" else "is"
-        return f"What {verb} {_lower_first(definition.group('subject'), source.text)}?"
-    if _NUMBER_UNIT.search(sentence):
+        term = _lower_first(definition.group("subject"), source.text)
+        options = [f"What {verb} {term}?", f"What does {term} mean?", f"Can you explain what {term} {verb}?"]
+        return choose(options, sentence + "|definition")
+    if _quantity(sentence):
         return _numeric(sentence, source)
-    return f"What does the documentation say about {_key_phrase(sentence, source)}?"
+    return _about(sentence, source)
 
 
 def _procedural(sentence: str, source: Source) -> str:
     core = _core(sentence)
     to_clause = re.match(r"^to\s+([^,]{3,100}),", core, re.I)
+    action = ""
     if to_clause:
-        return f"How do you {to_clause.group(1)}?"
-    if words(core) and words(core)[0] in _PROCEDURE_VERBS and not re.search(r"\s(is|are)\s", core):
-        return f"How do you {_lower_first(core, source.text)}?"
-    return f"What are the steps for {_lower_first(_key_phrase(sentence, source), source.text)}?"
+        action = to_clause.group(1)
+    elif words(core) and words(core)[0] in PROCEDURE_VERBS and not re.search(r"\s(is|are)\s", core):
+        action = _lower_first(core, source.text)
+    if action:
+        action = voice(AFTER_CUT.split(action, maxsplit=1)[0].strip())
+        options = [f"How do I {action}?", f"How can I {action}?", f"What do I need to do to {action}?"]
+        return choose(options, sentence + "|procedural")
+    about = _key_phrase(sentence, source)
+    options = [f"What are the steps for {about}?", f"What is the procedure for {about}?",
+               f"What is the process for {about}?"]  # fmt: skip
+    return choose(options, sentence + "|steps")
 
 
 def _conditional(sentence: str, source: Source) -> str:
     match = _CONDITION.search(sentence)
-    if match is None:
-        return f"Under what conditions does the rule on {_key_phrase(sentence, source)} apply?"
-    cue = "unless" if match.group("cue").casefold() == "unless" else "if"
-    return f"What happens {cue} {_core(match.group('clause'))}?"
+    if match is None or _PRONOUN_START.search(match.group("clause")):
+        about = _key_phrase(sentence, source)
+        options = [f"What are the conditions for {about}?", f"Are there any conditions for {about}?",
+                   f"What exceptions apply to {about}?"]  # fmt: skip
+        return choose(options, sentence + "|conditions")
+    clause = voice(_core(match.group("clause")))
+    if match.group("cue").casefold() == "unless":
+        return f"What happens unless {clause}?"
+    options = [f"What happens if {clause}?", f"What if {clause}?", f"What should I do if {clause}?"]
+    return choose(options, sentence + "|conditional")
 
 
 def _explanatory(sentence: str, source: Source) -> str:
     match = _REASON.search(_core(sentence))
-    if match:
-        return f"Why is it that {_lower_first(match.group('clause'), source.text)}?"
-    return f"What should I know about {_key_phrase(sentence, source)}?"
+    if match and ". " not in match.group("clause"):
+        clause = voice(_lower_first(match.group("clause"), source.text))
+        parts = invert(clause, source.text)
+        options = [f"Why is it that {clause}?", f"What is the reason that {clause}?"]
+        if parts is not None:
+            options = [f"Why {' '.join(p for p in parts if p)}?"] * 2 + options
+        return choose(options, sentence + "|explanatory")
+    about = _key_phrase(sentence, source)
+    options = [f"Can you explain {about}?", f"What should I know about {about}?", f"What is the purpose of {about}?"]
+    return choose(options, sentence + "|why")
 
 
 _SINGLE = {
@@ -248,11 +294,14 @@ def _unanswerable(sources: list[Source]) -> GeneratedQuestion:
     seen = {t for src in sources for t in stem_terms(src.text + " " + src.heading)}
     start = int(content_hash(sources[0].text, 2), 16) % len(_ABSENT_CONCEPTS)
     rotated = _ABSENT_CONCEPTS[start:] + _ABSENT_CONCEPTS[:start]
-    concept = next((c for c in rotated if not set(stem_terms(c)) & seen), rotated[0])
-    topic = _key_phrase(_plain(_pick(sources[0], "factoid")), sources[0])
+    concept, asked = next((c for c in rotated if not set(stem_terms(c[0])) & seen), rotated[0])
+    about = _key_phrase(_plain(_pick(sources[0], "factoid")), sources[0])
+    # tied to the passage's topic: two seeds that draw the same concept still ask different questions
+    options = [f"About {about}: {asked[0].lower()}{asked[1:]}", f"Does the documentation on {about} mention {concept}?",
+               f"Is there anything on {concept} in the documentation on {about}?"]  # fmt: skip
     return GeneratedQuestion(
         reason=f"{BASELINE}: unanswerable question about '{concept}', a concept absent from the passages.",
-        question=f"What does the documentation say about {concept} in relation to {topic}?",
+        question=choose(options, sources[0].text + "|unanswerable"),
         answer=f"The documents do not say anything about {concept}, so the question cannot be answered from them.",
         evidence=[],
         claims=[],
@@ -274,7 +323,7 @@ def generate(sources: list[Source], question_type: str) -> GeneratedQuestion:
     source = sources[0]
     sentence = _pick(source, question_type)
     used = question_type if question_type in _SINGLE else f"factoid (no rule for '{question_type}')"
-    if question_type == "numeric" and _NUMBER_UNIT.search(_plain(sentence)) is None:
+    if question_type == "numeric" and _quantity(_plain(sentence)) is None:
         rule, used = _factoid, "factoid (the passage states no quantity for a numeric question)"
     reason = f"{BASELINE}: {used} question made by rule from the most salient sentence of passage {source.id}."
     return _result(reason, rule(_plain(sentence), source), [(source, sentence)])
@@ -286,10 +335,16 @@ def _two_hop(sources: list[Source], question_type: str) -> GeneratedQuestion:
     two = _pick(second, "factoid", skip=one if second is first else None)
     if question_type == "comparison":
         a, b = _key_phrase(_plain(one), first), _key_phrase(_plain(two), second)
-        question = f"How do {a} and {b} compare?" if a != b else f"How do the two statements on {a} compare?"
+        options = [f"How do {a} and {b} compare?", f"What is the difference between {a} and {b}?",
+                   f"What are the differences between {a} and {b}?"]  # fmt: skip
+        question = choose(options, one + two) if a != b else f"How do the two statements on {a} compare?"
     else:
         q_one, q_two = _core(_factoid(_plain(one), first)), _core(_factoid(_plain(two), second))
-        question = f"{q_one}, and {_lower_first(q_two, second.text)}?"
+        options = [
+            f"{q_one}, and {_lower_first(q_two, second.text)}?",
+            f"{q_one}? And {_lower_first(q_two, second.text)}?",
+        ]
+        question = choose(options, one + two)
     reason = (
         f"{BASELINE}: {question_type} question joining a sentence of passage {first.id} and one of passage "
         f"{second.id}; the answer needs both."
