@@ -34,6 +34,7 @@ import math
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -46,7 +47,7 @@ from assay.judge.factory import make_judge
 from assay.judge.relevance import Pair, grade_pairs
 from assay.metrics.agreement import cohen_kappa
 from assay.text import sentences, terms
-from assay.types import Chunk
+from assay.types import Chunk, RelevanceLabel
 
 POOL_DEPTH, SYSTEM_DEPTH = 20, 10
 SYSTEMS = ("bm25", "bm25-title", "bm25-q1", "coord", "bm25-tail")
@@ -70,6 +71,7 @@ class Row:
     seconds: float = 0.0
     tau: float | None = None
     system_p10: dict[str, float] = field(default_factory=dict)
+    unscored_causes: dict[str, int] = field(default_factory=dict)  # Unscored.kind -> pooled pairs
 
 
 @dataclass
@@ -186,8 +188,8 @@ async def judge_pairs(
     cache_dir: Path,
     concurrency: int,
     listwise: int | None,
-) -> dict[tuple[str, str], float]:
-    """Grades of (query_id, doc_id) pairs by judge ``spec`` through grade_pairs (NaN where unscored)."""
+) -> dict[tuple[str, str], RelevanceLabel]:
+    """Labels of (query_id, doc_id) pairs by judge ``spec`` through grade_pairs (``grade`` None where unscored)."""
     judge = make_judge(spec, api_base=api_base, cache_dir=cache_dir, concurrency=concurrency)
     texts = {c.id: c.text for c in collection.chunks}
     todo = [Pair(q, collection.queries[q], d, texts[d]) for q, d in pairs]
@@ -195,7 +197,7 @@ async def judge_pairs(
         labels = await grade_pairs(judge, todo, listwise=listwise)
     finally:
         await judge.aclose()
-    return {(lab.query_id, lab.chunk_id): float("nan") if lab.grade is None else float(lab.grade) for lab in labels}
+    return {(lab.query_id, lab.chunk_id): lab for lab in labels}
 
 
 def evaluate_judge(
@@ -209,7 +211,7 @@ def evaluate_judge(
         )
     )
     started = time.perf_counter()
-    grades = asyncio.run(
+    labels = asyncio.run(
         judge_pairs(
             spec,
             wanted,
@@ -220,9 +222,13 @@ def evaluate_judge(
             listwise=listwise,
         )
     )
-    row = _row(pool, spec, np.array([grades[(q, d)] for q, d, _ in pool.pairs]), time.perf_counter() - started)
-    if pool.runs:
-        row.system_p10 = system_scores(pool, lambda q, d: grades.get((q, d), 0.0) >= 1)
+    seconds = time.perf_counter() - started
+    grades = {key: float("nan") if lab.grade is None else float(lab.grade) for key, lab in labels.items()}
+    row = _row(pool, spec, np.array([grades[(q, d)] for q, d, _ in pool.pairs]), seconds)
+    pooled = [labels[(q, d)].unscored for q, d, _ in pool.pairs]
+    row.unscored_causes = dict(Counter(u.kind for u in pooled if u is not None))
+    if pool.runs:  # unscored (NaN) is not >= 1: it counts as not relevant
+        row.system_p10 = system_scores(pool, lambda q, d: grades[(q, d)] >= 1)
         human = system_scores(pool, pool.collection.relevant)
         row.tau = kendall_tau([human[s] for s in SYSTEMS], [row.system_p10[s] for s in SYSTEMS])
     return row
@@ -299,6 +305,9 @@ def format_table(results: Sequence[Result]) -> str:
             f"{_pct(r.rate2):>6} {r.kappa1:>6.3f} {_num(r.kappa2):>6} {100 * r.leniency:>+7.1f}p {tau:>5} "
             f"{r.seconds:>6.1f}"
         )
+    for r in (row for result in results for row in result.rows if row.unscored_causes):
+        causes = ", ".join(f"{kind} {n}" for kind, n in sorted(r.unscored_causes.items()))
+        lines.append(f"unscored by {r.judge} on {r.collection}: {causes}")
     return "\n".join(lines)
 
 

@@ -140,3 +140,19 @@ def test_a_beir_folder_is_measured_and_written_as_json(tmp_path: Path, capsys: p
     assert "bm25 cut, global" in table and "offline" in table and "P@10 on tiny" in table
     saved = json.loads(out.read_text())
     assert saved[0]["collection"] == "tiny" and saved[0]["rows"][0]["kappa2"] is None
+
+
+def test_an_answer_that_never_parses_is_unscored_and_its_cause_counted(tmp_path: Path) -> None:
+    def answer(body: dict[str, Any]) -> str:
+        said = " ".join(m["content"] for m in body["messages"])  # the repair retry repeats the conversation
+        return "not json" if "Linkers resolve" in said else _answer(body)
+
+    with FakeOpenAIServer(answer) as server:
+        result = agreement.run_collection(
+            _collection(), ["hosted_vllm/exact"], api_base=server.url, cache_dir=tmp_path, systems=False
+        )
+    row = result.rows[-1]
+    assert row.unscored == 1 and sum(row.unscored_causes.values()) == 1 and sum(row.histogram) == row.pairs - 1
+    assert f"unscored by hosted_vllm/exact on tiny: {next(iter(row.unscored_causes))} 1" in agreement.format_table(
+        [result]
+    )
