@@ -11,7 +11,8 @@ Relevance score (a BM25-shaped, self-normalised overlap)::
     a number matches only exactly
 
 ``tf_part`` is 1 for a term that occurs once in a passage of average length (``dl`` = its content-term count), less
-in a longer passage (the answer is "buried"), and never above 1, so the coverage ``s`` is in [0, 1].
+in a longer passage (the answer is "buried"), and never above 1, so the coverage ``s`` is in [0, 1]. There is no
+idf: a label may not depend on the other passages of a corpus (it is cached per pair); the weights stand in for it.
 
 Grades (calibrated against human labels, see bench/agreement.py): a grade needs the coverage
 ``s >= need(c, cap) = min(cap, c / sqrt(W))``: the share of the question a passage must cover falls as
