@@ -93,9 +93,9 @@ def _from_records(
 
 
 def load_folder(path: Path) -> Collection:
-    """A BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or a TREC folder (a qrels file, a queries or
-    topics file, and a corpus .jsonl or folder, found by name)."""
-    if (path / "corpus.jsonl").is_file():
+    """A BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or else a TREC folder (a qrels file, a queries or
+    topics file, and a corpus .jsonl or folder, found by their names)."""
+    if (path / "corpus.jsonl").is_file() and (path / "qrels").is_dir():
         golden = import_beir(path).golden
     else:
         qrels = _one(path, ("qrels", "qrel", ".rel"))

@@ -156,3 +156,16 @@ def test_an_answer_that_never_parses_is_unscored_and_its_cause_counted(tmp_path:
     assert f"unscored by hosted_vllm/exact on tiny: {next(iter(row.unscored_causes))} 1" in agreement.format_table(
         [result]
     )
+
+
+def test_a_trec_folder_is_found_by_file_names(tmp_path: Path) -> None:
+    folder = tmp_path / "trec"
+    folder.mkdir()
+    docs = [{"id": d, "title": t, "text": b} for d, (t, b) in DOCS.items()]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(o) + "\n" for o in docs))
+    (folder / "topics.tsv").write_text("".join(f"{q}\t{t}\n" for q, t in QUERIES.items()))
+    (folder / "qrels.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in QRELS.items() for d, g in docs.items()))
+    collection = agreement.load_folder(folder)
+    assert collection.queries == QUERIES and collection.qrels == QRELS
+    assert sorted(c.id for c in collection.chunks) == sorted(DOCS)
+    assert agreement.run_collection(collection, ["offline"], api_base=None, cache_dir=tmp_path / "c").rows[-1].pairs > 0
