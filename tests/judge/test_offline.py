@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from assay.errors import BackendError, TransientBackendError
 from assay.judge.base import Backend, ChatRequest
 from assay.judge.offline import HANDLERS, OfflineBackend, offline_answer
+from assay.judge.offline_lexical import stem_terms
 from assay.judge.outputs import (
     AnswerAssessment,
     AnswerRelevance,
@@ -102,7 +103,29 @@ def test_relevance_hand_cases_are_graded_and_ordered() -> None:
     assert grades[0] == 3
     assert grades[-1] == 0
     assert grades == sorted(grades, reverse=True)
-    assert grades[1] in (1, 2) and grades[2] in (1, 2)
+    # Calibrated to human labels: one shared term of six (RELATED) no longer makes a passage related.
+    assert grades[1] in (1, 2) and grades[2] in (0, 1)
+
+
+# Sixteen content terms of weight 1 (no names, numbers, generic or filler words): W = 16, so grade 1 needs a coverage
+# of min(0.6, 1.4 / 4) = 0.35 and grade 2 min(0.8, 1.6 / 4) = 0.4; a short passage holding a term once has tf_part 1.
+LONG_QUESTION = (
+    "Which studies compare automatic indexing of scientific journals for retrieval effectiveness, cost, vocabulary "
+    "control, thesaurus construction, citation analysis and catalogues?"
+)
+
+
+@pytest.mark.parametrize(
+    ("passage", "grade"),
+    [
+        ("automatic indexing scientific journals retrieval", 0),  # 5 of 16 terms: 0.3125 < 0.35
+        ("automatic indexing scientific journals retrieval effectiveness", 1),  # 6 of 16: 0.375
+        ("automatic indexing scientific journals retrieval effectiveness cost", 2),  # 7 of 16: 0.4375
+    ],
+)
+def test_a_long_question_needs_coverage_falling_as_one_over_sqrt_of_its_length(passage: str, grade: int) -> None:
+    assert len(set(stem_terms(LONG_QUESTION))) == 16
+    assert _grade(LONG_QUESTION, passage) == grade
 
 
 def test_relevance_needs_the_number_a_how_many_question_asks_for() -> None:
