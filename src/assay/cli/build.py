@@ -94,7 +94,13 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Golden-set folder to write.")
 @judge_options
-@click.option("--questions", type=click.IntRange(1), default=None, help="Questions in total (default 2 per document).")
+@click.option(
+    "--questions",
+    type=click.IntRange(1),
+    default=None,
+    help="Questions in total (default 2 per document). Fewer than the documents: that many seed documents are "
+    "drawn (seeded, stratified by source folder or file and by size), one question each.",
+)
 @click.option(
     "--per-doc", type=click.IntRange(1), default=None, help="Questions per document (instead of --questions)."
 )
@@ -147,7 +153,13 @@ def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool
     try:
         with progress.bar:
             golden = build_golden(
-                paths, judge=judge, settings=settings, progress=progress, output=output, overwrite=overwrite
+                paths,
+                judge=judge,
+                settings=settings,
+                progress=progress,
+                output=output,
+                overwrite=overwrite,
+                notify=progress.bar.console.print if console.is_terminal else lambda line: click.echo(line, err=True),
             )
     except BudgetExceeded as exc:
         click.echo(f"Stopped: {exc}. Nothing was written to {output}; {judge.stats.calls} calls were made.", err=True)
@@ -171,6 +183,7 @@ def _span(low: str, high: str) -> str:
 
 
 def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
+    click.echo(f"plan: {estimate.plan}", err=True)
     for warning in estimate.warnings:
         click.echo(f"warning: {warning}", err=True)
     table = Table(title=f"dry run: {estimate.documents} documents, {estimate.chunks} chunks, {estimate.seeds} seeds")

@@ -77,6 +77,7 @@ class BuildEstimate:
     seeds: int
     stages: list[StageEstimate] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    plan: str = ""  # how many questions from which documents, and why
 
     @property
     def calls(self) -> int:
@@ -147,9 +148,9 @@ def _proxy_query(chunk: Chunk, size: int = 10) -> str:
 def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: BuildSettings) -> BuildEstimate:
     """Estimate a build of ``corpus`` (module docstring); the judge is only asked to render and look up its cache."""
     ingested, chunks, index = prepare_corpus(corpus, settings)
-    sampled = plan_seeds(chunks, index, settings)
+    sampled = plan_seeds(chunks, index, settings, ingested.documents)
     by_id = {c.id: c for c in chunks}
-    result = BuildEstimate(len(ingested.documents), len(chunks), len(sampled.seeds))
+    result = BuildEstimate(len(ingested.documents), len(chunks), len(sampled.seeds), plan=sampled.plan)
     result.warnings = [*ingested.warnings, *sampled.warnings]
     seeds = sampled.seeds
     asked = {s.id: _stand_in(s, by_id) for s in seeds}  # once per seed: it is in every later prompt of the seed

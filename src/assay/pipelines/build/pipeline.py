@@ -29,7 +29,7 @@ Nothing is written before the last stage, and the golden folder is swapped in at
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,7 @@ class _Run:
         self.progress = progress
         self.counts: dict[str, int] = {}
         self.warnings: list[str] = []
+        self.sampling: dict[str, Any] = {}
 
     def take(self, stage: str, output: StageOutput[Any]) -> list[Any]:
         for key, value in output.counts.items():
@@ -119,6 +120,7 @@ async def abuild_golden(
     progress: ProgressFn | None = None,
     output: Path | None = None,
     overwrite: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> GoldenSet:
     """:func:`build_golden` in a running event loop (the judge is not closed)."""
     _check_output(output, overwrite)
@@ -126,8 +128,12 @@ async def abuild_golden(
     run = _Run(progress)
     run.warnings.extend(ingested.warnings)
     run.counts.update(files_skipped=len(ingested.skipped), corpus_chunks=len(chunks))
-    sampled = plan_seeds(chunks, index, settings)
+    sampled = plan_seeds(chunks, index, settings, ingested.documents)
     run.warnings.extend(sampled.warnings)
+    run.sampling = {"plan": sampled.plan, "seed": settings.seed, "documents": sampled.documents}
+    if notify is not None:  # before the first paid call
+        for line in [f"plan: {sampled.plan}", *sampled.warnings]:
+            notify(line)
     if len(chunks) == 1:
         run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid")
     run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
@@ -178,19 +184,27 @@ def build_golden(
     progress: ProgressFn | None = None,
     output: Path | None = None,
     overwrite: bool = False,
+    notify: Callable[[str], None] | None = None,
 ) -> GoldenSet:
     """Build a golden set from ``corpus`` (a folder, or a list of files/folders) with ``judge``.
 
     ``progress(stage, done, total)`` is called as stages advance. With ``output`` the folder is written atomically
-    (an existing non-empty folder needs ``overwrite``; checked before any work). Warnings (skipped files, a raised
-    question count) are in ``golden.manifest.warnings``. Raises CorpusError for an unusable corpus and
+    (an existing non-empty folder needs ``overwrite``; checked before any work). ``notify(line)`` is given the plan
+    (how many questions from which documents) and the sampling warnings before the first judge call. Warnings
+    (skipped files, a large plan) are in ``golden.manifest.warnings``. Raises CorpusError for an unusable corpus and
     BudgetExceeded when the judge's ``max_cost`` is reached (nothing is written; a rerun resumes from the cache).
     """
 
     async def run() -> GoldenSet:
         try:
             return await abuild_golden(
-                corpus, judge=judge, settings=settings, progress=progress, output=output, overwrite=overwrite
+                corpus,
+                judge=judge,
+                settings=settings,
+                progress=progress,
+                output=output,
+                overwrite=overwrite,
+                notify=notify,
             )
         finally:
             await judge.aclose()
@@ -227,4 +241,5 @@ def _manifest(
         usage={stage: usage.model_copy() for stage, usage in judge.usage.items()},
     )
     manifest.warnings = list(run.warnings)  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
+    manifest.sampling = run.sampling  # type: ignore[attr-defined]  # the plan and the drawn seed documents
     return manifest
