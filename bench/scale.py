@@ -2,9 +2,9 @@
 
 A synthetic knowledge base is generated for each size (never stored in the repository): JSONL files in 8 folders,
 documents of about 1.4 KB (a title, 2-4 sections of 1-3 paragraphs), words drawn from a Zipf-Mandelbrot law
-(p(r) ~ 1 / (r + 10)^1.05) over a 60,000-word invented vocabulary, with English stop words mixed in and a number now and then, so BM25, chunking and
-the offline judge see realistic term statistics. Each size runs in a fresh subprocess, so peak memory (``ru_maxrss``,
-the resident peak so far, read after each stage) is the size's own. Stages:
+(p(r) ~ 1 / (r + 10)^1.05) over a 60,000-word invented vocabulary, with English stop words mixed in and a number
+now and then, so BM25, chunking and the offline judge see realistic term statistics. Each size runs in a fresh
+subprocess, so peak memory (``ru_maxrss``, the resident peak so far, read after each stage) is the size's own. Stages:
 
 - ingest, chunk, index (BM25 over the chunks), sample (``--questions`` seeds drawn from the documents): timed alone;
 - a dry run (``estimate_build`` with a judge that calls nothing: ingest to the cost table);
