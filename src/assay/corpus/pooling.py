@@ -18,13 +18,14 @@ are never returned. Ties are broken by the order the chunks were given to :meth:
 deterministic.
 
 Near-duplicates are found with a prefix filter (shingles ordered rarest first; two sets with Jaccard >= t must
-share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verified exactly; no MinHash error.
+share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verified exactly on 64-bit shingle
+hashes (no MinHash error; a hash collision, about 2^-64 per pair of shingles, is the only one).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -140,7 +141,7 @@ class Bm25Index:
     def near_duplicates_of(self, chunk_id: str, threshold: float = 0.8) -> list[str]:
         """Other chunks whose 5-word-shingle Jaccard similarity with ``chunk_id`` is at least ``threshold``."""
         if self._near is None or self._near.threshold != threshold:
-            self._near = _NearDuplicates([shingles(c.text) for c in self.chunks], threshold)
+            self._near = _NearDuplicates.of_texts([c.text for c in self.chunks], threshold)
         return [self.ids[j] for j in self._near.similar(self._position(chunk_id))]
 
     def pool(
@@ -210,35 +211,69 @@ def _top_k(scores: npt.NDArray[np.float64], k: int) -> list[tuple[int, float]]:
     return [(int(positive[i]), float(values[i])) for i in order]
 
 
-class _NearDuplicates:
-    """All pairs with Jaccard >= threshold over shingle sets, by prefix filtering (exact: no false negatives).
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the polynomial hash below is a bijection in each word
 
-    Shingles are ordered globally by corpus frequency, rarest first (ties by first appearance). Any two sets with
-    Jaccard >= t share at least ``ceil(t * |x|)`` shingles, so they share one of the first
-    ``|x| - ceil(t * |x|) + 1`` shingles of each; only pairs that do are compared exactly.
+
+def shingle_hashes(text: str, size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
+    """The :func:`shingles` of ``text`` as sorted unique 64-bit hashes: ``h = sum_j hash(w_(i+j)) * M^(size-1-j)``
+    modulo 2^64 over each run of ``size`` words (``hash`` is Python's string hash, fixed within a process)."""
+    tokens = words(text)
+    if not tokens:
+        return np.zeros(0, dtype=np.uint64)
+    codes = np.array([hash(t) for t in tokens], dtype=np.int64).view(np.uint64)
+    width = min(size, len(codes))
+    out = np.zeros(len(codes) - width + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(width):
+            out = out * _MULTIPLIER + codes[j : j + len(out)]
+    return np.unique(out)
+
+
+class _NearDuplicates:
+    """All pairs with Jaccard >= threshold over shingle sets, by prefix filtering.
+
+    Each set is an array of 64-bit shingle hashes (:func:`shingle_hashes`; two different shingles share a hash with
+    probability about 2^-64, the only source of error, so the answer is the exact one in practice). Shingles are
+    ordered globally by corpus frequency, rarest first (ties by hash). Any two sets with Jaccard >= t share at least
+    ``ceil(t * |x|)`` shingles, so they share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each; only
+    pairs that do are compared exactly. Memory: 8 bytes per shingle plus 16 per prefix shingle, in numpy arrays.
     """
 
-    def __init__(self, sets: list[frozenset[Shingle]], threshold: float) -> None:
+    def __init__(self, sets: list[npt.NDArray[np.uint64]], threshold: float) -> None:
         if not 0 < threshold <= 1:
             raise ConfigError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
         self.threshold = threshold
         self.sets = sets
-        frequency: Counter[Shingle] = Counter()
-        for shingle_set in sets:
-            frequency.update(shingle_set)
-        rank = {s: i for i, s in enumerate(sorted(frequency, key=frequency.__getitem__))}
-        self._prefixes = [self._prefix(shingle_set, rank) for shingle_set in sets]
-        self._index: dict[Shingle, list[int]] = defaultdict(list)
-        for i, prefix in enumerate(self._prefixes):
-            for shingle in prefix:
-                self._index[shingle].append(i)
+        every = np.concatenate([*sets, np.zeros(0, dtype=np.uint64)])
+        distinct, frequency = np.unique(every, return_counts=True)
+        rank = np.empty(len(distinct), dtype=np.int64)
+        rank[np.lexsort((distinct, frequency))] = np.arange(len(distinct))
+        self._prefixes = [self._prefix(np.sort(rank[np.searchsorted(distinct, x)])) for x in sets]
+        owners = np.repeat(np.arange(len(sets)), [len(p) for p in self._prefixes])
+        keys = np.concatenate([*self._prefixes, np.zeros(0, dtype=np.int64)])
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._owners = keys[order], owners[order]
 
-    def _prefix(self, shingle_set: frozenset[Shingle], rank: dict[Shingle, int]) -> list[Shingle]:
-        needed = math.ceil(self.threshold * len(shingle_set) - 1e-9)  # shared shingles any match must have
-        return sorted(shingle_set, key=rank.__getitem__)[: len(shingle_set) - needed + 1]
+    @classmethod
+    def of_texts(cls, texts: Sequence[str], threshold: float) -> _NearDuplicates:
+        """The index over the 5-word shingles of ``texts``."""
+        return cls([shingle_hashes(text) for text in texts], threshold)
+
+    def _prefix(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        needed = math.ceil(self.threshold * len(ranks) - 1e-9)  # shared shingles any match must have
+        return ranks[: len(ranks) - needed + 1]
 
     def similar(self, i: int) -> list[int]:
         """Indices of the other sets with Jaccard >= threshold with set ``i``, ascending."""
+        prefix = self._prefixes[i]
+        lo, hi = np.searchsorted(self._keys, prefix, "left"), np.searchsorted(self._keys, prefix, "right")
+        found = np.unique(np.concatenate([self._owners[a:b] for a, b in zip(lo, hi, strict=True)] or [[]]))
         mine = self.sets[i]
-        candidates = sorted({j for s in self._prefixes[i] for j in self._index[s] if j != i})
-        return [j for j in candidates if jaccard(mine, self.sets[j]) >= self.threshold]
+        return [int(j) for j in found if j != i and _jaccard_sorted(mine, self.sets[int(j)]) >= self.threshold]
+
+
+def _jaccard_sorted(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> float:
+    """Jaccard similarity of two sorted arrays of distinct values (0.0 when both are empty)."""
+    shared = len(np.intersect1d(a, b, assume_unique=True))
+    union = len(a) + len(b) - shared
+    return shared / union if union else 0.0
