@@ -267,7 +267,8 @@ class _NearDuplicates:
         """Indices of the other sets with Jaccard >= threshold with set ``i``, ascending."""
         prefix = self._prefixes[i]
         lo, hi = np.searchsorted(self._keys, prefix, "left"), np.searchsorted(self._keys, prefix, "right")
-        found = np.unique(np.concatenate([self._owners[a:b] for a, b in zip(lo, hi, strict=True)] or [[]]))
+        slices = [self._owners[a:b] for a, b in zip(lo, hi, strict=True)]
+        found = np.unique(np.concatenate([*slices, np.zeros(0, dtype=self._owners.dtype)]))
         mine = self.sets[i]
         return [int(j) for j in found if j != i and _jaccard_sorted(mine, self.sets[int(j)]) >= self.threshold]
 
