@@ -244,13 +244,19 @@ class _NearDuplicates:
             raise ConfigError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
         self.threshold = threshold
         self.sets = sets
+        lengths = np.array([len(x) for x in sets], dtype=np.int64)
         every = np.concatenate([*sets, np.zeros(0, dtype=np.uint64)])
-        distinct, frequency = np.unique(every, return_counts=True)
+        distinct, inverse, frequency = np.unique(every, return_inverse=True, return_counts=True)
         rank = np.empty(len(distinct), dtype=np.int64)
         rank[np.lexsort((distinct, frequency))] = np.arange(len(distinct))
-        self._prefixes = [self._prefix(np.sort(rank[np.searchsorted(distinct, x)])) for x in sets]
-        owners = np.repeat(np.arange(len(sets)), [len(p) for p in self._prefixes])
-        keys = np.concatenate([*self._prefixes, np.zeros(0, dtype=np.int64)])
+        owner = np.repeat(np.arange(len(sets)), lengths)
+        ranks = rank[inverse]
+        self._ranks = ranks[np.lexsort((ranks, owner))]  # each set's shingle ranks, rarest first
+        self._starts = np.cumsum(lengths) - lengths
+        needed = np.ceil(threshold * lengths - 1e-9).astype(np.int64)  # shared shingles any match must have
+        self._lengths = np.minimum(lengths - needed + 1, lengths)  # prefix lengths
+        in_prefix = np.arange(len(ranks)) - np.repeat(self._starts, lengths) < np.repeat(self._lengths, lengths)
+        keys, owners = self._ranks[in_prefix], owner[in_prefix]
         order = np.argsort(keys, kind="stable")
         self._keys, self._owners = keys[order], owners[order]
 
@@ -259,13 +265,9 @@ class _NearDuplicates:
         """The index over the 5-word shingles of ``texts``."""
         return cls([shingle_hashes(text) for text in texts], threshold)
 
-    def _prefix(self, ranks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-        needed = math.ceil(self.threshold * len(ranks) - 1e-9)  # shared shingles any match must have
-        return ranks[: len(ranks) - needed + 1]
-
     def similar(self, i: int) -> list[int]:
         """Indices of the other sets with Jaccard >= threshold with set ``i``, ascending."""
-        prefix = self._prefixes[i]
+        prefix = self._ranks[self._starts[i] : self._starts[i] + self._lengths[i]]
         lo, hi = np.searchsorted(self._keys, prefix, "left"), np.searchsorted(self._keys, prefix, "right")
         slices = [self._owners[a:b] for a, b in zip(lo, hi, strict=True)]
         found = np.unique(np.concatenate([*slices, np.zeros(0, dtype=self._owners.dtype)]))
