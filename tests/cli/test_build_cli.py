@@ -139,4 +139,4 @@ def test_a_large_plan_not_asked_for_is_announced_before_any_call(tmp_path: Path)
     code, out = run("build", DEMO, "-o", tmp_path / "g", "--judge", "offline", "--per-doc", "40", "--dry-run")
     assert code == 0, out
     assert "plan: 1,280 questions over all 32 documents (--per-doc 40" in out
-    assert "the plan is 1,280 questions, more than --questions asked for" in out
+    assert "the plan is 1,280 questions, and --questions did not ask for them" in out

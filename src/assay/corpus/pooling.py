@@ -24,7 +24,6 @@ hashes (no MinHash error; a hash collision, about 2^-64 per pair of shingles, is
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field

@@ -277,8 +277,8 @@ def _warn_about_plan(
         )
     if len(picked) > BIG_PLAN and not explicit:
         result.warnings.append(
-            f"the plan is {len(picked):,} questions, more than --questions asked for: every one costs model calls; "
-            "give --questions N to build N questions from N drawn documents"
+            f"the plan is {len(picked):,} questions, and --questions did not ask for them: every one costs model "
+            "calls; give --questions N to build N questions from N drawn documents"
         )
 
 
