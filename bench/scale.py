@@ -7,10 +7,10 @@ now and then, so BM25, chunking and the offline judge see realistic term statist
 subprocess, so peak memory (``ru_maxrss``, the resident peak so far, read after each stage) is the size's own. Stages:
 
 - ingest, chunk, index (BM25 over the chunks), sample (``--questions`` seeds drawn from the documents): timed alone;
-- a dry run (``estimate_build`` with a judge that calls nothing: ingest to the cost table);
 - a whole build with the offline judge, ``--questions`` questions: its stages timed by the progress callback
   (generation, filters and critic, pool = the BM25 pooling before the first relevance label, judge = relevance
-  grading and support, write = the atomic folder write).
+  grading and support, write = the atomic folder write); the peak is the process's, so it includes the stages above;
+- a dry run (``estimate_build`` with a judge that calls nothing: ingest to the cost table), after the build.
 
 Growth exponent between two sizes ``n1 < n2``: ``log(t2 / t1) / log(n2 / n1)`` (1 = linear). The memory of
 indexing 1M chunks is extrapolated from the largest size's resident peak after indexing, per chunk, linearly (the
@@ -129,7 +129,6 @@ def measure(n: int, questions: int, workdir: Path) -> dict[str, Any]:
     settings = BuildSettings(questions=questions)
     figures: dict[str, dict[str, float]] = {}
     out = {"documents": n, "megabytes": size / 1e6, **_corpus_stages(corpus, settings, figures)}
-    timed(figures, "dry run", lambda: estimate_build(corpus, judge=make_dry_run_judge("offline"), settings=settings))
     marks: dict[str, list[float]] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -141,6 +140,8 @@ def measure(n: int, questions: int, workdir: Path) -> dict[str, Any]:
     )
     figures.update(_build_stages(marks, start, time.perf_counter()))
     out["accepted"] = len(golden.questions)
+    del golden
+    timed(figures, "dry run", lambda: estimate_build(corpus, judge=make_dry_run_judge("offline"), settings=settings))
     return {**out, "stages": figures}
 
 

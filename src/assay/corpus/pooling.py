@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError, CorpusError
-from assay.text import terms, words
+from assay.text import content_terms, terms, words
 from assay.types import Chunk, Question
 
 __all__ = ["Bm25Index", "PoolEntry", "PoolReason", "jaccard", "shingles"]
@@ -81,7 +81,14 @@ class Bm25Index:
             dup = next(cid for i, cid in enumerate(self.ids) if self.position[cid] != i)
             raise CorpusError(f"duplicate chunk id {dup!r} in the index: chunk ids must be unique")
         self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-        self._bm25.index([terms(c.text) for c in self.chunks], show_progress=False)
+        vocabulary: dict[str, int] = {}
+        token_ids: list[list[int]] = []
+        self._shingles: list[npt.NDArray[np.uint64]] = []
+        for chunk in self.chunks:  # one tokenization per chunk serves BM25 and the near-duplicate shingles
+            tokens = words(chunk.text)
+            token_ids.append([vocabulary.setdefault(t, len(vocabulary)) for t in content_terms(tokens)])
+            self._shingles.append(_hash_shingles(tokens))
+        self._bm25.index((token_ids, vocabulary), show_progress=False)
         self._by_doc: dict[str, list[Chunk]] = defaultdict(list)
         for chunk in sorted(self.chunks, key=lambda c: (c.doc_id, c.ordinal)):
             self._by_doc[chunk.doc_id].append(chunk)
@@ -140,7 +147,7 @@ class Bm25Index:
     def near_duplicates_of(self, chunk_id: str, threshold: float = 0.8) -> list[str]:
         """Other chunks whose 5-word-shingle Jaccard similarity with ``chunk_id`` is at least ``threshold``."""
         if self._near is None or self._near.threshold != threshold:
-            self._near = _NearDuplicates.of_texts([c.text for c in self.chunks], threshold)
+            self._near = _NearDuplicates(self._shingles, threshold)
         return [self.ids[j] for j in self._near.similar(self._position(chunk_id))]
 
     def pool(
@@ -216,7 +223,10 @@ _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the polynomial hash below is
 def shingle_hashes(text: str, size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
     """The :func:`shingles` of ``text`` as sorted unique 64-bit hashes: ``h = sum_j hash(w_(i+j)) * M^(size-1-j)``
     modulo 2^64 over each run of ``size`` words (``hash`` is Python's string hash, fixed within a process)."""
-    tokens = words(text)
+    return _hash_shingles(words(text), size)
+
+
+def _hash_shingles(tokens: list[str], size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
     if not tokens:
         return np.zeros(0, dtype=np.uint64)
     codes = np.array([hash(t) for t in tokens], dtype=np.int64).view(np.uint64)

@@ -152,6 +152,11 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: Bui
     by_id = {c.id: c for c in chunks}
     result = BuildEstimate(len(ingested.documents), len(chunks), len(sampled.seeds), plan=sampled.plan)
     result.warnings = [*ingested.warnings, *sampled.warnings]
+    if settings.pool_runs:
+        result.warnings.append(
+            "--pool-run chunks are not known before the build: relevance and support count BM25 hits in their place "
+            f"(up to {settings.pool_k} a question), whatever --pool-bm25 says; each run adds up to that many more"
+        )
     seeds = sampled.seeds
     asked = {s.id: _stand_in(s, by_id) for s in seeds}  # once per seed: it is in every later prompt of the seed
     generation = judge.estimate("question_generation", [generation_variables(s, by_id) for s in seeds])
