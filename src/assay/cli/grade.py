@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from assay.aio import run_sync
 from assay.cli._app import main
 from assay.cli._judge_options import api_key_for as _api_key
 from assay.cli._judge_options import parse_price as _parse_price
@@ -197,7 +197,7 @@ def grade(
         prompt_dir=prompt_dir,
         price=given_price,
     )
-    graded = asyncio.run(_run(judge, pairs, listwise, seed))
+    graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
     with atomic_write(output) as handle:
         for item in graded:
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")

@@ -28,12 +28,12 @@ Nothing is written before the last stage, and the golden folder is swapped in at
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from assay import __version__
+from assay.aio import run_sync
 from assay.corpus.ingest import IngestResult
 from assay.errors import DatasetError
 from assay.formats.atomic import atomic_dir
@@ -265,7 +265,7 @@ def build_golden(
         finally:
             await judge.aclose()
 
-    return asyncio.run(run())
+    return run_sync(run)
 
 
 def _check_output(output: Path | None, overwrite: bool) -> None:
