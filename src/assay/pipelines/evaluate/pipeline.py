@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.aio import run_sync
 from assay.errors import ConfigError
 from assay.formats.atomic import atomic_write_text
 from assay.formats.golden import GoldenSet
@@ -245,7 +244,7 @@ def _judge(
 ) -> dict[str, dict[str, Assessed]]:
     pairs = unlabelled_pairs(gold, runs, config.depth)
     plan = plan_calls(gold, runs, context_k=config.ctx_k, families=_call_families(families))
-    labels = run_sync(lambda: _judge_all(judge, gold, pairs=pairs, plan=plan, config=config, progress=progress))
+    labels = asyncio.run(_judge_all(judge, gold, pairs=pairs, plan=plan, config=config, progress=progress))
     judged = {(label.query_id, label.chunk_id) for label in labels}
     for run in runs:
         run.counts.labels_judged_now = sum(
