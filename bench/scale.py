@@ -21,6 +21,7 @@ GB; a dry run < 30 s; 1M chunks indexed within 24 GB.
 
     python bench/scale.py                       # 2,000 and 10,000 documents
     python bench/scale.py --sizes 10000,50000   # the 50k targets (about 3 minutes on 2 shared cores)
+    python bench/scale.py --sizes 50000,200000 --corpus-only   # ingest, chunk and index only (memory at scale)
 """
 
 from __future__ import annotations
@@ -119,8 +120,9 @@ def timed(figures: dict[str, dict[str, float]], stage: str, work: Callable[[], A
     return out
 
 
-def measure(n: int, questions: int, workdir: Path) -> dict[str, Any]:
-    """Every stage over ``n`` generated documents (run in a fresh process by :func:`main`)."""
+def measure(n: int, questions: int, workdir: Path, corpus_only: bool = False) -> dict[str, Any]:
+    """Every stage over ``n`` generated documents (run in a fresh process by :func:`main`); with ``corpus_only``
+    ingest, chunk, index and sample only."""
     from assay.judge import make_judge
     from assay.judge.factory import make_dry_run_judge
     from assay.pipelines.build import BuildSettings, build_golden, estimate_build
@@ -130,6 +132,8 @@ def measure(n: int, questions: int, workdir: Path) -> dict[str, Any]:
     settings = BuildSettings(questions=questions)
     figures: dict[str, dict[str, float]] = {}
     out = {"documents": n, "megabytes": size / 1e6, **_corpus_stages(corpus, settings, figures)}
+    if corpus_only:
+        return {**out, "stages": figures}
     marks: dict[str, list[float]] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -198,15 +202,19 @@ def report(results: list[dict[str, Any]]) -> None:
         print(f"{stage:26}{cells}{growth}")
     for r in results:
         s = r["stages"]
-        print(
-            f"{r['documents']:,} documents ({r['megabytes']:.0f} MB, {r['chunks']:,} chunks, "
-            f"{r['accepted']} accepted): "
-            f"ingest+chunk+index {sum(s[k]['seconds'] for k in ('ingest', 'chunk', 'index')):.1f} s "
-            f"({sum(s[k]['cpu'] for k in ('ingest', 'chunk', 'index')):.1f} s CPU); "
-            f"build {s['build: total']['seconds']:.1f} s ({s['build: total']['cpu']:.1f} s CPU), "
-            f"peak {s['build: total']['peak_mb']:.0f} MiB; dry run {s['dry run']['seconds']:.1f} s "
-            f"({s['dry run']['cpu']:.1f} s CPU)"
+        line = (
+            f"{r['documents']:,} documents ({r['megabytes']:.0f} MB, {r['chunks']:,} chunks): ingest+chunk+index "
+            f"{sum(s[k]['seconds'] for k in ('ingest', 'chunk', 'index')):.1f} s "
+            f"({sum(s[k]['cpu'] for k in ('ingest', 'chunk', 'index')):.1f} s CPU, "
+            f"peak {s['index']['peak_mb']:.0f} MiB)"
         )
+        if "dry run" in s:
+            line += (
+                f"; build {s['build: total']['seconds']:.1f} s ({s['build: total']['cpu']:.1f} s CPU, "
+                f"{r['accepted']} accepted), peak {s['build: total']['peak_mb']:.0f} MiB; "
+                f"dry run {s['dry run']['seconds']:.1f} s ({s['dry run']['cpu']:.1f} s CPU)"
+            )
+        print(line)
     big = results[-1]
     per_chunk = big["index_added_mb"] / big["chunks"]
     print(
@@ -219,15 +227,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="2000,10000", help="comma-separated corpus sizes in documents")
     parser.add_argument("--questions", type=int, default=200, help="questions per build (default 200)")
+    parser.add_argument("--corpus-only", action="store_true", help="ingest, chunk, index and sample only")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # measure one size (the subprocess)
     args = parser.parse_args(argv)
     if args.one is not None:
         with tempfile.TemporaryDirectory() as tmp:
-            print(json.dumps(measure(args.one, args.questions, Path(tmp))))
+            print(json.dumps(measure(args.one, args.questions, Path(tmp), args.corpus_only)))
         return
     results = []
     for n in sorted(int(s) for s in args.sizes.split(",")):
         cmd = [sys.executable, __file__, "--one", str(n), "--questions", str(args.questions)]
+        cmd += ["--corpus-only"] if args.corpus_only else []
         done = subprocess.run(cmd, check=True, capture_output=True, text=True)
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
         print(f"measured {n:,} documents", file=sys.stderr)
