@@ -5,7 +5,7 @@ Allocation of questions to documents (deterministic, then seeded only where it m
 1. ``total`` questions: ``per_doc * n_docs`` with ``per_doc``, else ``questions``, else 2 per document. When
    ``total`` is smaller than the number of documents, ``total`` seed documents are drawn (:mod:`.strata`: seeded,
    stratified by source folder or file and by size) and each gets one question; the rest of the corpus still
-   serves as pooling candidates and multi-hop partners. A plan of more than ``BIG_PLAN`` questions that was not
+   serves as pooling candidates and multi-hop partners. A plan of more than ``strata.BIG_PLAN`` questions not
    asked for with ``questions`` draws a warning (shown before any call).
 2. Every (drawn) document gets 1; the remaining ``total - n_docs`` are shared in proportion to document size (tokens
    of its chunks) by the largest-remainder method, each document capped at ``max(max_per_doc, ceil(total / n_docs))``;
@@ -42,7 +42,7 @@ from assay.corpus.ingest import IngestResult, corpus_files, ingest
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError, CorpusError
 from assay.pipelines.build.settings import BuildSettings
-from assay.pipelines.build.strata import BIG_PLAN, draw, plan_text, source_group
+from assay.pipelines.build.strata import draw, plan_text, plan_warnings, source_group
 from assay.text import STOPWORDS, content_hash, terms, words
 from assay.types import Chunk, Document
 
@@ -219,9 +219,6 @@ def _seed_id(chunk_id: str, qtype: str, n: int) -> str:
     return "q-" + content_hash(f"{chunk_id}|{qtype}|{n}", 5)
 
 
-CROWDED_SEEDS = 4  # more seeds per chunk than this draws a warning: the questions would repeat each other
-
-
 def sample_seeds(
     chunks: Sequence[Chunk],
     index: Bm25Index,
@@ -261,25 +258,8 @@ def sample_seeds(
         "seed_documents": len(by_doc),
         "type_fallback": sum(s.fallback_from is not None for s in result.seeds),
     }
-    _warn_about_plan(result, picked, wanted, cap, len(chunks), explicit=total is not None)
+    result.warnings += plan_warnings(len(picked), wanted, cap, len(chunks), explicit=total is not None)
     return result
-
-
-def _warn_about_plan(
-    result: SamplingResult, picked: list[Chunk], wanted: int, cap: int, n_chunks: int, *, explicit: bool
-) -> None:
-    if len(picked) < wanted:
-        result.warnings.append(f"only {len(picked)} of {wanted} questions fit under the cap of {cap} per document")
-    if len(picked) > CROWDED_SEEDS * n_chunks:
-        result.warnings.append(
-            f"{len(picked)} questions from {n_chunks} chunks (more than {CROWDED_SEEDS} per chunk): many will be "
-            "near-duplicates of each other and dropped; ask for fewer questions or give a larger corpus"
-        )
-    if len(picked) > BIG_PLAN and not explicit:
-        result.warnings.append(
-            f"the plan is {len(picked):,} questions, and --questions did not ask for them: every one costs model "
-            "calls; give --questions N to build N questions from N drawn documents"
-        )
 
 
 _HEADING_LINE = re.compile(r"^\s*#.*$", re.M)

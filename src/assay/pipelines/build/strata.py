@@ -21,7 +21,7 @@ from pathlib import PurePosixPath
 
 from assay.types import Chunk
 
-__all__ = ["BIG_PLAN", "draw", "draw_documents", "plan_text", "source_group"]
+__all__ = ["BIG_PLAN", "CROWDED_SEEDS", "draw", "draw_documents", "plan_text", "plan_warnings", "source_group"]
 
 
 def source_group(source: str) -> str:
@@ -58,6 +58,7 @@ def draw(
 
 
 BIG_PLAN = 1000  # a plan of more questions than this that the user did not give as --questions is announced
+CROWDED_SEEDS = 4  # more seeds per chunk than this draws a warning: the questions would repeat each other
 
 
 def plan_text(wanted: int, docs: int, n_docs: int, per_doc: int | None, total: int | None) -> str:
@@ -69,3 +70,22 @@ def plan_text(wanted: int, docs: int, n_docs: int, per_doc: int | None, total: i
         )
     why = f"--per-doc {per_doc}" if per_doc is not None else "--questions" if total is not None else "the default"
     return f"{wanted:,} questions over all {n_docs:,} documents ({why}; about {wanted / n_docs:.3g} per document)"
+
+
+def plan_warnings(picked: int, wanted: int, cap: int, n_chunks: int, *, explicit: bool) -> list[str]:
+    """Warnings about a plan of ``picked`` seeds: fewer than ``wanted`` (the cap), crowded chunks, or a large plan
+    that ``--questions`` did not ask for (``explicit``: it did)."""
+    out = []
+    if picked < wanted:
+        out.append(f"only {picked} of {wanted} questions fit under the cap of {cap} per document")
+    if picked > CROWDED_SEEDS * n_chunks:
+        out.append(
+            f"{picked} questions from {n_chunks} chunks (more than {CROWDED_SEEDS} per chunk): many will be "
+            "near-duplicates of each other and dropped; ask for fewer questions or give a larger corpus"
+        )
+    if picked > BIG_PLAN and not explicit:
+        out.append(
+            f"the plan is {picked:,} questions, and --questions did not ask for them: every one costs model "
+            "calls; give --questions N to build N questions from N drawn documents"
+        )
+    return out
