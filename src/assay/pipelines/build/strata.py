@@ -11,6 +11,9 @@ systematic sampling over a stratified order, a standard survey design (Cochran, 
 Every source group of ``g`` documents thus gets ``floor(N g / D)`` or ``ceil(N g / D)`` seeds (its proportional
 share, rounded either way), and within a group the draws are spread evenly over the size order (small, medium and
 large documents in proportion). The draw depends only on the documents (ids, sources, sizes) and the seed.
+
+:func:`plan_text` is the line that tells the user the plan before the first model call, :func:`plan_warnings` what
+may be wrong with it (a plan larger than ``--questions`` asked for among them).
 """
 
 from __future__ import annotations
