@@ -51,7 +51,12 @@ def words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """Content words: :func:`words` without stop words and one-letter tokens (digits are kept)."""
-    return [w for w in words(text) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
+    return content_terms(words(text))
+
+
+def content_terms(tokens: list[str]) -> list[str]:
+    """The content words among :func:`words` output (what :func:`terms` keeps)."""
+    return [w for w in tokens if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
 
 
 def numbers(text: str) -> list[str]:

@@ -119,3 +119,24 @@ def test_budget_stop_is_clean_and_a_rerun_resumes(tmp_path: Path) -> None:
         second = [json.dumps(r["messages"], sort_keys=True) for r in server.requests[len(first) :]]
     assert first and second and set(first).isdisjoint(second)
     assert (tmp_path / "g" / "manifest.json").is_file()
+
+
+def test_fewer_questions_than_documents_draws_seed_documents_and_says_so_first(tmp_path: Path) -> None:
+    code, out = run("build", DEMO, "-o", tmp_path / "g", "--judge", "offline", "--questions", "5", "--seed", "3")
+    assert code == 0, out
+    assert out.index("plan: 5 questions from 5 of 32 documents") < out.index("counts per stage")
+    manifest = json.loads((tmp_path / "g" / "manifest.json").read_text())
+    drawn = manifest["sampling"]["documents"]
+    assert len(drawn) == 5 == manifest["counts"]["seeds"] == manifest["counts"]["seed_documents"]
+    assert manifest["sampling"]["seed"] == 3
+    questions = [json.loads(line) for line in (tmp_path / "g" / "questions.jsonl").read_text().splitlines()[1:]]
+    assert {q["metadata"]["seed_chunk_ids"][0].split("#")[0] for q in questions} <= set(drawn)
+    code, out = run("build", DEMO, "-o", tmp_path / "d", "--judge", "offline", "--questions", "5", "--dry-run")
+    assert code == 0 and "plan: 5 questions from 5 of 32 documents" in out and "5 seeds" in out
+
+
+def test_a_large_plan_not_asked_for_is_announced_before_any_call(tmp_path: Path) -> None:
+    code, out = run("build", DEMO, "-o", tmp_path / "g", "--judge", "offline", "--per-doc", "40", "--dry-run")
+    assert code == 0, out
+    assert "plan: 1,280 questions over all 32 documents (--per-doc 40" in out
+    assert "the plan is 1,280 questions, and --questions did not ask for them" in out

@@ -187,3 +187,24 @@ def test_bad_settings_are_config_errors() -> None:
 
 def test_blank_document_gives_no_chunks() -> None:
     assert chunk_document(_doc("  \n\n ")) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A cat sat.  It  slept\nthere. Then it left.",
+        "at home: the cat sat at\t the mat. At last it left at noon.",
+        "Words Words words. Words again, words.",
+    ],
+)
+def test_sentence_spans_match_the_sentences_words_in_order(text: str) -> None:
+    from assay.corpus.chunking import _sentence_spans, _words_by_regex
+    from assay.text import sentences
+
+    spans, cursor = [], 0
+    for sentence in sentences(text):  # the reference: one regex per sentence, searched from the cursor
+        span = _words_by_regex(text, sentence.split(), cursor, len(text))
+        assert span is not None
+        spans.append(span)
+        cursor = span[1]
+    assert _sentence_spans(text, 0, len(text)) == spans

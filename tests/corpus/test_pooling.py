@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from assay.corpus import Bm25Index
-from assay.corpus.pooling import _NearDuplicates, jaccard, shingles
+from assay.corpus.pooling import _NearDuplicates, jaccard, shingle_hashes, shingles
 from assay.errors import CorpusError
 from assay.text import terms
 from assay.types import Chunk, Question
@@ -157,10 +157,16 @@ def test_near_duplicate_index_matches_brute_force() -> None:
         texts.append(" ".join(copy))
     sets = [shingles(t) for t in texts]
     for threshold in (0.5, 0.8, 0.9):
-        near = _NearDuplicates(sets, threshold)
+        near = _NearDuplicates.of_texts(texts, threshold)
         for i in range(len(sets)):
             brute = [j for j in range(len(sets)) if j != i and sets[i] and jaccard(sets[i], sets[j]) >= threshold]
             assert near.similar(i) == brute
+
+
+def test_shingle_hashes_are_the_shingles_one_to_one() -> None:
+    for text in ("a b c d e f g a b c d e", "Two words", "", "one two three four five"):
+        assert len(shingle_hashes(text)) == len(shingles(text))
+    assert shingle_hashes("x y z u v w").tolist() == sorted(shingle_hashes("X y z u v w").tolist())
 
 
 def test_shingles_of_short_texts() -> None:

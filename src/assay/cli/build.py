@@ -80,6 +80,9 @@ def _settings(options: dict[str, Any]) -> BuildSettings:
         overlap=options["overlap"],
         critic=not options["no_critic"],
         pool_k=options["pool_k"],
+        pool_bm25=options["pool_bm25"],
+        pool_runs=tuple(options["pool_run"]),
+        pool_run_timeout=options["pool_run_timeout"],
         listwise=options["listwise"] or None,
     )
 
@@ -94,7 +97,13 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Golden-set folder to write.")
 @judge_options
-@click.option("--questions", type=click.IntRange(1), default=None, help="Questions in total (default 2 per document).")
+@click.option(
+    "--questions",
+    type=click.IntRange(1),
+    default=None,
+    help="Questions in total (default 2 per document). Fewer than the documents: that many seed documents are "
+    "drawn (seeded, stratified by source folder or file and by size), one question each.",
+)
 @click.option(
     "--per-doc", type=click.IntRange(1), default=None, help="Questions per document (instead of --questions)."
 )
@@ -103,7 +112,38 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.option("--seed", default=0, show_default=True, help="Seed of sampling, styles and the listwise shuffle.")
 @click.option("--chunk-tokens", type=click.IntRange(16), default=512, show_default=True, help="Chunk size (tokens).")
 @click.option("--overlap", type=click.IntRange(0), default=64, show_default=True, help="Chunk overlap (tokens).")
-@click.option("--pool-k", type=click.IntRange(0), default=20, show_default=True, help="BM25 top k pooled per question.")
+@click.option(
+    "--pool-k",
+    type=click.IntRange(0),
+    default=20,
+    show_default=True,
+    help="Top k pooled per question, of BM25 and of each --pool-run.",
+)
+@click.option(
+    "--pool-run",
+    multiple=True,
+    metavar="NAME=RUN|NAME=cmd:COMMAND",
+    help="Pool the top k of your own retriever too (repeatable): a TREC or JSONL run over the questions' ids (made "
+    "from topics.tsv of --stop-after questions), or a command called per question with {query}, {qid} and {k} "
+    "replaced, printing ranked chunk ids one per line.",
+)
+@click.option(
+    "--pool-bm25/--no-pool-bm25", default=True, show_default=True, help="Pool assay's BM25 top k (off: runs only)."
+)
+@click.option(
+    "--pool-run-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds a --pool-run command may take per question.",
+)
+@click.option(
+    "--stop-after",
+    type=click.Choice(["questions"]),
+    default=None,
+    help="Stop once questions are accepted: write topics.tsv, questions.jsonl and chunks.jsonl to -o for your "
+    "retrievers, then build again with --pool-run.",
+)
 @click.option(
     "--listwise",
     type=click.IntRange(0, 50),
@@ -116,13 +156,19 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.option("--no-critic", is_flag=True, help="Skip the critic stage (one call per question fewer).")
 @click.option("--dry-run", is_flag=True, help="Estimate calls, tokens and cost per stage; call nothing.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing golden-set folder.")
-def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool, **options: Any) -> None:
+def build(
+    corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool, stop_after: str | None, **options: Any
+) -> None:
     """Build a golden set from a corpus: typed questions with reference answers, graded relevance of every pooled
     chunk (sources, BM25 top k, neighbours, near-duplicates), nuggets mapped to supporting chunks, and a manifest.
 
     Relevance is graded listwise by default: up to --listwise 10 pooled chunks of a question per call, about 2 calls
     per question instead of 20. Each chunk is still graded on its own 0-3 scale; --listwise 0 grades one chunk per
     call (pointwise: about 10x the relevance calls, the closest to a human assessor reading one passage at a time).
+
+    Pools from your own retrievers (a corpus indexed in Elasticsearch, OpenSearch, Vespa or a vector database):
+    --pool-run NAME=cmd:COMMAND asks it per question during the build; with run files, build in two steps,
+    --stop-after questions, then --pool-run NAME=RUN (same options and judge cache, so the same questions).
 
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
     for no call twice. The folder appears only once complete.
@@ -132,6 +178,8 @@ def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool
       assay build datasets/demo/corpus -o golden/ --judge offline --questions 60
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --dry-run
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
+      assay build chunks.jsonl -o golden/ --judge offline --questions 200 \\
+          --pool-run 'es=cmd:python es_search.py --query {query} --k {k}' --no-pool-bm25
       assay build docs/ -o golden/ --judge hosted_vllm/Qwen2.5-7B --api-base http://gpu:8000/v1 \\
           --concurrency 64 --listwise 0 --mix factoid=0.4,multi-hop=0.3,unanswerable=0.3
     """
@@ -147,7 +195,14 @@ def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool
     try:
         with progress.bar:
             golden = build_golden(
-                paths, judge=judge, settings=settings, progress=progress, output=output, overwrite=overwrite
+                paths,
+                judge=judge,
+                settings=settings,
+                progress=progress,
+                output=output,
+                overwrite=overwrite,
+                notify=progress.bar.console.print if console.is_terminal else lambda line: click.echo(line, err=True),
+                stop_after="questions" if stop_after == "questions" else None,
             )
     except BudgetExceeded as exc:
         click.echo(f"Stopped: {exc}. Nothing was written to {output}; {judge.stats.calls} calls were made.", err=True)
@@ -155,7 +210,22 @@ def build(corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool
     except KeyboardInterrupt:
         click.echo(f"Interrupted. Nothing was written to {output}; rerun the same command to resume.", err=True)
         sys.exit(130)
+    if stop_after == "questions":
+        _print_stopped(golden, output, corpus)
+        return
     _print_summary(golden, judge, output, console)
+
+
+def _print_stopped(stage: GoldenSet, output: Path, corpus: tuple[Path, ...]) -> None:
+    click.echo(
+        f"stopped after questions: {len(stage.questions)} questions in {output / 'topics.tsv'} (qid<TAB>question) "
+        f"and {output / 'questions.jsonl'}; chunk ids in {output / 'chunks.jsonl'}."
+    )
+    click.echo(
+        "next: run your retrievers over topics.tsv (TREC or JSONL runs of chunk ids), then the same command without "
+        f"--stop-after, another -o and --pool-run NAME=RUN for each (e.g. assay build {' '.join(map(str, corpus))} "
+        "-o golden/ ... --pool-run es=es.trec)"
+    )
 
 
 def _money(value: float | None) -> str:
@@ -171,6 +241,7 @@ def _span(low: str, high: str) -> str:
 
 
 def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
+    click.echo(f"plan: {estimate.plan}", err=True)
     for warning in estimate.warnings:
         click.echo(f"warning: {warning}", err=True)
     table = Table(title=f"dry run: {estimate.documents} documents, {estimate.chunks} chunks, {estimate.seeds} seeds")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from assay.aio import run_sync
 from assay.cli._app import main
 from assay.cli._judge_options import dry_run_judge, judge_from_options, judge_options
 from assay.errors import NothingProduced
@@ -114,7 +114,7 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
         _dry_run(dry_run_judge(options), pairs, listwise, seed)
         return
     judge = judge_from_options(options)
-    graded = asyncio.run(_run(judge, pairs, listwise, seed))
+    graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
     with atomic_write(output) as handle:
         for item in graded:
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")

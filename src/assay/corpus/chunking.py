@@ -179,13 +179,38 @@ def _sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     cursor = start
     for sentence in sentences(text[start:end]):
-        pattern = r"\s+".join(re.escape(word) for word in sentence.split())
-        match = re.compile(pattern).search(text, cursor, end)
-        if match is None:  # cannot happen for sentences() output; keep the rest whole rather than lose text
+        words = sentence.split()
+        span = _words_at_first(text, words, cursor, end) or _words_by_regex(text, words, cursor, end)
+        if span is None:  # cannot happen for sentences() output; keep the rest whole rather than lose text
             return [*spans, _trim(text, cursor, end)]
-        spans.append((match.start(), match.end()))
-        cursor = match.end()
+        spans.append(span)
+        cursor = span[1]
     return spans
+
+
+def _words_at_first(text: str, words: list[str], start: int, end: int) -> tuple[int, int] | None:
+    """The span of ``words`` separated by whitespace, starting at the first occurrence of the first word in
+    ``text[start:end]``; None when they do not follow there (then :func:`_words_by_regex` searches further). Where it
+    finds a span it is the leftmost one, the one the regex would find (no match can start before that word)."""
+    if not words:
+        return None
+    first = text.find(words[0], start, end)
+    if first < 0:
+        return None
+    at = first + len(words[0])
+    for word in words[1:]:
+        gap = at
+        while at < end and text[at].isspace():
+            at += 1
+        if at == gap or not text.startswith(word, at, end):
+            return None
+        at += len(word)
+    return first, at
+
+
+def _words_by_regex(text: str, words: list[str], start: int, end: int) -> tuple[int, int] | None:
+    match = re.compile(r"\s+".join(re.escape(word) for word in words)).search(text, start, end)
+    return None if match is None else (match.start(), match.end())
 
 
 def _split_long(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int, int]]:

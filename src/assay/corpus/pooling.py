@@ -18,13 +18,13 @@ are never returned. Ties are broken by the order the chunks were given to :meth:
 deterministic.
 
 Near-duplicates are found with a prefix filter (shingles ordered rarest first; two sets with Jaccard >= t must
-share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verified exactly; no MinHash error.
+share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verified exactly on 64-bit shingle
+hashes (no MinHash error; a hash collision, about 2^-64 per pair of shingles, is the only one).
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.errors import ConfigError, CorpusError
-from assay.text import terms, words
+from assay.text import content_terms, terms, words
 from assay.types import Chunk, Question
 
 __all__ = ["Bm25Index", "PoolEntry", "PoolReason", "jaccard", "shingles"]
@@ -81,7 +81,14 @@ class Bm25Index:
             dup = next(cid for i, cid in enumerate(self.ids) if self.position[cid] != i)
             raise CorpusError(f"duplicate chunk id {dup!r} in the index: chunk ids must be unique")
         self._bm25 = bm25s.BM25(k1=k1, b=b, method="lucene")
-        self._bm25.index([terms(c.text) for c in self.chunks], show_progress=False)
+        vocabulary: dict[str, int] = {}
+        token_ids: list[list[int]] = []
+        self._shingles: list[npt.NDArray[np.uint64]] = []
+        for chunk in self.chunks:  # one tokenization per chunk serves BM25 and the near-duplicate shingles
+            tokens = words(chunk.text)
+            token_ids.append([vocabulary.setdefault(t, len(vocabulary)) for t in content_terms(tokens)])
+            self._shingles.append(_hash_shingles(tokens))
+        self._bm25.index((token_ids, vocabulary), show_progress=False)
         self._by_doc: dict[str, list[Chunk]] = defaultdict(list)
         for chunk in sorted(self.chunks, key=lambda c: (c.doc_id, c.ordinal)):
             self._by_doc[chunk.doc_id].append(chunk)
@@ -140,7 +147,7 @@ class Bm25Index:
     def near_duplicates_of(self, chunk_id: str, threshold: float = 0.8) -> list[str]:
         """Other chunks whose 5-word-shingle Jaccard similarity with ``chunk_id`` is at least ``threshold``."""
         if self._near is None or self._near.threshold != threshold:
-            self._near = _NearDuplicates([shingles(c.text) for c in self.chunks], threshold)
+            self._near = _NearDuplicates(self._shingles, threshold)
         return [self.ids[j] for j in self._near.similar(self._position(chunk_id))]
 
     def pool(
@@ -210,35 +217,75 @@ def _top_k(scores: npt.NDArray[np.float64], k: int) -> list[tuple[int, float]]:
     return [(int(positive[i]), float(values[i])) for i in order]
 
 
-class _NearDuplicates:
-    """All pairs with Jaccard >= threshold over shingle sets, by prefix filtering (exact: no false negatives).
+_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the polynomial hash below is a bijection in each word
 
-    Shingles are ordered globally by corpus frequency, rarest first (ties by first appearance). Any two sets with
-    Jaccard >= t share at least ``ceil(t * |x|)`` shingles, so they share one of the first
-    ``|x| - ceil(t * |x|) + 1`` shingles of each; only pairs that do are compared exactly.
+
+def shingle_hashes(text: str, size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
+    """The :func:`shingles` of ``text`` as sorted unique 64-bit hashes: ``h = sum_j hash(w_(i+j)) * M^(size-1-j)``
+    modulo 2^64 over each run of ``size`` words (``hash`` is Python's string hash, fixed within a process)."""
+    return _hash_shingles(words(text), size)
+
+
+def _hash_shingles(tokens: list[str], size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
+    if not tokens:
+        return np.zeros(0, dtype=np.uint64)
+    codes = np.array([hash(t) for t in tokens], dtype=np.int64).view(np.uint64)
+    width = min(size, len(codes))
+    out = np.zeros(len(codes) - width + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(width):
+            out = out * _MULTIPLIER + codes[j : j + len(out)]
+    return np.unique(out)
+
+
+class _NearDuplicates:
+    """All pairs with Jaccard >= threshold over shingle sets, by prefix filtering.
+
+    Each set is an array of 64-bit shingle hashes (:func:`shingle_hashes`; two different shingles share a hash with
+    probability about 2^-64, the only source of error, so the answer is the exact one in practice). Shingles are
+    ordered globally by corpus frequency, rarest first (ties by hash). Any two sets with Jaccard >= t share at least
+    ``ceil(t * |x|)`` shingles, so they share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each; only
+    pairs that do are compared exactly. Memory: 8 bytes per shingle plus 16 per prefix shingle, in numpy arrays.
     """
 
-    def __init__(self, sets: list[frozenset[Shingle]], threshold: float) -> None:
+    def __init__(self, sets: list[npt.NDArray[np.uint64]], threshold: float) -> None:
         if not 0 < threshold <= 1:
             raise ConfigError(f"near-duplicate threshold must be in (0, 1], got {threshold}")
         self.threshold = threshold
         self.sets = sets
-        frequency: Counter[Shingle] = Counter()
-        for shingle_set in sets:
-            frequency.update(shingle_set)
-        rank = {s: i for i, s in enumerate(sorted(frequency, key=frequency.__getitem__))}
-        self._prefixes = [self._prefix(shingle_set, rank) for shingle_set in sets]
-        self._index: dict[Shingle, list[int]] = defaultdict(list)
-        for i, prefix in enumerate(self._prefixes):
-            for shingle in prefix:
-                self._index[shingle].append(i)
+        lengths = np.array([len(x) for x in sets], dtype=np.int64)
+        every = np.concatenate([*sets, np.zeros(0, dtype=np.uint64)])
+        distinct, inverse, frequency = np.unique(every, return_inverse=True, return_counts=True)
+        rank = np.empty(len(distinct), dtype=np.int64)
+        rank[np.lexsort((distinct, frequency))] = np.arange(len(distinct))
+        owner = np.repeat(np.arange(len(sets)), lengths)
+        ranks = rank[inverse]
+        self._ranks = ranks[np.lexsort((ranks, owner))]  # each set's shingle ranks, rarest first
+        self._starts = np.cumsum(lengths) - lengths
+        needed = np.ceil(threshold * lengths - 1e-9).astype(np.int64)  # shared shingles any match must have
+        self._lengths = np.minimum(lengths - needed + 1, lengths)  # prefix lengths
+        in_prefix = np.arange(len(ranks)) - np.repeat(self._starts, lengths) < np.repeat(self._lengths, lengths)
+        keys, owners = self._ranks[in_prefix], owner[in_prefix]
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._owners = keys[order], owners[order]
 
-    def _prefix(self, shingle_set: frozenset[Shingle], rank: dict[Shingle, int]) -> list[Shingle]:
-        needed = math.ceil(self.threshold * len(shingle_set) - 1e-9)  # shared shingles any match must have
-        return sorted(shingle_set, key=rank.__getitem__)[: len(shingle_set) - needed + 1]
+    @classmethod
+    def of_texts(cls, texts: Sequence[str], threshold: float) -> _NearDuplicates:
+        """The index over the 5-word shingles of ``texts``."""
+        return cls([shingle_hashes(text) for text in texts], threshold)
 
     def similar(self, i: int) -> list[int]:
         """Indices of the other sets with Jaccard >= threshold with set ``i``, ascending."""
+        prefix = self._ranks[self._starts[i] : self._starts[i] + self._lengths[i]]
+        lo, hi = np.searchsorted(self._keys, prefix, "left"), np.searchsorted(self._keys, prefix, "right")
+        slices = [self._owners[a:b] for a, b in zip(lo, hi, strict=True)]
+        found = np.unique(np.concatenate([*slices, np.zeros(0, dtype=self._owners.dtype)]))
         mine = self.sets[i]
-        candidates = sorted({j for s in self._prefixes[i] for j in self._index[s] if j != i})
-        return [j for j in candidates if jaccard(mine, self.sets[j]) >= self.threshold]
+        return [int(j) for j in found if j != i and _jaccard_sorted(mine, self.sets[int(j)]) >= self.threshold]
+
+
+def _jaccard_sorted(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> float:
+    """Jaccard similarity of two sorted arrays of distinct values (0.0 when both are empty)."""
+    shared = len(np.intersect1d(a, b, assume_unique=True))
+    union = len(a) + len(b) - shared
+    return shared / union if union else 0.0

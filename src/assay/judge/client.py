@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from assay.aio import run_sync
 from assay.errors import BudgetExceeded, ConfigError, ItemRejected, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.batch import Prepared, estimate_items, judge_items
@@ -415,7 +416,7 @@ class Judge:
             finally:
                 await self.aclose()
 
-        return asyncio.run(run())
+        return run_sync(run)
 
     def estimate(self, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> Estimate:
         """Count calls, cached items and prompt tokens without calling the model (for ``--dry-run``)."""

@@ -364,3 +364,19 @@ def test_a_build_whose_every_relevance_label_is_unscored_fails(tmp_path: Path) -
     backend = FakeBackend(backend_script({"relevance_listwise": cut, "relevance": cut}))
     with pytest.raises(NothingProduced, match=r"relevance labels is unscored; unscored judge answers: \d+ truncated"):
         build_golden(_small_corpus(tmp_path), judge=fake_judge(backend), settings=BuildSettings(per_doc=2))
+
+
+def test_the_plan_is_told_before_the_first_call_and_the_draw_is_in_the_manifest(tmp_path: Path) -> None:
+    backend = FakeBackend(backend_script())
+    told: list[tuple[str, int]] = []
+    golden = build_golden(
+        DEMO,
+        judge=fake_judge(backend),
+        settings=BuildSettings(questions=4, seed=5),
+        notify=lambda line: told.append((line, backend.calls)),
+    )
+    assert told[0] == ("plan: 4 questions from 4 of 32 documents (drawn with the seed, stratified by source folder "
+                       "or file and by size; one question each)", 0)  # fmt: skip
+    sampling = golden.manifest.model_extra["sampling"]  # type: ignore[index]
+    assert sampling["seed"] == 5 and len(sampling["documents"]) == 4
+    assert {d for q in golden.questions for d in q.source_doc_ids[:1]} <= set(sampling["documents"])

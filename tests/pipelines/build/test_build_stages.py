@@ -91,13 +91,28 @@ def test_sample_seeds_gives_every_document_a_question_and_is_seeded() -> None:
     chunks = list(CHUNKS.values())
     index = Bm25Index.build(chunks)
     mix = parse_mix("multi-hop=1")
-    one = sample_seeds(chunks, index, total=2, per_doc=None, max_per_doc=8, mix=mix, seed=7)
-    assert {s.doc_ids[0] for s in one.seeds} == {"returns.md", "shipping.md", "stove.md"}
-    assert one.warnings and "raised to 3" in one.warnings[0]
+    one = sample_seeds(chunks, index, total=3, per_doc=None, max_per_doc=8, mix=mix, seed=7)
+    assert sorted(s.doc_ids[0] for s in one.seeds) == ["returns.md", "shipping.md", "stove.md"]
+    assert not one.warnings and one.documents == []
     for seed in one.seeds:  # multi-hop partners come from another document
         assert seed.type == "multi-hop" and len(seed.chunk_ids) == 2 and len(set(seed.doc_ids)) == 2
-    again = sample_seeds(chunks, index, total=2, per_doc=None, max_per_doc=8, mix=mix, seed=7)
+    again = sample_seeds(chunks, index, total=3, per_doc=None, max_per_doc=8, mix=mix, seed=7)
     assert again.seeds == one.seeds
+
+
+def test_fewer_questions_than_documents_draws_that_many_documents() -> None:
+    chunks = list(CHUNKS.values())
+    index = Bm25Index.build(chunks)
+    mix = parse_mix("factoid=1")
+    drawn = {
+        tuple(sample_seeds(chunks, index, total=2, per_doc=None, max_per_doc=8, mix=mix, seed=s).documents)
+        for s in range(30)
+    }
+    assert all(len(d) == 2 and len(set(d)) == 2 for d in drawn) and len(drawn) > 1  # the seed decides
+    one = sample_seeds(chunks, index, total=2, per_doc=None, max_per_doc=8, mix=mix, seed=3)
+    assert len(one.seeds) == 2 and sorted(s.doc_ids[0] for s in one.seeds) == sorted(one.documents)
+    assert one.counts["seed_documents"] == 2 and "2 questions from 2 of 3 documents" in one.plan
+    assert one.warnings == []
 
 
 def test_sample_seeds_on_one_chunk_falls_back_to_factoid() -> None:

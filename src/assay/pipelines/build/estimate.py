@@ -77,6 +77,7 @@ class BuildEstimate:
     seeds: int
     stages: list[StageEstimate] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    plan: str = ""  # how many questions from which documents, and why
 
     @property
     def calls(self) -> int:
@@ -147,10 +148,15 @@ def _proxy_query(chunk: Chunk, size: int = 10) -> str:
 def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: BuildSettings) -> BuildEstimate:
     """Estimate a build of ``corpus`` (module docstring); the judge is only asked to render and look up its cache."""
     ingested, chunks, index = prepare_corpus(corpus, settings)
-    sampled = plan_seeds(chunks, index, settings)
+    sampled = plan_seeds(chunks, index, settings, ingested.documents)
     by_id = {c.id: c for c in chunks}
-    result = BuildEstimate(len(ingested.documents), len(chunks), len(sampled.seeds))
+    result = BuildEstimate(len(ingested.documents), len(chunks), len(sampled.seeds), plan=sampled.plan)
     result.warnings = [*ingested.warnings, *sampled.warnings]
+    if settings.pool_runs:
+        result.warnings.append(
+            "--pool-run chunks are not known before the build: relevance and support count BM25 hits in their place "
+            f"(up to {settings.pool_k} a question), whatever --pool-bm25 says; each run adds up to that many more"
+        )
     seeds = sampled.seeds
     asked = {s.id: _stand_in(s, by_id) for s in seeds}  # once per seed: it is in every later prompt of the seed
     generation = judge.estimate("question_generation", [generation_variables(s, by_id) for s in seeds])
@@ -188,17 +194,23 @@ def _pool_high(seed: Seed, chunks: dict[str, Chunk], index: Bm25Index, settings:
     """The pool at its cap: sources, neighbours and near-duplicates, plus ``pool_k`` BM25 hits not among them."""
     query = _proxy_query(chunks[seed.chunk_ids[0]])
     fixed = [e.chunk_id for e in _entries(index, query, seed, settings, bm25_k=0)]
-    if settings.pool_k == 0:
+    k = _bm25_k(settings)
+    if k == 0:
         return fixed
     taken = set(fixed)
-    hits = [cid for cid, _ in index.search(query, settings.pool_k + len(fixed)) if cid not in taken]
-    return fixed + hits[: settings.pool_k]
+    hits = [cid for cid, _ in index.search(query, k + len(fixed)) if cid not in taken]
+    return fixed + hits[:k]
+
+
+def _bm25_k(settings: BuildSettings) -> int:
+    """BM25 hits a pool holds: ``pool_k`` with --pool-bm25; with --pool-run, they stand in for the run's chunks."""
+    return settings.pool_k if settings.pool_bm25 or settings.pool_runs else 0
 
 
 def _pool_low(seed: Seed, chunks: dict[str, Chunk], index: Bm25Index, settings: BuildSettings) -> list[str]:
     """The pool a short question (3 content terms of the seed chunk) gets."""
     query = _proxy_query(chunks[seed.chunk_ids[0]], size=3)
-    return [e.chunk_id for e in _entries(index, query, seed, settings, bm25_k=settings.pool_k)]
+    return [e.chunk_id for e in _entries(index, query, seed, settings, bm25_k=_bm25_k(settings))]
 
 
 def _entries(index: Bm25Index, query: str, seed: Seed, settings: BuildSettings, *, bm25_k: int) -> list[PoolEntry]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.corpus.pooling import Bm25Index
+from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Judge, Judgement
 from assay.judge.relevance import Pair, grade_pairs_detailed
 from assay.pipelines.build.sampling import Seed
@@ -178,26 +178,33 @@ def _critic_verdict(question: Question, j: Judgement[Any], minimum: int) -> tupl
 
 
 async def grade_pools(
-    questions: Sequence[Question], judge: Judge, settings: BuildSettings, ctx: BuildContext, progress: ProgressFn | None
+    questions: Sequence[Question],
+    judge: Judge,
+    settings: BuildSettings,
+    ctx: BuildContext,
+    progress: ProgressFn | None,
+    *,
+    runs: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> StageOutput[RelevanceLabel]:
-    """Pool candidate chunks for every question and grade every pooled pair (qrels, unscored kept with grade None)."""
+    """Pool candidate chunks for every question and grade every pooled pair (qrels, unscored kept with grade None).
+    ``runs``: run name -> question id -> ranked chunk ids (the top k of the user's retrievers), pooled too."""
     pairs: list[Pair] = []
-    counts = {"pooled_pairs": 0, "pool_source": 0, "pool_bm25": 0, "pool_neighbour": 0, "pool_near_duplicate": 0}
+    counts = dict.fromkeys(("pooled_pairs", "pool_source", "pool_bm25", "pool_neighbour", "pool_near_duplicate"), 0)
+    for name in runs or {}:
+        counts[f"pool_run_{name}"] = 0
     for question in questions:
         sources = question.source_chunk_ids or question.metadata.get("seed_chunk_ids", [])
         entries = ctx.index.pool(
             question.text,
             sources,
-            bm25_k=settings.pool_k,
+            bm25_k=settings.pool_k if settings.pool_bm25 else 0,
             neighbours=settings.neighbours,
             near_duplicates=settings.near_duplicates,
         )
-        reasons: dict[str, int] = {}
-        for entry in entries:
-            for reason in entry.reasons:
-                reasons[reason] = reasons.get(reason, 0) + 1
-                counts[f"pool_{reason}"] += 1
-            pairs.append(Pair(question.id, question.text, entry.chunk_id, ctx.chunks[entry.chunk_id].text))
+        reasons = _pool_reasons(entries, _run_hits(question.id, runs or {}, entries))
+        for key, value in reasons.items():
+            counts[f"pool_{key}"] += value
+        pairs.extend(Pair(question.id, question.text, e.chunk_id, ctx.chunks[e.chunk_id].text) for e in entries)
         question.metadata["pool"] = {"size": len(entries), **dict(sorted(reasons.items()))}
     counts["pooled_pairs"] = len(pairs)
     tick = tick_progress(progress, RELEVANCE, len(pairs))
@@ -208,6 +215,27 @@ async def grade_pools(
     counts["qrels_unscored_pairs"] = sum(label.grade is None for label in labels)
     counts["qrels_cached"] = sum(g.cached for g in graded)
     return StageOutput(records=labels, counts=counts)
+
+
+def _run_hits(qid: str, runs: Mapping[str, Mapping[str, Sequence[str]]], entries: list[PoolEntry]) -> dict[str, int]:
+    """Add each run's ranked chunks for ``qid`` to ``entries`` (once per chunk); per run, how many it brought."""
+    by_id = {e.chunk_id: e for e in entries}
+    hits: dict[str, int] = {}
+    for name, ranking in runs.items():
+        for cid in ranking.get(qid, ()):
+            if cid not in by_id:
+                by_id[cid] = PoolEntry(cid)
+                entries.append(by_id[cid])
+            hits[f"run_{name}"] = hits.get(f"run_{name}", 0) + 1
+    return hits
+
+
+def _pool_reasons(entries: list[PoolEntry], run_hits: dict[str, int]) -> dict[str, int]:
+    reasons: dict[str, int] = dict(run_hits)
+    for entry in entries:
+        for reason in entry.reasons:
+            reasons[reason] = reasons.get(reason, 0) + 1
+    return reasons
 
 
 def check_unanswerable(

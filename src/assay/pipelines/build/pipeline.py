@@ -28,15 +28,17 @@ Nothing is written before the last stage, and the golden folder is swapped in at
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from assay import __version__
+from assay.aio import run_sync
 from assay.corpus.ingest import IngestResult
 from assay.errors import DatasetError, NothingProduced
+from assay.formats.atomic import atomic_dir
 from assay.formats.golden import GoldenSet
+from assay.formats.topics import write_topics
 from assay.judge.client import Judge
 from assay.pipelines.build.estimate import BuildEstimate, StageEstimate, estimate_build
 from assay.pipelines.build.filters import (
@@ -53,6 +55,7 @@ from assay.pipelines.build.judging import (
     generate_questions,
     grade_pools,
 )
+from assay.pipelines.build.pool_runs import known_only, parse_pool_run, rank_questions
 from assay.pipelines.build.sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
 from assay.pipelines.build.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.build.support import map_support
@@ -102,6 +105,7 @@ class _Run:
         self.progress = progress
         self.counts: dict[str, int] = {}
         self.warnings: list[str] = []
+        self.sampling: dict[str, Any] = {}
 
     def take(self, stage: str, output: StageOutput[Any]) -> list[Any]:
         for key, value in output.counts.items():
@@ -119,15 +123,23 @@ async def abuild_golden(
     progress: ProgressFn | None = None,
     output: Path | None = None,
     overwrite: bool = False,
+    notify: Callable[[str], None] | None = None,
+    stop_after: Literal["questions"] | None = None,
 ) -> GoldenSet:
     """:func:`build_golden` in a running event loop (the judge is not closed)."""
     _check_output(output, overwrite)
+    for spec in settings.pool_runs:
+        parse_pool_run(spec)  # a malformed --pool-run fails before any work
     ingested, chunks, index = prepare_corpus(corpus, settings)
     run = _Run(progress)
     run.warnings.extend(ingested.warnings)
     run.counts.update(files_skipped=len(ingested.skipped), corpus_chunks=len(chunks))
-    sampled = plan_seeds(chunks, index, settings)
+    sampled = plan_seeds(chunks, index, settings, ingested.documents)
     run.warnings.extend(sampled.warnings)
+    run.sampling = {"plan": sampled.plan, "seed": settings.seed, "documents": sampled.documents}
+    if notify is not None:  # before the first paid call
+        for line in [f"plan: {sampled.plan}", *sampled.warnings]:
+            notify(line)
     if len(chunks) == 1:
         run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid")
     run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
@@ -135,7 +147,13 @@ async def abuild_golden(
     questions = await _questions(sampled, judge, settings, ctx, run)
     run.counts["accepted"] = len(questions)
     check_something_built(run.counts, judge)  # before paying for pools
-    graded = run.take("relevance", await grade_pools(questions, judge, settings, ctx, progress))
+    if stop_after == "questions":
+        stage = _stopped(_manifest(judge, settings, ingested, chunks, run), chunks, questions)
+        if output is not None:
+            _write_stopped(stage, output, overwrite)
+        return stage
+    runs = await _pool_runs(questions, settings, ctx, run)
+    graded = run.take("relevance", await grade_pools(questions, judge, settings, ctx, progress, runs=runs))
     checked, labels = check_unanswerable(questions, graded)
     questions = run.take("unanswerable", checked)
     run.counts["accepted"] = len(questions)
@@ -214,6 +232,45 @@ def check_something_built(counts: dict[str, int], judge: Judge) -> None:
         )
 
 
+async def _pool_runs(
+    questions: list[Question], settings: BuildSettings, ctx: BuildContext, run: _Run
+) -> dict[str, dict[str, list[str]]]:
+    """The top ``pool_k`` of each of ``settings.pool_runs`` per question, ids not in the corpus left out (counted)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for spec in settings.pool_runs:
+        pool_run = parse_pool_run(spec)
+        ranked = await rank_questions(pool_run, questions, settings.pool_k, settings.pool_run_timeout)
+        out[pool_run.name], unknown = known_only(pool_run, ranked, ctx.chunks)
+        run.counts["pool_run_unknown_ids"] = run.counts.get("pool_run_unknown_ids", 0) + unknown
+        missing = sum(q.id not in ranked for q in questions)
+        if unknown or missing:
+            run.warnings.append(
+                f"--pool-run {pool_run.name}: {unknown} ranked ids are not chunks of this corpus (skipped) and "
+                f"{missing} of {len(questions)} questions have no ranking"
+            )
+    return out
+
+
+def _stopped(manifest: Manifest, chunks: list[Chunk], questions: list[Question]) -> GoldenSet:
+    """The build up to its questions (not a golden set: no qrels yet; the manifest says ``stopped_after``)."""
+    manifest.counts["accepted"] = len(questions)
+    manifest.stopped_after = "questions"  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
+    return GoldenSet(manifest=manifest, documents=[], chunks=chunks, questions=questions, qrels=[], nuggets=[])
+
+
+def _write_stopped(stage: GoldenSet, output: Path, overwrite: bool) -> None:
+    """``topics.tsv`` (``qid<TAB>question``, for the user's retrievers), ``questions.jsonl``, ``chunks.jsonl`` (the
+    ids a run must use) and ``manifest.json``, written atomically."""
+    try:
+        with atomic_dir(output, overwrite=overwrite) as tmp:
+            stage._write_parts(tmp, ("chunks", "questions"))
+            write_topics(tmp / "topics.tsv", [(q.id, q.text) for q in stage.questions])
+    except FileExistsError:
+        raise DatasetError(
+            f"{output} already exists and is not empty: choose another folder or pass --overwrite"
+        ) from None
+
+
 def build_golden(
     corpus: Path | Sequence[Path],
     *,
@@ -222,24 +279,37 @@ def build_golden(
     progress: ProgressFn | None = None,
     output: Path | None = None,
     overwrite: bool = False,
+    notify: Callable[[str], None] | None = None,
+    stop_after: Literal["questions"] | None = None,
 ) -> GoldenSet:
     """Build a golden set from ``corpus`` (a folder, or a list of files/folders) with ``judge``.
 
     ``progress(stage, done, total)`` is called as stages advance. With ``output`` the folder is written atomically
-    (an existing non-empty folder needs ``overwrite``; checked before any work). Warnings (skipped files, a raised
-    question count) are in ``golden.manifest.warnings``. Raises CorpusError for an unusable corpus and
+    (an existing non-empty folder needs ``overwrite``; checked before any work). ``notify(line)`` is given the plan
+    (how many questions from which documents) and the sampling warnings before the first judge call. With
+    ``stop_after="questions"`` the build stops once the questions are accepted (before pooling) and ``output`` gets
+    ``topics.tsv``, ``questions.jsonl``, ``chunks.jsonl`` and a manifest saying so (:func:`_stopped`), for the
+    user's retrievers to answer before a build with ``settings.pool_runs``. Warnings
+    (skipped files, a large plan) are in ``golden.manifest.warnings``. Raises CorpusError for an unusable corpus and
     BudgetExceeded when the judge's ``max_cost`` is reached (nothing is written; a rerun resumes from the cache).
     """
 
     async def run() -> GoldenSet:
         try:
             return await abuild_golden(
-                corpus, judge=judge, settings=settings, progress=progress, output=output, overwrite=overwrite
+                corpus,
+                judge=judge,
+                settings=settings,
+                progress=progress,
+                output=output,
+                overwrite=overwrite,
+                notify=notify,
+                stop_after=stop_after,
             )
         finally:
             await judge.aclose()
 
-    return asyncio.run(run())
+    return run_sync(run)
 
 
 def _check_output(output: Path | None, overwrite: bool) -> None:
@@ -271,4 +341,5 @@ def _manifest(
         usage={stage: usage.model_copy() for stage, usage in judge.usage.items()},
     )
     manifest.warnings = list(run.warnings)  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
+    manifest.sampling = run.sampling  # type: ignore[attr-defined]  # the plan and the drawn seed documents
     return manifest

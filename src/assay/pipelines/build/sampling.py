@@ -2,10 +2,13 @@
 
 Allocation of questions to documents (deterministic, then seeded only where it must choose):
 
-1. ``total`` questions: ``per_doc * n_docs`` with ``per_doc``, else ``questions``; raised to ``n_docs`` when smaller,
-   so that every document gets at least one question (the settings' ``warnings`` say so).
-2. Every document gets 1; the remaining ``total - n_docs`` are shared in proportion to document size (tokens of its
-   chunks) by the largest-remainder method, each document capped at ``max(max_per_doc, ceil(total / n_docs))``;
+1. ``total`` questions: ``per_doc * n_docs`` with ``per_doc``, else ``questions``, else 2 per document. When
+   ``total`` is smaller than the number of documents, ``total`` seed documents are drawn (:mod:`.strata`: seeded,
+   stratified by source folder or file and by size) and each gets one question; the rest of the corpus still
+   serves as pooling candidates and multi-hop partners. A plan of more than ``strata.BIG_PLAN`` questions not
+   asked for with ``questions`` draws a warning (shown before any call).
+2. Every (drawn) document gets 1; the remaining ``total - n_docs`` are shared in proportion to document size (tokens
+   of its chunks) by the largest-remainder method, each document capped at ``max(max_per_doc, ceil(total / n_docs))``;
    what a cap cuts off goes to the uncapped documents, again by size. Ties are broken by document order.
 3. Within a document, seed chunks are drawn without replacement with probability proportional to chunk tokens (a
    seeded RNG per document); when a document has fewer chunks than questions, it cycles (the types differ).
@@ -39,8 +42,9 @@ from assay.corpus.ingest import IngestResult, corpus_files, ingest
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError, CorpusError
 from assay.pipelines.build.settings import BuildSettings
+from assay.pipelines.build.strata import draw, plan_text, plan_warnings, source_group
 from assay.text import STOPWORDS, content_hash, terms, words
-from assay.types import Chunk
+from assay.types import Chunk, Document
 
 __all__ = [
     "DEFAULT_MIX",
@@ -99,6 +103,8 @@ class SamplingResult:
     seeds: list[Seed] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    plan: str = ""  # one line: how many questions from which documents, and why
+    documents: list[str] = field(default_factory=list)  # the drawn seed documents, when fewer than all
 
 
 def parse_mix(text: str | Mapping[str, float] | None) -> dict[str, float]:
@@ -213,9 +219,6 @@ def _seed_id(chunk_id: str, qtype: str, n: int) -> str:
     return "q-" + content_hash(f"{chunk_id}|{qtype}|{n}", 5)
 
 
-CROWDED_SEEDS = 4  # more seeds per chunk than this draws a warning: the questions would repeat each other
-
-
 def sample_seeds(
     chunks: Sequence[Chunk],
     index: Bm25Index,
@@ -225,8 +228,10 @@ def sample_seeds(
     max_per_doc: int,
     mix: Mapping[str, float],
     seed: int,
+    groups: Mapping[str, str] | None = None,
 ) -> SamplingResult:
-    """Plan the seeds of a build (module docstring). Chunks must be in corpus order (documents, then ordinals)."""
+    """Plan the seeds of a build (module docstring). Chunks must be in corpus order (documents, then ordinals).
+    ``groups``: document id -> source group, the strata of a document draw (:mod:`.strata`; missing: one group)."""
     result = SamplingResult()
     by_doc: dict[str, list[Chunk]] = {}
     for chunk in chunks:
@@ -234,11 +239,12 @@ def sample_seeds(
     n_docs = len(by_doc)
     wanted = per_doc * n_docs if per_doc is not None else total if total is not None else 2 * n_docs
     if wanted < n_docs:
-        result.warnings.append(f"{wanted} questions asked for {n_docs} documents: raised to {n_docs}, one each")
-    planned_total = max(wanted, n_docs)
-    cap = max(max_per_doc, math.ceil(planned_total / n_docs), per_doc or 0)
+        by_doc = draw(by_doc, wanted, seed, groups or {}, _tokens)
+        result.documents = list(by_doc)
+    result.plan = plan_text(wanted, len(by_doc), n_docs, per_doc, total)
+    cap = max(max_per_doc, math.ceil(wanted / len(by_doc)), per_doc or 0)
     sizes = [sum(_tokens(c) for c in cs) for cs in by_doc.values()]
-    quota = allocate(sizes, planned_total, cap)
+    quota = allocate(sizes, wanted, cap)
     picked: list[Chunk] = []
     for (doc_id, doc_chunks), n in zip(by_doc.items(), quota, strict=True):
         picked.extend(_pick_chunks(doc_chunks, n, random.Random(f"{seed}:{doc_id}")))
@@ -249,15 +255,10 @@ def sample_seeds(
     result.seeds = _make_seeds(picked, _fit_numeric(types, has_number), has_number, index, rng)
     result.counts = {
         "seeds": len(result.seeds),
+        "seed_documents": len(by_doc),
         "type_fallback": sum(s.fallback_from is not None for s in result.seeds),
     }
-    if len(picked) < wanted:
-        result.warnings.append(f"only {len(picked)} of {wanted} questions fit under the cap of {cap} per document")
-    if len(picked) > CROWDED_SEEDS * len(chunks):
-        result.warnings.append(
-            f"{len(picked)} questions from {len(chunks)} chunks (more than {CROWDED_SEEDS} per chunk): many will be "
-            "near-duplicates of each other and dropped; ask for fewer questions or give a larger corpus"
-        )
+    result.warnings += plan_warnings(len(picked), wanted, cap, len(chunks), explicit=total is not None)
     return result
 
 
@@ -387,8 +388,11 @@ def prepare_corpus(
     return result, chunks, Bm25Index.build(chunks)
 
 
-def plan_seeds(chunks: list[Chunk], index: Bm25Index, settings: BuildSettings) -> SamplingResult:
-    """The seeds of a build with these settings (deterministic for a corpus and seed)."""
+def plan_seeds(
+    chunks: list[Chunk], index: Bm25Index, settings: BuildSettings, documents: Sequence[Document] = ()
+) -> SamplingResult:
+    """The seeds of a build with these settings (deterministic for a corpus and seed); ``documents`` give the
+    source groups of a document draw."""
     return sample_seeds(
         chunks,
         index,
@@ -397,4 +401,5 @@ def plan_seeds(chunks: list[Chunk], index: Bm25Index, settings: BuildSettings) -
         max_per_doc=settings.max_per_doc,
         mix=parse_mix(settings.mix),
         seed=settings.seed,
+        groups={d.id: source_group(d.source) for d in documents},
     )

@@ -51,7 +51,9 @@ class BuildSettings:
     source chunk is dropped (``leakage_flag_words`` only flags it), as is one whose longest shared run covers at
     least ``leakage_ratio`` of its words (when that run is 4 words or more); near-duplicate questions (Jaccard of
     word-bigram sets >= ``duplicate_jaccard``) keep only the first.
-    Pooling: BM25 top ``pool_k``, ``neighbours`` chunks each side of a source, near-duplicates of sources.
+    Pooling: BM25 top ``pool_k`` (unless not ``pool_bm25``), the top ``pool_k`` of each of ``pool_runs`` (the
+    user's retrievers, ``NAME=RUN_FILE`` or ``NAME=cmd:TEMPLATE``, :mod:`.pool_runs`; a command gets
+    ``pool_run_timeout`` seconds a question), ``neighbours`` chunks each side of a source, near-duplicates of sources.
     Relevance: ``listwise`` pooled chunks of a question per call (default 10; None = pointwise, one call per chunk).
     Listwise costs ``ceil(pool / N)`` calls per question instead of ``pool`` (about 2 instead of 20 with the default
     pool) and shares the instruction tokens; each passage is still graded on its own 0-3 scale (not ranked against
@@ -79,6 +81,9 @@ class BuildSettings:
     leakage_ratio: float = 0.8
     duplicate_jaccard: float = 0.7
     pool_k: int = 20
+    pool_bm25: bool = True
+    pool_runs: tuple[str, ...] = ()
+    pool_run_timeout: float = 60.0
     neighbours: int = 1
     near_duplicates: bool = True
     listwise: int | None = 10
@@ -94,6 +99,8 @@ class BuildSettings:
                 raise ConfigError(f"{name.replace('_', '-')} must be at least 1, got {value}")
         if self.pool_k < 0 or self.neighbours < 0:
             raise ConfigError(f"pool-k and neighbours must be >= 0, got {self.pool_k} and {self.neighbours}")
+        if self.pool_run_timeout <= 0:
+            raise ConfigError(f"--pool-run-timeout must be positive, got {self.pool_run_timeout}")
         if self.listwise is not None and self.listwise < 1:
             raise ConfigError(f"--listwise must be at least 1, got {self.listwise}")
         for name in ("quote_match", "leakage_ratio", "duplicate_jaccard"):
@@ -106,4 +113,5 @@ class BuildSettings:
         """The settings as plain JSON values (for the manifest)."""
         out = asdict(self)
         out["mix"] = dict(self.mix) if self.mix is not None else None
+        out["pool_runs"] = list(self.pool_runs)
         return out

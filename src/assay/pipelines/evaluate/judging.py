@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+from assay.aio import run_sync
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge, Pair, estimate_pairs
 from assay.judge.relevance import Graded
@@ -70,8 +71,8 @@ def judge_runs(
     pairs = unlabelled_pairs(gold, runs, depth)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=_call_families(families))
     diagnosis = runs if "diagnosis" in _call_families(families) else None
-    labels, diagnosed = asyncio.run(
-        _judge_all(
+    labels, diagnosed = run_sync(
+        lambda: _judge_all(
             judge, gold, pairs, plan, listwise=listwise, seed=seed, ctx_k=ctx_k, progress=progress, diagnosis=diagnosis
         )
     )
