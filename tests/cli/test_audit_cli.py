@@ -18,7 +18,8 @@ from audit_fixtures import build_golden
 import assay.cli.audit as audit_cli
 from assay.audit.access import open_store
 from assay.cli import main
-from assay.types import LabelEvent
+from assay.formats.golden import GoldenSet
+from assay.types import LabelEvent, Provenance
 
 
 @pytest.fixture
@@ -45,6 +46,15 @@ def test_agreement_needs_audited_labels(golden: Path) -> None:
     result = run("agreement", str(golden))
     assert result.exit_code == 1
     assert f"audit some labels first with: assay audit {golden}" in result.output
+
+
+def test_agreement_on_a_golden_set_without_judge_labels_says_there_is_nothing_to_compare(golden: Path) -> None:
+    gold = GoldenSet.load(golden)
+    gold.qrels = [label.model_copy(update={"provenance": Provenance(source="human")}) for label in gold.qrels]
+    gold.save(golden, overwrite=True)
+    result = run("agreement", str(golden))
+    assert result.exit_code == 1 and "has no judge label, so there is nothing to compare with people" in result.output
+    assert f"assay eval {golden} RUN --judge MODEL" in result.output
 
 
 def test_agreement_json_against_hand_computed_values(golden: Path) -> None:

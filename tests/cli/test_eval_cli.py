@@ -94,10 +94,56 @@ def test_fail_under_sets_the_exit_status(
         assert "good:" not in result.output.split("fail-under:")[1]  # the good run passes every gate
 
 
-def test_fail_under_an_unknown_metric_is_a_clear_error(setup: dict[str, Path]) -> None:
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--fail-under", "ndgc@10=0.5"], "unknown metric 'ndgc@10'; close names: ndcg@10"),
+        (["-m", "ndcg@10", "-m", "P@x"], "metric 'P@x'"),
+        (["--fail-under", "nugget_recall=0.5"], "a gate names one metric, not a family"),
+        (["--fail-under", "faithfulness=0.5"], "an LLM-judged metric needs --judge MODEL"),
+    ],
+)
+def test_a_bad_metric_name_stops_before_any_work(setup: dict[str, Path], flags: list[str], message: str) -> None:
     s = setup
-    result = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", "--fail-under", "ndcg@7=0.5")
-    assert result.exit_code == 1 and "--fail-under ndcg@7: no such metric" in result.output
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", *flags)
+    assert result.exit_code == 1 and message in result.output
+    assert not s["out"].exists()
+
+
+def test_metrics_of_m_and_fail_under_are_computed_whatever_k_says(setup: dict[str, Path]) -> None:
+    s = setup
+    flags = ["-k", "10", "-m", "P@5", "-m", "ndcg@10", "--fail-under", "recall@3=0.1", "--n-boot", "200"]
+    result = run("eval", s["golden"], s["good"], s["weak"], "-o", s["out"], "--no-judge", *flags)
+    assert result.exit_code == 0, result.output
+    results = json.loads((s["out"] / "results.json").read_text())
+    assert results["k_values"] == [3, 5, 10]
+    assert [list(r["metrics"]) for r in results["runs"]] == [["P@5", "ndcg@10", "recall@3"]] * 2
+    assert "P@5" in result.output and "recall@3" in result.output  # named, so shown
+    # good run per query: answer (3), care (unjudged), related (1), then the next answer: P@5 = 2/5
+    assert results["runs"][0]["metrics"]["P@5"]["mean"] == pytest.approx(2 / 5)
+    gated = run("eval", s["golden"], s["good"], "-o", s["out"], "--no-judge", "-k", "10", "--fail-under", "P@5=0.9")
+    assert gated.exit_code == 1 and "good: P@5 = 0.400 < 0.9" in gated.output
+    assert {c["metric"] for c in results["comparisons"]} == {"P@5", "ndcg@10", "recall@3"}  # named, so compared
+
+
+def test_a_gate_on_a_metric_nothing_can_give_fails_and_says_why(tmp_path: Path, setup: dict[str, Path]) -> None:
+    s = setup
+    silent = write_run(tmp_path / "silent.jsonl", good_lines(answers=False))
+    flags = ["--judge", "offline", "--cache-dir", tmp_path / "cache", "--n-boot", "200"]
+    result = run("eval", s["golden"], silent, "-o", s["out"], *flags, "--fail-under", "faithfulness=0.1")
+    assert result.exit_code == 1
+    assert f"silent: faithfulness has no scored query (no_answer {N}; gate 0.1)" in result.output
+    results = json.loads((s["out"] / "results.json").read_text())  # the report is written first
+    assert results["runs"][0]["metrics"]["faithfulness"]["unscored_reasons"] == {"no_answer": N}
+
+
+def test_a_gate_outside_the_default_set_is_computed_beside_it(setup: dict[str, Path]) -> None:
+    s = setup
+    flags = ["--no-judge", "--n-boot", "200", "--fail-under", "ndcg_exp@7=0.01"]
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], *flags)
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((s["out"] / "results.json").read_text())["runs"][0]["metrics"]
+    assert {"ndcg@10", "map", "ndcg_exp@7", "ndcg@7"} <= set(metrics)  # defaults at k = 1, 3, 5, 7, 10, plus the gate
 
 
 def test_named_runs_and_parsers(tmp_path: Path, setup: dict[str, Path]) -> None:

@@ -223,3 +223,23 @@ def test_round_trip_of_a_real_ingest(tmp_path: Path) -> None:
     assert [c.model_dump() for c in again.chunks] == [c.model_dump() for c in chunks]
     assert again.chunk("manual-c1").model_extra == {"custom": "kept"}
     assert again.manifest.counts["chunks"] == len(chunks)
+
+
+@pytest.mark.parametrize(
+    ("sources", "origin"),
+    [
+        ([], "none"),
+        (["human", "human"], "human"),
+        (["imported"], "imported"),
+        (["human", "imported"], "imported"),
+        (["judge", "generator"], "judge"),
+        (["human", "judge"], "mixed"),
+        (["imported", "generator"], "mixed"),
+    ],
+)
+def test_label_origin_comes_from_the_labels_provenance(sources: list[str], origin: str) -> None:
+    gold = GoldenSet(
+        Manifest(assay_version="0"), qrels=[_label(f"q{i}", "c", 1, source) for i, source in enumerate(sources)]
+    )
+    assert gold.label_origin() == origin
+    assert sum(gold.label_sources().values()) == len(sources)

@@ -14,12 +14,13 @@ from assay.formats.ragas import COLUMNS, read_ragas, write_ragas_csv, write_raga
 
 RAGAS = Path(__file__).parents[1] / "fixtures" / "transfer" / "ragas"
 
-# The field names of ragas's SingleTurnSample that a golden test set fills (ragas 0.3 dataset_schema).
+# The field names of ragas's SingleTurnSample that a golden test set fills (ragas 0.4 dataset_schema), and the one
+# field a Testset row adds (testset_schema.TestsetSample).
 SINGLE_TURN_TESTSET_FIELDS = {"user_input", "reference", "reference_contexts", "reference_context_ids"}
 
 
 def test_columns_are_ragas_names_plus_query_id() -> None:
-    assert set(COLUMNS) == SINGLE_TURN_TESTSET_FIELDS | {"query_id"}
+    assert set(COLUMNS) == SINGLE_TURN_TESTSET_FIELDS | {"synthesizer_name", "query_id"}
 
 
 def test_reads_jsonl_keeping_other_columns_as_extra() -> None:

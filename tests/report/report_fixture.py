@@ -325,6 +325,8 @@ def build() -> tuple[EvalResult, list[QueryResult]]:
         comparisons=_comparisons(per_run, rng),
         corrected=corrected,
         agreement=_agreement(rng),
+        label_origin="judge",
+        label_sources={"judge": 501, "generator": 72},
         usage=usage,
         warnings=[
             "3 retrieved chunk ids in run 'hybrid & rerank' are not in the golden set; they count as not relevant"

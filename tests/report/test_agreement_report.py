@@ -79,3 +79,30 @@ def test_nothing_audited_says_how_to_audit_everywhere(result: EvalResult) -> Non
     assert AUDIT_LINE in page and 'id="agreement-stats"' not in page
     assert AUDIT_LINE.replace("`", r"\`") in render_markdown(result)
     assert "assay audit golden/demo" in _terminal(result)
+
+
+def test_a_golden_set_labelled_by_people_has_no_agreement_section_and_no_audit_advice(result: EvalResult) -> None:
+    result.agreement, result.corrected = None, []
+    result.label_origin, result.label_sources = "human", {"human": 3114}
+    page = html.unescape(render_html(result))
+    assert 'id="agreement"' not in page and "Judge vs human" not in page and "assay audit" not in page
+    assert "labels: 3,114 human" in page
+    text = render_markdown(result)
+    assert "Judge vs human" not in text and "assay audit" not in text and "- **labels:** 3,114 human" in text
+    terminal = _terminal(result)
+    assert "assay audit" not in terminal and "labels: 3,114 human" in terminal
+
+
+def test_a_mixed_golden_set_asks_to_audit_the_judges_labels(result: EvalResult) -> None:
+    result.agreement, result.corrected = None, []
+    result.label_origin, result.label_sources = "mixed", {"human": 30, "judge": 12}
+    advice = "No judge label has a human grade yet"
+    assert advice in html.unescape(render_html(result)) and advice in render_markdown(result)
+    assert advice in _terminal(result) and "labels: 30 human, 12 judge (mixed)" in _terminal(result)
+
+
+def test_judge_labels_not_saved_are_not_sent_to_the_audit_page_as_they_are(result: EvalResult) -> None:
+    result.agreement, result.corrected = None, []
+    result.label_origin, result.label_sources = "mixed", {"human": 30, "judge": 12}
+    result.settings = {**result.settings, "add_labels": False}
+    assert "were not saved (--no-add-labels): to audit a sample of them, evaluate without it" in _terminal(result)

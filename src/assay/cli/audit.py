@@ -137,6 +137,11 @@ def agreement(  # noqa: PLR0917 (click passes options positionally by name)
     name = check_annotator(annotator) if annotator else None
     options: dict[str, Any] = {"annotator": name, "judge_prompt": judge_prompt}
     pairs = store.audited_pairs(golden_view.questions, one_per_item=True, **options)
+    if not pairs and not golden_view.qrels:
+        raise AuditError(
+            f"{golden} has no judge label, so there is nothing to compare with people; "
+            f"judge a run's unjudged chunks with `assay eval {golden} RUN --judge MODEL`, then audit them"
+        )
     if not pairs:
         who = f" by {name}" if name else ""
         raise AuditError(f"nothing audited{who} in {golden} yet; audit some labels first with: assay audit {golden}")

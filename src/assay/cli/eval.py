@@ -19,6 +19,7 @@ from assay.errors import ConfigError
 from assay.judge import Judge
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
 from assay.pipelines.evaluate.gates import Gate, check_gates
+from assay.pipelines.evaluate.names import check_gate, joined_k
 from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_terminal, write_report
 
@@ -64,8 +65,14 @@ def parse_fail_under(values: Sequence[str]) -> list[tuple[str, float]]:
 
 def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> list[str]:
     """One message per run and gate whose mean is below the threshold (or has no scored query): the rule of
-    :func:`assay.pipelines.evaluate.gates.check_gates`, shared with the pytest plugin."""
-    return check_gates(result, [Gate(metric, threshold) for metric, threshold in gates], origin="--fail-under")
+    :func:`assay.pipelines.evaluate.gates.check_gates`, shared with the pytest plugin. A gated metric that was not
+    computed (names are checked before the work, so: nothing to compute it from, such as faithfulness when no run
+    has an answer) fails with that reason."""
+    known = {name for run in result.runs for name in run.metrics}
+    missing = [f"{m} was not computed: nothing in the golden set or the runs to compute it from" for m, _ in gates
+               if m not in known]  # fmt: skip
+    present = [Gate(metric, threshold) for metric, threshold in gates if metric in known]
+    return missing + check_gates(result, present, origin="--fail-under")
 
 
 def audit_labels(
@@ -111,7 +118,7 @@ def _options(f: Any) -> Any:
     options = [
         optional_judge_options(_NO_JUDGE),
         click.option("-k", "k_text", default="1,3,5,10", show_default=True, help="Cut-offs, comma-separated."),
-        click.option("-m", "--metric", "metrics", multiple=True, help="Only these metrics (repeatable)."),
+        click.option("-m", "--metric", "metrics", multiple=True, help="Only these (repeatable), whatever -k says."),
         click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),
         click.option(
             "--listwise",
@@ -149,18 +156,23 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
     fails. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size
     for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
 
+    A metric named by -m or --fail-under is computed whatever -k says (its cut-off joins the k values); every name
+    is checked before any work (an unknown one: an error with the close names, nothing written). A golden set
+    labelled by people (assay import beir|trec --source human) evaluates like trec_eval, with judged@k and no
+    judge-vs-human section or audit advice.
+
     \b
     Examples:
       assay eval golden/ bm25.jsonl hybrid.jsonl -o report/ --judge openai/gpt-4o-mini
       assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
     """
-    settings = _settings(options)
-    specs = parse_runs(runs)
-    gates = parse_fail_under(options["fail_under"])
-    console = Console()
     if options["judge_spec"] and options["no_judge"]:
         raise ConfigError("give --judge MODEL or --no-judge, not both")
+    gates = parse_fail_under(options["fail_under"])
+    settings = _settings(options, gates)
+    specs = parse_runs(runs)
+    console = Console()
     if options["dry_run"]:
         _dry_run(golden, specs, options, settings, console)
         return
@@ -174,10 +186,15 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
         sys.exit(1)
 
 
-def _settings(options: dict[str, Any]) -> EvalSettings:
+def _settings(options: dict[str, Any], gates: Sequence[tuple[str, float]]) -> EvalSettings:
+    """The settings of the flags; a metric named by ``--fail-under`` is computed too (``also``: besides -m, or
+    besides the defaults), its cut-off joining -k; every name checked before any work."""
+    judged = bool(options["judge_spec"])
+    cuts = {cut for name, _ in gates if (cut := check_gate(name, judged=judged)) is not None}
     return EvalSettings(
-        k_values=parse_k(options["k_text"]),
+        k_values=joined_k(parse_k(options["k_text"]), cuts),
         metrics=tuple(options["metrics"]),
+        also=tuple(name for name, _ in gates),
         seed=options["seed"],
         n_boot=options["n_boot"],
         context_k=options["context_k"],

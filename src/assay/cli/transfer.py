@@ -70,7 +70,7 @@ def export(golden: str, fmt: str, out: str, min_grade: int | None, split: str, o
     Examples:
       assay export golden/ --to beir -o golden-beir/          corpus.jsonl, queries.jsonl, qrels/test.tsv
       assay export golden/ --to trec -o trec/ --min-grade 1   qrels.txt (qid 0 docid grade) and topics.tsv
-      assay export golden/ --to ragas -o ragas/               ragas.jsonl and ragas.csv (RAGAS 0.3 columns)
+      assay export golden/ --to ragas -o ragas/               ragas.jsonl (RAGAS Testset/EvaluationDataset), .csv
       assay export golden/ --to csv -o sheets/                labels.csv and questions.csv for spreadsheets
 
     Unscored labels are never exported as grades; the command says how many there are.

@@ -32,7 +32,7 @@ from assay.formats.atomic import atomic_dir, atomic_write_text
 from assay.formats.jsonl import first_problem, iter_records, write_jsonl
 from assay.types import FORMAT_VERSION, Chunk, Document, LabelSource, Manifest, NuggetSupport, Question, RelevanceLabel
 
-__all__ = ["FILES", "MANIFEST", "SOURCE_PRECEDENCE", "GoldenSet", "Part"]
+__all__ = ["FILES", "MANIFEST", "SOURCE_PRECEDENCE", "GoldenSet", "LabelOrigin", "Part", "label_origin"]
 
 Part = Literal["documents", "chunks", "questions", "qrels", "nuggets"]
 FILES: dict[Part, str] = {
@@ -45,6 +45,10 @@ FILES: dict[Part, str] = {
 MANIFEST = "manifest.json"
 # When a (question, chunk) pair has labels from several sources, qrels use the first source in this order.
 SOURCE_PRECEDENCE: tuple[LabelSource, ...] = ("human", "imported", "judge", "generator")
+# Where a golden set's labels came from, by their provenance: people (human; imported: brought from elsewhere, e.g.
+# assessors' qrels imported without --source human), a machine (judge, generator), both (mixed), or none at all.
+LabelOrigin = Literal["human", "imported", "judge", "mixed", "none"]
+MACHINE_SOURCES: frozenset[str] = frozenset({"judge", "generator"})
 _FIX = "run `assay build CORPUS -o FOLDER` to create a golden set"
 M = TypeVar("M", bound=BaseModel)
 
@@ -166,6 +170,17 @@ class GoldenSet:
             "nuggets": len(self.nuggets),
         }
 
+    def label_sources(self) -> dict[str, int]:
+        """Labels per provenance source (scored or not), in :data:`SOURCE_PRECEDENCE` order; absent sources left out."""
+        counts = {source: 0 for source in SOURCE_PRECEDENCE}
+        for label in self.qrels:
+            counts[label.provenance.source] = counts.get(label.provenance.source, 0) + 1
+        return {source: n for source, n in counts.items() if n}
+
+    def label_origin(self) -> LabelOrigin:
+        """Where the labels came from, derived from their provenance: see :func:`label_origin`."""
+        return label_origin(self.label_sources())
+
     # ------------------------------------------------------------------ disk
 
     @classmethod
@@ -249,6 +264,21 @@ class GoldenSet:
             write_jsonl(folder / FILES[part], part, records[part])
         self.manifest.counts.update(self.counts())
         atomic_write_text(folder / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
+
+
+def label_origin(sources: Iterable[str]) -> LabelOrigin:
+    """``judge`` when every label is a machine's (judge or generator), ``human`` when every one is a person's,
+    ``imported`` when every one came from elsewhere (some of them without ``source human``), ``mixed`` when
+    machine and other labels meet, ``none`` without a label."""
+    present = set(sources)
+    machine, other = present & MACHINE_SOURCES, present - MACHINE_SOURCES
+    if machine and other:
+        return "mixed"
+    if machine:
+        return "judge"
+    if other:
+        return "human" if other == {"human"} else "imported"
+    return "none"
 
 
 def _better(new: RelevanceLabel, old: RelevanceLabel, rank: dict[str, int]) -> bool:

@@ -1,4 +1,4 @@
-"""RAGAS test sets: JSONL and CSV with the column names of RAGAS 0.3's ``SingleTurnSample``.
+"""RAGAS test sets: JSONL and CSV with the column names of RAGAS's ``SingleTurnSample`` and ``Testset``.
 
 A golden test set row (what RAGAS's test-set generator writes, plus the id column its ID-based context metrics read):
 
@@ -7,17 +7,23 @@ A golden test set row (what RAGAS's test-set generator writes, plus the id colum
 ``reference``              the reference answer (absent or empty when the golden set has none)
 ``reference_contexts``     texts of the relevant chunks, most relevant first
 ``reference_context_ids``  their chunk ids, in the same order (read by ``IDBasedContextPrecision`` / ``Recall``)
+``synthesizer_name``       what made the question (RAGAS's ``Testset`` requires it): the name a RAGAS test set came
+                           with, else ``assay_`` + the question type (``assay_factoid``, ``assay_multi_hop``)
 ``query_id``               assay's question id; RAGAS ignores unknown fields, ``assay import ragas`` reads it back
 =========================  ======================================================================================
 
-``EvaluationDataset.from_jsonl`` reads the JSONL as is (checked with ragas 0.4.3, whose ``IDBasedContextRecall`` and
-``IDBasedContextPrecision`` score the id columns; ragas is not a dependency, so no test imports it). In the CSV,
-list columns hold JSON arrays (RAGAS's own
-``to_csv`` leaves lists as Python reprs and ``from_csv`` does not parse them: load the CSV with pandas and
-``json.loads`` the list columns, or use the JSONL). Reading accepts JSON arrays, Python list literals (what pandas
-writes) and, for a single context, a bare string. Reading also accepts the names of RAGAS 0.1 (``question``,
-``ground_truth``) and ``id`` for ``query_id``. Other columns (``synthesizer_name``, ``retrieved_contexts``,
-``response``, ...) are kept in :attr:`RagasRow.extra`. Malformed rows raise :class:`~assay.errors.FormatError` naming
+One JSONL file serves both RAGAS shapes (checked with ragas 0.4.3): ``Testset.from_jsonl`` pops ``synthesizer_name``
+and reads the rest of the row as the ``SingleTurnSample`` (a ``TestsetSample``); ``EvaluationDataset.from_jsonl``
+reads each row as a ``SingleTurnSample``, whose model ignores fields it does not know (``synthesizer_name``,
+``query_id``). Its ``IDBasedContextRecall`` and ``IDBasedContextPrecision`` score the id columns. No header line:
+RAGAS reads every line as a sample. ragas is not a dependency; tests check the file against a model of that schema.
+
+In the CSV, list columns hold JSON arrays (RAGAS's own ``to_csv`` leaves lists as Python reprs and RAGAS 0.4 reads
+no CSV: load it with pandas and ``json.loads`` the list columns, or use the JSONL). Reading accepts JSON arrays,
+Python list literals (what pandas writes) and, for a single context, a bare string. Reading also accepts the names
+of RAGAS 0.1 (``question``, ``ground_truth``) and ``id`` for ``query_id``. Other columns (``synthesizer_name``,
+``retrieved_contexts``, ``response``, ...) are kept in :attr:`RagasRow.extra`. Malformed rows raise
+:class:`~assay.errors.FormatError` naming
 the file and the line (for CSV the physical line where the row starts).
 """
 
@@ -40,7 +46,7 @@ from assay.formats.progress import writing
 __all__ = ["COLUMNS", "RAGAS_SCHEMA", "RagasRow", "read_ragas", "write_ragas_csv", "write_ragas_jsonl"]
 
 RAGAS_SCHEMA = "ragas 0.3 SingleTurnSample"
-COLUMNS = ("query_id", "user_input", "reference", "reference_contexts", "reference_context_ids")
+COLUMNS = ("query_id", "user_input", "reference", "reference_contexts", "reference_context_ids", "synthesizer_name")
 _ALIASES = {"question": "user_input", "ground_truth": "reference", "id": "query_id"}
 _LIST_COLUMNS = ("reference_contexts", "reference_context_ids")
 _SHAPE = '{"user_input": "...", "reference": "...", "reference_contexts": ["..."]}'

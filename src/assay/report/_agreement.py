@@ -108,12 +108,35 @@ def summary_line(summary: AgreementSummary) -> str:
     return line + "."
 
 
-def not_audited(result: EvalResult) -> str:
-    """The one line shown when no label was audited, naming the command that audits them."""
+def not_audited(result: EvalResult) -> str | None:
+    """The one line shown when no judge label has a human grade, naming the command that audits them; None when the
+    golden set has no judge label at all (labelled by people: nothing to audit, so no agreement section)."""
+    if result.label_origin in ("human", "imported", "none"):
+        return None
+    if result.label_origin == "mixed" and result.settings.get("add_labels") is False:
+        return (
+            "No judge label has a human grade, so no judge-vs-human agreement and no corrected metrics. The judge "
+            "labels of this evaluation were not saved (--no-add-labels): to audit a sample of them, evaluate "
+            f"without it, then run `assay audit {result.golden}`."
+        )
+    if result.label_origin == "mixed":
+        return (
+            f"No judge label has a human grade yet, so no judge-vs-human agreement and no corrected metrics: audit "
+            f"a sample of the judge's labels with `assay audit {result.golden}`, then evaluate again."
+        )
     return (
         f"No human labels in this evaluation, so no judge-vs-human agreement and no corrected metrics: audit a "
         f"sample of the judge's labels with `assay audit {result.golden}`, then evaluate again."
     )
+
+
+def labels_line(result: EvalResult) -> str | None:
+    """``3,114 human`` or ``2,950 human, 164 judge (mixed)``: the golden set's labels by provenance source after
+    this evaluation; None for results that do not record them."""
+    if not result.label_sources:
+        return None
+    counts = ", ".join(f"{n:,} {source}" for source, n in result.label_sources.items())
+    return counts + (" (mixed)" if result.label_origin == "mixed" else "")
 
 
 def audit_cell(item: CorrectedMetric) -> str:

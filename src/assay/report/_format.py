@@ -81,8 +81,10 @@ def headline_k(result: EvalResult) -> int | None:
 
 
 def headline_metrics(result: EvalResult) -> list[str]:
-    """The metrics a summary shows (:func:`assay.pipelines.evaluate.results.headline_metrics` holds the rule)."""
-    return results_headline_metrics(all_metrics(result), result.k_values)
+    """The metrics a summary shows (:func:`assay.pipelines.evaluate.results.headline_metrics` holds the rule; the
+    metrics named in the settings, by ``-m`` or ``--fail-under``, are shown too)."""
+    named = [*(result.settings.get("metrics") or ()), *(result.settings.get("also") or ())]
+    return results_headline_metrics(all_metrics(result), result.k_values, named)
 
 
 def strata_metrics(run: RunResult, wanted: list[str]) -> list[str]:

@@ -234,6 +234,7 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
         ],
         "agreement": _agreement_view(result),
         "not_audited": agr.not_audited(result),
+        "labels": agr.labels_line(result),
         "queries": None if per_query is None else _query_table(per_query),
     }
 

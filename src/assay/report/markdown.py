@@ -64,6 +64,7 @@ def _header(result: EvalResult) -> list[str]:
         f"- **golden set:** {md_escape(result.golden)}",
         f"- **runs:** {runs}",
         f"- **k:** {ks} · intervals: {fmt.confidence_label(result)} bootstrap",
+        *([f"- **labels:** {md_escape(labels)}"] if (labels := agr.labels_line(result)) else []),
         f"- **assay:** {md_escape(result.assay_version)} (results format {result.format_version})",
         "",
         "Means are over scored queries only; unscored queries are counted beside every mean, never averaged in as 0.",
@@ -220,7 +221,8 @@ def _corrected(result: EvalResult) -> list[str]:
 def _agreement(result: EvalResult) -> list[str]:
     summary = result.agreement
     if summary is None:
-        return ["## Judge vs human", "", md_escape(agr.not_audited(result)), ""]
+        advice = agr.not_audited(result)
+        return [] if advice is None else ["## Judge vs human", "", md_escape(advice), ""]
     lines = ["## Judge vs human", "", md_escape(agr.summary_line(summary)), ""]
     rows = [[md_escape(r.label), r.value, r.interval, str(r.n)] for r in agr.stat_rows(summary.overall)]
     level = fmt.confidence_label(result)

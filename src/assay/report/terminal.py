@@ -35,9 +35,10 @@ def render_terminal(result: EvalResult, console: Console) -> None:
         console.print()
         _print_diagnosis(console, result)
     console.print()
-    if result.agreement is None:
-        console.print(Text(agr.not_audited(result), style="dim"))
-    else:
+    advice = agr.not_audited(result) if result.agreement is None else None
+    if advice is not None:
+        console.print(Text(advice, style="dim"))
+    elif result.agreement is not None:
         console.print(_agreement(result.agreement))
     if result.corrected:
         console.print()
@@ -58,6 +59,9 @@ def _header(result: EvalResult) -> Text:
     text.append(f"judge: {result.judge}" if result.judge else fmt.NO_JUDGE, style="" if result.judge else "yellow")
     ks = ", ".join(str(k) for k in result.k_values)
     text.append(f"  ·  k = {ks}  ·  {len(result.runs)} run(s)")
+    labels = agr.labels_line(result)
+    if labels is not None:
+        text.append(f"  ·  labels: {labels}")
     return text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from evaluate_fixture import (
 )
 
 from assay import EvalSettings, evaluate
-from assay.errors import FormatError, InputError
+from assay.errors import ConfigError, FormatError, InputError
 from assay.pipelines.evaluate import evaluate_detailed
 
 N = len(PRODUCTS)
@@ -219,6 +220,49 @@ def test_chosen_metrics_only(tmp_path: Path) -> None:
     done = evaluate_detailed(golden, [write_run(tmp_path / "good.jsonl", good_lines())], settings=settings)
     assert list(done.result.runs[0].metrics) == ["ndcg@10", "recall@5|g>=2"]
     assert done.result.runs[0].metrics["recall@5|g>=2"].mean == 1.0  # only the answer chunk has grade >= 2
+
+
+def test_a_named_metric_is_computed_whatever_k_says(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    qrels = _random_human_golden(tmp_path / "golden", rng)
+    run = _random_run(tmp_path / "run.jsonl", rng, [c.id for c in make_golden().chunks])
+    settings = EvalSettings(n_boot=200, k_values=(10,), metrics=("P@5", "ndcg@7", "ndcg@10"))
+    assert settings.checked().k_values == (5, 7, 10)  # the named cut-offs join k
+    result, rows = evaluate(tmp_path / "golden", [tmp_path / "run.jsonl"], settings=settings)
+    assert list(result.runs[0].metrics) == ["P@5", "ndcg@7", "ndcg@10"] and result.k_values == [5, 7, 10]
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"P_5", "ndcg_cut_7", "ndcg_cut_10"}).evaluate(run)
+    for row in rows:
+        assert row.metrics["P@5"] == pytest.approx(expected[row.query_id]["P_5"], abs=1e-12)
+        assert row.metrics["ndcg@7"] == pytest.approx(expected[row.query_id]["ndcg_cut_7"], abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("ndgc@10", "unknown metric 'ndgc@10'; close names: ndcg@10"),
+        ("faithfulnes", "close names: faithfulness"),
+        ("P", "'P': measure 'P' needs a cutoff, e.g. P@5"),
+        ("ragas_context_precision@x", "write ragas_context_precision@K with K a whole number >= 1"),
+    ],
+)
+def test_an_unknown_metric_is_refused_before_any_work(tmp_path: Path, name: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        EvalSettings(metrics=("ndcg@10", name)).checked()
+    golden = save_golden(tmp_path / "golden")
+    before = (golden / "qrels.jsonl").read_text()
+    with pytest.raises(ConfigError, match=re.escape(message)):  # checked before the runs are even read
+        evaluate(golden, [tmp_path / "missing.jsonl"], settings=EvalSettings(metrics=(name,)))
+    assert (golden / "qrels.jsonl").read_text() == before
+
+
+def test_a_judged_metric_named_without_a_judge_is_an_error_not_a_silent_gap(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    run = write_run(tmp_path / "good.jsonl", good_lines())
+    with pytest.raises(ConfigError, match="faithfulness: LLM-judged, needs a judge"):
+        evaluate(golden, [run], settings=EvalSettings(n_boot=200, metrics=("ndcg@10", "faithfulness")))
+    result, _ = evaluate(golden, [run], settings=EvalSettings(n_boot=200, metrics=("coverage_recall@2",)))
+    assert list(result.runs[0].metrics) == ["coverage_recall@1", "coverage_recall@2", "coverage_recall@3",
+                                            "coverage_recall@5", "coverage_recall@10"]  # fmt: skip
 
 
 def _sign_flip_p(diffs: list[float]) -> float:

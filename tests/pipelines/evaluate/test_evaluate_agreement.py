@@ -18,6 +18,9 @@ from assay import EvalSettings, evaluate
 from assay.formats.golden import GoldenSet
 from assay.metrics import agreement as ag
 from assay.metrics.stats import norm_ppf
+from assay.pipelines.evaluate.judging import LLM_FAMILIES
+from assay.pipelines.evaluate.names import family
+from assay.pipelines.transfer import import_beir
 
 FAST = EvalSettings(n_boot=200)
 N = len(PRODUCTS)
@@ -191,3 +194,37 @@ def test_audit_size_not_estimated_from_a_pilot_without_spread(tmp_path: Path) ->
     five = next(c for c in result.corrected if c.metric == "pair_precision@5")
     assert five.sd_human == 0.0
     assert all(t.n_needed is None and "all equal" in t.note for t in five.audit_targets)
+
+
+def test_a_human_labelled_golden_set_evaluates_quietly_with_judged_at_k(tmp_path: Path) -> None:
+    """Human qrels, no judge: no PPI note, no agreement, no correction; judged@k and where the labels came from."""
+    gold = make_golden("human")
+    result, _ = evaluate(gold, [_run(tmp_path)], settings=FAST)
+    assert result.label_origin == "human" and result.label_sources == {"human": 2 * N}
+    assert result.agreement is None and result.corrected == [] and result.warnings == []
+    assert result.runs[0].judged_at_k["10"] == 0.5  # answer and related judged; care and the next answer not
+
+
+def test_judge_labels_beside_human_ones_are_mixed_and_ppi_waits_for_an_audit(tmp_path: Path) -> None:
+    gold = make_golden("human")
+    gold.add_labels([label(qid(i), care_id(i), 2, "judge") for i in range(N)])
+    result, _ = evaluate(gold, [_run(tmp_path)], settings=FAST)
+    assert result.label_origin == "mixed" and result.label_sources == {"human": 2 * N, "judge": N}
+    assert result.corrected == [] and not any("PPI" in w for w in result.warnings)  # one audit line says it
+    assert make_golden("judge").label_origin() == "judge"
+
+
+def test_an_imported_ir_collection_shows_no_metric_it_cannot_have(tmp_path: Path) -> None:
+    """BEIR qrels: no nuggets, reference answers or run answers, so no always-unscored judged metric by default."""
+    gold = import_beir(Path(__file__).parents[2] / "fixtures" / "transfer" / "beir", source="human").golden
+    lines = [{"query_id": q.id, "retrieved": [c.id for c in gold.chunks]} for q in gold.questions]
+    run = write_run(tmp_path / "run.jsonl", lines)
+    result, _ = evaluate(gold, [run], settings=FAST)
+    names = list(result.runs[0].metrics)
+    assert "ndcg@10" in names and not [n for n in names if family(n) in LLM_FAMILIES]
+    assert result.runs[0].strata == {}  # every imported query has type "unknown": one value, no table
+    by_type, _ = evaluate(gold, [run], settings=EvalSettings(n_boot=200, strata=("type",)))
+    assert list(by_type.runs[0].strata) == ["type"]  # asked for, so kept
+    asked, _ = evaluate(gold, [run], settings=EvalSettings(n_boot=200, metrics=("coverage_recall@5",)))
+    summary = asked.runs[0].metrics["coverage_recall@5"]  # named: computed, and unscored for a reason
+    assert summary.n_scored == 0 and summary.unscored_reasons == {"no_nugget_support": len(gold.questions)}

@@ -44,7 +44,7 @@ def test_interval_bounds_and_at_most() -> None:
         "good: hallucination (interval high) = 0.120 > 0.1"
     )
     assert gate_failure("weak", result.runs[1].metrics["hallucination"], gate) == (
-        "weak: hallucination has no scored query (gate 0.1)"
+        "weak: hallucination has no scored query (30 unscored; gate 0.1)"
     )
     assert check_gates(result, [Gate("ndcg@10", 0.6, statistic="low")], runs=["good"]) == []
     assert gate.describe() == "hallucination interval's upper bound <= 0.1"

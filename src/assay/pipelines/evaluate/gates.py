@@ -45,7 +45,11 @@ def gate_failure(run: str, summary: MetricSummary | None, gate: Gate) -> str | N
     """Why ``run`` fails ``gate`` (one line), or None when it passes."""
     value = None if summary is None else getattr(summary, gate.statistic)
     if value is None:
-        return f"{run}: {gate.metric} has no scored query (gate {gate.threshold:g})"
+        why = "no query"
+        if summary is not None and (summary.unscored_reasons or summary.n_unscored):
+            reasons = summary.unscored_reasons.items()
+            why = ", ".join(f"{reason} {n}" for reason, n in reasons) or f"{summary.n_unscored} unscored"
+        return f"{run}: {gate.metric} has no scored query ({why}; gate {gate.threshold:g})"
     if gate.at_most and value > gate.threshold:
         return f"{run}: {gate.metric}{_label(gate)} = {value:.3f} > {gate.threshold:g}"
     if not gate.at_most and value < gate.threshold:

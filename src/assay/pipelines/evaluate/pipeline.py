@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +26,15 @@ from assay.errors import ConfigError
 from assay.formats.atomic import atomic_write_text
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
-from assay.metrics import parse_measure
 from assay.pipelines.evaluate import ranking as er
 from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, directed
 from assay.pipelines.evaluate.judged import Assessed
 from assay.pipelines.evaluate.judging import LLM_FAMILIES, Progress, estimate_judging, judge_runs
+from assay.pipelines.evaluate.names import NEEDS_JUDGE, applicable, check_names, family, joined_k
 from assay.pipelines.evaluate.results import (
     DiagnosisExample,
     EvalResult,
+    MetricSummary,
     QueryResult,
     RunResult,
     headline_k,
@@ -67,11 +68,15 @@ class EvalSettings:
     answer's context for context recall, faithfulness and attribution (None: 5 when 5 is a k value, else the largest).
     ``listwise``: chunks per relevance call (None: one call per chunk). ``add_labels``: write labels judged now back
     into the golden folder. ``strata``: question fields to stratify by, besides type and difficulty. ``metrics``:
-    only these (ranking names, or LLM metric families such as ``faithfulness``); empty = all.
+    only these (ranking names, or LLM metric families such as ``faithfulness``); empty = all. A named metric is
+    computed whatever ``k_values`` say: :meth:`checked` joins its cut-off to them (``k_values=(10,)``,
+    ``metrics=("P@5",)`` evaluates at k = 5 and 10), see :mod:`~assay.pipelines.evaluate.names`. ``also``: metrics
+    computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones.
     """
 
     k_values: tuple[int, ...] = (1, 3, 5, 10)
     metrics: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
     seed: int = 0
     n_boot: int = 2000
     confidence: float = 0.95
@@ -84,14 +89,16 @@ class EvalSettings:
     min_audited: int = 10
 
     def checked(self) -> EvalSettings:
-        """Raise :class:`ConfigError` for values that cannot work; return self."""
+        """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
+        close names); return the settings with the cut-offs of the named metrics joined to ``k_values``."""
         if not self.k_values or min(self.k_values) < 1:
             raise ConfigError(f"k values must be whole numbers >= 1, e.g. -k 1,3,5,10; got {list(self.k_values)}")
         if self.listwise is not None and self.listwise < 1:
             raise ConfigError(f"--listwise must be >= 1 (chunks per call), got {self.listwise}")
         if self.n_boot < 100:
             raise ConfigError(f"n_boot must be at least 100 resamples, got {self.n_boot}")
-        return self
+        k_values = joined_k(self.k_values, check_names((*self.metrics, *self.also)))
+        return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
 
     @property
     def depth(self) -> int:
@@ -129,19 +136,24 @@ class Evaluated:
         return Path(path)
 
 
-def _family(name: str) -> str:
-    base = name.split("@", maxsplit=1)[0].split("|", maxsplit=1)[0]
-    return "nugget_recall" if base.startswith("nugget_recall") else base
+def _split_metrics(settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun]) -> tuple[list[str], set[str]]:
+    """(ranking measure names, LLM families asked for): those of ``metrics``, else the defaults and every family
+    that ``gold`` and ``runs`` can give (:func:`~assay.pipelines.evaluate.names.applicable`); then those of
+    ``also``. The names were checked by :meth:`EvalSettings.checked`."""
+    if settings.metrics:
+        ranking = list(dict.fromkeys(m for m in settings.metrics if family(m) not in LLM_FAMILIES))
+        families = {family(m) for m in settings.metrics if family(m) in LLM_FAMILIES}
+    else:
+        ranking, families = er.default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
+    ranking += [m for m in dict.fromkeys(settings.also) if family(m) not in LLM_FAMILIES and m not in ranking]
+    return ranking, families | {family(m) for m in settings.also if family(m) in LLM_FAMILIES}
 
 
-def _split_metrics(settings: EvalSettings) -> tuple[list[str], set[str]]:
-    """(ranking measure names, LLM families asked for); empty ``metrics`` means the defaults and every family."""
-    if not settings.metrics:
-        return er.default_measures(settings.k_values), set(LLM_FAMILIES)
-    ranking = [m for m in settings.metrics if _family(m) not in LLM_FAMILIES]
-    for name in ranking:
-        parse_measure(name)  # a bad name raises MetricError listing the known ones
-    return ranking, {_family(m) for m in settings.metrics if _family(m) in LLM_FAMILIES}
+def _needs_judge(settings: EvalSettings, judge: Judge | None) -> None:
+    """An LLM-judged metric named without a judge cannot be computed: say so rather than leave it out."""
+    named = [m for m in (*settings.metrics, *settings.also) if family(m) in NEEDS_JUDGE]
+    if judge is None and named:
+        raise ConfigError(f"{', '.join(named)}: LLM-judged, needs a judge (--judge MODEL, or judge= in the API)")
 
 
 def _load(golden: GoldenSet | Path | str) -> tuple[GoldenSet, Path | None]:
@@ -186,9 +198,10 @@ def evaluate_detailed(
 ) -> Evaluated:
     """:func:`evaluate`, also returning the claim x chunk support rows (for ``support_matrix.jsonl``)."""
     config = (settings or EvalSettings()).checked()
+    _needs_judge(config, judge)
     gold, folder = _load(golden)
     loaded = load_runs(runs, gold)
-    ranking, families = _split_metrics(config)
+    ranking, families = _split_metrics(config, gold, loaded)
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
@@ -239,7 +252,7 @@ def estimate_evaluation(
     config = (settings or EvalSettings()).checked()
     gold, _ = _load(golden)
     loaded = load_runs(runs, gold)
-    _, families = _split_metrics(config)
+    _, families = _split_metrics(config, gold, loaded)
     return estimate_judging(gold, loaded, judge, families=families, **_judging_settings(config))
 
 
@@ -283,6 +296,11 @@ def _rows(
 # -- the result --------------------------------------------------------------------------------------------------
 
 
+def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
+    """Metrics compared and stratified (:func:`~.results.headline_metrics`), the named ones among them."""
+    return headline_metrics(names, config.k_values, (*config.metrics, *config.also))
+
+
 def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
     return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
 
@@ -292,10 +310,8 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
     stat = config.stat()
     summaries = summarize_all(list(rows.values()), names, stat)
     curves = er.rank_curves(run, labels, config.threshold, config.depth)
-    for family in LABEL_CURVES:
-        curves[family] = {
-            str(k): summaries[f"{family}@{k}"].mean for k in config.k_values if f"{family}@{k}" in summaries
-        }
+    for fam in LABEL_CURVES:
+        curves[fam] = {str(k): summaries[f"{fam}@{k}"].mean for k in config.k_values if f"{fam}@{k}" in summaries}
     fields = ["type", "difficulty", *config.strata]
     return RunResult(
         name=run.name,
@@ -303,11 +319,17 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
         counts=run.counts,
         metrics=summaries,
         curves={family: curve for family, curve in curves.items() if curve},
-        strata=strata_summaries(list(rows.values()), headline_metrics(names, config.k_values), fields, stat),
+        strata=_informative(strata_summaries(list(rows.values()), _headline(names, config), fields, stat), config),
         judged_at_k=er.judged_at_k(run, labels, config.k_values),
         pr_curve=er.pr_curve(run, labels, config.threshold),
         grade_histogram=er.grade_histogram(run, labels, config.depth),
     )
+
+
+def _informative(strata: dict[str, dict[str, dict[str, MetricSummary]]], config: EvalSettings) -> dict[str, Any]:
+    """The strata worth a table: a field with one value only (every imported query of type ``unknown``) repeats
+    the overall figures, so it is left out unless ``--by`` asked for it."""
+    return {name: values for name, values in strata.items() if len(values) > 1 or name in config.strata}
 
 
 def _result(
@@ -327,11 +349,12 @@ def _result(
     warnings = [note for run in runs for note in run.notes]
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
-    names = headline_metrics(_metric_names(per_run[runs[0].name]), config.k_values) if runs else []
+    names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
     diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family
     names = [name for name in names if name not in DIAGNOSIS_NAMES]
     corrected = []
-    for run in runs if humans.human else []:
+    audited = any(pair in humans.judge for pair in humans.human)  # else one line in the report says to audit
+    for run in runs if audited else []:  # PPI corrects judge labels with human ones
         found, notes = corrected_metrics(run, sorted({config.ctx_k, config.k_head}), humans, config.stat())
         corrected += found
         warnings += notes
@@ -348,4 +371,6 @@ def _result(
         corrected=corrected,
         agreement=agreement_of(gold, humans, fields=("type", "difficulty", *config.strata), settings=config.stat()),
         warnings=warnings,
+        label_origin=gold.label_origin(),
+        label_sources=gold.label_sources(),
     )

@@ -8,7 +8,7 @@ many queries were scored, how many were not, and why.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -47,12 +47,13 @@ def headline_k(k_values: Sequence[int]) -> int | None:
     return HEADLINE_K if HEADLINE_K in k_values else max(k_values)
 
 
-def headline_metrics(names: Sequence[str], k_values: Sequence[int]) -> list[str]:
+def headline_metrics(names: Sequence[str], k_values: Sequence[int], named: Iterable[str] = ()) -> list[str]:
     """The metrics that summaries show, strata break down and comparisons test: those without a cut-off (``map``,
-    ``faithfulness``, ``map|g>=2``) and those at :func:`headline_k` (``ndcg@10``, ``recall@10|g>=2``), in the order
-    given; every name when that leaves none (e.g. only ``ndcg@5`` asked for with k = 5, 10)."""
-    head = headline_k(k_values)
-    chosen = [name for name in names if name.split("|", 1)[0].partition("@")[2] in ("", str(head))]
+    ``faithfulness``, ``map|g>=2``), those at :func:`headline_k` (``ndcg@10``, ``recall@10|g>=2``) and every one
+    ``named`` (asked for with ``-m`` or ``--fail-under``: ``P@5`` with k = 5, 10), in the order given; every name when
+    that leaves none (e.g. only ``ndcg@5`` asked for with k = 5, 10)."""
+    head, asked = headline_k(k_values), set(named)
+    chosen = [n for n in names if n in asked or n.split("|", 1)[0].partition("@")[2] in ("", str(head))]
     return chosen or list(names)
 
 
@@ -255,6 +256,10 @@ class EvalResult(_Model):
     comparisons: list[Comparison] = Field(default_factory=list)
     corrected: list[CorrectedMetric] = Field(default_factory=list)
     agreement: AgreementSummary | None = None  # None: nothing audited (see `assay audit GOLDEN`)
+    # where the golden set's labels came from (after this evaluation's judging): human, imported, judge, mixed, none;
+    # None in results written before it was recorded. Labels per provenance source beside it.
+    label_origin: str | None = None
+    label_sources: dict[str, int] = Field(default_factory=dict)
     usage: dict[str, StageUsage] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     diagnosis_examples: list[DiagnosisExample] = Field(default_factory=list)  # a few per run and category

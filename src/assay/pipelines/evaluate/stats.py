@@ -269,11 +269,14 @@ def question_strata(question: Question, fields: Sequence[str]) -> dict[str, str]
 def corrected_metrics(
     run: LoadedRun, ks: Sequence[int], inputs: PPIInputs, settings: StatSettings
 ) -> tuple[list[CorrectedMetric], list[str]]:
-    """PPI++-corrected ``pair_precision@k`` of one run for each k, and notes for the ones skipped."""
+    """PPI++-corrected ``pair_precision@k`` of one run for each k, and notes for the ones skipped; none for a k
+    whose top k holds no judge label (nothing to correct: every label there is a person's)."""
     out: list[CorrectedMetric] = []
     notes: list[str] = []
     for k in ks:
         pairs = [(qid, cid) for qid, line in run.lines.items() for cid in line.top(k)]
+        if not any(p in inputs.judge for p in pairs):
+            continue
         audited = [p for p in pairs if p in inputs.human and inputs.judge.get(p) is not None]
         name = f"pair_precision@{k}"
         if len(audited) < inputs.min_audited:

@@ -10,8 +10,10 @@ existing non-empty folder is replaced only with ``overwrite``):
            header ``query-id<TAB>corpus-id<TAB>score``. ``assay import beir`` reads the ``assay`` metadata back,
            so questions, chunks and qrels survive the round trip; BEIR's loader ignores it.
 ``trec``   ``qrels.txt`` (``qid 0 docid grade``, sorted) and ``topics.tsv`` (``qid<TAB>question``).
-``ragas``  ``ragas.jsonl`` and ``ragas.csv`` with RAGAS 0.3 test-set columns (:mod:`assay.formats.ragas`):
-           the reference contexts are the chunks graded ``>= min_grade``, most relevant first. The default is 2
+``ragas``  ``ragas.jsonl`` and ``ragas.csv`` with RAGAS test-set columns (:mod:`assay.formats.ragas`), the
+           JSONL read by RAGAS as a ``Testset`` and as an ``EvaluationDataset`` (``synthesizer_name`` from the
+           question, :func:`synthesizer_name`): the reference contexts are the chunks graded ``>= min_grade``,
+           most relevant first. The default is 2
            (the chunk at least partly answers: RAGAS's reference contexts hold the answer, and assay's
            ``ragas_context_precision`` counts the same chunks as useful); ``min_grade=1`` adds related chunks.
 ``csv``    ``labels.csv`` and ``questions.csv`` for spreadsheets (:mod:`assay.formats.tabular`).
@@ -42,8 +44,9 @@ from assay.formats.ragas import write_ragas_csv, write_ragas_jsonl
 from assay.formats.tabular import LABEL_COLUMNS, QUESTION_COLUMNS, label_rows, question_rows, write_csv
 from assay.formats.topics import write_topics
 from assay.formats.trec import write_qrels
+from assay.types import Question
 
-__all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportSummary", "export_golden", "graded_pairs"]
+__all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportSummary", "export_golden", "graded_pairs", "synthesizer_name"]
 
 ExportFormat = Literal["beir", "trec", "ragas", "csv"]
 EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
@@ -169,6 +172,7 @@ def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int 
                 "reference": q.reference_answer,
                 "reference_contexts": [golden.chunk(cid).text for cid in ranked],
                 "reference_context_ids": ranked,
+                "synthesizer_name": synthesizer_name(q),
             }
         )
     summary.files["ragas.jsonl"] = write_ragas_jsonl(tmp / "ragas.jsonl", rows)
@@ -176,10 +180,21 @@ def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int 
     summary.grades = len(pairs)
     empty = sum(1 for r in rows if not r["reference_contexts"])
     if empty:
-        summary.notes.append(f"{empty} question(s) have no chunk graded >= {threshold}: empty reference_contexts")
+        hint = " (binary qrels, where 1 means relevant? export with --min-grade 1)" if threshold > 1 else ""
+        summary.notes.append(f"{empty} question(s) have no chunk graded >= {threshold}: empty reference_contexts{hint}")
     unanswered = sum(1 for r in rows if not r["reference"])
     if unanswered:
         summary.notes.append(f"{unanswered} question(s) have no reference answer: 'reference' is null")
+
+
+def synthesizer_name(question: Question) -> str:
+    """RAGAS's ``synthesizer_name`` of a question: the one it was imported with (a RAGAS test set's), else
+    ``assay_`` + its type with ``_`` for ``-`` (``assay_multi_hop``; ``assay_unknown`` for imported BEIR/TREC
+    queries, which have no type)."""
+    given = question.metadata.get("synthesizer_name")
+    if isinstance(given, str) and given.strip():
+        return given
+    return "assay_" + question.type.replace("-", "_")
 
 
 def _csv(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
