@@ -230,3 +230,28 @@ def test_help_imports_no_model_client_or_cache_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_max_tokens_for_every_prompt_or_one(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    base = ["grade", pairs_file, "-o", tmp_path / "l.jsonl", "--judge", "x/j", "--api-base", server.url, "--no-cache"]
+    assert run(*base, "--max-tokens", "77")[0] == 0
+    assert {body["max_tokens"] for body in server.requests} == {77}
+    server.requests.clear()
+    assert run(*base, "--max-tokens", "relevance=33", "--max-tokens", "support=9")[0] == 0
+    assert {body["max_tokens"] for body in server.requests} == {33}
+    code, text = run(*base, "--max-tokens", "relevanse=33")
+    assert code == 1 and "no prompt 'relevanse'" in text and "relevance_listwise" in text
+    code, text = run(*base, "--max-tokens", "0")
+    assert code == 1 and "whole number N >= 1" in text
+
+
+def test_a_max_tokens_the_servers_context_cannot_hold_is_refused_before_any_call(
+    pairs_file: Path, tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(context=600) as server:  # relevance asks for up to 512 of 600 tokens
+        args = ["grade", pairs_file, "-o", tmp_path / "l.jsonl", "--judge", "x/j", "--api-base", server.url]
+        code, text = run(*args, "--no-cache")
+        assert code == 1 and "holds 600 tokens per request" in text and "--max-tokens relevance=150" in text
+        assert server.calls == 0 and not (tmp_path / "l.jsonl").exists()
+        code, text = run(*args, "--no-cache", "--max-tokens", "relevance=150")
+        assert code == 0, text

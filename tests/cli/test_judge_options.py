@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from assay.cli import main
 
 JUDGE_OPTIONS = ["--judge", "--api-base", "--api-key", "--concurrency", "--rpm", "--tpm", "--cache-dir", "--no-cache",
-                 "--max-cost", "--price", "--no-structured", "--timeout", "--prompt-dir"]  # fmt: skip
+                 "--max-cost", "--price", "--no-structured", "--timeout", "--max-tokens", "--prompt-dir"]  # fmt: skip
 
 
 def _options(command: str) -> list[str]:

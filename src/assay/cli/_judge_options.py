@@ -8,23 +8,27 @@ one (:func:`optional_judge_options`, with its ``--no-judge`` right after ``--jud
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from assay.aio import run_sync
 from assay.cli.cache import CACHE_DIR, resolve_cache_dir
 from assay.errors import ConfigError
 from assay.judge import Judge, Price, make_judge
 from assay.judge.factory import make_dry_run_judge
+from assay.judge.prompts import prompt_names
 
 __all__ = [
     "api_key_for",
+    "check_context",
     "dry_run_judge",
     "judge_from_options",
     "judge_options",
     "optional_judge_options",
+    "parse_max_tokens",
     "parse_price",
 ]
 
@@ -64,6 +68,13 @@ _OPTIONS = [
     click.option("--no-structured", is_flag=True, help="For servers without response_format json_schema support."),
     click.option("--timeout", default=120.0, show_default=True, help="Seconds per model call."),
     click.option(
+        "--max-tokens",
+        "max_tokens",
+        multiple=True,
+        metavar="N|PROMPT=N",
+        help="Output token limit for every prompt (N) or one (PROMPT=N, repeatable); default: each prompt's own.",
+    ),
+    click.option(
         "--prompt-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Prompt overrides."
     ),
 ]
@@ -84,6 +95,34 @@ def optional_judge_options(*after_judge: Any) -> Callable[[F], F]:
     """The judge options with ``--judge`` optional (None when not given), and ``after_judge`` options right after it."""
     judge = click.option("--judge", "judge_spec", default=None, help=_JUDGE_HELP)
     return lambda function: _with([judge, *after_judge, *_OPTIONS], function)
+
+
+def parse_max_tokens(values: Sequence[str]) -> dict[str, int] | None:
+    """``--max-tokens 512`` -> ``{"*": 512}``; ``--max-tokens relevance_listwise=1024`` -> per prompt (repeatable)."""
+    limits: dict[str, int] = {}
+    for value in values:
+        name, _, number = value.rpartition("=")
+        if not number.strip().isdigit() or int(number) < 1:
+            raise ConfigError(f"--max-tokens {value!r}: give a whole number N >= 1, or PROMPT=N (e.g. relevance=1024)")
+        if name and name not in prompt_names():
+            raise ConfigError(f"--max-tokens {value!r}: no prompt {name!r}; prompts: {', '.join(prompt_names())}")
+        limits[name or "*"] = int(number)
+    return limits or None
+
+
+def check_context(judge: Judge, prompt_names: Sequence[str]) -> None:
+    """Ask the model's server how many tokens a request may hold (when it says) and refuse, before any call, a
+    prompt whose ``max_tokens`` leaves no room for its input; then close the connection made for asking."""
+    if judge.model == "offline":
+        return
+
+    async def ask() -> None:
+        try:
+            await judge.acheck_output_limits(prompt_names)
+        finally:
+            await judge.aclose()
+
+    run_sync(ask)
 
 
 def _cache_dir(options: dict[str, Any]) -> Path | None:
@@ -107,6 +146,7 @@ def judge_from_options(options: dict[str, Any]) -> Judge:
         timeout=options["timeout"],
         prompt_dir=options["prompt_dir"],
         price=parse_price(options["price"]),
+        max_tokens=parse_max_tokens(options["max_tokens"]),
     )
 
 
@@ -118,4 +158,5 @@ def dry_run_judge(options: dict[str, Any]) -> Judge:
         prompt_dir=options["prompt_dir"],
         structured=not options["no_structured"],
         price=parse_price(options["price"]),
+        max_tokens=parse_max_tokens(options["max_tokens"]),
     )

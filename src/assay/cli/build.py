@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from assay.cli._app import main
-from assay.cli._judge_options import dry_run_judge, judge_from_options, judge_options
+from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
 from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
@@ -191,6 +191,7 @@ def build(
         _print_estimate(estimate_build(paths, judge=dry_run_judge(options), settings=settings), console)
         return
     judge = judge_from_options(options)
+    check_context(judge, ["question_generation", "question_critic", "relevance", "relevance_listwise", "support"])
     progress = _StageProgress(judge, console)
     try:
         with progress.bar:

@@ -14,9 +14,10 @@ from rich.table import Table
 
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main
-from assay.cli._judge_options import dry_run_judge, judge_from_options, optional_judge_options
+from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, optional_judge_options
 from assay.errors import ConfigError
 from assay.judge import Judge
+from assay.judge.prompts import prompt_names
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
 from assay.pipelines.evaluate.gates import Gate, check_gates
 from assay.pipelines.evaluate.names import check_gate, joined_k
@@ -214,6 +215,7 @@ def _evaluate(
         return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans,
                                  annotations=everyone)  # fmt: skip
     judge = judge_from_options(options)
+    check_context(judge, [name for name in prompt_names() if name not in ("question_generation", "question_critic")])
     bar = _Bar(judge, Console(stderr=True))
     with bar.bar:
         return evaluate_detailed(

@@ -12,11 +12,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.aio import run_sync
 from assay.cli._app import main
-from assay.cli._judge_options import dry_run_judge, judge_from_options, judge_options
+from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
 from assay.errors import NothingProduced
 from assay.formats.atomic import atomic_write
 from assay.formats.pairs import read_pairs as load_pairs
 from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed
+from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 
 __all__ = ["grade", "read_pairs"]
 
@@ -114,6 +115,7 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
         _dry_run(dry_run_judge(options), pairs, listwise, seed)
         return
     judge = judge_from_options(options)
+    check_context(judge, [LISTWISE_PROMPT if listwise else POINTWISE_PROMPT])
     graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
     with atomic_write(output) as handle:
         for item in graded:

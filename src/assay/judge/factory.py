@@ -45,6 +45,7 @@ def make_judge(
     retry: RetryPolicy | None = None,
     price: Price | None = None,
     client: AsyncOpenAI | None = None,
+    max_tokens: int | Mapping[str, int] | None = None,
 ) -> Judge:
     """A judge for ``spec``: ``offline``; ``openai/...``, ``hosted_vllm/...``, ``ollama/...`` or anything with
     ``api_base`` (the aiohttp OpenAI-compatible backend); other ``provider/model`` strings go through litellm.
@@ -54,6 +55,7 @@ def make_judge(
     client's retries off and ``timeout`` applied; it then carries the base URL and key, so ``api_base`` and
     ``api_key`` must not be given. The library never reads the environment: pass ``api_key`` (the CLI reads
     ``OPENAI_API_KEY``). ``cache_dir`` None means no cache; the offline judge is free (price 0) and deterministic.
+    ``max_tokens`` overrides the prompts' output limits: one number for all, or ``{prompt name: number}``.
     """
     backend = _backend(spec, client, api_base=api_base, api_key=api_key, timeout=timeout, concurrency=concurrency)
     return Judge(
@@ -69,6 +71,7 @@ def make_judge(
         params=params,
         retry=retry,
         price=_price(spec, price),
+        max_tokens=max_tokens,
     )
 
 
@@ -101,11 +104,19 @@ def make_dry_run_judge(
     prompt_dir: Path | None = None,
     structured: bool = True,
     price: Price | None = None,
+    max_tokens: int | Mapping[str, int] | None = None,
 ) -> Judge:
-    """A judge for ``spec`` that renders prompts and reads the cache but never calls a model (for ``--dry-run``)."""
+    """A judge for ``spec`` that renders prompts and reads the cache but never calls a model (for ``--dry-run``);
+    ``max_tokens`` as for :func:`make_judge` (it is part of the cache key)."""
     cache = JudgeCache(cache_dir) if cache_dir is not None else None
     return Judge(
-        NoCalls(), model=spec, cache=cache, prompt_dir=prompt_dir, structured=structured, price=_price(spec, price)
+        NoCalls(),
+        model=spec,
+        cache=cache,
+        prompt_dir=prompt_dir,
+        structured=structured,
+        price=_price(spec, price),
+        max_tokens=max_tokens,
     )
 
 

@@ -125,6 +125,12 @@ def _render(template: jinja2.Template, context: dict[str, Any], prompt: Prompt) 
         raise PromptError(f"prompt {prompt.ref} ({prompt.path}): {exc}; declare it in inputs and pass it") from exc
 
 
+def prompt_names(user_dir: Path | None = None) -> list[str]:
+    """The names of the bundled prompts, and of those in ``user_dir`` (``NAME.md``), sorted."""
+    dirs = [packaged_prompt_dir(), *([user_dir] if user_dir is not None else [])]
+    return sorted({path.stem for folder in dirs if folder.is_dir() for path in folder.glob("*.md")})
+
+
 def packaged_prompt_dir() -> Path:
     """The folder of the prompts shipped with assay."""
     return Path(str(files("assay") / "_prompts"))

@@ -136,6 +136,8 @@ class FakeOpenAIServer:
             if self.context is None:
                 return _http(404, b'{"error": {"message": "unknown path"}}')
             return _http(200, json.dumps({"default_generation_settings": {"n_ctx": self.context}}).encode())
+        if path.endswith("/models"):  # the model list (not a model call); no max_model_len, as OpenAI's
+            return _http(200, b'{"object": "list", "data": [{"id": "fake", "object": "model"}]}')
         self.calls += 1
         try:
             body = json.loads(raw)

@@ -240,7 +240,7 @@ class LocalModelServer:
         cache_dir: Path | None = None,
         port: int = 0,
         slots: int = 4,
-        context: int = 8192,
+        context: int = 16384,
         threads: int = 0,
         build: bool = True,
         ready_timeout: float = 120.0,
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["serve", "build", "paths"])
     parser.add_argument("--port", type=int, default=0, help="0 = a free port (default)")
     parser.add_argument("--slots", "-np", type=int, default=4, help="parallel requests (use as --concurrency)")
-    parser.add_argument("--context", "-c", type=int, default=8192, help="total context, shared by the slots")
+    parser.add_argument("--context", "-c", type=int, default=16384, help="total context, shared by the slots")
     parser.add_argument("--threads", "-t", type=int, default=0, help="CPU threads (0 = all cores)")
     parser.add_argument("--cache-dir", type=Path, default=None)
     args = parser.parse_args(argv)
