@@ -108,6 +108,11 @@ def test_max_tokens_overrides_the_prompts_limit_for_all_or_for_one_prompt(
         ('{"reason": "' + "the passage " * 30, True),
         ('{"reason": "' + "\n\n" * 50, True),
         ("abcabcabcabc", True),
+        (
+            '[{"id": "7", "grade": 2}, '
+            + ", ".join(f'{{"id": "{i}", "reason": "{i + 1}", "grade": 2}}' for i in range(8, 30)),
+            True,
+        ),
         ('{"reason": "The passage names the author and the year of the study, so it answ', False),
         ("aaa", False),
         ("", False),

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -443,10 +444,13 @@ def _check_max_tokens(value: int | Mapping[str, int] | None) -> dict[str, int]:
 
 
 def repeats_itself(text: str, *, times: int = 4, longest: int = 200) -> bool:
-    """True when ``text`` ends in one piece written ``times`` times over (a generation loop): ``"ab ab ab ab "``."""
+    """True when ``text`` ends in one piece written ``times`` times over (a generation loop): ``"ab ab ab ab "``.
+
+    Numbers are read as one symbol, so a list that counts on without end (``{"id": "81"}, {"id": "82"}, ...``, what
+    a small model does with a listwise prompt) is a loop too."""
     if len(text) - len(text.rstrip()) >= 8 * times:  # blank lines or spaces without end
         return True
-    tail = text.rstrip()[-times * longest :]
+    tail = re.sub(r"\d+", "0", text.rstrip())[-times * longest :]
     if len(tail) < 2 * times:
         return False
     for period in range(1, len(tail) // times + 1):
