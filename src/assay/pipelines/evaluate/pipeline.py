@@ -7,7 +7,8 @@ Steps (each in its own module):
    the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.evaluate.judged`);
 3. label-based metrics per query (:mod:`~assay.pipelines.evaluate.ranking`): trec_eval ranking measures, RAGAS context
    precision, coverage recall, judged@k, grade histogram, precision-recall curve;
-4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, paired tests with Holm, PPI++.
+4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, PPI++; comparisons of runs, one
+   family per metric (:mod:`~assay.pipelines.evaluate.compare`).
 
 Without a judge (``judge=None``) the evaluation keeps trec_eval's convention: unjudged = not relevant, no LLM
 metric, and judged@k in the result shows how complete the labels are.
@@ -29,6 +30,7 @@ from assay.judge import Estimate, Judge, Pair, estimate_pairs
 from assay.judge.relevance import Graded
 from assay.metrics import parse_measure
 from assay.pipelines.evaluate import ranking as er
+from assay.pipelines.evaluate.compare import CORRECTIONS, compare_runs
 from assay.pipelines.evaluate.judged import (
     Assessed,
     JudgedPlan,
@@ -43,7 +45,6 @@ from assay.pipelines.evaluate.stats import (
     PPIInputs,
     StatSettings,
     agreement_of,
-    compare_runs,
     corrected_metrics,
     ppi_inputs,
     question_strata,
@@ -77,6 +78,9 @@ class EvalSettings:
     ``listwise``: chunks per relevance call (None: one call per chunk). ``add_labels``: write labels judged now back
     into the golden folder. ``strata``: question fields to stratify by, besides type and difficulty. ``metrics``:
     only these (ranking names, or LLM metric families such as ``faithfulness``); empty = all.
+    Comparisons (:mod:`~assay.pipelines.evaluate.compare`): ``correction`` ``holm`` | ``tukey`` | ``none`` within
+    each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the metric
+    leading the verdict; None: ndcg@10, else the first compared), ``alpha`` the family-wise significance level.
     """
 
     k_values: tuple[int, ...] = (1, 3, 5, 10)
@@ -91,6 +95,10 @@ class EvalSettings:
     add_labels: bool = True
     strata: tuple[str, ...] = ()
     min_audited: int = 10
+    correction: str = "holm"
+    baseline: str | None = None
+    primary: str | None = None
+    alpha: float = 0.05
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work; return self."""
@@ -100,6 +108,10 @@ class EvalSettings:
             raise ConfigError(f"--listwise must be >= 1 (chunks per call), got {self.listwise}")
         if self.n_boot < 100:
             raise ConfigError(f"n_boot must be at least 100 resamples, got {self.n_boot}")
+        if self.correction not in CORRECTIONS:
+            raise ConfigError(f"--correction {self.correction}: use one of {', '.join(CORRECTIONS)}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
         return self
 
     @property
@@ -113,7 +125,8 @@ class EvalSettings:
         return 5 if 5 in self.k_values else max(self.k_values)
 
     def stat(self) -> StatSettings:
-        return StatSettings(n_boot=self.n_boot, seed=self.seed, confidence=self.confidence)
+        return StatSettings(n_boot=self.n_boot, seed=self.seed, confidence=self.confidence, alpha=self.alpha,
+                            correction=self.correction, baseline=self.baseline, primary=self.primary)  # fmt: skip
 
 
 @dataclass
@@ -415,7 +428,8 @@ def _result(
         k_values=list(config.k_values),
         settings=settings,
         runs=results,
-        comparisons=compare_runs(per_run, names, config.stat()),
+        comparisons=(comparisons := compare_runs(per_run, names, config.stat())),
+        primary_metric=next((c.metric for c in comparisons if c.primary), None),
         corrected=corrected,
         agreement=agreement_of(gold, humans, fields=("type", "difficulty", *config.strata), settings=config.stat()),
         warnings=warnings,
