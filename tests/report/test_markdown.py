@@ -42,7 +42,9 @@ def test_per_stratum_tables(result: EvalResult) -> None:
 
 def test_comparisons_and_corrected(result: EvalResult) -> None:
     text = render_markdown(result)
-    assert "### hybrid & rerank vs bm25" in text
+    assert "### ndcg@10 (primary metric): Holm over 2 pairs" in text
+    assert text.index("### ndcg@10 (primary") < text.index("### map (secondary metric): Holm over 2 pairs")
+    assert "| hybrid & rerank vs bm25 | 24 | +0.252 [0.081, 0.424] | +0.82 | 19/0/5 |" in text
     for comp in result.comparisons:
         assert comp.verdict in text
     assert "## Corrected metrics" in text and "| 0.701 | [0.652, 0.748] |" in text

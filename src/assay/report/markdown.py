@@ -120,31 +120,31 @@ def _stratum_table(
 
 
 def _comparisons(result: EvalResult) -> list[str]:
+    """The primary metric's family first, then each secondary metric's family; the wording of _format."""
     if not result.comparisons:
         return []
-    lines = [
-        "## Comparisons",
-        "",
-        "Paired randomization test per metric; p adjusted by Holm across the metrics of a pair.",
-        "",
-    ]
-    for comps in fmt.by_pair(result.comparisons):
-        title = f"### {md_escape(comps[0].b)} vs {md_escape(comps[0].a)}"
-        lines += [title, "", *_table(*_comparison_rows(result, comps), "lrrlrrl")]
+    lines = ["## Comparisons", "", md_escape(fmt.comparison_intro(result)), ""]
+    for comps in fmt.by_metric(result.comparisons):
+        first = comps[0]
+        role = "primary metric" if first.primary else "secondary metric"
+        title = f"### {md_escape(first.metric)} ({role}): {md_escape(fmt.correction_label(first))}"
+        lines += [title, "", *_table(*_comparison_rows(comps), "lrlllrrll")]
     return lines
 
 
-def _comparison_rows(result: EvalResult, comps: list[Comparison]) -> tuple[list[str], list[list[str]]]:
-    level = fmt.confidence_label(result)
-    header = ["metric", "n", "delta (b − a)", f"{level} interval", "p", "p Holm", "verdict"]
+def _comparison_rows(comps: list[Comparison]) -> tuple[list[str], list[list[str]]]:
+    header = ["b vs a", "n", "b − a [adjusted interval]", "d_z", "wins/ties/losses", "p (unadjusted)", "p adj."]
+    header += ["randomization", "verdict"]
     rows = [
         [
-            md_escape(c.metric),
+            f"{md_escape(c.b)} vs {md_escape(c.a)}",
             str(c.n),
-            f"{c.delta:+.3f}",
-            fmt.fmt_interval(c.low, c.high),
+            fmt.fmt_delta(c),
+            "—" if c.d_z is None else f"{c.d_z:+.2f}",
+            f"{c.wins}/{c.ties}/{c.losses}",
             md_escape(fmt.fmt_p(c.p_value)),
             f"**{md_escape(fmt.fmt_p(c.p_adjusted))}**" if c.significant else md_escape(fmt.fmt_p(c.p_adjusted)),
+            md_escape(fmt.fmt_mc(c)),
             md_escape(fmt.verdict_text(c)),
         ]
         for c in comps

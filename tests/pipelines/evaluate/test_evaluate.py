@@ -286,7 +286,7 @@ def test_comparisons_against_a_baseline_and_a_chosen_primary(tmp_path: Path) -> 
     assert result.primary_metric == "mrr"
     with pytest.raises(ConfigError, match="--baseline nope: no run"):
         evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), baseline="nope"))
-    with pytest.raises(ConfigError, match="--primary P@3: not a metric"):
+    with pytest.raises(ConfigError, match=r"--primary P@3 .*not a compared metric"):
         evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), primary="P@3"))
     with pytest.raises(ConfigError, match="--correction bonferroni"):
         EvalSettings(correction="bonferroni").checked()

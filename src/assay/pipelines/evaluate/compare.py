@@ -59,7 +59,10 @@ def primary_metric(names: Sequence[str], primary: str | None) -> str | None:
     """``primary`` when given (it must be compared), else ndcg@10 when compared, else the first name."""
     if primary is not None:
         if primary not in names:
-            raise ConfigError(f"--primary {primary}: not a metric of this evaluation; metrics: {', '.join(names)}")
+            raise ConfigError(
+                f"--primary {primary} (or the first --fail-under metric): not a compared metric of this evaluation; "
+                f"metrics: {', '.join(names)}"
+            )
         return primary
     return "ndcg@10" if "ndcg@10" in names else (names[0] if names else None)
 
