@@ -96,7 +96,7 @@ def _run_table(result: EvalResult, run: RunResult, headline: list[str]) -> Table
 
 def _comparisons(result: EvalResult, headline: list[str]) -> list[Table]:
     """The primary metric's family (one row per pair, with effect sizes), then the secondary metrics' verdicts."""
-    chosen = [c for c in result.comparisons if c.metric in headline or c.primary] or result.comparisons
+    chosen = [c for c in result.comparisons if c.primary or c.metric in headline or not headline]
     families = fmt.by_metric(chosen)
     if not families:
         return []
