@@ -138,7 +138,8 @@ def family_null(
     """Null distribution of max over ``pairs`` of |mean_j - mean_i| with each query's row permuted (module doc).
 
     Exact when (k!)^n <= :data:`EXACT_MAX` for n queries and k systems; otherwise ``n_resamples`` random
-    rearrangements, each query's permutation drawn uniformly (argsort of uniform keys).
+    rearrangements, each query's permutation drawn uniformly (an index into the k! permutations for k <= 6, else the
+    argsort of uniform keys).
     """
     matrix = _check(scores, pairs)
     n, k = matrix.shape
@@ -150,11 +151,15 @@ def family_null(
         values = _max_range(picked.mean(axis=1), pairs)
         return NullDistribution(np.sort(values)[::-1], True, _tolerance(matrix))
     rng = _rng(seed)
+    table = np.array(list(permutations(range(k))), dtype=np.intp) if k <= 6 else None
     out = np.empty(n_resamples)
     block = max(1, _BLOCK_CELLS // (n * k))
     for start in range(0, n_resamples, block):
         size = min(block, n_resamples - start)
-        order = np.argsort(rng.random((size, n, k)), axis=2)
+        if table is not None:  # one of the k! permutations per query, uniformly
+            order = table[rng.integers(0, len(table), size=(size, n))]
+        else:
+            order = np.argsort(rng.random((size, n, k)), axis=2)
         picked = np.take_along_axis(np.broadcast_to(matrix, (size, n, k)), order, axis=2)
         out[start : start + size] = _max_range(picked.mean(axis=1), pairs)
     return NullDistribution(np.sort(out)[::-1], False, _tolerance(matrix))
@@ -177,12 +182,13 @@ def sign_flip_null(
         values = np.abs((1.0 - 2.0 * (codes & 1)) @ d) / n
         return NullDistribution(np.sort(values)[::-1], True, _tolerance(d))
     rng = _rng(seed)
+    total = float(d.sum())
     out = np.empty(n_resamples)
     block = max(1, _BLOCK_CELLS // n)
     for start in range(0, n_resamples, block):
         size = min(block, n_resamples - start)
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
-        out[start : start + size] = np.abs(signs @ d) / n
+        flips = rng.integers(0, 2, size=(size, n), dtype=np.int8).astype(np.float64)  # 1: d_i flipped to -d_i
+        out[start : start + size] = np.abs(total - 2.0 * (flips @ d)) / n
     return NullDistribution(np.sort(out)[::-1], False, _tolerance(d))
 
 
