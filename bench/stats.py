@@ -12,8 +12,8 @@ second metric is coarse (tenths). Four runs, 50 queries, three metrics; the prim
   is the share of simulations where any of its 6 pairs is called significant at alpha 0.05 (target <= 0.05 for Holm
   and Tukey HSD; ``none`` shows what no correction does). Also shown: the rate over all three metrics' families
   together, which one family per metric does not control (the primary metric leads the verdict for that reason).
-* A/B: runs ``b`` and ``c`` improve on ``a`` by known effects on the latent scale (0.15 and 0.35 sd of the per-query
-  noise; their mean deltas on the primary metric are printed). Power = share of simulations where the pair is found
+* A/B: runs ``b`` and ``c`` improve on ``a`` by known shifts on the latent scale (0.3 and 0.5, about d_z 0.3 and 0.5
+  on the primary metric; the mean deltas and d_z are printed). Power = share of simulations where the pair is found
   significant (in the right direction), all pairs compared, and also against the baseline ``a`` only.
 
 Every comparison goes through assay's own comparison stage (``assay.pipelines.evaluate.compare.compare_runs``)
@@ -43,9 +43,9 @@ def simulate(rng: np.random.Generator, shifts: dict[str, float]) -> np.ndarray:
     difficulty = rng.normal(0.0, 1.0, size=N_QUERIES)
     system = rng.normal(0.0, 0.6, size=(len(RUNS), N_QUERIES))
     shift = np.array([shifts.get(run, 0.0) for run in RUNS])[:, None]
-    latent = difficulty[None, :] + system + shift * 0.6
+    latent = difficulty[None, :] + system + shift
     noise = rng.normal(0.0, 0.3, size=(len(RUNS), N_QUERIES, len(METRICS)))
-    scores = 1.0 / (1.0 + np.exp(-(latent[:, :, None] + noise)))
+    scores: np.ndarray = 1.0 / (1.0 + np.exp(-(latent[:, :, None] + noise)))
     scores[:, :, 1] = np.round(scores[:, :, 1] * 10) / 10  # P@10 takes tenths
     return scores
 
@@ -92,13 +92,15 @@ def aa(sims: int, rng: np.random.Generator) -> dict[str, tuple[float, float]]:
 
 def ab(sims: int, rng: np.random.Generator) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
     """Power to find b > a and c > a on the primary metric, all pairs and against baseline a; true mean deltas."""
-    shifts = {"b": 0.15, "c": 0.35}
+    shifts = {"b": 0.3, "c": 0.5}
     found: dict[str, dict[str, int]] = {}
-    deltas = {run: 0.0 for run in shifts}
+    deltas = {f"{run}{kind}": 0.0 for run in shifts for kind in ("", " d_z")}
     for i in range(sims):
         scores = simulate(rng, shifts)
         for run in shifts:
-            deltas[run] += float(np.mean(scores[RUNS.index(run), :, 0] - scores[0, :, 0])) / sims
+            diff = scores[RUNS.index(run), :, 0] - scores[0, :, 0]
+            deltas[run] += float(np.mean(diff)) / sims
+            deltas[f"{run} d_z"] += float(np.mean(diff) / np.std(diff, ddof=1)) / sims
         for correction in CORRECTIONS:
             for baseline in (None, "a"):
                 key = f"{correction}{' vs a' if baseline else ''}"
@@ -127,7 +129,8 @@ def main() -> None:
         print(f"{correction:<12}{primary:>32.3f}{anywhere:>32.3f}")
     power, deltas = ab(max(args.sims // 2, 1), rng)
     print(f"\nA/B, {max(args.sims // 2, 1)} simulations: power to find b > a and c > a on ndcg@10")
-    print(f"true mean deltas: b - a = {deltas['b']:+.3f}, c - a = {deltas['c']:+.3f}")
+    print(f"mean deltas: b - a = {deltas['b']:+.3f} (d_z {deltas['b d_z']:.2f}), "
+          f"c - a = {deltas['c']:+.3f} (d_z {deltas['c d_z']:.2f})")  # fmt: skip
     print(f"{'correction (family)':<28}{'b > a':>10}{'c > a':>10}")
     for key, values in power.items():
         family = "3 pairs vs baseline a" if key.endswith("vs a") else "all 6 pairs"

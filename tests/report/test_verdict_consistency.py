@@ -77,9 +77,17 @@ def test_every_report_row_agrees_with_its_interval(correction: str, seed: int, b
         checked["html"] += 1
     console = Console(width=240, record=True, color_system=None)
     render_terminal(result, console)
-    for line in console.export_text().splitlines():
+    text = console.export_text()
+    for line in text.splitlines():  # secondary metrics: one row per comparison with its short verdict
         found = INTERVAL.search(line)
-        if found and " vs " in line:
-            assert ("better" in line) == _excludes_zero(found) != ("no reliable difference" in line)
+        if found and ("better" in line or "no reliable difference" in line):
+            assert ("better" in line) == _excludes_zero(found)
             checked["terminal"] += 1
+    for bullet in re.findall(r"• (.*?)(?=\n\s*\n|•)", text, re.S):  # primary metric: the verdict sentences
+        sentence = " ".join(bullet.split())
+        found = re.search(r"\[(-?[\d.e+-]+), (-?[\d.e+-]+)\]", sentence)
+        assert found is not None
+        low, high = float(found[1]), float(found[2])
+        assert (" beats " in sentence) == (low > 0 or high < 0) != sentence.startswith("no significant")
+        checked["terminal"] += 1
     assert checked == {"markdown": len(comps), "html": len(comps), "terminal": len(comps)}

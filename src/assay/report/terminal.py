@@ -116,7 +116,7 @@ def _styled(comp: Comparison) -> tuple[Text, Text, Text]:
 
 
 _NUMBERS = ("n", "d_z", "W/T/L", "p", "p adj.")
-_FOLDED = ("b vs a", "metric", "verdict")
+_FOLDED = ("b vs a", "metric", "verdict")  # the others never wrap
 
 
 def _table(title: str, columns: tuple[str, ...]) -> Table:
@@ -128,21 +128,32 @@ def _table(title: str, columns: tuple[str, ...]) -> Table:
 
 
 def _primary_table(comps: list[Comparison]) -> Table:
+    """One row per pair with effect sizes and both p-values; the verdict sentences go in the caption."""
     first = comps[0]
     role = "primary metric" if first.primary else "metric"
     title = f"{first.metric} ({role}): paired randomization test, {fmt.correction_label(first)}"
-    table = _table(title, ("b vs a", "b − a [adjusted interval]", "d_z", "W/T/L", "p", "p adj.", "verdict"))
+    table = _table(title, ("b vs a", "b − a [adjusted interval]", "d_z", "W/T/L", "p", "p adj."))
     for comp in comps:
-        delta, p_adj, verdict = _styled(comp)
+        delta, p_adj, _ = _styled(comp)
         d_z = "—" if comp.d_z is None else f"{comp.d_z:+.2f}"
         table.add_row(Text(f"{comp.b} vs {comp.a}"), delta, Text(d_z), Text(f"{comp.wins}/{comp.ties}/{comp.losses}"),
-                      Text(fmt.fmt_p(comp.p_value)), p_adj, verdict)  # fmt: skip
-    table.caption = (
+                      Text(fmt.fmt_p(comp.p_value)), p_adj)  # fmt: skip
+    caption = Text(
         f"n = {first.n} queries; W/T/L = queries where b is above/equal/below a; p unadjusted, p adj. "
-        f"{fmt.correction_label(first)}; {fmt.fmt_mc(first)}"
+        f"{fmt.correction_label(first)}; {_mc(comps)}",
+        style="dim",
     )
+    for comp in comps:
+        caption.append(f"\n• {fmt.verdict_text(comp)}", style="green" if comp.significant else "")
+    table.caption = caption
     table.caption_justify = "left"
     return table
+
+
+def _mc(comps: list[Comparison]) -> str:
+    """``exact`` or ``B = 10,000, MC se <= 0.0010`` (the largest Monte Carlo error of the family's adjusted p)."""
+    worst = max(comps, key=lambda c: c.p_mc_error or 0.0)
+    return fmt.fmt_mc(worst).replace("MC se", "MC se <=") if len(comps) > 1 else fmt.fmt_mc(worst)
 
 
 def _secondary_table(comps: list[Comparison]) -> Table:
