@@ -27,6 +27,7 @@ __all__ = [
     "fmt_effect",
     "fmt_interval",
     "fmt_judged",
+    "fmt_level",
     "fmt_mc",
     "fmt_mean",
     "fmt_p",
@@ -255,6 +256,12 @@ def fmt_mc(comparison: Comparison) -> str:
     if not comparison.resamples:
         return ""
     return f"B = {comparison.resamples:,}, MC se {comparison.p_mc_error or 0:.4f}"
+
+
+def fmt_level(comparison: Comparison) -> str:
+    """``98.3%``: the confidence of the comparison's adjusted interval (empty when not recorded)."""
+    level = comparison.interval_confidence
+    return "" if level is None else f"{100 * level:.3g}%"
 
 
 def short_verdict(comparison: Comparison) -> str:

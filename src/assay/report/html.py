@@ -89,6 +89,7 @@ def _comparison_view(result: EvalResult) -> list[dict[str, Any]]:
                 "p": fmt.fmt_p(c.p_value),
                 "p_adjusted": fmt.fmt_p(c.p_adjusted),
                 "mc": fmt.fmt_mc(c),
+                "level": fmt.fmt_level(c),
                 "significant": c.significant,
                 "verdict": fmt.verdict_text(c),
             }

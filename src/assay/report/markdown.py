@@ -128,13 +128,13 @@ def _comparisons(result: EvalResult) -> list[str]:
         first = comps[0]
         role = "primary metric" if first.primary else "secondary metric"
         title = f"### {md_escape(first.metric)} ({role}): {md_escape(fmt.correction_label(first))}"
-        lines += [title, "", *_table(*_comparison_rows(comps), "lrlllrrll")]
+        lines += [title, "", *_table(*_comparison_rows(comps), "lrlrrrrrll")]
     return lines
 
 
 def _comparison_rows(comps: list[Comparison]) -> tuple[list[str], list[list[str]]]:
     header = ["b vs a", "n", "b − a [adjusted interval]", "d_z", "wins/ties/losses", "p (unadjusted)", "p adj."]
-    header += ["randomization", "verdict"]
+    header += ["interval level", "randomization", "verdict"]
     rows = [
         [
             f"{md_escape(c.b)} vs {md_escape(c.a)}",
@@ -144,6 +144,7 @@ def _comparison_rows(comps: list[Comparison]) -> tuple[list[str], list[list[str]
             f"{c.wins}/{c.ties}/{c.losses}",
             md_escape(fmt.fmt_p(c.p_value)),
             f"**{md_escape(fmt.fmt_p(c.p_adjusted))}**" if c.significant else md_escape(fmt.fmt_p(c.p_adjusted)),
+            fmt.fmt_level(c),
             md_escape(fmt.fmt_mc(c)),
             md_escape(fmt.verdict_text(c)),
         ]
