@@ -129,28 +129,33 @@ def _paired(a: Rows, b: Rows, name: str, queries: set[str] | None = None) -> tup
 def _family(
     per_run: Mapping[str, Rows], pairs: list[tuple[str, str]], name: str, settings: StatSettings, *, primary: bool
 ) -> list[Comparison]:
-    scored = {run: {q for q, row in rows.items() if row.metrics.get(name) is not None} for run, rows in per_run.items()}
-    common = set.intersection(*(scored[r] for pair in pairs for r in pair)) if pairs else set()
-    shared = common if settings.correction == "tukey" else None
-    sizes = [len(_paired(per_run[a], per_run[b], name, shared)[0]) for a, b in pairs]
-    m = sum(size >= 2 for size in sizes)
-    b_count = resamples(m, settings)
-    tests = []
-    for (a, b), size in zip(pairs, sizes, strict=True):
-        if size >= 2:
-            xs, ys = _paired(per_run[a], per_run[b], name, shared)
-            null = rz.sign_flip_null(ys - xs, n_resamples=b_count, seed=settings.seed)
-            tests.append(_Test(a, b, xs, ys, null, p=null.p_value(abs(float(np.mean(ys - xs))))))
-    if not tests:
-        return []
+    """The comparisons of one metric's family; Tukey HSD uses only the queries every run of the family scored."""
+    scored = [{q for q, row in per_run[r].items() if row.metrics.get(name) is not None} for pair in pairs for r in pair]
+    common = sorted(set.intersection(*scored)) if scored else []
+    shared = set(common) if settings.correction == "tukey" else None
+    tests = _tests(per_run, pairs, name, settings=settings, shared=shared)
     if settings.correction == "holm":
         _holm(tests, settings.alpha)
-    elif settings.correction == "tukey":
-        _tukey(tests, per_run, name, queries=sorted(common), settings=settings, b_count=b_count)
-    else:
-        for t in tests:
-            _decide(t, t.null, settings.alpha, p_adj=t.p)
+    elif settings.correction == "tukey" and tests:
+        _tukey(tests, per_run, name, queries=common, settings=settings)
+    for t in tests if settings.correction == "none" else ():
+        _decide(t, t.null, settings.alpha, p_adj=t.p)
     return [_record(t, name, settings, m=len(tests), primary=primary) for t in tests]
+
+
+def _tests(
+    per_run: Mapping[str, Rows], pairs: list[tuple[str, str]], name: str, *, settings: StatSettings,
+    shared: set[str] | None,
+) -> list[_Test]:  # fmt: skip
+    """The pairs with at least two shared scored queries, each with its sign-flip null and unadjusted p."""
+    paired = [(a, b, *_paired(per_run[a], per_run[b], name, shared)) for a, b in pairs]
+    kept = [(a, b, xs, ys) for a, b, xs, ys in paired if xs.size >= 2]
+    count = resamples(len(kept), settings)
+    tests = []
+    for a, b, xs, ys in kept:
+        null = rz.sign_flip_null(ys - xs, n_resamples=count, seed=settings.seed)
+        tests.append(_Test(a, b, xs, ys, null, p=null.p_value(abs(float(np.mean(ys - xs))))))
+    return tests
 
 
 def _decide(t: _Test, null: rz.NullDistribution, level: float, *, p_adj: float, scale: float = 1.0) -> None:
@@ -175,14 +180,13 @@ def _holm(tests: list[_Test], alpha: float) -> None:
 
 
 def _tukey(
-    tests: list[_Test], per_run: Mapping[str, Rows], name: str, *, queries: list[str], settings: StatSettings,
-    b_count: int,
-) -> None:  # fmt: skip
+    tests: list[_Test], per_run: Mapping[str, Rows], name: str, *, queries: list[str], settings: StatSettings
+) -> None:
     """Randomized Tukey HSD over the family's pairs, on the queries every run of the family scored."""
     runs = list(dict.fromkeys(r for t in tests for r in (t.a, t.b)))
     scores = np.array([[per_run[r][q].metrics[name] for r in runs] for q in queries], dtype=np.float64)
     index = [(runs.index(t.a), runs.index(t.b)) for t in tests]
-    null = rz.family_null(scores, index, n_resamples=b_count, seed=settings.seed)
+    null = rz.family_null(scores, index, n_resamples=resamples(len(tests), settings), seed=settings.seed)
     for t in tests:
         _decide(t, null, settings.alpha, p_adj=null.p_value(t.observed))
 
