@@ -9,7 +9,7 @@ import pytest
 import scipy.stats
 
 from assay.metrics import MetricError
-from assay.metrics.randomization import family_null, paired_effect, sign_flip_null
+from assay.metrics.randomization import family_null, paired_effect, sign_flip_interval, sign_flip_null
 from assay.pipelines.evaluate.compare import resamples
 from assay.pipelines.evaluate.stats import StatSettings
 
@@ -104,3 +104,35 @@ def test_bad_inputs_raise() -> None:
         family_null([[1.0, 2.0]], [(0, 0)])
     with pytest.raises(MetricError, match="without NaN"):
         sign_flip_null([])
+
+
+def test_inverted_interval_agrees_with_the_test_and_with_the_t_interval() -> None:
+    rng = np.random.default_rng(21)
+    for n, shift in ((12, 0.0), (12, 0.9), (40, 0.1), (40, 0.5), (40, 2.0)):
+        d = rng.normal(shift, 1.0, size=n)
+        null = sign_flip_null(d, n_resamples=4000, seed=5)
+        significant = null.p_value(abs(float(d.mean()))) <= 0.05
+        low, high = sign_flip_interval(d, 0.05, significant=significant, n_resamples=4000, seed=5)
+        assert low <= d.mean() <= high and significant == (low > 0 or high < 0)
+        # the t interval (scipy) is the textbook reference for a mean; the randomization one is close to it
+        ref = scipy.stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+        assert low == pytest.approx(ref.low, abs=0.15 * d.std()) and high == pytest.approx(ref.high, abs=0.15 * d.std())
+
+
+def test_inverted_interval_covers_the_true_mean() -> None:
+    rng = np.random.default_rng(22)
+    covered = 0
+    for _ in range(300):
+        d = rng.normal(0.4, 1.0, size=25)
+        null = sign_flip_null(d, n_resamples=1000, seed=rng)
+        low, high = sign_flip_interval(d, 0.05, significant=null.p_value(abs(float(d.mean()))) <= 0.05,
+                                       n_resamples=1000, seed=3)  # fmt: skip
+        covered += low <= 0.4 <= high
+    assert 0.91 <= covered / 300 <= 0.985
+
+
+def test_inverted_interval_takes_the_decision_at_zero_as_given() -> None:
+    d = np.array([0.2, 0.1, 0.3, -0.05, 0.25, 0.15])  # 6 queries: exact, 64 sign vectors
+    assert sign_flip_interval(d, 0.05, significant=True)[0] > 0
+    low, high = sign_flip_interval(d, 0.05, significant=False)
+    assert low <= 0 <= high

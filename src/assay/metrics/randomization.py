@@ -21,7 +21,7 @@ do not differ, the scores of one query are exchangeable across the systems, so e
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import permutations
 
@@ -30,7 +30,15 @@ import numpy.typing as npt
 
 from assay.metrics._errors import MetricError
 
-__all__ = ["EXACT_MAX", "NullDistribution", "PairedEffect", "family_null", "paired_effect", "sign_flip_null"]
+__all__ = [
+    "EXACT_MAX",
+    "NullDistribution",
+    "PairedEffect",
+    "family_null",
+    "paired_effect",
+    "sign_flip_interval",
+    "sign_flip_null",
+]
 
 FloatArray = npt.NDArray[np.float64]
 EXACT_MAX = 2**16  # enumerate every rearrangement up to this many (2 systems: up to 16 queries)
@@ -165,31 +173,95 @@ def family_null(
     return NullDistribution(np.sort(out)[::-1], False, _tolerance(matrix))
 
 
+def _flips(d: FloatArray, n_resamples: int, seed: int | np.random.Generator) -> tuple[FloatArray, FloatArray, bool]:
+    """For each sign vector (all 2^n when n <= 16, else ``n_resamples`` random ones, seeded): F @ d and the row sums of
+    F, where F_bi = 1 when d_i is flipped; and whether the vectors are all of them."""
+    n = d.size
+    if 2**n <= EXACT_MAX:
+        codes = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
+        return codes @ d, codes.sum(axis=1).astype(np.float64), True
+    rng = _rng(seed)
+    fd, fs = np.empty(n_resamples), np.empty(n_resamples)
+    block = max(1, _BLOCK_CELLS // n)
+    for start in range(0, n_resamples, block):
+        size = min(block, n_resamples - start)
+        flips = rng.integers(0, 2, size=(size, n), dtype=np.int8).astype(np.float64)
+        fd[start : start + size], fs[start : start + size] = flips @ d, flips.sum(axis=1)
+    return fd, fs, False
+
+
+def _diffs(diffs: npt.ArrayLike) -> FloatArray:
+    d = np.asarray(diffs, dtype=np.float64)
+    if d.ndim != 1 or d.size == 0 or np.isnan(d).any():
+        raise MetricError(f"differences must be a non-empty 1-d array without NaN, got shape {d.shape}")
+    return d
+
+
 def sign_flip_null(
     diffs: npt.ArrayLike, *, n_resamples: int = 10_000, seed: int | np.random.Generator = 0
 ) -> NullDistribution:
     """Null distribution of |mean(s_i d_i)| over sign vectors s: all 2^n when n <= 16, else ``n_resamples`` random.
 
     The same test as :func:`family_null` for two systems (swapping a query's two scores flips the sign of its
-    difference), computed from the differences alone.
+    difference), computed from the differences alone: |sum(d) - 2 F @ d| / n.
     """
-    d = np.asarray(diffs, dtype=np.float64)
-    n = d.size
-    if d.ndim != 1 or n == 0 or np.isnan(d).any():
-        raise MetricError(f"differences must be a non-empty 1-d array without NaN, got shape {d.shape}")
-    if 2**n <= EXACT_MAX:
-        codes = np.arange(2**n)[:, None] >> np.arange(n)[None, :]
-        values = np.abs((1.0 - 2.0 * (codes & 1)) @ d) / n
-        return NullDistribution(np.sort(values)[::-1], True, _tolerance(d))
-    rng = _rng(seed)
-    total = float(d.sum())
-    out = np.empty(n_resamples)
-    block = max(1, _BLOCK_CELLS // n)
-    for start in range(0, n_resamples, block):
-        size = min(block, n_resamples - start)
-        flips = rng.integers(0, 2, size=(size, n), dtype=np.int8).astype(np.float64)  # 1: d_i flipped to -d_i
-        out[start : start + size] = np.abs(total - 2.0 * (flips @ d)) / n
-    return NullDistribution(np.sort(out)[::-1], False, _tolerance(d))
+    d = _diffs(diffs)
+    fd, _, exact = _flips(d, n_resamples, seed)
+    values = np.abs(float(d.sum()) - 2.0 * fd) / d.size
+    return NullDistribution(np.sort(values)[::-1], exact, _tolerance(d))
+
+
+def sign_flip_interval(
+    diffs: npt.ArrayLike,
+    level: float,
+    *,
+    significant: bool,
+    n_resamples: int = 10_000,
+    seed: int | np.random.Generator = 0,
+) -> tuple[float, float]:
+    """The interval of mean(d) that inverts the sign-flip test: {x : the test of mean(d - x) = 0 at ``level`` does
+    not reject}, with the same sign vectors as :func:`sign_flip_null` for the same ``n_resamples`` and ``seed``.
+
+    Each bound is found by bisection (60 steps) between the estimate mean(d) (p = 1, never rejected) and a rejected
+    point. ``significant`` is the decision of the test at x = 0 (the caller's): 0 is taken as rejected when it is
+    True and as not rejected when False, so the interval excludes 0 exactly when the test said significant. A side
+    where even a point beyond every d_i is not rejected (too few queries) ends at that point, just beyond the range
+    of the differences.
+    """
+    d = _diffs(diffs)
+    fd, fs, exact = _flips(d, n_resamples, seed)
+    n, total, tol = d.size, float(d.sum()), _tolerance(d)
+    count = fd.size
+
+    def rejects(x: float) -> bool:
+        stats = np.abs(total - n * x - 2.0 * (fd - x * fs))
+        hits = int(np.count_nonzero(stats >= abs(total - n * x) - n * tol))
+        return (hits / count if exact else (hits + 1) / (count + 1)) <= level
+
+    delta = total / n
+    margin = 1e-6 * (1.0 + float(np.ptp(d)))
+    low = _bound(rejects, delta, float(d.min()) - margin, significant=significant)
+    high = _bound(rejects, delta, float(d.max()) + margin, significant=significant)
+    return low, high
+
+
+def _bound(rejects: Callable[[float], bool], delta: float, far: float, *, significant: bool) -> float:
+    """The non-rejected point nearest the rejected side, between ``delta`` and ``far`` (see sign_flip_interval)."""
+    toward_zero = (far < delta and delta > 0) or (far > delta and delta < 0)
+    if toward_zero and significant:
+        out, accepted = 0.0, delta  # 0 is rejected: the bound lies strictly between 0 and delta
+    else:
+        out = (min(far, -abs(far) - 1e-6) if far < delta else max(far, abs(far) + 1e-6)) if toward_zero else far
+        if not rejects(out):
+            return out
+        accepted = 0.0 if toward_zero else delta  # not significant: 0 is inside, the bound lies beyond it
+    for _ in range(60):
+        mid = 0.5 * (out + accepted)
+        if rejects(mid):
+            out = mid
+        else:
+            accepted = mid
+    return accepted
 
 
 @dataclass(frozen=True)

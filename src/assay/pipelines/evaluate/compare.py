@@ -10,19 +10,22 @@
   threshold alpha/m); each comparison stores B and the Monte Carlo standard error of its adjusted p.
 * Corrections within the family of m pairs, and the interval shown beside the verdict:
 
-  - ``holm``: Holm's step-down on the pairs' p-values. The interval is delta +- c(level) from the pair's own
-    randomization distribution (:meth:`randomization.NullDistribution.critical`), at level alpha/(m - r + 1) when
-    Holm rejects the pair at step r, else at alpha/m (Bonferroni, simultaneous over the family). A pair not rejected
-    has p > alpha/m (Holm rejects whatever Bonferroni rejects), so its interval contains 0; a rejected one has
-    p <= alpha/(m - r + 1), so its interval excludes 0. (Holm-compatible simultaneous intervals for rejected pairs
-    are uninformative beyond the sign, Strassburger & Bretz 2008; the step level is the usual compromise.)
+  - ``holm``: Holm's step-down on the pairs' p-values. The interval inverts the pair's own sign-flip test
+    (:func:`randomization.sign_flip_interval`: the shifts x whose test of mean(d - x) = 0 is not rejected, with the
+    same sign vectors) at level alpha/(m - r + 1) when Holm rejects the pair at step r, else at alpha/m
+    (Bonferroni, simultaneous over the family). A pair not rejected has p > alpha/m (Holm rejects whatever
+    Bonferroni rejects), so its interval contains 0; a rejected one has p <= alpha/(m - r + 1), so its interval
+    excludes 0. (Holm-compatible simultaneous intervals for rejected pairs are uninformative beyond the sign,
+    Strassburger & Bretz 2008; the step level is the usual compromise.)
   - ``tukey``: randomized Tukey HSD (Sakai): the null distribution of max over the family's pairs of |mean_j -
     mean_i|, each query's scores permuted across the runs (queries scored by every run of the family); adjusted
-    p = P(max >= |delta|); the interval delta +- c(alpha) of that max distribution is simultaneous over the family.
-  - ``none``: each pair at level alpha, labelled unadjusted.
+    p = P(max >= |delta|); the interval delta +- c(alpha) of that max distribution
+    (:meth:`randomization.NullDistribution.critical`) is simultaneous over the family (conservative for large
+    effects, since the permuted rows keep the runs' differences).
+  - ``none``: each pair at level alpha (the inverted sign-flip test), labelled unadjusted.
 
-  In every case significant <=> adjusted p <= alpha <=> |delta| > c <=> the interval excludes 0 (the same draws
-  decide all three; a last guard keeps the stored interval on the side of the decision at float rounding).
+  In every case significant <=> adjusted p <= alpha <=> the interval excludes 0: the same draws decide both, and
+  the interval takes the test's decision at 0 as given, so float rounding cannot put them on different sides.
 * Effect sizes beside p: mean delta, paired Cohen's d_z = mean / sd of the differences, wins / ties / losses.
 """
 
@@ -195,14 +198,12 @@ def _record(t: _Test, name: str, settings: StatSettings, *, m: int, primary: boo
     effect = rz.paired_effect(t.xs, t.ys)
     decider = t.decider or t.null
     delta = effect.delta
-    half = t.critical
-    if math.isinf(half):  # no rearrangement count reaches the level (not with resamples()): an interval with 0 in it
-        half = abs(delta) + float(np.max(np.abs(t.ys - t.xs)))
-    if t.significant and not abs(delta) > half:  # float guard: keep the interval on the side of the decision
-        half = float(np.nextafter(abs(delta), 0.0))
-    if not t.significant and abs(delta) > half:
-        half = abs(delta)
-    low, high = _bounds(delta, half, significant=t.significant)
+    if settings.correction == "tukey":
+        low, high = _shifted(delta, t.critical, significant=t.significant, spread=float(np.max(np.abs(t.ys - t.xs))))
+    else:
+        low, high = rz.sign_flip_interval(t.ys - t.xs, t.level, significant=t.significant,
+                                          n_resamples=t.null.size, seed=settings.seed)  # fmt: skip
+    low, high = _bounds(delta, low, high, significant=t.significant)
     text = verdict(t.a, t.b, name, delta=delta, interval=(low, high), p_adj=t.p_adj, sig=t.significant,
                    label=correction_label(settings.correction, m))  # fmt: skip
     return Comparison(
@@ -214,9 +215,20 @@ def _record(t: _Test, name: str, settings: StatSettings, *, m: int, primary: boo
     )  # fmt: skip
 
 
-def _bounds(delta: float, half: float, *, significant: bool) -> tuple[float, float]:
-    """delta -+ half rounded to 6 decimals as results store them, without crossing 0 against the decision."""
-    low, high = round(delta - half, 6), round(delta + half, 6)
+def _shifted(delta: float, half: float, *, significant: bool, spread: float) -> tuple[float, float]:
+    """delta -+ the critical value of the family's maximum (Tukey HSD), kept on the side of the decision."""
+    if math.isinf(half):  # no rearrangement count reaches the level (not with resamples()): an interval with 0 in it
+        half = abs(delta) + spread
+    if significant and not abs(delta) > half:  # float guard
+        half = float(np.nextafter(abs(delta), 0.0))
+    if not significant and abs(delta) > half:
+        half = abs(delta)
+    return delta - half, delta + half
+
+
+def _bounds(delta: float, low: float, high: float, *, significant: bool) -> tuple[float, float]:
+    """The bounds rounded to 6 decimals as results store them, without crossing 0 against the decision."""
+    low, high = round(min(low, delta), 6), round(max(high, delta), 6)
     if significant and low <= 0 <= high:  # rounding reached 0: keep the smallest stored step on the delta's side
         low, high = (max(low, 1e-6), high) if delta > 0 else (low, min(high, -1e-6))
     return low, high
