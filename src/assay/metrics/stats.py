@@ -1,5 +1,6 @@
 """Statistics for evaluation results: bootstrap intervals, paired tests, multiple comparisons (PPI++ is in
-:mod:`assay.metrics.ppi`).
+:mod:`assay.metrics.ppi`; randomization tests over a family of systems, Tukey HSD and inverted intervals in
+:mod:`assay.metrics.randomization`).
 
 Conventions shared by every function here:
 
