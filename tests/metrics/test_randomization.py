@@ -10,6 +10,7 @@ import scipy.stats
 
 from assay.metrics import MetricError
 from assay.metrics.randomization import family_null, paired_effect, sign_flip_interval, sign_flip_null
+from assay.metrics.stats import paired_bootstrap_ci
 from assay.pipelines.evaluate.compare import resamples
 from assay.pipelines.evaluate.stats import StatSettings
 
@@ -136,3 +137,19 @@ def test_inverted_interval_takes_the_decision_at_zero_as_given() -> None:
     assert sign_flip_interval(d, 0.05, significant=True)[0] > 0
     low, high = sign_flip_interval(d, 0.05, significant=False)
     assert low <= 0 <= high
+
+
+def test_paired_bootstrap_within_monte_carlo_error_of_scipy() -> None:
+    rng = np.random.default_rng(23)
+    a = rng.beta(2, 3, size=60)
+    b = np.clip(a + rng.normal(0.05, 0.1, size=60), 0, 1)
+    got = paired_bootstrap_ci(b, a, n_resamples=20_000, seed=4)
+    ref = scipy.stats.bootstrap(
+        (b, a), lambda x, y, axis=-1: np.mean(x - y, axis=axis), paired=True, n_resamples=20_000,
+        method="percentile", random_state=0,
+    ).confidence_interval  # fmt: skip
+    # Monte Carlo se of a 2.5% quantile of B resampled means: sqrt(q (1 - q) / B) / density there (normal approx.)
+    sd = (ref.high - ref.low) / (2 * 1.959964)
+    se = math.sqrt(0.025 * 0.975 / 20_000) / (math.exp(-(1.959964**2) / 2) / math.sqrt(2 * math.pi) / sd)
+    assert got.low == pytest.approx(ref.low, abs=4 * math.sqrt(2) * se)
+    assert got.high == pytest.approx(ref.high, abs=4 * math.sqrt(2) * se)
