@@ -219,11 +219,16 @@ def comparison_intro(result: EvalResult) -> str:
     correction = {"holm": "Holm's step-down", "tukey": "randomized Tukey HSD", "none": "no correction"}
     lead = result.primary_metric
     primary = f" The primary metric, {lead}, leads; the others are secondary." if lead else ""
+    how = {
+        "holm": "the inverted randomization test at the level of the Holm step that decided it (interval level)",
+        "tukey": "simultaneous over the family, from the same randomization distribution of the largest gap",
+    }
     interval = (
-        "The interval beside each verdict is adjusted in the same family (Holm: at the level of the step that decided "
-        "it; Tukey HSD: simultaneous), so it excludes 0 exactly when the difference is significant."
-        if first.correction != "none"
-        else "Intervals and p are unadjusted (no correction over the pairs)."
+        f"The interval beside each verdict is adjusted in the same family ({how[first.correction]}), so it "
+        "excludes 0 exactly when the difference is significant."
+        if first.correction in how
+        else "Intervals and p are unadjusted (no correction over the pairs); an interval excludes 0 exactly when p "
+        "is significant."
     )
     return (
         f"Paired randomization tests over the queries both runs scored. One family per metric: {pairs}, corrected by "
