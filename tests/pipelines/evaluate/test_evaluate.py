@@ -319,3 +319,13 @@ def test_a_run_compared_with_itself_differs_in_nothing(tmp_path: Path) -> None:
     result, _ = evaluate(golden, [("a", path), ("b", path)], settings=FAST)
     assert result.comparisons and all(not c.significant and c.delta == 0.0 for c in result.comparisons)
     assert all(c.p_value == 1.0 for c in result.comparisons)
+
+
+def test_a_primary_metric_outside_the_headline_leads_the_comparisons(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    runs = [write_run(tmp_path / "good.jsonl", good_lines()), write_run(tmp_path / "weak.jsonl", weak_lines())]
+    result, _ = evaluate(golden, runs, settings=EvalSettings(n_boot=200, primary="ndcg@5"))
+    assert result.primary_metric == "ndcg@5"
+    assert result.comparisons[0].metric == "ndcg@5" and result.comparisons[0].primary
+    assert [c.metric for c in result.comparisons if c.primary] == ["ndcg@5"]
+    assert "ndcg@10" in {c.metric for c in result.comparisons}  # the headline metrics stay, as secondary
