@@ -52,8 +52,9 @@ def test_offline_eval_writes_the_report_and_prints_the_summary(setup: dict[str, 
     assert "offline judge: a lexical baseline, not an LLM" in result.output
     verdicts = {c["metric"]: c["verdict"] for c in results["comparisons"]}
     assert verdicts["ndcg@10"].startswith("good beats weak on ndcg@10")
-    # the terminal prints the short verdict on the comparison's row
-    assert any("ndcg@10" in line and "good better" in line for line in result.output.splitlines())
+    # the terminal leads with the primary metric's family and prints the short verdict on the pair's row
+    assert "ndcg@10 (primary metric): paired randomization test, Holm over 1 pair" in result.output
+    assert "good beats weak on ndcg@10 by" in " ".join(result.output.split())
     assert f"report: {s['out'] / 'report.html'}" in result.output.replace("\n", "")
     per_query = (s["out"] / "per_query.jsonl").read_text().splitlines()
     assert len(per_query) == 1 + 2 * N
@@ -264,3 +265,22 @@ def test_max_cost_stops_cleanly_without_a_report(setup: dict[str, Path], tmp_pat
     assert "budget of $0.001 is spent" in result.output and "--max-cost" in result.output
     assert not s["out"].exists()
     assert calls <= 2  # one call spends the budget (plus its repair attempt); nothing after
+
+
+def test_comparison_flags_baseline_correction_and_primary(setup: dict[str, Path]) -> None:
+    s = setup
+    mixed = write_run(s["out"].parent / "mixed.jsonl", [*good_lines()[: N // 2], *weak_lines()[N // 2 :]])
+    args = ["eval", s["golden"], s["good"], s["weak"], mixed, "-o", s["out"], "--no-judge", "--n-boot", "200"]
+    result = run(*args, "--baseline", "weak", "--correction", "tukey", "--fail-under", "mrr=0")
+    assert result.exit_code == 0, result.output
+    results = json.loads((s["out"] / "results.json").read_text())
+    assert results["primary_metric"] == "mrr"  # the first --fail-under metric leads when --primary is not given
+    comps = results["comparisons"]
+    assert {(c["a"], c["b"]) for c in comps} == {("weak", "good"), ("weak", "mixed")}
+    assert all(c["correction"] == "tukey" and c["family_size"] == 2 for c in comps)
+    assert [c["metric"] for c in comps if c["primary"]] == ["mrr", "mrr"]
+    assert "Tukey HSD over 2 pairs" in result.output
+    bad = run(*args, "--correction", "bonferroni")
+    assert bad.exit_code == 2 and "bonferroni" in bad.output
+    missing = run(*args, "--baseline", "nope")
+    assert missing.exit_code == 1 and "--baseline nope: no run of that name" in missing.output

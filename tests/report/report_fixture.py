@@ -2,8 +2,10 @@
 
 Each run is simulated as ranked lists of graded chunks (0-3) per query; the builder computes the ranking metrics by
 their textbook formulas (linear-gain nDCG with IDCG from all judged grades, AP and recall over all relevant chunks),
-draws the judge metrics with some unscored values, summarises with a percentile bootstrap, and compares runs with a
-sign-flip randomization test and Holm's correction. Run ``python tests/report/report_fixture.py`` to rewrite
+draws the judge metrics with some unscored values, summarises with a percentile bootstrap, and compares each run with
+the first on each metric by a sign-flip randomization test, Holm's correction over the two pairs of that metric, and
+the interval delta +- the critical value of the sign-flip draws at the level Holm used. Run
+``python tests/report/report_fixture.py`` to rewrite
 ``tests/fixtures/report/``; a test checks that the files there equal what this builder makes.
 """
 
@@ -177,46 +179,50 @@ def _run(name: str, strength: float, rng: np.random.Generator) -> tuple[RunResul
     return run, rows
 
 
-def _paired(a: list[QueryResult], b: list[QueryResult], metric: str, rng: np.random.Generator) -> tuple[float, ...]:
+def _paired(a: list[QueryResult], b: list[QueryResult], metric: str, rng: np.random.Generator) -> dict[str, Any]:
     pairs = [(x.metrics[metric], y.metrics[metric]) for x, y in zip(a, b, strict=True)]
     diffs = np.array([y - x for x, y in pairs if x is not None and y is not None])
-    boot = diffs[rng.integers(0, diffs.size, (1000, diffs.size))].mean(axis=1)
     signs = rng.choice([-1.0, 1.0], (2000, diffs.size))
-    extreme = int((np.abs((signs * diffs).mean(axis=1)) >= abs(diffs.mean()) - 1e-12).sum())
-    p = (extreme + 1) / 2001
-    return float(diffs.size), float(diffs.mean()), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975)), p
+    draws = np.sort(np.abs((signs * diffs).mean(axis=1)))[::-1]
+    extreme = int((draws >= abs(diffs.mean()) - 1e-12).sum())
+    return {"n": diffs.size, "diffs": diffs, "draws": draws, "p": (extreme + 1) / 2001}
 
 
-def _holm(p_values: list[float]) -> list[float]:
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [0.0] * len(p_values)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
+def _half_width(draws: np.ndarray, level: float) -> float:
+    """p(t) = (#{draws >= t} + 1) / 2001 <= level exactly when t exceeds the (h+1)-th largest draw, h = the most
+    draws p allows."""
+    allowed = math.floor(level * 2001) - 1
+    return float(draws[allowed]) + 1e-12
+
+
+def _comparison(a: str, b: str, metric: str, got: dict[str, Any], p_adj: float, level: float) -> Comparison:
+    diffs = got["diffs"]
+    delta, half = float(diffs.mean()), _half_width(got["draws"], level)
+    significant = p_adj <= 0.05
+    word = "beats" if significant else "does not differ reliably from"
+    return Comparison(
+        a=a, b=b, metric=metric, n=int(got["n"]), delta=round(delta, 6), low=round(delta - half, 6),
+        high=round(delta + half, 6), p_value=round(got["p"], 6), p_adjusted=round(p_adj, 6), significant=significant,
+        verdict=f"{b} {word} {a} on {metric} (Holm over 2 pairs, adjusted p = {p_adj:.3f}).", correction="holm",
+        family_size=2, primary=metric == "ndcg@10", interval_confidence=round(1 - level, 6),
+        d_z=round(float(delta / np.std(diffs, ddof=1)), 6), wins=int((diffs > 0).sum()), ties=int((diffs == 0).sum()),
+        losses=int((diffs < 0).sum()), resamples=2000, p_mc_error=round(math.sqrt(got["p"] * (1 - got["p"]) / 2000), 6),
+    )  # fmt: skip
 
 
 def _comparisons(per_run: dict[str, list[QueryResult]], rng: np.random.Generator) -> list[Comparison]:
+    """One family per metric: the later runs against the first; Holm by hand over its two pairs."""
     out: list[Comparison] = []
     names = list(per_run)
-    for b in names[1:]:
-        stats = [_paired(per_run[names[0]], per_run[b], m, rng) for m in HEADLINE]
-        adjusted = _holm([s[4] for s in stats])
-        for metric, (n, delta, low, high, p), p_adj in zip(HEADLINE, stats, adjusted, strict=True):
-            significant = p_adj < 0.05
-            verdict = (
-                f"{b} beats {names[0]} on {metric} by {delta:+.3f} (Holm p = {p_adj:.3f})."
-                if significant
-                else f"No reliable difference between {b} and {names[0]} on {metric} (Holm p = {p_adj:.3f})."
-            )
-            out.append(
-                Comparison(
-                    a=names[0], b=b, metric=metric, n=int(n), delta=round(delta, 6), low=round(low, 6),
-                    high=round(high, 6), p_value=round(p, 6), p_adjusted=round(p_adj, 6), significant=significant,
-                    verdict=verdict,
-                )
-            )  # fmt: skip
+    for metric in HEADLINE:
+        got = {b: _paired(per_run[names[0]], per_run[b], metric, rng) for b in names[1:]}
+        order = sorted(got, key=lambda b: got[b]["p"])
+        running, passing = 0.0, True
+        for step, b in enumerate(order):
+            running = max(running, min(1.0, (2 - step) * got[b]["p"]))
+            passing = passing and running <= 0.05
+            level = 0.05 / (2 - step) if passing else 0.05 / 2
+            out.append(_comparison(names[0], b, metric, got[b], running, level))
     return out
 
 
@@ -323,6 +329,7 @@ def build() -> tuple[EvalResult, list[QueryResult]]:
         settings={"confidence": 0.95, "n_resamples": 1000, "seed": 0},
         runs=runs,
         comparisons=_comparisons(per_run, rng),
+        primary_metric="ndcg@10",
         corrected=corrected,
         agreement=_agreement(rng),
         label_origin="judge",

@@ -69,7 +69,7 @@ def test_markdown_section(result: EvalResult) -> None:
     text = render_markdown(_with_diagnosis(result))
     section = text[text.index("## Diagnosis") :]
     assert "| overall | ↑ claim precision | 0.300 [0.200, 0.400] | 0.500 [0.400, 0.600] |" in section
-    assert f"- {result.runs[1].name} − " in section and "p Holm 0.004" in section
+    assert f"- {result.runs[1].name} − " in section and "p adj. 0.004" in section
     assert "relevant noise (a wrong claim taken from a relevant chunk)" in section
     assert "<script>" not in section and r"\<script\>" in section
 
@@ -80,7 +80,7 @@ def test_terminal_section(result: EvalResult) -> None:
     text = out.getvalue()
     assert "Diagnosis (RAGChecker's claim-level metrics, mean [95%])" in text
     assert "↓ hallucination" in text and "0.300 [0.20, 0.40]" in text
-    assert f"on generator: hallucination: +0.200 [0.100, 0.300], p Holm 0.004: {result.runs[0].name} better" in text
+    assert f"on generator: hallucination: +0.200 [0.100, 0.300], p adj. 0.004: {result.runs[0].name} better" in text
     assert "2 example claims by failure category" in text
     run_table = text[: text.index("Diagnosis (")]
     assert "claim_precision" not in run_table  # the module table shows them, the run tables do not repeat them

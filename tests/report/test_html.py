@@ -107,7 +107,7 @@ def test_svg_plots_present_scoped_and_deterministic(fixture_html: str, tmp_path:
     assert re.findall(r"<svg.*?</svg>", first, re.S) == re.findall(r"<svg.*?</svg>", second, re.S)
     names = re.findall(r'<svg role="img" aria-label="([^"]+)"', first)
     assert names == [
-        "comparison deltas with intervals",
+        "comparison deltas with family-adjusted intervals",
         "metric@k curves per run",
         "precision-recall curves",
         "grade histogram of retrieved chunks",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from report_fixture import XSS_QUERY
+from report_fixture import FIXTURE_DIR, XSS_QUERY
 
 from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_markdown, write_markdown
@@ -42,7 +42,9 @@ def test_per_stratum_tables(result: EvalResult) -> None:
 
 def test_comparisons_and_corrected(result: EvalResult) -> None:
     text = render_markdown(result)
-    assert "### hybrid & rerank vs bm25" in text
+    assert "### ndcg@10 (primary metric): Holm over 2 pairs" in text
+    assert text.index("### ndcg@10 (primary") < text.index("### map (secondary metric): Holm over 2 pairs")
+    assert "| hybrid & rerank vs bm25 | 24 | +0.252 [0.081, 0.424] | +0.82 | 19/0/5 |" in text
     for comp in result.comparisons:
         assert comp.verdict in text
     assert "## Corrected metrics" in text and "| 0.701 | [0.652, 0.748] |" in text
@@ -77,3 +79,12 @@ def test_write_markdown(tmp_path: Path, result: EvalResult) -> None:
     write_markdown(result, path)
     assert path.read_text(encoding="utf-8") == render_markdown(result)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_results_format_1_comparisons_say_what_they_were_corrected_over() -> None:
+    """A results.json of format 1 (Holm across the metrics of a pair) renders, and says so."""
+    old = EvalResult.model_validate_json((FIXTURE_DIR / "eval_result_v1_before_agreement.json").read_text("utf-8"))
+    assert old.comparisons and all(c.family_size == 0 for c in old.comparisons)
+    text = render_markdown(old)
+    assert "p adjusted by Holm across the metrics of a pair (format 1)" in text
+    assert "Holm across the metrics of the pair (results format 1)" in text

@@ -132,6 +132,17 @@ def _options(f: Any) -> Any:
         click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap, tests and shuffles."),
         click.option("--n-boot", default=2000, show_default=True, type=click.IntRange(100), help="Resamples."),
         click.option("--fail-under", multiple=True, help="METRIC=X: exit 1 when a run's mean is below X."),
+        click.option("--baseline", default=None, help="Compare each run with this run (default: every pair)."),
+        click.option(
+            "--primary", default=None, help="Metric leading the verdict (default: first --fail-under, else ndcg@10)."
+        ),
+        click.option(
+            "--correction",
+            type=click.Choice(["holm", "tukey", "none"]),
+            default="holm",
+            show_default=True,
+            help="Over the run pairs of each metric: Holm, randomized Tukey HSD, or none.",
+        ),
         click.option("--no-add-labels", is_flag=True, help="Do not write labels judged now into the golden set."),
         click.option("--dry-run", is_flag=True, help="Count calls, cached items, tokens and cost; call nothing."),
     ]
@@ -147,7 +158,7 @@ def _options(f: Any) -> Any:
 @_options
 def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **options: Any) -> None:
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
-    metrics, intervals, strata, paired comparisons, and a report (report.html, report.md, results.json,
+    metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
     per_query.jsonl, support_matrix.jsonl).
 
     A RUN is JSONL (query_id, retrieved, optional answer and citations) or a TREC run; it is named by its file stem,
@@ -162,11 +173,16 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
     labelled by people (assay import beir|trec --source human) evaluates like trec_eval, with judged@k and no
     judge-vs-human section or audit advice.
 
+    Runs are compared by paired randomization tests, one family per metric: every pair of runs (or each run against
+    --baseline), corrected by Holm (or --correction tukey|none); the interval beside a verdict is adjusted in the
+    same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict.
+
     \b
     Examples:
       assay eval golden/ bm25.jsonl hybrid.jsonl -o report/ --judge openai/gpt-4o-mini
       assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
+      assay eval golden/ bm25.jsonl a.jsonl b.jsonl -o report/ --no-judge --baseline bm25 --correction tukey
     """
     if options["judge_spec"] and options["no_judge"]:
         raise ConfigError("give --judge MODEL or --no-judge, not both")
@@ -202,6 +218,9 @@ def _settings(options: dict[str, Any], gates: Sequence[tuple[str, float]]) -> Ev
         listwise=options["listwise"] or None,
         add_labels=not options["no_add_labels"],
         strata=tuple(options["strata"]),
+        baseline=options["baseline"],
+        primary=options["primary"] or next((m for m, _ in parse_fail_under(options["fail_under"])), None),
+        correction=options["correction"],
     ).checked()
 
 

@@ -1,5 +1,6 @@
 """Statistics for evaluation results: bootstrap intervals, paired tests, multiple comparisons (PPI++ is in
-:mod:`assay.metrics.ppi`).
+:mod:`assay.metrics.ppi`; randomization tests over a family of systems, Tukey HSD and inverted intervals in
+:mod:`assay.metrics.randomization`).
 
 Conventions shared by every function here:
 
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from assay.metrics._errors import MetricError
+from assay.metrics.randomization import sign_flip_null
 
 __all__ = [
     "Interval",
@@ -41,7 +43,6 @@ FloatArray = npt.NDArray[np.float64]
 Method = Literal["percentile", "bca"]
 # Upper bound on the number of cells of one resample-count block (resamples x items), about 16 MB of int64.
 _BLOCK_CELLS = 2_000_000
-_EXACT_MAX_N = 16
 
 
 @dataclass(frozen=True)
@@ -247,28 +248,15 @@ def paired_randomization_test(
 
     Under the null each difference d_i is as likely to be +d_i as -d_i. The statistic is T = |mean(s_i d_i)|.
     With n <= 16 scored pairs all 2^n sign vectors are enumerated and p = #{T_s >= T_obs} / 2^n exactly;
-    otherwise p = (#{T_s >= T_obs} + 1) / (n_resamples + 1) over random sign vectors, which never returns 0.
+    otherwise p = (#{T_s >= T_obs} + 1) / (n_resamples + 1) over random sign vectors, which never returns 0
+    (:func:`assay.metrics.randomization.sign_flip_null`; its Monte Carlo error is sqrt(p (1 - p) / n_resamples)).
     Pairs with a ``NaN`` side are dropped. No scored pair gives ``NaN``; all differences zero gives 1.0.
     """
     diffs, _ = _paired_differences(a, b)
-    n = diffs.size
-    if n == 0:
+    if diffs.size == 0:
         return math.nan
-    observed = abs(float(diffs.mean()))
-    tolerance = 1e-12 * max(1.0, float(np.abs(diffs).max()))
-    if n <= _EXACT_MAX_N:
-        codes = np.arange(2**n)[:, None] >> np.arange(n)[None, :]
-        signs = 1.0 - 2.0 * (codes & 1)
-        flipped = np.abs(signs @ diffs) / n
-        return float(np.mean(flipped >= observed - tolerance))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // n)
-    hits = 0
-    for start in range(0, n_resamples, block):
-        size = min(block, n_resamples - start)
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(size, n))
-        hits += int(np.sum(np.abs(signs @ diffs) / n >= observed - tolerance))
-    return (hits + 1) / (n_resamples + 1)
+    null = sign_flip_null(diffs, n_resamples=n_resamples, seed=seed)
+    return null.p_value(abs(float(diffs.mean())))
 
 
 def _scored_pvalues(pvalues: npt.ArrayLike) -> tuple[FloatArray, npt.NDArray[np.bool_]]:

@@ -18,11 +18,19 @@ __all__ = [
     "NO_JUDGE",
     "CountNote",
     "all_metrics",
+    "by_metric",
     "by_pair",
+    "comparison_intro",
     "confidence_label",
+    "correction_label",
     "count_notes",
+    "fmt_bound",
+    "fmt_delta",
+    "fmt_effect",
     "fmt_interval",
     "fmt_judged",
+    "fmt_level",
+    "fmt_mc",
     "fmt_mean",
     "fmt_p",
     "fmt_share",
@@ -31,6 +39,7 @@ __all__ = [
     "headline_k",
     "headline_metrics",
     "judge_label",
+    "short_verdict",
     "split_metric",
     "strata_metrics",
     "verdict_text",
@@ -67,6 +76,14 @@ def by_pair(comparisons: Iterable[Comparison]) -> list[list[Comparison]]:
     groups: dict[tuple[str, str], list[Comparison]] = {}
     for comparison in comparisons:
         groups.setdefault((comparison.a, comparison.b), []).append(comparison)
+    return list(groups.values())
+
+
+def by_metric(comparisons: Iterable[Comparison]) -> list[list[Comparison]]:
+    """The comparisons grouped by metric (one family each): the primary metric first, then first-seen order."""
+    groups: dict[str, list[Comparison]] = {}
+    for comparison in sorted(comparisons, key=lambda c: not c.primary):
+        groups.setdefault(comparison.metric, []).append(comparison)
     return list(groups.values())
 
 
@@ -175,17 +192,98 @@ def count_notes(counts: RunCounts) -> list[CountNote]:
     return notes
 
 
+def correction_label(comparison: Comparison) -> str:
+    """What a comparison's p and interval were corrected over: ``Holm over 3 pairs``, ``Tukey HSD over 3 pairs``,
+    ``unadjusted``; results format 1 (Holm across the metrics of one pair) says so."""
+    if comparison.family_size == 0:
+        return "Holm across the metrics of the pair (results format 1)"
+    if comparison.correction == "none":
+        return "unadjusted"
+    name = {"holm": "Holm", "tukey": "Tukey HSD"}.get(comparison.correction, comparison.correction)
+    return f"{name} over {comparison.family_size} pair{'s' if comparison.family_size != 1 else ''}"
+
+
+def comparison_intro(result: EvalResult) -> str:
+    """One paragraph: the test, the family, the correction, and how the interval relates to the verdict."""
+    if not result.comparisons:
+        return ""
+    first = result.comparisons[0]
+    if first.family_size == 0:
+        return "Paired randomization test per metric; p adjusted by Holm across the metrics of a pair (format 1)."
+    baseline = result.settings.get("baseline")
+    pairs = f"each run against {baseline}" if isinstance(baseline, str) else "every pair of runs"
+    correction = {"holm": "Holm's step-down", "tukey": "randomized Tukey HSD", "none": "no correction"}
+    lead = result.primary_metric
+    primary = f" The primary metric, {lead}, leads; the others are secondary." if lead else ""
+    how = {
+        "holm": "the inverted randomization test at the level of the Holm step that decided it (interval level)",
+        "tukey": "simultaneous over the family, from the same randomization distribution of the largest gap",
+    }
+    interval = (
+        f"The interval beside each verdict is adjusted in the same family ({how[first.correction]}), so it "
+        "excludes 0 exactly when the difference is significant."
+        if first.correction in how
+        else "Intervals and p are unadjusted (no correction over the pairs); an interval excludes 0 exactly when p "
+        "is significant."
+    )
+    return (
+        f"Paired randomization tests over the queries both runs scored. One family per metric: {pairs}, corrected by "
+        f"{correction.get(first.correction, first.correction)} within the family (metrics are not pooled).{primary} "
+        f"{interval} p is the pair's own (unadjusted) p; p adj. is the family-adjusted one."
+    )
+
+
+def fmt_bound(value: float) -> str:
+    """An interval bound with 3 decimals; a non-zero bound that would show as 0.000 keeps two significant digits
+    (so a significant interval never reads as touching 0)."""
+    return fmt_value(value) if value == 0 or abs(value) >= 0.0005 else f"{value:.1e}"
+
+
+def fmt_delta(comparison: Comparison) -> str:
+    """``+0.052 [0.013, 0.091]``: the mean difference b - a with its family-adjusted interval."""
+    return f"{comparison.delta:+.3f} [{fmt_bound(comparison.low)}, {fmt_bound(comparison.high)}]"
+
+
+def fmt_effect(comparison: Comparison) -> str:
+    """``d_z 0.41 · 12/30/8`` (standardized effect; wins/ties/losses of b against a)."""
+    d_z = "—" if comparison.d_z is None else f"{comparison.d_z:+.2f}"
+    return f"d_z {d_z} · {comparison.wins}/{comparison.ties}/{comparison.losses}"
+
+
+def fmt_mc(comparison: Comparison) -> str:
+    """``exact`` or ``B = 12,000, MC se 0.0012``: how the p-value was drawn and its Monte Carlo error."""
+    if comparison.exact:
+        return "exact"
+    if not comparison.resamples:
+        return ""
+    return f"B = {comparison.resamples:,}, MC se {comparison.p_mc_error or 0:.4f}"
+
+
+def fmt_level(comparison: Comparison) -> str:
+    """``98.3%``: the confidence of the comparison's adjusted interval (empty when not recorded)."""
+    level = comparison.interval_confidence
+    return "" if level is None else f"{100 * level:.3g}%"
+
+
+def short_verdict(comparison: Comparison) -> str:
+    """The verdict in a few words (the row already shows the delta, its interval and p)."""
+    if not comparison.significant:
+        return "no reliable difference"
+    return f"{comparison.b if comparison.delta > 0 else comparison.a} better"
+
+
 def verdict_text(comparison: Comparison) -> str:
     """The evaluator's verdict sentence, or one written from the numbers when it left the verdict empty."""
     if comparison.verdict.strip():
         return comparison.verdict
+    label = correction_label(comparison)
     if not comparison.significant:
         return (
             f"No reliable difference between {comparison.b} and {comparison.a} on {comparison.metric} "
-            f"(Holm-adjusted p = {fmt_p(comparison.p_adjusted)})."
+            f"(p adj. = {fmt_p(comparison.p_adjusted)}, {label})."
         )
     better, worse = (comparison.b, comparison.a) if comparison.delta > 0 else (comparison.a, comparison.b)
     return (
         f"{better} is better than {worse} on {comparison.metric} by {abs(comparison.delta):.3f} "
-        f"(Holm-adjusted p = {fmt_p(comparison.p_adjusted)})."
+        f"(p adj. = {fmt_p(comparison.p_adjusted)}, {label})."
     )

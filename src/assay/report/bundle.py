@@ -13,18 +13,20 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.evaluate.results import RESULTS_FORMAT_VERSION, EvalResult, QueryResult
+from assay.pipelines.evaluate.results import EvalResult, QueryResult
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
 
 __all__ = ["REPORT_FILES", "per_query_jsonl", "write_report"]
 
 REPORT_FILES = ("report.html", "report.md", "results.json", "per_query.jsonl")
+# The version of the QueryResult rows; results.json carries its own (RESULTS_FORMAT_VERSION in its format_version).
+PER_QUERY_VERSION = 1
 
 
 def per_query_jsonl(result: EvalResult, per_query: Sequence[QueryResult]) -> str:
     """``per_query.jsonl`` as text: the versioned header line, then one row per line in the order given."""
-    head = {"assay": "per_query", "version": RESULTS_FORMAT_VERSION, "assay_version": result.assay_version}
+    head = {"assay": "per_query", "version": PER_QUERY_VERSION, "assay_version": result.assay_version}
     lines = [json.dumps(head, ensure_ascii=False)]
     lines += [json.dumps(row.model_dump(mode="json"), ensure_ascii=False) for row in per_query]
     return "\n".join(lines) + "\n"

@@ -100,22 +100,28 @@ def _strata_view(result: EvalResult) -> list[dict[str, Any]]:
 
 
 def _comparison_view(result: EvalResult) -> list[dict[str, Any]]:
+    """One table per metric family, the primary metric first."""
     out = []
-    for comps in fmt.by_pair(result.comparisons):
+    for comps in fmt.by_metric(result.comparisons):
         rows = [
             {
-                "metric": c.metric,
+                "pair": f"{c.b} vs {c.a}",
                 "n": c.n,
-                "delta": f"{c.delta:+.3f}",
-                "interval": fmt.fmt_interval(c.low, c.high),
+                "delta": fmt.fmt_delta(c),
+                "d_z": "—" if c.d_z is None else f"{c.d_z:+.2f}",
+                "wtl": f"{c.wins}/{c.ties}/{c.losses}",
                 "p": fmt.fmt_p(c.p_value),
                 "p_adjusted": fmt.fmt_p(c.p_adjusted),
+                "mc": fmt.fmt_mc(c),
+                "level": fmt.fmt_level(c),
                 "significant": c.significant,
                 "verdict": fmt.verdict_text(c),
             }
             for c in comps
         ]
-        out.append({"a": comps[0].a, "b": comps[0].b, "rows": rows})
+        first = comps[0]
+        out.append({"metric": first.metric, "primary": first.primary, "label": fmt.correction_label(first),
+                    "rows": rows})  # fmt: skip
     return out
 
 
@@ -215,6 +221,7 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
         ],
         "comparisons": _comparison_view(result),
         "diagnosis": _diagnosis_view(result),
+        "comparison_intro": fmt.comparison_intro(result),
         "forest": _svg(plots.forest_svg(result)),
         "curves": _svg(plots.curves_svg(result)),
         "pr": _svg(plots.pr_svg(result)),

@@ -123,17 +123,15 @@ def _stratum_table(
 
 
 def _comparisons(result: EvalResult) -> list[str]:
+    """The primary metric's family first, then each secondary metric's family; the wording of _format."""
     if not result.comparisons:
         return []
-    lines = [
-        "## Comparisons",
-        "",
-        "Paired randomization test per metric; p adjusted by Holm across the metrics of a pair.",
-        "",
-    ]
-    for comps in fmt.by_pair(result.comparisons):
-        title = f"### {md_escape(comps[0].b)} vs {md_escape(comps[0].a)}"
-        lines += [title, "", *_table(*_comparison_rows(result, comps), "lrrlrrl")]
+    lines = ["## Comparisons", "", md_escape(fmt.comparison_intro(result)), ""]
+    for comps in fmt.by_metric(result.comparisons):
+        first = comps[0]
+        role = "primary metric" if first.primary else "secondary metric"
+        title = f"### {md_escape(first.metric)} ({role}): {md_escape(fmt.correction_label(first))}"
+        lines += [title, "", *_table(*_comparison_rows(comps), "lrlrrrrrll")]
     return lines
 
 
@@ -156,7 +154,7 @@ def _diagnosis(result: EvalResult) -> list[str]:
             c = item.comparison
             verdict = f"{md_escape(item.better)} better" if item.better else "no reliable difference"
             lines.append(f"- {md_escape(c.b)} − {md_escape(c.a)}, {item.label}: {c.delta:+.3f} "
-                         f"{fmt.fmt_interval(c.low, c.high)}, p Holm {fmt.fmt_p(c.p_adjusted)}: {verdict}")  # fmt: skip
+                         f"{fmt.fmt_interval(c.low, c.high)}, p adj. {fmt.fmt_p(c.p_adjusted)}: {verdict}")  # fmt: skip
         lines.append("")
     for group in diag.example_groups(result):
         lines += [f"### {md_escape(group.run)}: {group.title}", ""]
@@ -174,17 +172,20 @@ def _summary_text(summary: MetricSummary | None) -> str:
     return f"{fmt.fmt_mean(summary)} {fmt.fmt_interval(summary.low, summary.high)}".strip()
 
 
-def _comparison_rows(result: EvalResult, comps: list[Comparison]) -> tuple[list[str], list[list[str]]]:
-    level = fmt.confidence_label(result)
-    header = ["metric", "n", "delta (b − a)", f"{level} interval", "p", "p Holm", "verdict"]
+def _comparison_rows(comps: list[Comparison]) -> tuple[list[str], list[list[str]]]:
+    header = ["b vs a", "n", "b − a [adjusted interval]", "d_z", "wins/ties/losses", "p (unadjusted)", "p adj."]
+    header += ["interval level", "randomization", "verdict"]
     rows = [
         [
-            md_escape(c.metric),
+            f"{md_escape(c.b)} vs {md_escape(c.a)}",
             str(c.n),
-            f"{c.delta:+.3f}",
-            fmt.fmt_interval(c.low, c.high),
+            fmt.fmt_delta(c),
+            "—" if c.d_z is None else f"{c.d_z:+.2f}",
+            f"{c.wins}/{c.ties}/{c.losses}",
             md_escape(fmt.fmt_p(c.p_value)),
             f"**{md_escape(fmt.fmt_p(c.p_adjusted))}**" if c.significant else md_escape(fmt.fmt_p(c.p_adjusted)),
+            fmt.fmt_level(c),
+            md_escape(fmt.fmt_mc(c)),
             md_escape(fmt.verdict_text(c)),
         ]
         for c in comps

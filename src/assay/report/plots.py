@@ -243,11 +243,13 @@ def agreement_grades_svg(summary: AgreementSummary | None) -> str | None:
 
 
 def forest_svg(result: EvalResult) -> str | None:
-    """Comparison deltas with their intervals (a forest plot): one panel per pair of runs, one row per metric.
+    """Comparison deltas with their family-adjusted intervals (a forest plot): one panel per metric (its family of
+    run pairs, the primary metric first), one row per pair of runs.
 
-    Filled markers are significant after Holm's correction, hollow ones are not.
+    Filled markers are significant within the metric's family, hollow ones are not; an interval excludes 0 exactly
+    when its marker is filled (the evaluator builds them so).
     """
-    groups = fmt.by_pair(result.comparisons)
+    groups = fmt.by_metric(result.comparisons)
     if not groups:
         return None
     heights = [len(g) + 1.2 for g in groups]
@@ -255,8 +257,8 @@ def forest_svg(result: EvalResult) -> str | None:
         axes = fig.subplots(len(groups), 1, squeeze=False, sharex=True, height_ratios=heights).ravel()
         for ax, comps in zip(axes, groups, strict=True):
             _forest_panel(ax, comps)
-        axes[-1].set_xlabel("delta (b − a) with interval")
-        return _to_svg(fig, "forest", "comparison deltas with intervals")
+        axes[-1].set_xlabel("delta (b − a) with family-adjusted interval")
+        return _to_svg(fig, "forest", "comparison deltas with family-adjusted intervals")
 
 
 def _forest_panel(ax: Any, comps: list[Comparison]) -> None:
@@ -266,7 +268,8 @@ def _forest_panel(ax: Any, comps: list[Comparison]) -> None:
         ax.plot([c.low, c.high], [y, y], color="#0072B2", lw=1.4)
         ax.plot([c.delta], [y], marker="o", ms=5, mfc=face, mec="#0072B2", mew=1.2, ls="none")
     ax.axvline(0, color="#999999", lw=0.8, ls="--")
-    ax.set_yticks(ys, [_label(c.metric) for c in comps])
+    ax.set_yticks(ys, [_label(f"{c.b} vs {c.a}") for c in comps])
     ax.set_ylim(-0.8, len(comps) - 0.2)
     ax.grid(axis="y", visible=False)
-    ax.set_title(_label(f"{comps[0].b} vs {comps[0].a}"), loc="left")
+    role = "primary" if comps[0].primary else "secondary"
+    ax.set_title(_label(f"{comps[0].metric} ({role}; {fmt.correction_label(comps[0])})"), loc="left")

@@ -1,9 +1,10 @@
 """The terminal summary of an evaluation (rich), readable at 100 columns.
 
 Per run: the run counts worth a warning, judged@k, and a table of the headline metrics (mean, interval, scored and
-unscored with reasons). For two or more runs: the comparison verdicts. Then judge-versus-human agreement (or one line
-saying how to audit), corrected (PPI) metrics with the audit size for tighter intervals, what the judge cost, and the
-evaluator's warnings. The full picture is in ``report.html`` and ``report.md``.
+unscored with reasons). For two or more runs: the primary metric's comparisons (one row per pair, with effect
+sizes and the family-adjusted interval), then the secondary metrics' verdicts. Then judge-versus-human agreement (or
+one line saying how to audit), corrected (PPI) metrics with the audit size for tighter intervals, what the judge
+cost, and the evaluator's warnings. The full picture is in ``report.html`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -103,36 +104,74 @@ def _run_table(result: EvalResult, run: RunResult, headline: list[str]) -> Table
 
 
 def _comparisons(result: EvalResult, headline: list[str]) -> list[Table]:
-    chosen = [c for c in result.comparisons if c.metric in headline] or result.comparisons
-    return [_pair_table(result, comps) for comps in fmt.by_pair(chosen)]
+    """The primary metric's family (one row per pair, with effect sizes), then the secondary metrics' verdicts."""
+    chosen = [c for c in result.comparisons if c.primary or c.metric in headline or not headline]
+    families = fmt.by_metric(chosen)
+    if not families:
+        return []
+    tables = [_primary_table(families[0])]
+    if len(families) > 1:
+        tables.append(_secondary_table([c for family in families[1:] for c in family]))
+    return tables
 
 
-def _pair_table(result: EvalResult, comps: list[Comparison]) -> Table:
-    a, b = comps[0].a, comps[0].b
-    n = max(c.n for c in comps)
-    title = f"{b} vs {a}: paired over {n} queries, randomization test, Holm across metrics"
+def _styled(comp: Comparison) -> tuple[Text, Text, Text]:
+    style = "green" if comp.significant else ""
+    return (
+        Text(fmt.fmt_delta(comp), style=style),
+        Text(fmt.fmt_p(comp.p_adjusted), style=style),
+        Text(fmt.short_verdict(comp), style="" if comp.significant else "dim"),
+    )
+
+
+_NUMBERS = ("n", "d_z", "W/T/L", "p", "p adj.")
+_FOLDED = ("b vs a", "metric", "verdict")  # the others never wrap
+
+
+def _table(title: str, columns: tuple[str, ...]) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
-    table.add_column("metric", no_wrap=True)
-    table.add_column(f"{b} − {a} [{fmt.confidence_label(result)}]", no_wrap=True)
-    table.add_column("p Holm", justify="right", no_wrap=True)
-    table.add_column("verdict", no_wrap=True)
-    for comp in comps:
-        style = "green" if comp.significant else ""
-        table.add_row(
-            Text(comp.metric),
-            Text(f"{comp.delta:+.3f} {fmt.fmt_interval(comp.low, comp.high)}", style=style),
-            Text(fmt.fmt_p(comp.p_adjusted), style=style),
-            Text(_short_verdict(comp), style="" if comp.significant else "dim"),
-        )
+    for name in columns:
+        folded = name in _FOLDED
+        table.add_column(name, no_wrap=not folded, overflow="fold", justify="right" if name in _NUMBERS else "left")
     return table
 
 
-def _short_verdict(comp: Comparison) -> str:
-    """The verdict in a few words: the row already shows the delta, its interval and p (the sentence is in the
-    Markdown and HTML reports)."""
-    if not comp.significant:
-        return "no reliable difference"
-    return f"{comp.b if comp.delta > 0 else comp.a} better"
+def _primary_table(comps: list[Comparison]) -> Table:
+    """One row per pair with effect sizes and both p-values; the verdict sentences go in the caption."""
+    first = comps[0]
+    role = "primary metric" if first.primary else "metric"
+    title = f"{first.metric} ({role}): paired randomization test, {fmt.correction_label(first)}"
+    table = _table(title, ("b vs a", "b − a [adjusted interval]", "d_z", "W/T/L", "p", "p adj."))
+    for comp in comps:
+        delta, p_adj, _ = _styled(comp)
+        d_z = "—" if comp.d_z is None else f"{comp.d_z:+.2f}"
+        table.add_row(Text(f"{comp.b} vs {comp.a}"), delta, Text(d_z), Text(f"{comp.wins}/{comp.ties}/{comp.losses}"),
+                      Text(fmt.fmt_p(comp.p_value)), p_adj)  # fmt: skip
+    caption = Text(
+        f"n = {first.n} queries; W/T/L = queries where b is above/equal/below a; p unadjusted, p adj. "
+        f"{fmt.correction_label(first)}; {_mc(comps)}",
+        style="dim",
+    )
+    for comp in comps:
+        caption.append(f"\n• {fmt.verdict_text(comp)}", style="green" if comp.significant else "")
+    table.caption = caption
+    table.caption_justify = "left"
+    return table
+
+
+def _mc(comps: list[Comparison]) -> str:
+    """``exact`` or ``B = 10,000, MC se <= 0.0010`` (the largest Monte Carlo error of the family's adjusted p)."""
+    worst = max(comps, key=lambda c: c.p_mc_error or 0.0)
+    return fmt.fmt_mc(worst).replace("MC se", "MC se <=") if len(comps) > 1 else fmt.fmt_mc(worst)
+
+
+def _secondary_table(comps: list[Comparison]) -> Table:
+    table = _table("Secondary metrics, each corrected over its own pairs of runs",
+                   ("metric", "b vs a", "b − a [adjusted interval]", "p adj.", "verdict"))  # fmt: skip
+    for comp in comps:
+        delta, p_adj, verdict = _styled(comp)
+        table.add_row(Text(comp.metric), Text(f"{comp.b} vs {comp.a}"), delta, p_adj, verdict)
+    return table
 
 
 def _print_diagnosis(console: Console, result: EvalResult) -> None:
@@ -155,7 +194,7 @@ def _print_diagnosis(console: Console, result: EvalResult) -> None:
         verdict = f"{item.better} better" if item.better else "no reliable difference"
         line = (
             f"  {c.b} − {c.a} on {item.label}: {c.delta:+.3f} {fmt.fmt_interval(c.low, c.high)}, "
-            f"p Holm {fmt.fmt_p(c.p_adjusted)}: {verdict}"
+            f"p adj. {fmt.fmt_p(c.p_adjusted)}: {verdict}"
         )
         console.print(Text(line, style="green" if item.better else "dim"))
     shown = len(result.diagnosis_examples)

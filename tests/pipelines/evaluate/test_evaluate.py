@@ -276,33 +276,85 @@ def _sign_flip_p(diffs: list[float]) -> float:
     return hits / 2**n
 
 
-def test_comparisons_paired_test_holm_and_verdicts(tmp_path: Path) -> None:
+def _mixed_lines() -> list[dict[str, object]]:
+    """The good run on even queries, the weak one on odd queries."""
+    return [g if i % 2 == 0 else w for i, (g, w) in enumerate(zip(good_lines(), weak_lines(), strict=True))]
+
+
+def test_comparisons_one_holm_family_per_metric_over_the_pairs(tmp_path: Path) -> None:
     golden = save_golden(tmp_path / "golden")
-    runs = [write_run(tmp_path / "good.jsonl", good_lines()), write_run(tmp_path / "weak.jsonl", weak_lines())]
-    settings = EvalSettings(n_boot=500, metrics=("ndcg@10", "mrr", "hit@10"))
+    runs = [write_run(tmp_path / "good.jsonl", good_lines()), write_run(tmp_path / "weak.jsonl", weak_lines()),
+            write_run(tmp_path / "mixed.jsonl", _mixed_lines())]  # fmt: skip
+    settings = EvalSettings(n_boot=200, metrics=("ndcg@10", "mrr", "hit@10"))
     result, rows = evaluate(golden, runs, settings=settings)
     by = {(r.run, r.query_id): r.metrics for r in rows}
-    comps = {c.metric: c for c in result.comparisons}
-    assert set(comps) == {"ndcg@10", "mrr", "hit@10"}
-    raw = {}
-    for name, comp in comps.items():
-        diffs = [by[("weak", qid(i))][name] - by[("good", qid(i))][name] for i in range(N)]  # type: ignore[operator]
-        assert (comp.a, comp.b, comp.n) == ("good", "weak", N)
-        assert comp.delta == pytest.approx(sum(diffs) / N, abs=1e-6)
-        assert comp.low <= comp.delta <= comp.high
-        raw[name] = _sign_flip_p(diffs)
-        assert comp.p_value == pytest.approx(raw[name], abs=1e-6)
-    # Holm by hand: sorted p ascending, multiply by 3, 2, 1, running max, cap 1
-    ordered = sorted(raw, key=raw.get)  # type: ignore[arg-type]
-    running = 0.0
-    for i, name in enumerate(ordered):
-        running = max(running, min(1.0, (3 - i) * raw[name]))
-        assert comps[name].p_adjusted == pytest.approx(running, abs=1e-6)
-    assert comps["ndcg@10"].significant
-    assert comps["ndcg@10"].verdict.startswith("good beats weak on ndcg@10 by +")
-    assert comps["ndcg@10"].verdict.endswith("after Holm: a real difference.")
-    assert not comps["hit@10"].significant  # both runs find a relevant chunk in every top 10
-    assert comps["hit@10"].verdict.startswith("no significant difference between weak and good on hit@10")
+    pairs = [("good", "weak"), ("good", "mixed"), ("weak", "mixed")]
+    assert result.primary_metric == "ndcg@10"
+    assert [(c.metric, c.a, c.b) for c in result.comparisons][:3] == [("ndcg@10", a, b) for a, b in pairs]
+    for name in ("ndcg@10", "mrr", "hit@10"):
+        comps = {(c.a, c.b): c for c in result.comparisons if c.metric == name}
+        raw = {}
+        for (a, b), comp in comps.items():
+            diffs = [by[(b, qid(i))][name] - by[(a, qid(i))][name] for i in range(N)]  # type: ignore[operator]
+            assert comp.n == N and comp.family_size == 3 and comp.correction == "holm" and comp.exact
+            assert comp.delta == pytest.approx(sum(diffs) / N, abs=1e-6)
+            assert (comp.wins, comp.ties, comp.losses) == (
+                sum(d > 0 for d in diffs), sum(d == 0 for d in diffs), sum(d < 0 for d in diffs))  # fmt: skip
+            raw[(a, b)] = _sign_flip_p(diffs)
+            assert comp.p_value == pytest.approx(raw[(a, b)], abs=1e-6)
+            assert comp.primary == (name == "ndcg@10")
+        # Holm by hand over the 3 pairs of this one metric: sorted p ascending, times 3, 2, 1, running max, cap 1
+        running = 0.0
+        for i, pair in enumerate(sorted(raw, key=raw.__getitem__)):
+            running = max(running, min(1.0, (3 - i) * raw[pair]))
+            assert comps[pair].p_adjusted == pytest.approx(running, abs=1e-6)
+            assert comps[pair].significant == (running <= 0.05) == (comps[pair].low > 0 or comps[pair].high < 0)
+    ndcg = next(c for c in result.comparisons if c.metric == "ndcg@10" and c.b == "weak")
+    assert ndcg.significant and ndcg.verdict.startswith("good beats weak on ndcg@10 by ")
+    assert ndcg.verdict.endswith("adjusted, Holm over 3 pairs.")
+    hit = next(c for c in result.comparisons if c.metric == "hit@10" and c.b == "weak")
+    assert not hit.significant  # both runs find a relevant chunk in every top 10
+    assert hit.verdict.startswith("no significant difference between weak and good on hit@10")
+
+
+def test_comparisons_against_a_baseline_and_a_chosen_primary(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    runs = [write_run(tmp_path / "good.jsonl", good_lines()), write_run(tmp_path / "weak.jsonl", weak_lines()),
+            write_run(tmp_path / "mixed.jsonl", _mixed_lines())]  # fmt: skip
+    settings = EvalSettings(n_boot=200, metrics=("ndcg@10", "mrr"), baseline="weak", primary="mrr")
+    result, _ = evaluate(golden, runs, settings=settings)
+    assert [(c.metric, c.a, c.b, c.family_size) for c in result.comparisons] == [
+        ("mrr", "weak", "good", 2), ("mrr", "weak", "mixed", 2),
+        ("ndcg@10", "weak", "good", 2), ("ndcg@10", "weak", "mixed", 2),
+    ]  # fmt: skip
+    assert result.primary_metric == "mrr"
+    with pytest.raises(ConfigError, match="--baseline nope: no run"):
+        evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), baseline="nope"))
+    with pytest.raises(ConfigError, match=r"--primary P@3 .*not a compared metric"):
+        evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), primary="P@3"))
+    with pytest.raises(ConfigError, match="--correction bonferroni"):
+        EvalSettings(correction="bonferroni").checked()
+
+
+def test_tukey_family_matches_its_definition(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    runs = [write_run(tmp_path / "good.jsonl", good_lines()), write_run(tmp_path / "weak.jsonl", weak_lines()),
+            write_run(tmp_path / "mixed.jsonl", _mixed_lines())]  # fmt: skip
+    result, rows = evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), correction="tukey"))
+    by = {(r.run, r.query_id): r.metrics["mrr"] for r in rows}
+    names = ["good", "weak", "mixed"]
+    scores = [[by[(run, qid(i))] for run in names] for i in range(N)]
+    rng = random.Random(3)
+    draws = []
+    for _ in range(4000):  # rows permuted across the runs; the largest pairwise gap of the means
+        shuffled = [rng.sample(row, 3) for row in scores]
+        means = [sum(row[j] for row in shuffled) / N for j in range(3)]  # type: ignore[misc]
+        draws.append(max(abs(means[i] - means[j]) for i in range(3) for j in range(i + 1, 3)))
+    for comp in result.comparisons:
+        assert comp.correction == "tukey" and comp.resamples >= 10_000 and not comp.exact
+        want = sum(d >= abs(comp.delta) - 1e-12 for d in draws) / len(draws)
+        assert comp.p_adjusted == pytest.approx(want, abs=4 * max(comp.p_mc_error or 0, 0.008))
+        assert comp.significant == (comp.p_adjusted <= 0.05) == (comp.low > 0 or comp.high < 0)
 
 
 def test_a_run_compared_with_itself_differs_in_nothing(tmp_path: Path) -> None:
@@ -311,3 +363,13 @@ def test_a_run_compared_with_itself_differs_in_nothing(tmp_path: Path) -> None:
     result, _ = evaluate(golden, [("a", path), ("b", path)], settings=FAST)
     assert result.comparisons and all(not c.significant and c.delta == 0.0 for c in result.comparisons)
     assert all(c.p_value == 1.0 for c in result.comparisons)
+
+
+def test_a_primary_metric_outside_the_headline_leads_the_comparisons(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    runs = [write_run(tmp_path / "good.jsonl", good_lines()), write_run(tmp_path / "weak.jsonl", weak_lines())]
+    result, _ = evaluate(golden, runs, settings=EvalSettings(n_boot=200, primary="ndcg@5"))
+    assert result.primary_metric == "ndcg@5"
+    assert result.comparisons[0].metric == "ndcg@5" and result.comparisons[0].primary
+    assert [c.metric for c in result.comparisons if c.primary] == ["ndcg@5"]
+    assert "ndcg@10" in {c.metric for c in result.comparisons}  # the headline metrics stay, as secondary

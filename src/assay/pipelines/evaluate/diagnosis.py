@@ -156,7 +156,7 @@ def directed(comparisons: Sequence[Comparison]) -> list[Comparison]:
         if c.metric in LOWER_IS_BETTER and c.significant:
             winner, loser = (c.b, c.a) if c.delta < 0 else (c.a, c.b)
             text = (f"{winner} beats {loser} on {c.metric} (lower is better): {c.b} - {c.a} = {c.delta:+.3f} "
-                    f"[{c.low:.3f}, {c.high:.3f}], p = {c.p_adjusted:.3g} after Holm: a real difference.")  # fmt: skip
+                    f"[{c.low:.3f}, {c.high:.3f}], p = {c.p_adjusted:.3g} adjusted: a real difference.")  # fmt: skip
             out.append(c.model_copy(update={"verdict": text}))
         else:
             out.append(c)

@@ -8,7 +8,8 @@ Steps (each in its own module):
    them in one event loop; :mod:`~assay.pipelines.evaluate.judged` holds the steps);
 3. label-based metrics per query (:mod:`~assay.pipelines.evaluate.ranking`): trec_eval ranking measures, RAGAS context
    precision, coverage recall, judged@k, grade histogram, precision-recall curve;
-4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, paired tests with Holm, PPI++.
+4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, PPI++; comparisons of runs, one
+   family per metric (:mod:`~assay.pipelines.evaluate.compare`).
 
 Without a judge (``judge=None``) the evaluation keeps trec_eval's convention: unjudged = not relevant, no LLM
 metric, and judged@k in the result shows how complete the labels are.
@@ -27,6 +28,7 @@ from assay.formats.atomic import atomic_write_text
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
 from assay.pipelines.evaluate import ranking as er
+from assay.pipelines.evaluate.compare import CORRECTIONS, compare_runs
 from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, directed
 from assay.pipelines.evaluate.judged import Assessed
 from assay.pipelines.evaluate.judging import LLM_FAMILIES, Progress, estimate_judging, judge_runs
@@ -45,7 +47,6 @@ from assay.pipelines.evaluate.stats import (
     PPIInputs,
     StatSettings,
     agreement_of,
-    compare_runs,
     corrected_metrics,
     ppi_inputs,
     question_strata,
@@ -72,6 +73,9 @@ class EvalSettings:
     computed whatever ``k_values`` say: :meth:`checked` joins its cut-off to them (``k_values=(10,)``,
     ``metrics=("P@5",)`` evaluates at k = 5 and 10), see :mod:`~assay.pipelines.evaluate.names`. ``also``: metrics
     computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones.
+    Comparisons (:mod:`~assay.pipelines.evaluate.compare`): ``correction`` ``holm`` | ``tukey`` | ``none`` within
+    each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the metric
+    leading the verdict; None: ndcg@10, else the first compared), ``alpha`` the family-wise significance level.
     """
 
     k_values: tuple[int, ...] = (1, 3, 5, 10)
@@ -87,6 +91,10 @@ class EvalSettings:
     add_labels: bool = True
     strata: tuple[str, ...] = ()
     min_audited: int = 10
+    correction: str = "holm"
+    baseline: str | None = None
+    primary: str | None = None
+    alpha: float = 0.05
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -97,6 +105,10 @@ class EvalSettings:
             raise ConfigError(f"--listwise must be >= 1 (chunks per call), got {self.listwise}")
         if self.n_boot < 100:
             raise ConfigError(f"n_boot must be at least 100 resamples, got {self.n_boot}")
+        if self.correction not in CORRECTIONS:
+            raise ConfigError(f"--correction {self.correction}: use one of {', '.join(CORRECTIONS)}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
         k_values = joined_k(self.k_values, check_names((*self.metrics, *self.also)))
         return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
 
@@ -116,7 +128,8 @@ class EvalSettings:
         return 5 if 5 in self.k_values else max(self.k_values)
 
     def stat(self) -> StatSettings:
-        return StatSettings(n_boot=self.n_boot, seed=self.seed, confidence=self.confidence)
+        return StatSettings(n_boot=self.n_boot, seed=self.seed, confidence=self.confidence, alpha=self.alpha,
+                            correction=self.correction, baseline=self.baseline, primary=self.primary)  # fmt: skip
 
 
 @dataclass
@@ -366,8 +379,9 @@ def _result(
         k_values=list(config.k_values),
         settings=settings,
         runs=results,
-        comparisons=compare_runs(per_run, names, config.stat()),
-        diagnosis_comparisons=directed(compare_runs(per_run, diagnosed, config.stat())),
+        comparisons=(comparisons := compare_runs(per_run, names, config.stat())),
+        primary_metric=next((c.metric for c in comparisons if c.primary), None),
+        diagnosis_comparisons=directed(compare_runs(per_run, diagnosed, replace(config.stat(), primary=None))),
         corrected=corrected,
         agreement=agreement_of(gold, humans, fields=("type", "difficulty", *config.strata), settings=config.stat()),
         warnings=warnings,

@@ -36,7 +36,10 @@ __all__ = [
     "rounded",
 ]
 
-RESULTS_FORMAT_VERSION = 1
+# 2: comparisons corrected within one metric's family of run pairs, with family-adjusted intervals, effect sizes
+#    and Monte Carlo figures (version 1 adjusted across the metrics of a pair; its files still load, the new fields
+#    at their defaults).
+RESULTS_FORMAT_VERSION = 2
 HEADLINE_K = 10  # the cut-off of summaries, strata, comparisons and corrections when it was evaluated
 
 
@@ -119,7 +122,16 @@ class RunResult(_Model):
 
 
 class Comparison(_Model):
-    """Run ``b`` against run ``a`` on one metric, paired over the queries both scored."""
+    """Run ``b`` against run ``a`` on one metric, paired over the queries both scored.
+
+    The family of the test is every compared pair of runs on this one ``metric`` (``family_size`` pairs), corrected
+    by ``correction`` (``holm``, ``tukey`` = randomized Tukey HSD, ``none``). ``low``/``high`` is the interval of
+    the delta adjusted in the same family, at ``interval_confidence``: it excludes 0 exactly when ``significant``.
+    ``p_value`` is the pair's own randomization p (unadjusted); ``p_adjusted`` the family-adjusted one.
+    ``resamples`` = rearrangements drawn (all of them when ``exact``); ``p_mc_error`` = Monte Carlo standard error
+    of ``p_adjusted`` (0 when exact). Effect sizes: ``delta`` = mean(b - a), ``d_z`` = mean / sd of the per-query
+    differences (None when they do not vary), ``wins``/``ties``/``losses`` = queries where b is above/equal/below a.
+    """
 
     a: str
     b: str
@@ -129,9 +141,20 @@ class Comparison(_Model):
     low: float
     high: float
     p_value: float
-    p_adjusted: float  # Holm across the metrics of this pair of runs
+    p_adjusted: float
     significant: bool
     verdict: str
+    correction: str = "holm"
+    family_size: int = 0  # 0: not recorded (results format 1)
+    primary: bool = False
+    interval_confidence: float | None = None
+    d_z: float | None = None
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+    resamples: int = 0
+    exact: bool = False
+    p_mc_error: float | None = None
 
 
 class AuditTarget(_Model):
@@ -254,6 +277,7 @@ class EvalResult(_Model):
     settings: dict[str, Any] = Field(default_factory=dict)
     runs: list[RunResult]
     comparisons: list[Comparison] = Field(default_factory=list)
+    primary_metric: str | None = None  # the metric that leads the comparisons' verdict
     corrected: list[CorrectedMetric] = Field(default_factory=list)
     agreement: AgreementSummary | None = None  # None: nothing audited (see `assay audit GOLDEN`)
     # where the golden set's labels came from (after this evaluation's judging): human, imported, judge, mixed, none;

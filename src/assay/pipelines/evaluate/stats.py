@@ -3,9 +3,8 @@
 * Every mean comes with a percentile bootstrap interval over the scored queries (:func:`stats.bootstrap_ci`);
   unscored queries are counted with their reasons, never averaged in.
 * Strata: the same summaries within each value of a question field (type, difficulty, any ``--by`` field).
-* Comparisons, for every pair of runs (a = the earlier run, b = the later): over the queries both scored, the
-  two-sided paired randomization test of mean(b - a) = 0 (:func:`stats.paired_randomization_test`), Holm's
-  adjustment across the compared metrics of that pair, and a paired bootstrap interval of the delta.
+* Comparisons of runs, one family of pairs per metric, with intervals that agree with the verdicts:
+  :mod:`assay.pipelines.evaluate.compare`.
 * PPI++ (:func:`ppi.ppi_mean`): ``pair_precision@k`` = mean relevance (grade >= threshold) over the (query, chunk)
   pairs of a run's top k, which equals P@k when every list has k chunks. The judge's label is the prediction on
   every pair; the human label (audit store or human qrels) is the truth on the audited ones. Skipped, with a note,
@@ -34,7 +33,6 @@ from assay.pipelines.evaluate.agreement import GradedItem, agreement_summary
 from assay.pipelines.evaluate.results import (
     AgreementSummary,
     AuditTarget,
-    Comparison,
     CorrectedMetric,
     MetricSummary,
     QueryResult,
@@ -48,7 +46,6 @@ __all__ = [
     "StatSettings",
     "agreement_of",
     "audit_targets",
-    "compare_runs",
     "corrected_metrics",
     "pilot",
     "ppi_inputs",
@@ -61,12 +58,22 @@ __all__ = [
 
 @dataclass(frozen=True)
 class StatSettings:
-    """Resamples, seed, confidence and the significance level of comparisons."""
+    """Resamples, seed, confidence, and how runs are compared (:mod:`assay.pipelines.evaluate.compare`).
+
+    ``correction``: ``holm`` | ``tukey`` | ``none`` within each metric's family of run pairs; ``baseline``: compare
+    each run with this one (None: every pair); ``primary``: the metric that leads the verdict (None: ndcg@10 when
+    compared, else the first compared metric); ``n_perm``: least number of random rearrangements of a randomization
+    test (raised with the family size, see :func:`assay.pipelines.evaluate.compare.resamples`).
+    """
 
     n_boot: int = 2000
     seed: int = 0
     confidence: float = 0.95
     alpha: float = 0.05
+    correction: str = "holm"
+    baseline: str | None = None
+    primary: str | None = None
+    n_perm: int = 10_000
     audit_targets: tuple[float, ...] = (0.05, 0.025)  # interval half-widths to size the audit for
 
 
@@ -107,90 +114,6 @@ def strata_summaries(
                 groups.setdefault(row.strata[name], []).append(row)
         if groups:
             out[name] = {value: summaries(group, names, settings) for value, group in sorted(groups.items())}
-    return out
-
-
-def _paired(a: Mapping[str, QueryResult], b: Mapping[str, QueryResult], name: str) -> tuple[list[float], list[float]]:
-    xs: list[float] = []
-    ys: list[float] = []
-    for qid in sorted(set(a) & set(b)):
-        x, y = a[qid].metrics.get(name), b[qid].metrics.get(name)
-        if x is not None and y is not None:
-            xs.append(x)
-            ys.append(y)
-    return xs, ys
-
-
-def _p(value: float) -> str:
-    return "p<0.001" if value < 0.001 else f"p={value:.3f}"
-
-
-def verdict(
-    a: str, b: str, metric: str, *, delta: float, interval: tuple[float, float], p_adj: float, sig: bool
-) -> str:
-    """The plain sentence of one comparison (b against a)."""
-    low, high = interval
-    tail = f"{_p(p_adj)} after Holm: a real difference."
-    if not sig:
-        return (
-            f"no significant difference between {b} and {a} on {metric} ({b} - {a} = {delta:+.3f} [{low:.3f}, "
-            f"{high:.3f}], {_p(p_adj)} after Holm)."
-        )
-    if delta > 0:
-        return f"{b} beats {a} on {metric} by {delta:+.3f} [{low:.3f}, {high:.3f}], {tail}"
-    return f"{a} beats {b} on {metric} by {-delta:+.3f} [{-high:.3f}, {-low:.3f}], {tail}"
-
-
-def compare_runs(
-    per_run: Mapping[str, Mapping[str, QueryResult]], names: Sequence[str], settings: StatSettings
-) -> list[Comparison]:
-    """Every pair of runs (in the order given) on every metric of ``names`` with at least two shared scored queries."""
-    runs = list(per_run)
-    out: list[Comparison] = []
-    for i, a in enumerate(runs):
-        for b in runs[i + 1 :]:
-            out += _compare_pair(a, b, rows_a=per_run[a], rows_b=per_run[b], names=names, settings=settings)
-    return out
-
-
-def _compare_pair(
-    a: str,
-    b: str,
-    *,
-    rows_a: Mapping[str, QueryResult],
-    rows_b: Mapping[str, QueryResult],
-    names: Sequence[str],
-    settings: StatSettings,
-) -> list[Comparison]:
-    tested: list[tuple[str, int, stats.Interval, float]] = []
-    for name in names:
-        xs, ys = _paired(rows_a, rows_b, name)
-        if len(xs) < 2:
-            continue
-        p = stats.paired_randomization_test(ys, xs, n_resamples=settings.n_boot, seed=settings.seed)
-        ci = stats.paired_bootstrap_ci(ys, xs, n_resamples=settings.n_boot, seed=settings.seed)
-        tested.append((name, len(xs), ci, p))
-    adjusted = stats.holm([t[3] for t in tested]) if tested else np.array([])
-    out = []
-    for (name, n, ci, p), p_adj in zip(tested, adjusted.tolist(), strict=True):
-        sig = bool(p_adj <= settings.alpha and ci.mean != 0)
-        low, high = (ci.low, ci.high) if not math.isnan(ci.low) else (ci.mean, ci.mean)
-        text = verdict(a, b, name, delta=ci.mean, interval=(low, high), p_adj=p_adj, sig=sig)
-        out.append(
-            Comparison(
-                a=a,
-                b=b,
-                metric=name,
-                n=n,
-                delta=round(ci.mean, 6),
-                low=round(low, 6),
-                high=round(high, 6),
-                p_value=round(p, 6),
-                p_adjusted=round(p_adj, 6),
-                significant=sig,
-                verdict=text,
-            )
-        )
     return out
 
 
