@@ -119,7 +119,7 @@ def test_max_tokens_overrides_the_prompts_limit_for_all_or_for_one_prompt(
     ],
 )
 def test_repeats_itself_spots_a_generation_loop(text: str, loops: bool) -> None:
-    from assay.judge.client import repeats_itself
+    from assay.judge.output_limits import repeats_itself
 
     assert repeats_itself(text) is loops
 

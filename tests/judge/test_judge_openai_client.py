@@ -21,7 +21,8 @@ import pytest
 
 from assay.errors import ConfigError
 from assay.judge import Judge, JudgeCache, OpenAIClientBackend, make_judge
-from assay.judge.backends import OpenAICompatBackend, _retry_after
+from assay.judge.backends import OpenAICompatBackend
+from assay.judge.backends.sdk import _retry_after
 from assay.judge.limits import RetryPolicy
 from assay.testing import FakeOpenAIServer, Fault
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -34,6 +33,7 @@ from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.batch import Prepared, estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
+from assay.judge.output_limits import check_max_tokens, check_room, truncated
 from assay.judge.pricing import Price, price_for
 from assay.judge.prompts import Prompt, load_prompt
 from assay.judge.results import (
@@ -89,7 +89,7 @@ class Judge:
         self.prompt_dir = prompt_dir
         self.structured = structured
         self.params = dict(params or {})
-        self.max_tokens = _check_max_tokens(max_tokens)
+        self.max_tokens = check_max_tokens(max_tokens)
         self.retry = retry or RetryPolicy()
         self.price = price if price is not None else price_for(model)
         if max_cost is not None and self.price is None:
@@ -127,16 +127,9 @@ class Judge:
     async def acheck_output_limits(self, prompt_names: Sequence[str]) -> None:
         """Raise :class:`ConfigError` when a prompt's ``max_tokens`` leaves no room for its input in the context."""
         window = await self.acontext_window()
-        if window is None:
-            return
-        for name in prompt_names:
-            limit = self.params_for(self.prompt(name)).get("max_tokens")
-            if isinstance(limit, int) and limit >= window * 3 // 4:
-                raise ConfigError(
-                    f"prompt {name!r} reserves max_tokens={limit} for its answer but the model's server holds "
-                    f"{window} tokens per request, leaving too little for the prompt: pass --max-tokens "
-                    f"{name}={window // 4} (or a smaller number for all prompts), or give the server a larger context"
-                )
+        if window is not None:
+            limits = {name: self.params_for(self.prompt(name)).get("max_tokens") for name in prompt_names}
+            check_room(limits, window)
 
     def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared:
         prompt = self.prompt(prompt_name)
@@ -281,7 +274,7 @@ class Judge:
         response = await self.backend.complete(request)
         self._account(stage, response)
         if response.finish_reason == "length":
-            raise _truncated(request, response)
+            raise truncated(request, response)
         return response
 
     async def _complete(self, request: ChatRequest, stage: str) -> ChatResponse:
@@ -431,48 +424,3 @@ class Judge:
         if self._state is not None and self._state.writer is not None:
             self._state.writer.close()
             self._state = None
-
-
-def _check_max_tokens(value: int | Mapping[str, int] | None) -> dict[str, int]:
-    """``max_tokens`` as ``{prompt name or "*": limit}``; every limit a positive whole number."""
-    limits = {} if value is None else ({"*": value} if isinstance(value, int) else dict(value))
-    for name, limit in limits.items():
-        if not isinstance(limit, int) or limit < 1:
-            where = "" if name == "*" else f" for prompt {name!r}"
-            raise ConfigError(f"max_tokens{where} must be a whole number of at least 1, got {limit!r}")
-    return limits
-
-
-def repeats_itself(text: str, *, times: int = 4, longest: int = 200) -> bool:
-    """True when ``text`` ends in one piece written ``times`` times over (a generation loop): ``"ab ab ab ab "``.
-
-    Numbers are read as one symbol, so a list that counts on without end (``{"id": "81"}, {"id": "82"}, ...``, what
-    a small model does with a listwise prompt) is a loop too."""
-    if len(text) - len(text.rstrip()) >= 8 * times:  # blank lines or spaces without end
-        return True
-    tail = re.sub(r"\d+", "0", text.rstrip())[-times * longest :]
-    if len(tail) < 2 * times:
-        return False
-    for period in range(1, len(tail) // times + 1):
-        piece = tail[-period:]
-        if tail.endswith(piece * times) and piece.strip():
-            return True
-    return False
-
-
-def _truncated(request: ChatRequest, response: ChatResponse) -> ItemRejected:
-    limit = request.params.get("max_tokens")
-    at = f" at max_tokens={limit}" if limit is not None else ""
-    if repeats_itself(response.content):
-        return ItemRejected(
-            f"the answer was cut{at} while repeating itself (a generation loop): a larger limit will not help; "
-            "use a larger model or another prompt",
-            kind="loop",
-            raw=response.content[-500:],
-        )
-    return ItemRejected(
-        f"the answer was cut{at} (finish_reason=length): raise it with --max-tokens {request.prompt_name}=N "
-        "(or --max-tokens N for every prompt)",
-        kind="truncated",
-        raw=response.content[-500:],
-    )
