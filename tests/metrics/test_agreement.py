@@ -15,16 +15,14 @@ from assay.metrics.agreement import (
     confusion_matrix,
     fleiss_kappa,
     fleiss_kappa_ci,
-    grade_histogram,
     krippendorff_alpha,
     krippendorff_alpha_ci,
-    leniency,
-    leniency_ci,
     percent_agreement,
     percent_agreement_ci,
     weighted_kappa,
     weighted_kappa_ci,
 )
+from assay.metrics.leniency import grade_histogram, leniency, leniency_ci
 
 nan = np.nan
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability": 4 observers x 12 units, values 1..5, gaps.

@@ -32,6 +32,7 @@ from assay.errors import BudgetExceeded, ConfigError, ItemRejected, TransientBac
 from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.batch import Prepared, estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
+from assay.judge.cache_access import CacheAccess
 from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
 from assay.judge.output_limits import check_max_tokens, check_room, truncated
 from assay.judge.pricing import Price, price_for
@@ -53,7 +54,7 @@ __all__ = ["Estimate", "Judge", "JudgeStats", "Judgement", "RetryPolicy", "parse
 log = logging.getLogger("assay.judge")
 
 
-class Judge:
+class Judge(CacheAccess):
     """A cached, concurrent, fault-tolerant client for one model (see the module docstring for the flow).
 
     ``params`` override the prompt's decoding params; ``max_tokens`` overrides the prompts' own output limits (one
@@ -170,38 +171,6 @@ class Judge:
         """Count a result served from the cache by a caller that derives its own keys (listwise relevance)."""
         self.stats.cache_hits += 1
         self._stage(stage).cached += 1
-
-    def cache_get(self, key: str) -> str | None:
-        """Read the cache; an error warns, counts, and reads as a miss."""
-        if self.cache is None:
-            return None
-        try:
-            return self.cache.get(key)
-        except Exception as exc:  # a broken cache must not stop judging
-            self.stats.cache_errors += 1
-            log.warning("judge cache read failed (%s); calling the model instead", exc)
-            return None
-
-    def cache_put_many(self, items: Sequence[tuple[str, str]]) -> None:
-        """Write several entries in one transaction; an error warns, counts, and is otherwise ignored."""
-        if self.cache is None or not items:
-            return
-        try:
-            self.cache.put_many(items)
-        except Exception as exc:  # a broken cache must not stop judging
-            self.stats.cache_errors += 1
-            log.warning("judge cache write failed (%s); the answers are not cached", exc)
-
-    def cache_get_many(self, keys: Sequence[str]) -> dict[str, str]:
-        """Read many keys at once; an error warns, counts, and reads as all misses."""
-        if self.cache is None or not keys:
-            return {}
-        try:
-            return self.cache.get_many(keys)
-        except Exception as exc:  # a broken cache must not stop judging
-            self.stats.cache_errors += 1
-            log.warning("judge cache read failed (%s); calling the model instead", exc)
-            return {}
 
     def _lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None:
         raw = raw if raw is not None else self.cache_get(prepared.key)

@@ -1,4 +1,5 @@
-"""Agreement between raters (judge and humans): percent agreement, kappas, Krippendorff's alpha, leniency.
+"""Agreement between raters (judge and humans): percent agreement, kappas, Krippendorff's alpha (leniency and grade
+histograms: :mod:`assay.metrics.leniency`).
 
 Conventions:
 
@@ -35,11 +36,8 @@ __all__ = [
     "confusion_matrix",
     "fleiss_kappa",
     "fleiss_kappa_ci",
-    "grade_histogram",
     "krippendorff_alpha",
     "krippendorff_alpha_ci",
-    "leniency",
-    "leniency_ci",
     "percent_agreement",
     "percent_agreement_ci",
     "weighted_kappa",
@@ -371,34 +369,3 @@ def krippendorff_alpha_ci(
     return bootstrap_statistic(
         stats, statistic, n_unscored=0, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method
     )
-
-
-def leniency(judge: npt.ArrayLike, human: npt.ArrayLike, categories: Sequence[float] = DEFAULT_CATEGORIES) -> float:
-    """Mean grade difference judge - human over jointly graded items (> 0: the judge grades higher); NaN if none."""
-    first, second, _ = _pair_codes(judge, human, categories)
-    grades = np.asarray(categories, dtype=np.float64)
-    return float(np.mean(grades[first] - grades[second])) if first.size else float("nan")
-
-
-def leniency_ci(
-    judge: npt.ArrayLike,
-    human: npt.ArrayLike,
-    categories: Sequence[float] = DEFAULT_CATEGORIES,
-    *,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-    method: Method = "percentile",
-) -> Interval:
-    """:func:`leniency` with a bootstrap interval over items (in grade units)."""
-    first, second, dropped = _pair_codes(judge, human, categories)
-    grades = np.asarray(categories, dtype=np.float64)
-    diffs = grades[first] - grades[second]
-    interval = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method)
-    return replace(interval, n_unscored=dropped)
-
-
-def grade_histogram(values: npt.ArrayLike, categories: Sequence[float] = DEFAULT_CATEGORIES) -> npt.NDArray[np.int64]:
-    """Counts of each category in ``values`` (NaN left out), in the order of ``categories``."""
-    codes = _codes(values, categories, "values").ravel()
-    return np.bincount(codes[~np.isnan(codes)].astype(np.int64), minlength=len(categories)).astype(np.int64)

@@ -17,6 +17,7 @@ from evaluate_fixture import PRODUCTS, answer_id, care_id, good_lines, label, ma
 from assay import EvalSettings, evaluate
 from assay.formats.golden import GoldenSet
 from assay.metrics import agreement as ag
+from assay.metrics.leniency import leniency
 from assay.metrics.stats import norm_ppf
 from assay.pipelines.evaluate.judging import LLM_FAMILIES
 from assay.pipelines.evaluate.names import family
@@ -103,7 +104,7 @@ def test_agreement_equals_metrics_agreement_on_the_same_pairs_overall_and_per_st
         mask = np.array([types[p[0]] == value for p in pairs])
         assert block.n == int(mask.sum())
         assert block.cohen_kappa.value == pytest.approx(ag.cohen_kappa(j[mask], h[mask]), abs=1e-6)  # type: ignore[union-attr]
-        assert block.leniency.value == pytest.approx(ag.leniency(j[mask], h[mask]), abs=1e-6)  # type: ignore[union-attr]
+        assert block.leniency.value == pytest.approx(leniency(j[mask], h[mask]), abs=1e-6)  # type: ignore[union-attr]
 
 
 def test_agreement_strata_are_the_per_query_strata(tmp_path: Path) -> None:

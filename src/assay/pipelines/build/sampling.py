@@ -42,7 +42,14 @@ from assay.corpus.ingest import IngestResult, corpus_files, ingest
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError, CorpusError
 from assay.pipelines.build.settings import BuildSettings
-from assay.pipelines.build.strata import draw, plan_text, plan_warnings, source_group
+from assay.pipelines.build.strata import (
+    allocate,
+    draw,
+    plan_text,
+    plan_warnings,
+    source_group,
+    type_counts,
+)
 from assay.text import STOPWORDS, content_hash, terms, words
 from assay.types import Chunk, Document
 
@@ -134,41 +141,6 @@ def _mix_item(part: str) -> tuple[str, float]:
         return name.strip(), float(value) if sep else math.nan
     except ValueError:
         raise ConfigError(f"--mix: {part!r} is not TYPE=SHARE (e.g. factoid=0.25)") from None
-
-
-def _largest_remainder(weights: Sequence[float], total: int) -> list[int]:
-    """Integers proportional to ``weights`` summing to ``total`` (remainders to the largest fractions, then order)."""
-    norm = sum(weights)
-    if total <= 0 or norm <= 0:
-        return [0] * len(weights)
-    exact = [w * total / norm for w in weights]
-    out = [math.floor(x) for x in exact]
-    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - out[i]), i))
-    for i in order[: total - sum(out)]:
-        out[i] += 1
-    return out
-
-
-def type_counts(mix: Mapping[str, float], total: int) -> dict[str, int]:
-    """Target count per type for ``total`` questions (largest remainder over the shares)."""
-    names = list(mix)
-    return dict(zip(names, _largest_remainder([mix[n] for n in names], total), strict=True))
-
-
-def allocate(sizes: Sequence[int], total: int, cap: int) -> list[int]:
-    """Questions per document: 1 each, the rest proportional to ``sizes``, none above ``cap`` (module docstring)."""
-    quota = [1] * len(sizes)
-    left = total - len(sizes)
-    while left > 0:
-        open_docs = [i for i, q in enumerate(quota) if q < cap]
-        if not open_docs:
-            break
-        extra = _largest_remainder([max(sizes[i], 1) for i in open_docs], left)
-        for i, add in zip(open_docs, extra, strict=True):
-            take = min(add, cap - quota[i])
-            quota[i] += take
-            left -= take
-    return quota
 
 
 def detect_language(text: str) -> str:

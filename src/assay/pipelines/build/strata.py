@@ -13,18 +13,31 @@ share, rounded either way), and within a group the draws are spread evenly over 
 large documents in proportion). The draw depends only on the documents (ids, sources, sizes) and the seed.
 
 :func:`plan_text` is the line that tells the user the plan before the first model call, :func:`plan_warnings` what
-may be wrong with it (a plan larger than ``--questions`` asked for among them).
+may be wrong with it (a plan larger than ``--questions`` asked for among them). :func:`allocate` and
+:func:`type_counts` share a total out in proportion (largest remainders) over documents and question types.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 
 from assay.types import Chunk
 
-__all__ = ["BIG_PLAN", "CROWDED_SEEDS", "draw", "draw_documents", "plan_text", "plan_warnings", "source_group"]
+__all__ = [
+    "BIG_PLAN",
+    "CROWDED_SEEDS",
+    "allocate",
+    "draw",
+    "draw_documents",
+    "largest_remainder",
+    "plan_text",
+    "plan_warnings",
+    "source_group",
+    "type_counts",
+]
 
 
 def source_group(source: str) -> str:
@@ -92,3 +105,38 @@ def plan_warnings(picked: int, wanted: int, cap: int, n_chunks: int, *, explicit
             "calls; give --questions N to build N questions from N drawn documents"
         )
     return out
+
+
+def largest_remainder(weights: Sequence[float], total: int) -> list[int]:
+    """Integers proportional to ``weights`` summing to ``total`` (remainders to the largest fractions, then order)."""
+    norm = sum(weights)
+    if total <= 0 or norm <= 0:
+        return [0] * len(weights)
+    exact = [w * total / norm for w in weights]
+    out = [math.floor(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] - out[i]), i))
+    for i in order[: total - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def type_counts(mix: Mapping[str, float], total: int) -> dict[str, int]:
+    """Target count per type for ``total`` questions (largest remainder over the shares)."""
+    names = list(mix)
+    return dict(zip(names, largest_remainder([mix[n] for n in names], total), strict=True))
+
+
+def allocate(sizes: Sequence[int], total: int, cap: int) -> list[int]:
+    """Questions per document: 1 each, the rest proportional to ``sizes``, none above ``cap`` (module docstring)."""
+    quota = [1] * len(sizes)
+    left = total - len(sizes)
+    while left > 0:
+        open_docs = [i for i, q in enumerate(quota) if q < cap]
+        if not open_docs:
+            break
+        extra = largest_remainder([max(sizes[i], 1) for i in open_docs], left)
+        for i, add in zip(open_docs, extra, strict=True):
+            take = min(add, cap - quota[i])
+            quota[i] += take
+            left -= take
+    return quota

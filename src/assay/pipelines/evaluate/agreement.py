@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assay.metrics import agreement as ag
+from assay.metrics import leniency as lenient
 from assay.metrics.stats import Interval
 from assay.pipelines.evaluate.results import (
     AgreementBlock,
@@ -47,7 +48,7 @@ _STATS: dict[str, _Stat] = {
     "krippendorff_alpha": lambda j, h, b, s: ag.krippendorff_alpha_ci(
         np.vstack([j, h])[:, ~np.isnan(j)], "ordinal", CATEGORIES, n_resamples=b, seed=s
     ),
-    "leniency": lambda j, h, b, s: ag.leniency_ci(j, h, CATEGORIES, n_resamples=b, seed=s),
+    "leniency": lambda j, h, b, s: lenient.leniency_ci(j, h, CATEGORIES, n_resamples=b, seed=s),
 }
 
 
@@ -90,8 +91,8 @@ def agreement_block(
         n_unscored=int(j.size - scored),
         **stats,
         confusion_matrix=ag.confusion_matrix(j, h, CATEGORIES).tolist(),
-        judge_histogram=ag.grade_histogram(j, CATEGORIES).tolist(),
-        human_histogram=ag.grade_histogram(h, CATEGORIES).tolist(),
+        judge_histogram=lenient.grade_histogram(j, CATEGORIES).tolist(),
+        human_histogram=lenient.grade_histogram(h, CATEGORIES).tolist(),
     )
 
 
