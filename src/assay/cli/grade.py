@@ -63,8 +63,8 @@ def _summary(judge: Judge, n: int) -> str:
 
 def unscored_kinds(judge: Judge) -> str:
     """`` (2 truncated, 1 too_long)`` from the judge's counts, or "" when nothing was unscored."""
-    kinds = sorted(judge.stats.unscored_kinds.items())
-    return " (" + ", ".join(f"{n} {kind}" for kind, n in kinds) + ")" if kinds else ""
+    text = judge.stats.unscored_text()
+    return f" ({text})" if text else ""
 
 
 def _progress_text(judge: Judge) -> str:

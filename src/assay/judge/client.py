@@ -306,15 +306,13 @@ class Judge(CacheAccess):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _unscored(self, prepared: Prepared, stage: str, unscored: Unscored, tokens: list[int]) -> Judgement[Any]:
-        self.stats.unscored += 1
-        self.stats.unscored_kinds[unscored.kind] = self.stats.unscored_kinds.get(unscored.kind, 0) + 1
+        self.stats.unscored_kinds[unscored.kind] += 1
         self._stage(stage).unscored += 1
         return self._judgement(prepared, None, unscored, cached=False, tokens=(tokens[0], tokens[1]))
 
     def retract_unscored(self, stage: str, kind: str) -> None:
         """Take back one unscored count: the caller recovered the item another way (a listwise group split in two)."""
-        self.stats.unscored -= 1
-        self.stats.unscored_kinds[kind] = self.stats.unscored_kinds.get(kind, 1) - 1
+        self.stats.unscored_kinds[kind] -= 1
         if not self.stats.unscored_kinds[kind]:
             del self.stats.unscored_kinds[kind]
         self._stage(stage).unscored -= 1

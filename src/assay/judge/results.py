@@ -10,6 +10,7 @@ without structured output.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -54,16 +55,25 @@ class Judgement(Generic[T]):
 
 @dataclass
 class JudgeStats:
-    """Counters over the judge's life: backend calls made, cache hits, deduplicated joins, retries, unscored."""
+    """Counters over the judge's life: backend calls made, cache hits, deduplicated joins, retries, and the unscored
+    answers by kind (``truncated``, ``loop``, ``too_long``, ``invalid_output``, ``backend_error``, ...)."""
 
     calls: int = 0
     cache_hits: int = 0
     deduped: int = 0
     retries: int = 0
     repairs: int = 0
-    unscored: int = 0
     cache_errors: int = 0
-    unscored_kinds: dict[str, int] = field(default_factory=dict)  # e.g. truncated, loop, too_long, invalid_output
+    unscored_kinds: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def unscored(self) -> int:
+        """Unscored answers of every kind."""
+        return sum(self.unscored_kinds.values())
+
+    def unscored_text(self) -> str:
+        """``"1 loop, 2 truncated"`` (kinds in name order), or "" when nothing was unscored."""
+        return ", ".join(f"{n} {kind}" for kind, n in sorted(self.unscored_kinds.items()) if n)
 
 
 @dataclass(frozen=True)

@@ -210,7 +210,7 @@ def check_something_built(counts: dict[str, int], judge: Judge) -> None:
     The message names the stage that dropped the most, the likely cause, and what the judge's unscored answers
     were (truncated, loops, over the context, invalid), so a too-small model or an unfollowed prompt is plain.
     """
-    unscored = ", ".join(f"{n} {kind}" for kind, n in sorted(judge.stats.unscored_kinds.items()))
+    unscored = judge.stats.unscored_text()
     unscored_note = f"; unscored judge answers: {unscored}" if unscored else ""
     if counts.get("accepted", 0) == 0:
         stages = {key: counts.get(key, 0) for key in _CAUSES}
