@@ -68,8 +68,14 @@ def _http(status: int, body: bytes, extra: dict[str, str] | None = None) -> byte
     return head.encode("latin-1") + b"\r\n" + body
 
 
+def prompt_tokens_of(body: dict[str, Any]) -> int:
+    """The fake's token count of a request's messages: characters / 4, plus 1 (reported as usage, and what
+    ``context`` is compared with)."""
+    return sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
+
+
 def _completion(content: str, body: dict[str, Any], finish: str = "stop") -> bytes:
-    prompt_tokens = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
+    prompt_tokens = prompt_tokens_of(body)
     data = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -162,7 +168,7 @@ class FakeOpenAIServer:
     def _over_context(self, body: dict[str, Any]) -> bytes | None:
         if self.context is None:
             return None
-        tokens = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
+        tokens = prompt_tokens_of(body)
         if tokens <= self.context:
             return None
         message = f"request ({tokens} tokens) exceeds the available context size ({self.context} tokens)"
