@@ -68,14 +68,14 @@ def _http(status: int, body: bytes, extra: dict[str, str] | None = None) -> byte
     return head.encode("latin-1") + b"\r\n" + body
 
 
-def prompt_tokens_of(body: dict[str, Any]) -> int:
+def _prompt_tokens(body: dict[str, Any]) -> int:
     """The fake's token count of a request's messages: characters / 4, plus 1 (reported as usage, and what
     ``context`` is compared with)."""
     return sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
 
 
 def _completion(content: str, body: dict[str, Any], finish: str = "stop") -> bytes:
-    prompt_tokens = prompt_tokens_of(body)
+    prompt_tokens = _prompt_tokens(body)
     data = {
         "id": "chatcmpl-fake",
         "object": "chat.completion",
@@ -168,7 +168,7 @@ class FakeOpenAIServer:
     def _over_context(self, body: dict[str, Any]) -> bytes | None:
         if self.context is None:
             return None
-        tokens = prompt_tokens_of(body)
+        tokens = _prompt_tokens(body)
         if tokens <= self.context:
             return None
         message = f"request ({tokens} tokens) exceeds the available context size ({self.context} tokens)"
