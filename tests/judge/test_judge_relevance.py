@@ -164,3 +164,21 @@ def test_a_listwise_group_over_the_context_is_split_until_it_fits() -> None:
     # 6 -> 3 + 3 -> (1 + 2) + (1 + 2): the huge chunk's pairings were split away from the others, then left alone
     assert j.stats.unscored == 1 and j.stats.unscored_kinds == {"too_long": 1}
     assert j.usage["relevance"].unscored == 1 and len(labels) == 6
+
+
+def test_a_listwise_label_is_reused_only_under_the_output_limit_it_was_asked_with(tmp_path: Path) -> None:
+    """The per-pair key holds the params the group call sent, --max-tokens included, like every cache key."""
+
+    def limited(backend: FakeBackend, limit: int | None) -> Judge:
+        return Judge(backend, model="test/judge", cache=JudgeCache(tmp_path), retry=RetryPolicy.immediate(),
+                     max_tokens=limit)  # fmt: skip
+
+    first = FakeBackend(answer)
+    asyncio.run(grade_pairs(limited(first, 300), pairs(1, 4), listwise=2))
+    assert first.calls == 2 and {r.params["max_tokens"] for r in first.requests} == {300}
+    same = FakeBackend(answer)
+    asyncio.run(grade_pairs(limited(same, 300), pairs(1, 4), listwise=4))  # another grouping, the same limit
+    assert same.calls == 0
+    other = FakeBackend(answer)
+    asyncio.run(grade_pairs(limited(other, None), pairs(1, 4), listwise=4))  # the prompt's own limit
+    assert other.calls == 1
