@@ -97,15 +97,17 @@ def optional_judge_options(*after_judge: Any) -> Callable[[F], F]:
     return lambda function: _with([judge, *after_judge, *_OPTIONS], function)
 
 
-def parse_max_tokens(values: Sequence[str]) -> dict[str, int] | None:
-    """``--max-tokens 512`` -> ``{"*": 512}``; ``--max-tokens relevance_listwise=1024`` -> per prompt (repeatable)."""
+def parse_max_tokens(values: Sequence[str], prompt_dir: Path | None = None) -> dict[str, int] | None:
+    """``--max-tokens 512`` -> ``{"*": 512}``; ``--max-tokens relevance_listwise=1024`` -> per prompt (repeatable);
+    a prompt name must be a bundled prompt's or one in ``prompt_dir``."""
     limits: dict[str, int] = {}
+    known = prompt_names(prompt_dir) if any("=" in value for value in values) else []
     for value in values:
         name, _, number = value.rpartition("=")
         if not number.strip().isdigit() or int(number) < 1:
             raise ConfigError(f"--max-tokens {value!r}: give a whole number N >= 1, or PROMPT=N (e.g. relevance=1024)")
-        if name and name not in prompt_names():
-            raise ConfigError(f"--max-tokens {value!r}: no prompt {name!r}; prompts: {', '.join(prompt_names())}")
+        if name and name not in known:
+            raise ConfigError(f"--max-tokens {value!r}: no prompt {name!r}; prompts: {', '.join(known)}")
         limits[name or "*"] = int(number)
     return limits or None
 
@@ -146,7 +148,7 @@ def judge_from_options(options: dict[str, Any]) -> Judge:
         timeout=options["timeout"],
         prompt_dir=options["prompt_dir"],
         price=parse_price(options["price"]),
-        max_tokens=parse_max_tokens(options["max_tokens"]),
+        max_tokens=parse_max_tokens(options["max_tokens"], options["prompt_dir"]),
     )
 
 
@@ -158,5 +160,5 @@ def dry_run_judge(options: dict[str, Any]) -> Judge:
         prompt_dir=options["prompt_dir"],
         structured=not options["no_structured"],
         price=parse_price(options["price"]),
-        max_tokens=parse_max_tokens(options["max_tokens"]),
+        max_tokens=parse_max_tokens(options["max_tokens"], options["prompt_dir"]),
     )
