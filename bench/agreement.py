@@ -9,6 +9,8 @@ judged. Each judge named grades every pooled pair through assay's own :class:`~a
 - binary Cohen's kappa (:func:`assay.metrics.agreement.cohen_kappa`) of judge >= 1 and of judge >= 2 against
   human relevance (unscored pairs left out);
 - leniency: the judge's rate >= 1 minus the human rate, in points;
+- on a graded collection (Cranfield; a BEIR/TREC folder with grades 2+) also the humans' rate of grade >= 2 and
+  the kappa of judge >= 2 against human >= 2 (``h>=2`` and ``k2:2``), the judge's grade-2 cut against theirs;
 - as baselines, BM25 scores cut at the human rate: **global** (the top ``round(rate * pairs)`` pairs of the whole
   pool by BM25 score) and **per query** (the top ``round(rate * pool size)`` pairs of each query's pool).
 
@@ -23,6 +25,7 @@ Kendall's tau-b between the two orderings of the systems says whether the judge 
     python bench/agreement.py --cisi /path/to/cisi --judge offline \\
         --judge hosted_vllm/smollm2 --api-base http://127.0.0.1:8080/v1 --limit-queries 10
     python bench/agreement.py --no-cisi path/to/beir-folder --json out.json
+    python bench/agreement.py path/to/cranfield                 # cran.all.1400, cran.qry, cranqrel
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ class Row:
     kappa1: float
     kappa2: float
     leniency: float
+    human_rate2: float = float("nan")  # graded collections only: the humans' share of grade >= 2
+    kappa_strict: float = float("nan")  # and the kappa of judge >= 2 against human >= 2
     seconds: float = 0.0
     tau: float | None = None
     system_p10: dict[str, float] = field(default_factory=dict)
@@ -85,6 +90,12 @@ class Pool:
 
     def human(self) -> np.ndarray:
         return np.array([float(self.collection.relevant(q, d)) for q, d, _ in self.pairs])
+
+    def human_strict(self) -> np.ndarray | None:
+        """Human grade >= 2 per pair, or None when the collection is binary."""
+        if not self.collection.graded:
+            return None
+        return np.array([float(self.collection.strict(q, d)) for q, d, _ in self.pairs])
 
 
 def build_pool(collection: Collection, limit_queries: int | None = None, systems: bool = True) -> Pool:
@@ -149,7 +160,7 @@ def bm25_rows(pool: Pool) -> list[Row]:
         start += size
     rows = [_row(pool, name, cut, 0.0) for name, cut in (("bm25 cut, global", top), ("bm25 cut, per query", per_query))]
     for row in rows:  # a yes/no cut has no grade 2
-        row.rate2 = row.kappa2 = float("nan")
+        row.rate2 = row.kappa2 = row.kappa_strict = float("nan")
     return rows
 
 
@@ -163,6 +174,7 @@ def _row(pool: Pool, name: str, grades: np.ndarray, seconds: float) -> Row:
     at1 = np.where(scored, (grades >= 1).astype(float), np.nan)
     at2 = np.where(scored, (grades >= 2).astype(float), np.nan)
     human_rate = float(human.mean())
+    strict = pool.human_strict()
     return Row(
         collection=pool.collection.name,
         judge=name,
@@ -175,6 +187,8 @@ def _row(pool: Pool, name: str, grades: np.ndarray, seconds: float) -> Row:
         kappa1=binary_kappa(at1, human),
         kappa2=binary_kappa(at2, human),
         leniency=rate1 - human_rate,
+        human_rate2=float("nan") if strict is None else float(strict.mean()),
+        kappa_strict=float("nan") if strict is None else binary_kappa(at2, strict),
         seconds=seconds,
     )
 
@@ -294,7 +308,7 @@ def format_table(results: Sequence[Result]) -> str:
     """All rows as one plain-text table."""
     head = (
         f"{'collection':<12} {'judge':<24} {'pairs':>5} {'human':>6} {'0/1/2/3 (unscored)':<24} "
-        f"{'>=1':>6} {'>=2':>6} {'k>=1':>6} {'k>=2':>6} {'lenient':>8} {'tau':>5} {'sec':>6}"
+        f"{'>=1':>6} {'>=2':>6} {'k>=1':>6} {'k>=2':>6} {'lenient':>8} {'h>=2':>6} {'k2:2':>6} {'tau':>5} {'sec':>6}"
     )
     lines = [head, "-" * len(head)]
     for r in (row for result in results for row in result.rows):
@@ -302,7 +316,8 @@ def format_table(results: Sequence[Result]) -> str:
         tau = "" if r.tau is None else f"{r.tau:+.2f}"
         lines.append(
             f"{r.collection:<12} {r.judge[:24]:<24} {r.pairs:>5} {r.human_rate:>6.1%} {hist:<24} {r.rate1:>6.1%} "
-            f"{_pct(r.rate2):>6} {r.kappa1:>6.3f} {_num(r.kappa2):>6} {100 * r.leniency:>+7.1f}p {tau:>5} "
+            f"{_pct(r.rate2):>6} {r.kappa1:>6.3f} {_num(r.kappa2):>6} {100 * r.leniency:>+7.1f}p {_pct(r.human_rate2):>6} "
+            f"{_num(r.kappa_strict):>6} {tau:>5} "
             f"{r.seconds:>6.1f}"
         )
     for r in (row for result in results for row in result.rows if row.unscored_causes):
@@ -356,7 +371,7 @@ def find_cisi(start: Path) -> Path | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("folders", nargs="*", type=Path, help="BEIR or TREC folders with human qrels")
+    parser.add_argument("folders", nargs="*", type=Path, help="BEIR, TREC or Cranfield folders with human qrels")
     parser.add_argument("--cisi", type=Path, help="the CISI folder (default: ../shared/data/cisi from the repo)")
     parser.add_argument("--no-cisi", action="store_true", help="leave CISI out")
     parser.add_argument("--judge", action="append", help="judge model string (repeatable; default: offline)")

@@ -1,9 +1,17 @@
-"""Test collections with human labels for bench/agreement.py: CISI (SMART format), BEIR and TREC folders.
+"""Test collections with human labels for bench/agreement.py: SMART folders (CISI, CACM), Cranfield, BEIR, TREC.
 
 A :class:`Collection` holds passages (one per document: its title and body joined, the title also kept apart for
 the title-only retriever), the query texts, and the human labels as ``{query_id: {doc_id: grade}}``. Human
 relevance is binary here: a pair is relevant when its grade is >= 1 (CISI lists relevant pairs only; graded
 collections are reduced so); pairs the humans did not judge count as not relevant, as in classic experiments.
+A graded collection (Cranfield, a BEIR or TREC folder with grades above 1) also says which pairs are strictly
+relevant, grade >= 2, for the judge's own grade-2 cut.
+
+Cranfield (``cran.all.1400``, ``cran.qry``, ``cranqrel``, as the Glasgow IR group distributes it) has two quirks,
+handled here: its qrels number the queries 1..225 in file order, not by the ``.I`` numbers of ``cran.qry`` (which
+skip: 001, 002, 004, 008, ... 365); and its relevance codes run the other way, Cleverdon's 1 "a complete answer"
+to 4 "minimum interest" (-1: no interest). assay's 0-3 scale takes code 1 -> 3, 2 -> 2, 3 and 4 -> 1, -1 -> 0, so
+the humans' grade >= 2 means "a complete answer or highly relevant".
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from pathlib import Path
 from assay.pipelines.transfer.imports import import_beir, import_trec
 from assay.types import Chunk
 
-__all__ = ["Collection", "load_folder", "read_cisi", "read_smart"]
+__all__ = ["Collection", "load_folder", "read_cisi", "read_cranfield", "read_smart", "read_smart_folder"]
 
 _FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
 
@@ -30,6 +38,11 @@ class Collection:
     qrels: dict[str, dict[str, int]]
     titles: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def graded(self) -> bool:
+        """Whether the humans used more than one relevant grade (then :meth:`strict` means something)."""
+        return any(g >= 2 for docs in self.qrels.values() for g in docs.values())
+
     def judged_queries(self) -> list[str]:
         """Queries with at least one relevant document (grade >= 1) and some text, in id order."""
         return sorted(
@@ -39,6 +52,9 @@ class Collection:
 
     def relevant(self, query_id: str, doc_id: str) -> bool:
         return self.qrels.get(query_id, {}).get(doc_id, 0) >= 1
+
+    def strict(self, query_id: str, doc_id: str) -> bool:
+        return self.qrels.get(query_id, {}).get(doc_id, 0) >= 2
 
 
 def _natural(value: str) -> tuple[int, str]:
@@ -66,17 +82,53 @@ def read_smart(path: Path) -> dict[str, dict[str, str]]:
 
 def read_cisi(folder: Path) -> Collection:
     """CISI from ``folder`` (CISI.ALL, CISI.QRY, CISI.REL; see its README)."""
-    docs = read_smart(folder / "CISI.ALL")
-    queries = {qid: rec.get("W", "") for qid, rec in read_smart(folder / "CISI.QRY").items()}
+    return read_smart_folder(folder, name="cisi")
+
+
+def read_smart_folder(folder: Path, name: str | None = None) -> Collection:
+    """A SMART-format collection: documents in ``*.all``, queries in ``*.qry`` or ``query.text``, relevant pairs in
+    ``*.rel`` or ``qrels.text`` (``query_id doc_id ...`` per line; every listed pair is relevant). CISI and CACM
+    come so. Ids are compared as numbers where they are numbers (CACM's qrels write query 1 as ``01``)."""
+    docs_path = _one(folder, (".all",))
+    queries_path = _one(folder, (".qry", "query.text"))
+    rel_path = _one(folder, (".rel", "qrels.text"))
+    docs = {_id(k): v for k, v in read_smart(docs_path).items()}
+    queries = {_id(qid): rec.get("W", "") for qid, rec in read_smart(queries_path).items()}
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in enumerate((folder / "CISI.REL").read_text().splitlines(), start=1):
+    for number, line in enumerate(rel_path.read_text().splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue
         if len(fields) < 2:
-            raise ValueError(f"{folder / 'CISI.REL'}:{number}: expected 'query_id doc_id ...'")
-        qrels.setdefault(fields[0], {})[fields[1]] = 1
-    return _from_records("cisi", docs, queries, qrels)
+            raise ValueError(f"{rel_path}:{number}: expected 'query_id doc_id ...'")
+        qrels.setdefault(_id(fields[0]), {})[_id(fields[1])] = 1
+    return _from_records(name or folder.name.casefold(), docs, queries, qrels)
+
+
+def _id(value: str) -> str:
+    return str(int(value)) if value.isdigit() else value
+
+
+_CRANFIELD_GRADES = {1: 3, 2: 2, 3: 1, 4: 1, -1: 0, 5: 0}
+
+
+def read_cranfield(folder: Path) -> Collection:
+    """Cranfield from ``folder`` (cran.all.1400, cran.qry, cranqrel; the quirks are in the module's docstring)."""
+    docs = read_smart(folder / "cran.all.1400")
+    numbered = list(read_smart(folder / "cran.qry").values())
+    queries = {str(position): rec.get("W", "") for position, rec in enumerate(numbered, start=1)}
+    path = folder / "cranqrel"
+    qrels: dict[str, dict[str, int]] = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 3 or int(fields[2]) not in _CRANFIELD_GRADES:
+            raise ValueError(f"{path}:{number}: expected 'query_number doc_id code', code 1-4 or -1")
+        if fields[0] not in queries:
+            raise ValueError(f"{path}:{number}: query {fields[0]}, but cran.qry holds {len(queries)} queries")
+        qrels.setdefault(fields[0], {})[fields[1]] = _CRANFIELD_GRADES[int(fields[2])]
+    return _from_records("cranfield", docs, queries, qrels)
 
 
 def _from_records(
@@ -94,7 +146,11 @@ def _from_records(
 
 def load_folder(path: Path) -> Collection:
     """A BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) or else a TREC folder (a qrels file, a queries or
-    topics file, and a corpus .jsonl or folder, found by their names)."""
+    topics file, and a corpus .jsonl or folder, found by their names), or Cranfield or a SMART folder (CISI, CACM)."""
+    if (path / "cran.all.1400").is_file():
+        return read_cranfield(path)
+    if any(p.suffix.casefold() == ".all" for p in path.iterdir()):
+        return read_smart_folder(path)
     if (path / "corpus.jsonl").is_file() and (path / "qrels").is_dir():
         golden = import_beir(path).golden
     else:
@@ -116,7 +172,7 @@ def load_folder(path: Path) -> Collection:
 
 
 def _one(folder: Path, hints: tuple[str, ...]) -> Path:
-    found = sorted(p for p in folder.iterdir() if any(h in p.name.casefold() for h in hints))
+    found = sorted(p for p in folder.iterdir() if any(h in p.name.casefold() for h in hints) and "readme" not in p.name.casefold())
     if not found:
         raise ValueError(
             f"{folder}: no file named like {' / '.join(hints)}; a TREC folder needs a qrels file, a queries or "
