@@ -39,8 +39,8 @@ from test_prompt_files import EXAMPLES
 QUESTION = "How many days do customers have to return an unopened Acme blender?"
 EXACT = "Customers may return an unopened Acme blender within 30 days of delivery for a full refund."
 PARTIAL = (
-    "Acme blenders come with a two-year warranty. Opened items can sometimes be returned; the support team decides "
-    "case by case."
+    "Acme blenders come with a two-year warranty. Customers can sometimes return opened items; the support team "
+    "decides case by case."
 )
 RELATED = "Our blenders are designed in Oslo and tested for a year before launch."
 UNRELATED = "The cafeteria serves lunch from noon until two, with a vegetarian option every day."
@@ -108,7 +108,8 @@ def test_relevance_hand_cases_are_graded_and_ordered() -> None:
 
 
 # Sixteen content terms of weight 1 (no names, numbers, generic or filler words): W = 16, so grade 1 needs a coverage
-# of min(0.6, 1.4 / 4) = 0.35 and grade 2 min(0.8, 1.6 / 4) = 0.4; a short passage holding a term once has tf_part 1.
+# of min(0.6, 2.9 / 16 ** 0.7) = 0.416 and grade 2 min(0.8, 3.3 / 16 ** 0.7) = 0.474; a short passage holding a term
+# once has tf_part 1.
 LONG_QUESTION = (
     "Which studies compare automatic indexing of scientific journals for retrieval effectiveness, cost, vocabulary "
     "control, thesaurus construction, citation analysis and catalogues?"
@@ -118,12 +119,12 @@ LONG_QUESTION = (
 @pytest.mark.parametrize(
     ("passage", "grade"),
     [
-        ("automatic indexing scientific journals retrieval", 0),  # 5 of 16 terms: 0.3125 < 0.35
-        ("automatic indexing scientific journals retrieval effectiveness", 1),  # 6 of 16: 0.375
-        ("automatic indexing scientific journals retrieval effectiveness cost", 2),  # 7 of 16: 0.4375
+        ("automatic indexing scientific journals retrieval effectiveness", 0),  # 6 of 16 terms: 0.375 < 0.416
+        ("automatic indexing scientific journals retrieval effectiveness cost", 1),  # 7 of 16: 0.4375
+        ("automatic indexing scientific journals retrieval effectiveness cost vocabulary", 2),  # 8 of 16: 0.5
     ],
 )
-def test_a_long_question_needs_coverage_falling_as_one_over_sqrt_of_its_length(passage: str, grade: int) -> None:
+def test_a_long_question_needs_coverage_falling_with_its_length(passage: str, grade: int) -> None:
     assert len(set(stem_terms(LONG_QUESTION))) == 16
     assert _grade(LONG_QUESTION, passage) == grade
 

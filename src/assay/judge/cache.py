@@ -2,6 +2,8 @@
 
 The key is ``"v1:" + blake2b(canonical JSON of {model, messages, params, prompt name, version, content hash,
 output schema})``: changing any of those makes a new key; timeouts, retries, concurrency or the machine do not.
+The model is the judge's ``cache_model``: the model string, or the name a backend gives its answers (the offline
+judge's ``offline/rules-N``, so a change of its rules is a new key).
 Values are JSON strings (never pickles), so a cache can be read by any version of assay and shared by a cluster.
 Storage is :mod:`diskcache` (SQLite underneath), safe for several processes on one directory. This is the only
 module of assay that imports diskcache. Failures are never cached (the client only ``put``s validated answers).

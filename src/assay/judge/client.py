@@ -83,6 +83,9 @@ class Judge(CacheAccess):
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
         self.backend = backend
         self.model = model
+        # what the cache keys name as the model: the backend's own name for its answers where it has one (the
+        # offline judge's rule set), else the model string
+        self.cache_model: str = getattr(backend, "cache_model", None) or model
         self.cache = cache
         self.concurrency = concurrency
         self.rpm, self.tpm = rpm, tpm
@@ -149,7 +152,7 @@ class Judge(CacheAccess):
             schema_name=prompt.output_model.__name__,
         )
         key = cache_key(
-            model=self.model,
+            model=self.cache_model,
             messages=messages,
             params=params,
             prompt_name=prompt.name,

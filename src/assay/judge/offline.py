@@ -35,6 +35,7 @@ from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.offline_lexical import (
     BASELINE,
+    RULES,
     Level,
     answer_relevance,
     asserts_something,
@@ -254,6 +255,7 @@ class OfflineBackend:
     """A :class:`assay.judge.base.Backend` that answers from lexical evidence; labels it makes say ``offline``."""
 
     name = "offline"
+    cache_model = f"offline/{RULES}"  # the judge keys its cache by this: answers change when the rules do
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """Answer ``request`` with the JSON of its prompt's output model; token counts are estimates."""

@@ -102,7 +102,7 @@ def _pair_keys(judge: Judge, pairs: Sequence[Pair]) -> list[str]:
     """Each pair's derived key (the fields of the judge and the listwise prompt are gathered once)."""
     prompt = judge.prompt(LISTWISE_PROMPT)
     params = judge.params_for(prompt)  # the params the group calls send, --max-tokens included
-    fields = {"model": judge.model, "prompt": prompt.ref, "hash": prompt.content_hash, "params": params}
+    fields = {"model": judge.cache_model, "prompt": prompt.ref, "hash": prompt.content_hash, "params": params}
     return [derived_key("listwise-pair", {**fields, "question": p.question, "text": p.text}) for p in pairs]
 
 
