@@ -316,9 +316,8 @@ def format_table(results: Sequence[Result]) -> str:
         tau = "" if r.tau is None else f"{r.tau:+.2f}"
         lines.append(
             f"{r.collection:<12} {r.judge[:24]:<24} {r.pairs:>5} {r.human_rate:>6.1%} {hist:<24} {r.rate1:>6.1%} "
-            f"{_pct(r.rate2):>6} {r.kappa1:>6.3f} {_num(r.kappa2):>6} {100 * r.leniency:>+7.1f}p {_pct(r.human_rate2):>6} "
-            f"{_num(r.kappa_strict):>6} {tau:>5} "
-            f"{r.seconds:>6.1f}"
+            f"{_pct(r.rate2):>6} {r.kappa1:>6.3f} {_num(r.kappa2):>6} {100 * r.leniency:>+7.1f}p "
+            f"{_pct(r.human_rate2):>6} {_num(r.kappa_strict):>6} {tau:>5} {r.seconds:>6.1f}"
         )
     for r in (row for result in results for row in result.rows if row.unscored_causes):
         causes = ", ".join(f"{kind} {n}" for kind, n in sorted(r.unscored_causes.items()))

@@ -172,7 +172,8 @@ def load_folder(path: Path) -> Collection:
 
 
 def _one(folder: Path, hints: tuple[str, ...]) -> Path:
-    found = sorted(p for p in folder.iterdir() if any(h in p.name.casefold() for h in hints) and "readme" not in p.name.casefold())
+    names = {p: p.name.casefold() for p in folder.iterdir()}
+    found = sorted(p for p, name in names.items() if any(h in name for h in hints) and "readme" not in name)
     if not found:
         raise ValueError(
             f"{folder}: no file named like {' / '.join(hints)}; a TREC folder needs a qrels file, a queries or "

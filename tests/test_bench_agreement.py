@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from scipy.stats import kendalltau
 
+from assay.judge.offline_lexical import relevance
 from assay.testing import FakeOpenAIServer
 from assay.types import Chunk
 
@@ -169,3 +170,54 @@ def test_a_trec_folder_is_found_by_file_names(tmp_path: Path) -> None:
     assert collection.queries == QUERIES and collection.qrels == QRELS
     assert sorted(c.id for c in collection.chunks) == sorted(DOCS)
     assert agreement.run_collection(collection, ["offline"], api_base=None, cache_dir=tmp_path / "c").rows[-1].pairs > 0
+
+
+def test_cranfield_qrels_number_queries_by_position_and_run_their_codes_backwards(tmp_path: Path) -> None:
+    # cran.qry's .I numbers skip (001, 004); cranqrel calls them 1 and 2. Code 1 is "a complete answer", 4 "minimum
+    # interest", -1 "no interest"; lines may end in a space and a carriage return, as in the distributed file.
+    (tmp_path / "cran.all.1400").write_text(
+        ".I 1\n.T\nwing flutter .\n.A\nsmith\n.B\nj. ae. 1958\n.W\nwing flutter .\n  flutter of a wing.\n"
+        ".I 2\n.T\nheat flux\n.W\nheat flux in a slab.\n.I 3\n.T\nslab\n.W\nslabs.\n"
+    )
+    (tmp_path / "cran.qry").write_text(".I 001\n.W\nwhat is wing flutter .\n.I 004\n.W\nheat in slabs .\n")
+    (tmp_path / "cranqrel").write_text("1 1 1 \r\n1 3 4 \r\n2 2 2\n2 3 -1\n")
+    cran = agreement.load_folder(tmp_path)
+    assert cran.name == "cranfield"
+    assert cran.queries == {"1": "what is wing flutter .", "2": "heat in slabs ."}
+    assert cran.qrels == {"1": {"1": 3, "3": 1}, "2": {"2": 2, "3": 0}}
+    assert cran.graded and cran.strict("1", "1") and not cran.strict("1", "3") and cran.relevant("1", "3")
+    assert not cran.relevant("2", "3")  # "no interest" is judged not relevant
+    assert cran.chunks[0].text == "wing flutter .\nwing flutter . flutter of a wing."
+
+
+def test_a_cranfield_qrel_for_a_query_the_file_lacks_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "cran.all.1400").write_text(".I 1\n.W\ntext\n")
+    (tmp_path / "cran.qry").write_text(".I 001\n.W\nquery\n")
+    (tmp_path / "cranqrel").write_text("1 1 2\n2 1 2\n")
+    with pytest.raises(ValueError, match=r"cranqrel:2: query 2, but cran.qry holds 1 queries"):
+        agreement.load_folder(tmp_path)
+
+
+def test_a_smart_folder_like_cacm_matches_zero_padded_query_ids(tmp_path: Path) -> None:
+    (tmp_path / "cacm.all").write_text(".I 1\n.T\nCompilers\n.W\nA compiler.\n.I 2\n.T\nSorting\n")
+    (tmp_path / "query.text").write_text(".I 1\n.W\n compilers for loops\n.N\n 1. someone\n")
+    (tmp_path / "qrels.text").write_text("01 1  0 0\n")
+    cacm = agreement.load_folder(tmp_path)
+    assert cacm.name == tmp_path.name.casefold() and cacm.queries == {"1": "compilers for loops"}
+    assert cacm.qrels == {"1": {"1": 1}} and not cacm.graded
+    assert [c.text for c in cacm.chunks] == ["Compilers\nA compiler.", "Sorting"]
+
+
+def test_on_a_graded_collection_the_judge_grade_two_is_measured_against_human_grade_two(tmp_path: Path) -> None:
+    collection = _collection()
+    collection.qrels = {"1": {"a1": 3, "a3": 1}, "2": {"b1": 2, "b2": 1}}  # a1 and b1 strictly relevant
+    result = agreement.run_collection(collection, ["offline"], api_base=None, cache_dir=tmp_path, systems=False)
+    pool = agreement.build_pool(collection, systems=False)
+    strict = [int(collection.strict(q, d)) for q, d, _ in pool.pairs]
+    texts = {c.id: c.text for c in collection.chunks}
+    judged_two = [int(relevance(QUERIES[q], texts[d])[0] >= 2) for q, d, _ in pool.pairs]
+    judge = result.rows[-1]
+    assert judge.human_rate2 == pytest.approx(sum(strict) / len(strict))
+    assert judge.kappa_strict == pytest.approx(_kappa(judged_two, strict))
+    assert all(row.kappa_strict != row.kappa_strict for row in result.rows[:2])  # BM25 cuts: NaN, no grade 2
+    assert " k2:2 " in agreement.format_table([result])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import subprocess
@@ -15,9 +16,12 @@ import pytest
 from pydantic import BaseModel
 
 from assay.errors import BackendError, TransientBackendError
-from assay.judge.base import Backend, ChatRequest
+from assay.judge.base import Backend, ChatRequest, ChatResponse
+from assay.judge.cache import JudgeCache
+from assay.judge.client import Judge
+from assay.judge.factory import make_judge
 from assay.judge.offline import HANDLERS, OfflineBackend, offline_answer
-from assay.judge.offline_lexical import stem_terms
+from assay.judge.offline_lexical import RULES, stem_terms
 from assay.judge.outputs import (
     AnswerAssessment,
     AnswerRelevance,
@@ -425,3 +429,25 @@ def test_claim_check_checks_each_direction_against_its_text() -> None:
     ).model_dump()
     assert [c["verdict"] for c in out["answer_claims"]] == ["entailed", "neutral"]
     assert [c["verdict"] for c in out["reference_claims"]] == ["neutral"]  # the answer never says 14 days
+
+
+class _OldRules(OfflineBackend):
+    """The offline judge as an earlier rule set: it graded every pair 0."""
+
+    cache_model = "offline/rules-1"
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        response = await super().complete(request)
+        return dataclasses.replace(response, content=json.dumps({"reason": "old rules", "grade": 0}))
+
+
+def test_labels_cached_under_other_rules_are_not_served(tmp_path: Path) -> None:
+    variables = [{"question": QUESTION, "passage": EXACT}]
+    old = Judge(_OldRules(), model="offline", cache=JudgeCache(tmp_path))
+    assert [j.output.grade for j in old.judge_many("relevance", variables)] == [0]
+    current = make_judge("offline", cache_dir=tmp_path)
+    assert current.cache_model == f"offline/{RULES}" != _OldRules.cache_model
+    (judged,) = current.judge_many("relevance", variables)
+    assert judged.output.grade == 3 and not judged.cached
+    (again,) = make_judge("offline", cache_dir=tmp_path).judge_many("relevance", variables)
+    assert again.cached and again.output.grade == 3
