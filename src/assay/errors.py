@@ -16,7 +16,8 @@ exits 1. Messages say what went wrong, where (item, file and line), and how to f
     │   ├── PromptError         a prompt file that cannot be loaded or rendered (names the missing variable)
     │   ├── BackendError        a model call failed for good (400/401/403/404, unsupported parameter)
     │   │   ├── TransientBackendError  a failure worth retrying (429, 408, 409, 5xx, connection, timeout)
-    │   │   └── ItemRejected    this item only cannot be judged (answer cut at max_tokens, prompt over the context)
+    │   │   └── ItemRejected    this item only cannot be judged (answer cut at max_tokens, prompt over the context,
+    │   │                       a content filter)
     │   └── BudgetExceeded      ``--max-cost`` was reached; the run stopped cleanly and can resume from the cache
     └── AuditError              the label store or the audit page refused an operation
 
@@ -112,13 +113,24 @@ class TransientBackendError(BackendError):
 class ItemRejected(BackendError):
     """A call that failed for this item only and would fail the same way again: the answer was cut at
     ``max_tokens`` (``kind="truncated"``, or ``"loop"`` when the cut text repeats itself), or the prompt does not
-    fit the model's context (``kind="too_long"``). Not retried; the item is recorded as unscored and the run goes on.
+    fit the model's context (``kind="too_long"``), or the provider's content filter refused the prompt or withheld the
+    answer (``kind="content_filter"``). Not retried; the item is recorded as unscored and the run goes on.
     """
 
     def __init__(self, message: str, *, kind: str, status: int | None = None, raw: str | None = None) -> None:
         self.kind = kind
         self.raw = raw
         super().__init__(message, status=status)
+
+    @classmethod
+    def content_filter(cls, said: str, *, status: int | None = None) -> ItemRejected:
+        """The item a provider's content filter refused; ``said`` is what the server said of it."""
+        return cls(
+            f"the provider's content filter refused this item; the server said: {said} -- the item is left "
+            "unscored; read its text, or judge it with a model or deployment whose filter allows it",
+            kind="content_filter",
+            status=status,
+        )
 
 
 class BudgetExceeded(JudgeError):

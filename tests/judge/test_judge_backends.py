@@ -126,6 +126,23 @@ def test_an_answer_cut_at_max_tokens_is_unscored_once_not_retried(
 
 
 @pytest.mark.parametrize("make", MAKERS)
+@pytest.mark.parametrize("fault", ["content_filter", "filtered"])
+def test_an_item_the_content_filter_refuses_is_unscored_and_the_run_goes_on(
+    make: Any, fault: str, server: FakeOpenAIServer, toy_prompts: Path, no_wait: RetryPolicy
+) -> None:
+    server.inject(Fault(fault))
+    judge = make(server, toy_prompts, no_wait)
+    results = judge.judge_many("toy", [ITEM[0], {"question": "q2", "passage": "p2"}])
+    [refused] = [r for r in results if r.unscored is not None]  # whichever call came first met the filter
+    [fine] = [r for r in results if r.output is not None]
+    assert refused.unscored is not None and refused.unscored.kind == "content_filter" and fine is not refused
+    assert "content filter refused this item" in refused.unscored.reason
+    said = {"content_filter": "filtered by the deployment's content policy", "filtered": "finish_reason=content_filter"}
+    assert said[fault] in refused.unscored.reason
+    assert server.calls == 2 and judge.stats.retries == 0 and judge.stats.unscored_kinds == {"content_filter": 1}
+
+
+@pytest.mark.parametrize("make", MAKERS)
 def test_a_prompt_over_the_servers_context_is_unscored_and_the_run_goes_on(
     make: Any, toy_prompts: Path, no_wait: RetryPolicy
 ) -> None:

@@ -8,9 +8,10 @@ Every model call of assay goes through :class:`Judge`. For one call:
 4. stop with :class:`BudgetExceeded` if ``max_cost`` is spent (calls in flight finish and are cached);
 5. wait for a concurrency slot and the optional requests/tokens-per-minute limits;
 6. call the backend under tenacity, retrying only :class:`TransientBackendError` (429 honouring ``Retry-After``,
-   408, 409, 5xx, connection errors, timeouts, malformed bodies); an answer cut at ``max_tokens`` or a prompt
-   longer than the model's context is :class:`ItemRejected`: not retried (it would fail the same way), that item
-   is unscored (kind ``truncated``, ``loop`` or ``too_long``, with the fix) and the run goes on; any other
+   408, 409, 5xx, connection errors, timeouts, malformed bodies); an answer cut at ``max_tokens``, a prompt
+   longer than the model's context or an item a content filter refuses is :class:`ItemRejected`: not retried (it
+   would fail the same way), that item is unscored (kind ``truncated``, ``loop``, ``too_long`` or
+   ``content_filter``, with the fix) and the run goes on; any other
    :class:`BackendError` (400/401/403/404) stops the run with the fix in its message;
 7. validate the answer (strip code fences, parse JSON, ``model_validate``); on failure re-ask once with the
    validation error appended; then give up with :class:`Unscored`, which is counted, never turned into 0;
@@ -247,6 +248,8 @@ class Judge(CacheAccess):
         self._account(stage, response)
         if response.finish_reason == "length":
             raise truncated(request, response)
+        if response.finish_reason == "content_filter":
+            raise ItemRejected.content_filter(f"finish_reason=content_filter, answer {response.content[:80]!r}")
         return response
 
     async def _complete(self, request: ChatRequest, stage: str) -> ChatResponse:

@@ -54,7 +54,8 @@ def default_answer(messages: list[dict[str, str]]) -> str:
 class Fault:
     """A failure to inject: ``kind`` is an HTTP status ("429", "500", "503", "401", ...), "malformed" (a body that
     is not JSON), "truncated" (finish_reason "length"), "loop" (cut at the limit while repeating itself), "invalid"
-    (content that is not JSON) or "hang" (no answer)."""
+    (content that is not JSON), "hang" (no answer), "content_filter" (a 400 shaped like Azure OpenAI's content filter
+    refusing the prompt) or "filtered" (an answer withheld: finish_reason "content_filter")."""
 
     kind: str
     retry_after: float | None = None
@@ -186,6 +187,13 @@ class FakeOpenAIServer:
             return _http(200, _completion('{"reason": "' + "the the the " * 40, body, finish="length"))
         if fault.kind == "invalid":
             return _http(200, _completion("I think the grade is two.", body))
+        if fault.kind == "filtered":
+            return _http(200, _completion("", body, finish="content_filter"))
+        if fault.kind == "content_filter":
+            policy = {"code": "ResponsibleAIPolicyViolation", "content_filter_result": {"hate": {"filtered": True}}}
+            error = {"code": "content_filter", "status": 400, "innererror": policy}
+            said = "this prompt was filtered by the deployment's content policy (injected)"
+            return _http(400, json.dumps({"error": {"message": said, **error}}).encode())
         extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
         message = json.dumps({"error": {"message": fault.message or f"injected {fault.kind}"}}).encode()
         return _http(int(fault.kind), message, extra)

@@ -12,8 +12,10 @@ a client). :mod:`.http` holds the aiohttp backend and the HTTP error mapping, :m
 
 Errors: 429 (with ``Retry-After``), 408, 409, 5xx, connection errors, timeouts and malformed response bodies raise
 :class:`TransientBackendError`; a 400 that says the prompt is longer than the model's context (llama.cpp's
-``exceed_context_size_error``, vLLM's and OpenAI's "maximum context length") raises :class:`ItemRejected` (that item
-is unscored, the run goes on); 400, 401, 403, 404 and other 4xx raise :class:`BackendError` with the fix.
+``exceed_context_size_error``, vLLM's and OpenAI's "maximum context length"), or that a content filter refused
+the prompt (Azure OpenAI's ``content_filter`` / ``ResponsibleAIPolicyViolation``, litellm's content-policy error)
+raises :class:`ItemRejected` (that item is unscored, the run goes on); 400, 401, 403, 404 and other 4xx raise
+:class:`BackendError` with the fix.
 
 Context window: :meth:`OpenAICompatBackend.context_window` asks the server how many tokens one request may hold
 (llama.cpp's ``/props`` ``n_ctx``, per slot; vLLM's ``/v1/models`` ``max_model_len``); None where it does not say.

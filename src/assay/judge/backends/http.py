@@ -71,6 +71,20 @@ _CONTEXT_MARKERS = (
 )
 
 
+# A provider's content filter refusing one item (Azure OpenAI's error code and inner code; litellm's error name).
+_FILTER_MARKERS = ("content_filter", "responsibleaipolicyviolation", "content management policy", "contentpolicy")
+_FILTER_MARKERS_COMPACT = tuple(marker.replace(" ", "") for marker in _FILTER_MARKERS)
+
+
+def _error_message(body: str, default: str) -> str:
+    """The ``error.message`` of a JSON error body, on one line, else ``default``."""
+    try:
+        error = json.loads(body).get("error", {})
+    except (ValueError, AttributeError):
+        return default
+    return " ".join(str(error.get("message", default)).split())[:300] if isinstance(error, dict) else default
+
+
 def _context_overflow(body: str, snippet: str) -> ItemRejected:
     said, sizes = snippet, ""
     try:
@@ -92,10 +106,12 @@ def _context_overflow(body: str, snippet: str) -> ItemRejected:
 
 def status_error(status: int, body: str, *, model: str, url: str, retry_after: float | None = None) -> BackendError:
     """The error for an HTTP status: transient for 408/409/429/5xx, :class:`ItemRejected` for a prompt over the
-    context, otherwise a failure with the fix named."""
+    context or one the provider's content filter refuses, otherwise a failure with the fix named."""
     snippet = " ".join(body.split())[:300]
     if status == 400 and any(marker in snippet.lower() for marker in _CONTEXT_MARKERS):
         return _context_overflow(body, snippet)
+    if status == 400 and any(marker in body.lower().replace(" ", "") for marker in _FILTER_MARKERS_COMPACT):
+        return ItemRejected.content_filter(_error_message(body, snippet), status=status)
     if status in _TRANSIENT_STATUS or status >= 500:
         return TransientBackendError(f"HTTP {status} from {url}: {snippet}", status=status, retry_after=retry_after)
     lowered = snippet.lower()
