@@ -71,34 +71,33 @@ _CONTEXT_MARKERS = (
 )
 
 
-# A provider's content filter refusing one item (Azure OpenAI's error code and inner code; litellm's error name).
-_FILTER_MARKERS = ("content_filter", "responsibleaipolicyviolation", "content management policy", "contentpolicy")
-_FILTER_MARKERS_COMPACT = tuple(marker.replace(" ", "") for marker in _FILTER_MARKERS)
+# A provider's content filter refusing one item (Azure OpenAI's error code and inner code, its message, litellm's
+# error name), matched in the body lower-cased with its spaces taken out.
+_FILTER_MARKERS = ("content_filter", "responsibleaipolicyviolation", "contentmanagementpolicy", "contentpolicy")
 
 
-def _error_message(body: str, default: str) -> str:
-    """The ``error.message`` of a JSON error body, on one line, else ``default``."""
+def _error_of(body: str) -> dict[str, Any]:
+    """The ``error`` object of a JSON error body, or {} when the body is not one."""
     try:
         error = json.loads(body).get("error", {})
     except (ValueError, AttributeError):
-        return default
-    return " ".join(str(error.get("message", default)).split())[:300] if isinstance(error, dict) else default
+        return {}
+    return error if isinstance(error, dict) else {}
 
 
-def _context_overflow(body: str, snippet: str) -> ItemRejected:
-    said, sizes = snippet, ""
-    try:
-        error = json.loads(body).get("error", {})
-    except (ValueError, AttributeError):
-        error = None
-    if isinstance(error, dict):
-        said = " ".join(str(error.get("message", snippet)).split())[:300]
-        if "n_prompt_tokens" in error and "n_ctx" in error:
-            sizes = f" ({error['n_prompt_tokens']} prompt tokens, {error['n_ctx']} in the context)"
+def _said(error: dict[str, Any], snippet: str) -> str:
+    """The server's ``error.message`` on one line (300 characters at most), else the body's ``snippet``."""
+    return " ".join(str(error.get("message", snippet)).split())[:300]
+
+
+def _context_overflow(error: dict[str, Any], snippet: str) -> ItemRejected:
+    sizes = ""
+    if "n_prompt_tokens" in error and "n_ctx" in error:
+        sizes = f" ({error['n_prompt_tokens']} prompt tokens, {error['n_ctx']} in the context)"
     return ItemRejected(
-        f"the prompt does not fit the model's context{sizes}; the server said: {said} -- use smaller groups "
-        "(--listwise N) or chunks, or serve the model with a larger context per request (llama.cpp: raise -c or "
-        "lower -np)",
+        f"the prompt does not fit the model's context{sizes}; the server said: {_said(error, snippet)} -- use "
+        "smaller groups (--listwise N) or chunks, or serve the model with a larger context per request (llama.cpp: "
+        "raise -c or lower -np)",
         kind="too_long",
         status=400,
     )
@@ -109,9 +108,9 @@ def status_error(status: int, body: str, *, model: str, url: str, retry_after: f
     context or one the provider's content filter refuses, otherwise a failure with the fix named."""
     snippet = " ".join(body.split())[:300]
     if status == 400 and any(marker in snippet.lower() for marker in _CONTEXT_MARKERS):
-        return _context_overflow(body, snippet)
-    if status == 400 and any(marker in body.lower().replace(" ", "") for marker in _FILTER_MARKERS_COMPACT):
-        return ItemRejected.content_filter(_error_message(body, snippet), status=status)
+        return _context_overflow(_error_of(body), snippet)
+    if status == 400 and any(marker in "".join(body.lower().split()) for marker in _FILTER_MARKERS):
+        return ItemRejected.content_filter(_said(_error_of(body), snippet), status=status)
     if status in _TRANSIENT_STATUS or status >= 500:
         return TransientBackendError(f"HTTP {status} from {url}: {snippet}", status=status, retry_after=retry_after)
     lowered = snippet.lower()
