@@ -17,6 +17,7 @@ the humans' grade >= 2 means "a complete answer or highly relevant".
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,21 +96,25 @@ def read_smart_folder(folder: Path, name: str | None = None) -> Collection:
     docs = {_id(k): v for k, v in read_smart(docs_path).items()}
     queries = {_id(qid): rec.get("W", "") for qid, rec in read_smart(queries_path).items()}
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(rel_path.read_text().splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
+    for where, fields in _rows(rel_path):
         if len(fields) < 2:
-            raise ValueError(f"{rel_path}:{number}: expected 'query_id doc_id ...'")
+            raise ValueError(f"{where}: expected 'query_id doc_id ...'")
         qrels.setdefault(_id(fields[0]), {})[_id(fields[1])] = 1
     return _from_records(name or folder.name.casefold(), docs, queries, qrels)
+
+
+def _rows(path: Path) -> Iterator[tuple[str, list[str]]]:
+    """``("path:line", fields)`` for each non-blank line of a whitespace-separated file."""
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if fields := line.split():
+            yield f"{path}:{number}", fields
 
 
 def _id(value: str) -> str:
     return str(int(value)) if value.isdigit() else value
 
 
-_CRANFIELD_GRADES = {1: 3, 2: 2, 3: 1, 4: 1, -1: 0, 5: 0}
+_CRANFIELD_GRADES = {"1": 3, "2": 2, "3": 1, "4": 1, "-1": 0, "5": 0}
 
 
 def read_cranfield(folder: Path) -> Collection:
@@ -117,17 +122,13 @@ def read_cranfield(folder: Path) -> Collection:
     docs = read_smart(folder / "cran.all.1400")
     numbered = list(read_smart(folder / "cran.qry").values())
     queries = {str(position): rec.get("W", "") for position, rec in enumerate(numbered, start=1)}
-    path = folder / "cranqrel"
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        if len(fields) != 3 or int(fields[2]) not in _CRANFIELD_GRADES:
-            raise ValueError(f"{path}:{number}: expected 'query_number doc_id code', code 1-4 or -1")
+    for where, fields in _rows(folder / "cranqrel"):
+        if len(fields) != 3 or fields[2] not in _CRANFIELD_GRADES:
+            raise ValueError(f"{where}: expected 'query_number doc_id code', code 1-4 or -1")
         if fields[0] not in queries:
-            raise ValueError(f"{path}:{number}: query {fields[0]}, but cran.qry holds {len(queries)} queries")
-        qrels.setdefault(fields[0], {})[fields[1]] = _CRANFIELD_GRADES[int(fields[2])]
+            raise ValueError(f"{where}: query {fields[0]}, but cran.qry holds {len(queries)} queries")
+        qrels.setdefault(fields[0], {})[fields[1]] = _CRANFIELD_GRADES[fields[2]]
     return _from_records("cranfield", docs, queries, qrels)
 
 

@@ -222,3 +222,11 @@ def test_on_a_graded_collection_the_judge_grade_two_is_measured_against_human_gr
     assert judge.kappa_strict == pytest.approx(_kappa(judged_two, strict))
     assert all(math.isnan(row.kappa_strict) for row in result.rows[:2])  # the BM25 cuts have no grade 2
     assert " k2:2 " in agreement.format_table([result])
+
+
+def test_a_cranfield_code_that_is_not_one_names_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "cran.all.1400").write_text(".I 1\n.W\ntext\n")
+    (tmp_path / "cran.qry").write_text(".I 001\n.W\nquery\n")
+    (tmp_path / "cranqrel").write_text("1 1 2\n\n1 1 high\n")
+    with pytest.raises(ValueError, match=r"cranqrel:3: expected 'query_number doc_id code', code 1-4 or -1"):
+        agreement.load_folder(tmp_path)
