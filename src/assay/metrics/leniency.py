@@ -20,9 +20,8 @@ __all__ = ["grade_histogram", "leniency", "leniency_ci"]
 
 def leniency(judge: npt.ArrayLike, human: npt.ArrayLike, categories: Sequence[float] = DEFAULT_CATEGORIES) -> float:
     """Mean grade difference judge - human over jointly graded items (> 0: the judge grades higher); NaN if none."""
-    first, second, _ = _pair_codes(judge, human, categories)
-    grades = np.asarray(categories, dtype=np.float64)
-    return float(np.mean(grades[first] - grades[second])) if first.size else float("nan")
+    diffs, _ = _differences(judge, human, categories)
+    return float(np.mean(diffs)) if diffs.size else float("nan")
 
 
 def leniency_ci(
@@ -36,11 +35,18 @@ def leniency_ci(
     method: Method = "percentile",
 ) -> Interval:
     """:func:`leniency` with a bootstrap interval over items (in grade units)."""
-    first, second, dropped = _pair_codes(judge, human, categories)
-    grades = np.asarray(categories, dtype=np.float64)
-    diffs = grades[first] - grades[second]
+    diffs, dropped = _differences(judge, human, categories)
     interval = bootstrap_ci(diffs, confidence=confidence, n_resamples=n_resamples, seed=seed, method=method)
     return replace(interval, n_unscored=dropped)
+
+
+def _differences(
+    judge: npt.ArrayLike, human: npt.ArrayLike, categories: Sequence[float]
+) -> tuple[npt.NDArray[np.float64], int]:
+    """Grade differences judge - human over the items both graded, and how many items were left out."""
+    first, second, dropped = _pair_codes(judge, human, categories)
+    grades = np.asarray(categories, dtype=np.float64)
+    return grades[first] - grades[second], dropped
 
 
 def grade_histogram(values: npt.ArrayLike, categories: Sequence[float] = DEFAULT_CATEGORIES) -> npt.NDArray[np.int64]:
