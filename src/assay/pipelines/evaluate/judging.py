@@ -69,8 +69,9 @@ def judge_runs(
     """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
     diagnosis examples (when a diagnosis metric was asked for)."""
     pairs = unlabelled_pairs(gold, runs, depth)
-    plan = plan_calls(gold, runs, context_k=ctx_k, families=_call_families(families))
-    diagnosis = runs if "diagnosis" in _call_families(families) else None
+    kinds = _call_families(families)
+    plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
+    diagnosis = runs if "diagnosis" in kinds else None
     labels, diagnosed = run_sync(
         lambda: _judge_all(
             judge, gold, pairs, plan, listwise=listwise, seed=seed, ctx_k=ctx_k, progress=progress, diagnosis=diagnosis
@@ -102,12 +103,13 @@ def estimate_judging(
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called."""
     pairs = unlabelled_pairs(gold, runs, depth)
     out = {"relevance": estimate_pairs(judge, pairs, listwise=listwise, seed=seed)}
-    plan = plan_calls(gold, runs, context_k=ctx_k, families=_call_families(families))
+    kinds = _call_families(families)
+    plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
     for kind in ("context", "answer", "nuggets"):
         calls = [c for c in plan.calls if c.kind == kind]
         if calls:
             out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])
-    checks = estimate_variables(gold, runs) if "diagnosis" in _call_families(families) else []
+    checks = estimate_variables(gold, runs) if "diagnosis" in kinds else []
     if checks:
         out["diagnosis"] = judge.estimate(CLAIM_CHECK_PROMPT, checks)
     return out
