@@ -24,11 +24,14 @@ __all__ = [
     "Manifest",
     "Nugget",
     "NuggetSupport",
+    "Passage",
+    "PassageMatch",
     "Provenance",
     "Question",
     "QuestionType",
     "RelevanceLabel",
     "RetrievedItem",
+    "RunError",
     "RunItem",
     "StageUsage",
     "Unscored",
@@ -169,20 +172,44 @@ class RelevanceLabel(_Record):
 
 
 class RetrievedItem(_Record):
-    """One retrieved chunk in a run: its id, and optionally its score and text."""
+    """One retrieved passage in a run, in any of these forms (mixed forms in one run are fine):
 
-    id: str
+    * ``{"id": "c1"}`` (or the bare string ``"c1"``): a chunk of the golden set, optionally with ``score`` and
+      ``text`` (an id the golden set does not know is located by its text);
+    * ``{"text": "..."}``: a passage known only by its text, located in the golden documents;
+    * ``{"doc_id": "d1", "start": 10, "end": 200}``: character offsets into a golden document's text (``text``
+      optional).
+    """
+
+    id: str | None = None
     score: float | None = None
     text: str | None = None
+    doc_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+
+class RunError(_Record):
+    """Why the system under test gave no output for a question (written by ``assay run``): the query is counted as
+    failed and every metric of it is unscored, never scored as an empty answer."""
+
+    kind: str
+    message: str = ""
 
 
 class RunItem(_Record):
-    """One line of a run: a query, what the system retrieved (ranked), and optionally its answer and citations."""
+    """One line of a run: a query, what the system retrieved (ranked), and optionally its answer and citations.
+
+    ``latency_ms``, ``usage`` (prompt_tokens, completion_tokens, cost_usd) and ``error`` are written by ``assay run``.
+    """
 
     query_id: str
     retrieved: list[RetrievedItem] = Field(default_factory=list)
     answer: str | None = None
     citations: list[str] = Field(default_factory=list)
+    latency_ms: float | None = None
+    usage: dict[str, float] | None = None
+    error: RunError | None = None
 
     @field_validator("retrieved", mode="before")
     @classmethod
@@ -190,6 +217,28 @@ class RunItem(_Record):
         if isinstance(value, list):
             return [{"id": v} if isinstance(v, str) else v for v in value]
         return value
+
+
+PassageMatch = Literal["id", "offsets", "exact", "approximate", "unmatched"]
+
+
+class Passage(_Record):
+    """A retrieved passage that is not a golden chunk, located in a golden document (or not), with the labels it
+    was given for questions (``passages.jsonl``): a judged passage is reused by later evaluations at no cost.
+
+    ``id`` is ``p:{doc_id}:{start}-{end}`` for an aligned passage and ``t:{hash}`` of the normalized text for one
+    that could not be aligned; ``score`` is the share of the passage's words found in order in the span (1.0 for
+    exact and offset matches).
+    """
+
+    id: str
+    text: str
+    match: PassageMatch
+    doc_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    score: float = 0.0
+    labels: list[RelevanceLabel] = Field(default_factory=list)
 
 
 class LabelEvent(_Record):

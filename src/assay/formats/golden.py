@@ -9,6 +9,8 @@
       questions.jsonl    Question records (claims and nuggets inline)
       qrels.jsonl        RelevanceLabel records (graded 0-3, or unscored), every one with provenance
       nuggets.jsonl      NuggetSupport records: the chunks that support each nugget
+      passages.jsonl     (optional) Passage records: passages of evaluated runs that are not chunks, located in the
+                         documents, with the labels the judge gave them (written by ``assay eval``)
       audit.sqlite       (once someone audits; owned by assay.audit, kept across saves)
 
 :meth:`GoldenSet.save` builds the whole folder under a temporary name and swaps it in, so a failure midway leaves
@@ -30,11 +32,21 @@ from pydantic import BaseModel, ValidationError
 from assay.errors import DatasetError, FormatError
 from assay.formats.atomic import atomic_dir, atomic_write_text
 from assay.formats.jsonl import first_problem, iter_records, write_jsonl
-from assay.types import FORMAT_VERSION, Chunk, Document, LabelSource, Manifest, NuggetSupport, Question, RelevanceLabel
+from assay.types import (
+    FORMAT_VERSION,
+    Chunk,
+    Document,
+    LabelSource,
+    Manifest,
+    NuggetSupport,
+    Passage,
+    Question,
+    RelevanceLabel,
+)
 
-__all__ = ["FILES", "MANIFEST", "SOURCE_PRECEDENCE", "GoldenSet", "LabelOrigin", "Part", "label_origin"]
+__all__ = ["FILES", "MANIFEST", "PASSAGES", "SOURCE_PRECEDENCE", "GoldenSet", "LabelOrigin", "Part", "label_origin"]
 
-Part = Literal["documents", "chunks", "questions", "qrels", "nuggets"]
+Part = Literal["documents", "chunks", "questions", "qrels", "nuggets", "passages"]
 FILES: dict[Part, str] = {
     "documents": "documents.jsonl",
     "chunks": "chunks.jsonl",
@@ -42,6 +54,7 @@ FILES: dict[Part, str] = {
     "qrels": "qrels.jsonl",
     "nuggets": "nuggets.jsonl",
 }
+PASSAGES = "passages.jsonl"  # optional: a golden set without evaluated passages has none
 MANIFEST = "manifest.json"
 # When a (question, chunk) pair has labels from several sources, qrels use the first source in this order.
 SOURCE_PRECEDENCE: tuple[LabelSource, ...] = ("human", "imported", "judge", "generator")
@@ -71,6 +84,7 @@ class GoldenSet:
     questions: list[Question] = field(default_factory=list)
     qrels: list[RelevanceLabel] = field(default_factory=list)
     nuggets: list[NuggetSupport] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._documents = _unique("document", self.documents)
@@ -159,6 +173,39 @@ class GoldenSet:
                 changed += 1
         return changed
 
+    def passage_labels(self) -> dict[tuple[str, str], RelevanceLabel]:
+        """``{(query_id, passage_id): label}`` of the judged passages (the label that stands, as for qrels)."""
+        rank: dict[str, int] = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
+        chosen: dict[tuple[str, str], RelevanceLabel] = {}
+        for passage in self.passages:
+            for label in passage.labels:
+                key = (label.query_id, passage.id)
+                if key not in chosen or _better(label, chosen[key], rank):
+                    chosen[key] = label
+        return chosen
+
+    def add_passage_labels(self, passages: Iterable[Passage], labels: Iterable[RelevanceLabel]) -> int:
+        """Keep ``labels`` (their ``chunk_id`` is a passage id) with their passages, adding passages not yet kept;
+        one label per (question, source) per passage, the newest. Returns how many labels were new or replaced."""
+        kept = {p.id: p for p in self.passages}
+        for passage in passages:
+            if passage.id not in kept:
+                kept[passage.id] = passage.model_copy(update={"labels": []})
+                self.passages.append(kept[passage.id])
+        changed = 0
+        for label in labels:
+            passage = kept[label.chunk_id]
+            old = next((i for i, o in enumerate(passage.labels) if (o.query_id, o.provenance.source) ==
+                        (label.query_id, label.provenance.source)), None)  # fmt: skip
+            if old is None:
+                passage.labels.append(label)
+            elif label.provenance.time >= passage.labels[old].provenance.time:
+                passage.labels[old] = label
+            else:
+                continue
+            changed += 1
+        return changed
+
     def counts(self) -> dict[str, int]:
         """Record counts per file, plus scored and unscored qrels pairs."""
         return {
@@ -200,6 +247,7 @@ class GoldenSet:
             questions=_read_unique(folder, "questions", Question),
             qrels=_read(folder, "qrels", RelevanceLabel),
             nuggets=_read(folder, "nuggets", NuggetSupport),
+            passages=_read_optional(folder / PASSAGES, "passages", Passage),
         )
         golden.check(folder)
         return golden
@@ -237,7 +285,7 @@ class GoldenSet:
         self.check(target)
         try:
             with atomic_dir(target, overwrite=overwrite) as tmp:
-                self._write_parts(tmp, tuple(FILES))
+                self._write_parts(tmp, (*FILES, "passages"))
                 _carry_over(target, tmp)
         except FileExistsError:
             raise DatasetError(
@@ -261,6 +309,10 @@ class GoldenSet:
             "nuggets": self.nuggets,
         }
         for part in parts:
+            if part == "passages":
+                if self.passages or (folder / PASSAGES).exists():
+                    write_jsonl(folder / PASSAGES, "passages", self.passages)
+                continue
             write_jsonl(folder / FILES[part], part, records[part])
         self.manifest.counts.update(self.counts())
         atomic_write_text(folder / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
@@ -312,6 +364,10 @@ def _read(folder: Path, part: Part, model: type[M]) -> list[M]:
     return [record for _, record in iter_records(folder / FILES[part], model, part)]
 
 
+def _read_optional(path: Path, kind: str, model: type[M]) -> list[M]:
+    return [record for _, record in iter_records(path, model, kind)] if path.is_file() else []
+
+
 def _read_unique(folder: Path, part: Part, model: type[M]) -> list[M]:
     """Read ``part``; a duplicate id raises :class:`FormatError` naming both lines."""
     seen: dict[str, int] = {}
@@ -348,7 +404,7 @@ def _carry_over(old: Path, new: Path) -> None:
     """Copy files of ``old`` that the golden set does not write (e.g. audit.sqlite) into ``new``."""
     if not old.is_dir():
         return
-    ours = {MANIFEST, *FILES.values()}
+    ours = {MANIFEST, PASSAGES, *FILES.values()}
     for item in sorted(old.iterdir()):
         if item.name in ours or item.name.startswith("."):
             continue

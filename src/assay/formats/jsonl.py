@@ -37,7 +37,7 @@ __all__ = [
     "write_jsonl",
 ]
 
-KINDS = frozenset({"documents", "chunks", "questions", "qrels", "nuggets", "runs", "labels"})
+KINDS = frozenset({"documents", "chunks", "questions", "qrels", "nuggets", "passages", "runs", "labels"})
 HeaderMode = Literal["required", "optional"]
 T = TypeVar("T", bound=BaseModel)
 

@@ -43,7 +43,16 @@ from assay.formats.atomic import atomic_write
 from assay.formats.jsonl import iter_json_lines
 from assay.formats.progress import writing
 
-__all__ = ["COLUMNS", "RAGAS_SCHEMA", "RagasRow", "read_ragas", "write_ragas_csv", "write_ragas_jsonl"]
+__all__ = [
+    "COLUMNS",
+    "RAGAS_SCHEMA",
+    "RagasRow",
+    "RagasRunRow",
+    "read_ragas",
+    "read_ragas_run",
+    "write_ragas_csv",
+    "write_ragas_jsonl",
+]
 
 RAGAS_SCHEMA = "ragas 0.3 SingleTurnSample"
 COLUMNS = ("query_id", "user_input", "reference", "reference_contexts", "reference_context_ids", "synthesizer_name")
@@ -74,6 +83,41 @@ def read_ragas(path: str | Path) -> list[RagasRow]:
     if suffix in (".jsonl", ".json"):
         return [_row(source, line, obj) for line, obj in iter_json_lines(source, header="optional")]
     raise InputError(f"{source}: unknown RAGAS file type {suffix or '(none)'}; give a .jsonl or .csv file")
+
+
+@dataclass(frozen=True)
+class RagasRunRow:
+    """One row of RAGAS evaluation data: a question, what the system retrieved (texts, ids when given) and said."""
+
+    line: int
+    user_input: str
+    contexts: list[str]
+    context_ids: list[str | None]
+    response: str | None
+    reference: str | None
+    query_id: str | None
+
+
+def read_ragas_run(path: str | Path) -> list[RagasRunRow]:
+    """RAGAS evaluation data (``EvaluationDataset`` rows: ``user_input``, ``retrieved_contexts``, optional
+    ``retrieved_context_ids``, ``response``, ``reference``), ``.jsonl`` or ``.csv``; list cells as for
+    :func:`read_ragas`. A row without ``user_input``, or with ids not matching its contexts one to one, raises
+    :class:`~assay.errors.FormatError` naming the file and line."""
+    out = []
+    for row in read_ragas(path):
+        extra = dict(row.extra)
+        contexts = _strings(Path(path), row.line, "retrieved_contexts", extra.pop("retrieved_contexts", None)) or []
+        ids = _strings(Path(path), row.line, "retrieved_context_ids", extra.pop("retrieved_context_ids", None))
+        if ids is not None and len(ids) != len(contexts):
+            problem = f"{len(ids)} retrieved_context_ids for {len(contexts)} retrieved_contexts"
+            raise FormatError(path, row.line, problem, "one id per context, in the same order")
+        response = extra.get("response")
+        if response is not None and not isinstance(response, str):
+            raise FormatError(path, row.line, f"'response' is a {type(response).__name__}", "the answer as a string")
+        pairs: list[str | None] = list(ids) if ids is not None else [None] * len(contexts)
+        out.append(RagasRunRow(row.line, row.user_input, contexts, pairs, response or None, row.reference,
+                               row.query_id))  # fmt: skip
+    return out
 
 
 def _row(path: Path, line: int, raw: Mapping[str, Any]) -> RagasRow:

@@ -33,6 +33,7 @@ __all__ = [
     "fmt_mc",
     "fmt_mean",
     "fmt_p",
+    "fmt_passages",
     "fmt_share",
     "fmt_unscored",
     "fmt_value",
@@ -163,6 +164,22 @@ def fmt_judged(run: RunResult) -> str:
     return " · ".join(f"judged@{k} {fmt_share(share)}" for k, share in items)
 
 
+def fmt_passages(run: RunResult) -> str:
+    """How a run's passages were matched and labelled, and their length, when the run names passages by text or
+    offsets (``passages: 120 exact · 30 approximate · 3 unmatched; labels: ...; length median 600 chars``); an
+    empty string for a run of golden chunk ids only."""
+    by_id_only = set(run.counts.matched_by) <= {"id"} and set(run.passage_labels) <= {"chunk"}
+    if by_id_only:
+        return ""
+    matched = " · ".join(f"{n} {'by id' if how == 'id' else how}" for how, n in run.counts.matched_by.items())
+    words = {"chunk": "golden chunk", "rule": "carried over", "stored": "judged before", "judged": "judged now"}
+    labels = " · ".join(f"{n} {words.get(how, how)}" for how, n in sorted(run.passage_labels.items()))
+    sizes = run.passage_lengths
+    length = (f"; length median {sizes['median']:.0f} chars (p25 {sizes['p25']:.0f}, p75 {sizes['p75']:.0f})"
+              if sizes else "")  # fmt: skip
+    return f"passages: {matched}; labels of the top k: {labels}{length}"
+
+
 def confidence_label(result: EvalResult) -> str:
     """``95%`` from ``settings["confidence"]`` (default 0.95), for interval headers."""
     level = result.settings.get("confidence", 0.95)
@@ -180,6 +197,8 @@ _WARN_COUNTS = (
     ("duplicate_ids", "duplicate ids"),
     ("empty_retrieved", "empty retrieved lists"),
     ("missing_queries", "golden questions missing from the run"),
+    ("failed", "questions the system failed on (unscored)"),
+    ("unmatched_rows", "RAGAS rows matching no golden question"),
 )
 
 

@@ -217,7 +217,13 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
         "headline_rows": _metric_rows(result.runs, headline),
         "other_rows": _metric_rows(result.runs, [m for m in every if m not in headline]),
         "runs": [
-            {"run": run, "notes": fmt.count_notes(run.counts), "judged": fmt.fmt_judged(run)} for run in result.runs
+            {
+                "run": run,
+                "notes": fmt.count_notes(run.counts),
+                "judged": fmt.fmt_judged(run),
+                "passages": fmt.fmt_passages(run),
+            }
+            for run in result.runs
         ],
         "comparisons": _comparison_view(result),
         "diagnosis": _diagnosis_view(result),

@@ -96,6 +96,8 @@ def _run_section(result: EvalResult, run: RunResult) -> list[str]:
     lines += [f"- {'**warning:** ' if n.warning else ''}{n.value} {n.label}" for n in notes]
     judged = fmt.fmt_judged(run)
     lines += [*([""] if notes else []), *([f"Label completeness: {judged}", ""] if judged else [])]
+    passages = fmt.fmt_passages(run)
+    lines += [md_escape(passages[0].upper() + passages[1:]), ""] if passages else []
     rows = [[md_escape(name), *_summary_cells(summary)] for name, summary in run.metrics.items()]
     header = ["metric", "mean", f"{fmt.confidence_label(result)} interval", "scored", "unscored (why)"]
     lines += ["### Metrics", "", *_table(header, rows, "lrlrl")]

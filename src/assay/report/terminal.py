@@ -75,9 +75,9 @@ def _print_run(console: Console, result: EvalResult, run: RunResult, headline: l
     for note in fmt.count_notes(run.counts):
         style = "yellow" if note.warning else "dim"
         console.print(Text(f"  {'!' if note.warning else 'i'} {note.value} {note.label}", style=style))
-    judged = fmt.fmt_judged(run)
-    if judged:
-        console.print(Text(f"  {judged}", style="dim"))
+    for line in (fmt.fmt_judged(run), fmt.fmt_passages(run)):
+        if line:
+            console.print(Text(f"  {line}", style="dim"))
     console.print(_run_table(result, run, headline))
 
 

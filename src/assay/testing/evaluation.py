@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import Evaluated
@@ -36,7 +37,7 @@ class Evaluation:
 
     evaluated: Evaluated
     golden: GoldenSet  # as evaluated: with the labels the judge added (in memory, not written back)
-    runs: list[tuple[str, Path]]
+    runs: list[tuple[str, Path | list[dict[str, Any]]]]
 
     @property
     def result(self) -> EvalResult:
@@ -132,7 +133,7 @@ class Evaluation:
         if not paths:
             return []
         line = load_runs(paths, golden)[0].lines.get(query_id)
-        labels = {(lab.query_id, lab.chunk_id): lab for lab in golden.qrels}
+        labels = {(lab.query_id, lab.chunk_id): lab for lab in golden.qrels} | golden.passage_labels()
         out = []
         for rank, cid in enumerate(line.top(REASONS_PER_QUERY) if line is not None else [], start=1):
             label = labels.get((query_id, cid))

@@ -10,8 +10,9 @@ imported the first time a fixture is used).
   judged before. None (no judge, trec_eval's convention) when no judge is named. The plugin reads no environment
   variable: for a key, override the fixture in ``conftest.py`` with ``assay.judge.make_judge(..., api_key=...)``.
 * ``assay_golden(path)``: the golden set at ``path`` (loaded once per session).
-* ``assay_eval(golden, *runs, judge=..., **settings)``: evaluate runs (paths, ``NAME=PATH`` strings or ``(name,
-  path)`` pairs) once per session and arguments; ``settings`` are :class:`~assay.pipelines.evaluate.EvalSettings`
+* ``assay_eval(golden, *runs, judge=..., **settings)``: evaluate runs (paths, ``NAME=PATH`` strings, ``(name,
+  path)`` pairs, or ``(name, rows)`` with rows a list of dicts in the JSONL run format, passages by id, text or
+  offsets) once per session and arguments; ``settings`` are :class:`~assay.pipelines.evaluate.EvalSettings`
   fields (``k_values``, ``metrics``, ``n_boot``, ...). Labels the judge adds stay in memory (the golden folder is
   not written). Returns an :class:`~assay.testing.evaluation.Evaluation` with ``assert_metric`` (the rule of ``assay
   eval --fail-under``, on the mean or an interval bound) and ``assert_not_worse`` (the paired test against a
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["assay_eval", "assay_golden", "assay_judge", "pytest_addoption"]
 
-RunSpec = str | Path | tuple[str, str | Path]
+RunSpec = str | Path | tuple[str, str | Path] | tuple[str, list[dict[str, Any]]]
 _DEFAULT = object()
 _SETTINGS = {
     "judge": "judge for assay_eval: offline, openai/MODEL, any litellm name (default: none, no LLM metrics)",
@@ -99,13 +100,18 @@ def assay_golden() -> Callable[[str | Path], GoldenSet]:
     return load
 
 
-def _run(spec: RunSpec) -> tuple[str, Path]:
+def _run(spec: RunSpec) -> tuple[str, Path | list[dict[str, Any]]]:
     if isinstance(spec, tuple):
-        return spec[0], Path(spec[1])
+        return spec[0], spec[1] if isinstance(spec[1], list) else Path(spec[1])
     name, sep, path = str(spec).partition("=")
     if sep and name and not Path(spec).exists():
         return name, Path(path)
     return Path(spec).stem, Path(spec)
+
+
+def _source_key(source: Path | list[dict[str, Any]]) -> str:
+    """A run's part of the cache key: its resolved path, or the identity of an in-memory list."""
+    return f"memory:{id(source)}" if isinstance(source, list) else str(source.resolve())
 
 
 @pytest.fixture(scope="session")
@@ -122,7 +128,7 @@ def assay_eval(assay_judge: Judge | None) -> Callable[..., Evaluation]:
             raise ValueError("assay_eval needs at least one run: assay_eval('golden/', 'runs/mine.jsonl')")
         chosen = assay_judge if judge is _DEFAULT else judge
         parsed = [_run(spec) for spec in runs]
-        key = (str(Path(golden).resolve()), tuple((n, str(p.resolve())) for n, p in parsed), id(chosen),
+        key = (str(Path(golden).resolve()), tuple((n, _source_key(p)) for n, p in parsed), id(chosen),
                tuple(sorted((k, repr(v)) for k, v in settings.items())))  # fmt: skip
         if key not in done:
             gold = GoldenSet.load(golden)

@@ -17,6 +17,7 @@ from assay.aio import run_sync
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge, Pair, estimate_pairs
 from assay.judge.relevance import Graded
+from assay.pipelines.evaluate.carry import Carried
 from assay.pipelines.evaluate.diagnosis import (
     CLAIM_CHECK_PROMPT,
     DIAGNOSIS_NAMES,
@@ -34,9 +35,9 @@ from assay.pipelines.evaluate.judged import (
 )
 from assay.pipelines.evaluate.results import DiagnosisExample
 from assay.pipelines.evaluate.runs import LoadedRun
-from assay.types import RelevanceLabel
+from assay.types import Passage, RelevanceLabel
 
-__all__ = ["LLM_FAMILIES", "Progress", "estimate_judging", "judge_runs"]
+__all__ = ["LLM_FAMILIES", "Progress", "estimate_judging", "judge_pool", "judge_runs"]
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
@@ -65,10 +66,13 @@ def judge_runs(
     seed: int,
     add_labels: bool,
     progress: Progress | None,
+    carried: Carried | None = None,
 ) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
     """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
-    diagnosis examples (when a diagnosis metric was asked for)."""
-    pairs = unlabelled_pairs(gold, runs, depth)
+    diagnosis examples (when a diagnosis metric was asked for). The passages ``carried`` left undecided are judged
+    with the chunks; their labels go to ``carried`` and to the golden set's passages."""
+    pending = carried.pending if carried is not None else []
+    pairs = unlabelled_pairs(gold, runs, depth) + pending
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
     diagnosis = runs if "diagnosis" in kinds else None
@@ -82,11 +86,67 @@ def judge_runs(
         run.counts.labels_judged_now = sum(
             (qid, cid) in judged for qid, line in run.lines.items() for cid in line.top(depth)
         )
-    if labels:
-        gold.add_labels(labels)
-        if add_labels and folder is not None:
-            gold.update(folder, ("qrels",))
+    chunk_labels = [label for label in labels if gold.has_chunk(label.chunk_id)]
+    passage_labels = [label for label in labels if not gold.has_chunk(label.chunk_id)]
+    if carried is not None:
+        carried.add_judged(passage_labels)
+    if chunk_labels:
+        gold.add_labels(chunk_labels)
+    if passage_labels:
+        gold.add_passage_labels(_passages(runs, passage_labels), passage_labels)
+    if labels and add_labels and folder is not None:
+        gold.update(folder, ("qrels", "passages") if passage_labels else ("qrels",))
     return plan.assessed, diagnosed
+
+
+def _passages(runs: list[LoadedRun], labels: list[RelevanceLabel]) -> list[Passage]:
+    """The passage records of the judged passage units (where each was found, its text)."""
+    wanted = {label.chunk_id for label in labels}
+    out: dict[str, Passage] = {}
+    for run in runs:
+        for line in run.lines.values():
+            for unit in wanted.intersection(line.located).difference(out):
+                found = line.located[unit]
+                span = found.span
+                out[unit] = Passage(
+                    id=unit, text=found.text or "", match=found.match, score=span.score if span else 0.0,
+                    doc_id=span.doc_id if span else None, start=span.start if span else None,
+                    end=span.end if span else None,
+                )  # fmt: skip
+    return list(out.values())
+
+
+def judge_pool(
+    judge: Judge,
+    gold: GoldenSet,
+    folder: Path | None,
+    pairs: list[Pair],
+    *,
+    listwise: int | None,
+    seed: int,
+    add_labels: bool,
+    progress: Progress | None,
+) -> int:
+    """Grade golden chunks that undecided passages reach (:mod:`~.carry`) and add the labels to the golden set (and
+    its folder with ``add_labels``); returns how many were graded."""
+    count = [0]
+
+    def tick(_: Graded | None = None) -> None:
+        count[0] += 1
+        if progress is not None:
+            progress("pooling", count[0], len(pairs))
+
+    async def grade() -> list[RelevanceLabel]:
+        try:
+            return await judge_unlabelled(judge, pairs, listwise=listwise, seed=seed, on_label=tick)
+        finally:
+            await judge.aclose()
+
+    labels = run_sync(grade)
+    gold.add_labels(labels)
+    if labels and add_labels and folder is not None:
+        gold.update(folder, ("qrels",))
+    return len(labels)
 
 
 def estimate_judging(
@@ -99,9 +159,10 @@ def estimate_judging(
     ctx_k: int,
     listwise: int | None,
     seed: int,
+    carried: Carried | None = None,
 ) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called."""
-    pairs = unlabelled_pairs(gold, runs, depth)
+    pairs = unlabelled_pairs(gold, runs, depth) + (carried.pool + carried.pending if carried is not None else [])
     out = {"relevance": estimate_pairs(judge, pairs, listwise=listwise, seed=seed)}
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)

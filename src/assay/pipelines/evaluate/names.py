@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from assay.errors import ConfigError
 from assay.metrics import MetricError, parse_measure
 from assay.pipelines.evaluate.judging import LLM_FAMILIES
+from assay.pipelines.evaluate.spans import SPAN_FAMILIES, parse_span_name
 
 if TYPE_CHECKING:
     from assay.formats.golden import GoldenSet
@@ -43,7 +44,10 @@ _UNCUT = ("context_recall", "faithfulness", "answer_relevance", "attribution_rat
 _RANKING_WORDS = ("P", "recall", "ndcg", "ndcg_exp", "dcg", "dcg_exp", "map", "mrr", "rr", "hit", "err", "f1",
                   "f2", "fbeta", "rprec", "bpref", "iprec", "auc_pr", "num_rel", "num_ret")  # fmt: skip
 _JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall"])
-_FIX = f"ranking names as in `assay metrics --help` (P@5, ndcg@10, map, recall@5|g>=2, ...); judged: {_JUDGED}"
+_FIX = (
+    f"ranking names as in `assay metrics --help` (P@5, ndcg@10, map, recall@5|g>=2, ...); judged: {_JUDGED}; "
+    "span: span_recall@K, span_precision@K, span_iou@K (|g>=G for graded chunks as evidence)"
+)
 
 
 def family(name: str) -> str:
@@ -95,6 +99,8 @@ def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -
 
 def _cutoff(name: str) -> int | None:
     fam = family(name)
+    if fam in SPAN_FAMILIES:
+        return parse_span_name(name).k
     if fam in LLM_FAMILIES:
         return _llm_cutoff(name, fam)
     try:
@@ -121,7 +127,10 @@ def _unknown(name: str) -> ConfigError:
     """``unknown metric 'ndgc@10'; close names: ndcg@10``, with where to find every name."""
     fam = family(name)
     rest = name[len(fam) :] if name.startswith(fam) else ""
-    words = [*_RANKING_WORDS, *LLM_FAMILIES, *_UNCUT]
-    close = [w + (rest if w in _RANKING_WORDS or w in AT_K else "") for w in difflib.get_close_matches(fam, words, 4)]
+    words = [*_RANKING_WORDS, *LLM_FAMILIES, *_UNCUT, *SPAN_FAMILIES]
+    close = [
+        w + (rest if w in _RANKING_WORDS or w in AT_K or w in SPAN_FAMILIES else "")
+        for w in difflib.get_close_matches(fam, words, 4)
+    ]
     hint = f"close names: {', '.join(dict.fromkeys(close))}" if close else "no close name"
     return ConfigError(f"unknown metric {name!r}; {hint}. Names: {_FIX}")

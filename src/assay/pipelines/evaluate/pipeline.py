@@ -28,10 +28,12 @@ from assay.formats.atomic import atomic_write_text
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
 from assay.pipelines.evaluate import ranking as er
+from assay.pipelines.evaluate.alignment import Resolver
+from assay.pipelines.evaluate.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.compare import CORRECTIONS, compare_runs
 from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, directed
 from assay.pipelines.evaluate.judged import Assessed
-from assay.pipelines.evaluate.judging import LLM_FAMILIES, Progress, estimate_judging, judge_runs
+from assay.pipelines.evaluate.judging import LLM_FAMILIES, Progress, estimate_judging, judge_pool, judge_runs
 from assay.pipelines.evaluate.names import NEEDS_JUDGE, applicable, check_names, family, joined_k
 from assay.pipelines.evaluate.results import (
     DiagnosisExample,
@@ -42,7 +44,8 @@ from assay.pipelines.evaluate.results import (
     headline_k,
     headline_metrics,
 )
-from assay.pipelines.evaluate.runs import LoadedRun, load_runs
+from assay.pipelines.evaluate.runs import FAILED, LoadedRun, RunSpec, load_runs
+from assay.pipelines.evaluate.spans import SPAN_FAMILIES, default_span_names, span_values
 from assay.pipelines.evaluate.stats import (
     PPIInputs,
     StatSettings,
@@ -55,7 +58,10 @@ from assay.pipelines.evaluate.stats import (
 from assay.pipelines.evaluate.stats import summaries as summarize_all
 from assay.types import StageUsage
 
-__all__ = ["EvalSettings", "Evaluated", "Progress", "estimate_evaluation", "evaluate", "evaluate_detailed"]
+__all__ = ["EvalSettings", "Evaluated", "Progress", "Runs", "estimate_evaluation", "evaluate", "evaluate_detailed"]
+
+# runs as paths, (name, path) or (name, list of dicts), or a mapping name -> path or list of dicts
+Runs = Sequence[RunSpec] | Mapping[str, Path | str | Sequence[Mapping[str, Any]]]
 
 LABEL_CURVES = ("ragas_context_precision", "coverage_recall")  # at the k values; ranking curves are dense
 
@@ -149,17 +155,34 @@ class Evaluated:
         return Path(path)
 
 
-def _split_metrics(settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun]) -> tuple[list[str], set[str]]:
-    """(ranking measure names, LLM families asked for): those of ``metrics``, else the defaults and every family
-    that ``gold`` and ``runs`` can give (:func:`~assay.pipelines.evaluate.names.applicable`); then those of
-    ``also``. The names were checked by :meth:`EvalSettings.checked`."""
+def _split_metrics(
+    settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex
+) -> tuple[list[str], set[str], list[str]]:
+    """(ranking measure names, LLM families asked for, span metric names): those of ``metrics``, else the defaults
+    and every family that ``gold`` and ``runs`` can give (:func:`~assay.pipelines.evaluate.names.applicable`); then
+    those of ``also``. The names were checked by :meth:`EvalSettings.checked`."""
     if settings.metrics:
-        ranking = list(dict.fromkeys(m for m in settings.metrics if family(m) not in LLM_FAMILIES))
-        families = {family(m) for m in settings.metrics if family(m) in LLM_FAMILIES}
+        ranking = list(dict.fromkeys(m for m in settings.metrics if _kind(m) == "ranking"))
+        families = {family(m) for m in settings.metrics if _kind(m) == "llm"}
+        spans = list(dict.fromkeys(m for m in settings.metrics if _kind(m) == "span"))
     else:
         ranking, families = er.default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
-    ranking += [m for m in dict.fromkeys(settings.also) if family(m) not in LLM_FAMILIES and m not in ranking]
-    return ranking, families | {family(m) for m in settings.also if family(m) in LLM_FAMILIES}
+        spans = default_span_names(settings.k_values, gold, index)
+    ranking += [m for m in dict.fromkeys(settings.also) if _kind(m) == "ranking" and m not in ranking]
+    spans += [m for m in dict.fromkeys(settings.also) if _kind(m) == "span" and m not in spans]
+    return ranking, families | {family(m) for m in settings.also if _kind(m) == "llm"}, spans
+
+
+def _kind(name: str) -> str:
+    fam = family(name)
+    return "span" if fam in SPAN_FAMILIES else "llm" if fam in LLM_FAMILIES else "ranking"
+
+
+def _specs(runs: Runs) -> list[RunSpec]:
+    """Runs as a list of specs: a mapping's items become (name, source) pairs."""
+    if isinstance(runs, Mapping):
+        return [(name, source) for name, source in runs.items()]
+    return list(runs)
 
 
 def _needs_judge(settings: EvalSettings, judge: Judge | None) -> None:
@@ -177,7 +200,7 @@ def _load(golden: GoldenSet | Path | str) -> tuple[GoldenSet, Path | None]:
 
 def evaluate(
     golden: GoldenSet | Path | str,
-    runs: Sequence[Path | tuple[str, Path]],
+    runs: Runs,
     *,
     judge: Judge | None = None,
     settings: EvalSettings | None = None,
@@ -185,7 +208,9 @@ def evaluate(
     human_labels: Mapping[tuple[str, str], int] | None = None,
     annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
 ) -> tuple[EvalResult, list[QueryResult]]:
-    """Evaluate ``runs`` (paths, or ``(name, path)``) against ``golden`` (a folder or a loaded set).
+    """Evaluate ``runs`` against ``golden`` (a folder or a loaded set). A run is a file (JSONL, TREC or RAGAS
+    evaluation data) or a list of dicts in the JSONL run format; give runs as paths, ``(name, run)`` pairs or a
+    mapping ``{name: run}``.
 
     ``judge`` None: no judging (trec_eval convention). ``human_labels`` ``{(query_id, chunk_id): grade}`` (e.g. the
     audit store's) enable the PPI corrections and the judge-vs-human agreement; human labels in the qrels count too.
@@ -201,7 +226,7 @@ def evaluate(
 
 def evaluate_detailed(
     golden: GoldenSet | Path | str,
-    runs: Sequence[Path | tuple[str, Path]],
+    runs: Runs,
     *,
     judge: Judge | None = None,
     settings: EvalSettings | None = None,
@@ -213,26 +238,48 @@ def evaluate_detailed(
     config = (settings or EvalSettings()).checked()
     _needs_judge(config, judge)
     gold, folder = _load(golden)
-    loaded = load_runs(runs, gold)
-    ranking, families = _split_metrics(config, gold, loaded)
+    resolver = Resolver(gold, folder)
+    loaded = load_runs(_specs(runs), gold, resolver)
+    ranking, families, spans = _split_metrics(config, gold, loaded, SpanIndex(gold, resolver))
+    carried, index = _carry(gold, folder=folder, loaded=loaded, resolver=resolver, judge=judge, config=config,
+                            progress=progress)  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     if judge is not None:
         assessed, diagnosed = judge_runs(gold, folder, loaded, judge, families=families, progress=progress,
-                              add_labels=config.add_labels, **_judging_settings(config))  # fmt: skip
-    labels = er.Labels.of(gold, strict_unscored=judge is not None)
+                              add_labels=config.add_labels, carried=carried, **_judging_settings(config))  # fmt: skip
+    base = er.Labels.of(gold, strict_unscored=judge is not None)
+    labels = {run.name: _with_passages(base, run, carried) for run in loaded}
     per_run = {
-        run.name: _rows(gold, run, labels=labels, ranking=ranking, families=families, assessed=assessed, config=config)
+        run.name: _rows(
+            gold,
+            run,
+            labels=labels[run.name],
+            ranking=ranking,
+            families=families,
+            assessed=assessed,
+            config=config,
+            spans=(spans, index),
+        )
         for run in loaded
     }
     humans = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
     result = _result(
-        gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config, humans=humans
+        gold,
+        folder,
+        runs=loaded,
+        per_run=per_run,
+        labels=labels,
+        judge=judge,
+        config=config,
+        humans=humans,
+        carried=carried,
     )
     result.usage = _spent(judge, before)
     result.diagnosis_examples = diagnosed
+    resolver.save_cache()
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support)
@@ -257,16 +304,58 @@ def _spent(judge: Judge | None, before: Mapping[str, StageUsage]) -> dict[str, S
 
 def estimate_evaluation(
     golden: GoldenSet | Path | str,
-    runs: Sequence[Path | tuple[str, Path]],
+    runs: Runs,
     judge: Judge,
     settings: EvalSettings | None = None,
 ) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage, without calling the model (``--dry-run``)."""
     config = (settings or EvalSettings()).checked()
-    gold, _ = _load(golden)
-    loaded = load_runs(runs, gold)
-    _, families = _split_metrics(config, gold, loaded)
-    return estimate_judging(gold, loaded, judge, families=families, **_judging_settings(config))
+    gold, folder = _load(golden)
+    resolver = Resolver(gold, folder)
+    loaded = load_runs(_specs(runs), gold, resolver)
+    index = SpanIndex(gold, resolver)
+    _, families, _ = _split_metrics(config, gold, loaded, index)
+    carried = carry_labels(gold, loaded, index, config.depth)
+    return estimate_judging(gold, loaded, judge, families=families, carried=carried, **_judging_settings(config))
+
+
+def _carry(
+    gold: GoldenSet,
+    *,
+    folder: Path | None,
+    loaded: list[LoadedRun],
+    resolver: Resolver,
+    judge: Judge | None,
+    config: EvalSettings,
+    progress: Progress | None,
+) -> tuple[Carried, SpanIndex]:
+    """Labels of the runs' own passages (:mod:`~.carry`); with a judge, the golden chunks that undecided passages
+    reach are graded first and the rule applied again."""
+    index = SpanIndex(gold, resolver)
+    carried = carry_labels(gold, loaded, index, config.depth)
+    if judge is None or not carried.pool:
+        return carried, index
+    pooled = judge_pool(judge, gold, folder, carried.pool, listwise=config.listwise, seed=config.seed,
+                        add_labels=config.add_labels, progress=progress)  # fmt: skip
+    index = SpanIndex(gold, resolver)
+    carried = carry_labels(gold, loaded, index, config.depth)
+    carried.pooled = pooled
+    return carried, index
+
+
+def _with_passages(base: er.Labels, run: LoadedRun, carried: Carried) -> er.Labels:
+    """The golden labels plus the labels of this run's own passages (see :mod:`~.carry`): each run is scored
+    against the golden chunks and its own passages, so its figures do not depend on the other runs evaluated."""
+    qrels = {qid: dict(grades) for qid, grades in base.qrels.items()}
+    unscored = set(base.unscored)
+    for qid, line in run.lines.items():
+        for unit in line.ranked:
+            key = (qid, unit)
+            if key in carried.grades:
+                qrels.setdefault(qid, {})[unit] = carried.grades[key]
+            elif key in carried.unscored:
+                unscored.add(key)
+    return er.Labels(qrels, unscored, base.strict_unscored)
 
 
 def _judging_settings(config: EvalSettings) -> dict[str, Any]:
@@ -285,8 +374,11 @@ def _rows(
     families: set[str],
     assessed: Mapping[str, Mapping[str, Assessed]],
     config: EvalSettings,
+    spans: tuple[list[str], SpanIndex],
 ) -> dict[str, QueryResult]:
     parts: list[Mapping[str, er.QueryValues]] = []
+    if spans[0]:
+        parts.append(span_values(run, spans[1], spans[0]))
     if ranking:
         parts.append(er.rank_run(run, labels, ranking, threshold=config.threshold, depth=config.depth))
     if labels.strict_unscored and "ragas_context_precision" in families:  # strict_unscored: evaluated with a judge
@@ -303,7 +395,18 @@ def _rows(
             if values is not None:
                 row.metrics.update(values.metrics)
                 row.unscored.update(values.unscored)
+    _fail(run, rows)
     return rows
+
+
+def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
+    """Every metric of a question the system failed on is unscored (``system_failed``), never scored as empty."""
+    names = list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
+    for qid, line in run.lines.items():
+        if line.error is not None:
+            row = rows[qid]
+            row.metrics = dict.fromkeys(names)
+            row.unscored = dict.fromkeys(names, FAILED)
 
 
 # -- the result --------------------------------------------------------------------------------------------------
@@ -339,6 +442,29 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
     )
 
 
+def _passage_labels(run: LoadedRun, carried: Carried, depth: int) -> dict[str, int]:
+    """How the passages of the top ``depth`` got their labels: ``chunk`` (a golden chunk: its own label), ``rule``
+    (carried over by span), ``stored`` (judged in an earlier evaluation), ``judged`` (now), ``unlabelled``."""
+    counts: dict[str, int] = {}
+    for qid, line in run.lines.items():
+        for unit in line.top(depth):
+            how = carried.how.get((qid, unit), "chunk")
+            counts[how] = counts.get(how, 0) + 1
+    return counts
+
+
+def _length_note(results: Sequence[RunResult]) -> list[str]:
+    """A plain note when the runs' passages differ in length: ranking measures then compare chunkings, not
+    retrieval; span metrics stay comparable."""
+    medians = {r.name: r.passage_lengths["median"] for r in results if r.passage_lengths}
+    if len(medians) < 2 or max(medians.values()) < 1.5 * max(1.0, min(medians.values())):
+        return []
+    shown = ", ".join(f"{name} {median:.0f}" for name, median in medians.items())
+    return [f"the runs' passages differ in length (median characters: {shown}): ranking measures are not comparable "
+            "across them (longer passages hold relevant text more often); span metrics (span_recall@k, "
+            "span_precision@k, span_iou@k) are"]  # fmt: skip
+
+
 def _informative(strata: dict[str, dict[str, dict[str, MetricSummary]]], config: EvalSettings) -> dict[str, Any]:
     """The strata worth a table: a field with one value only (every imported query of type ``unknown``) repeats
     the overall figures, so it is left out unless ``--by`` asked for it."""
@@ -351,15 +477,20 @@ def _result(
     *,
     runs: list[LoadedRun],
     per_run: Mapping[str, Mapping[str, QueryResult]],
-    labels: er.Labels,
+    labels: Mapping[str, er.Labels],
     judge: Judge | None,
     config: EvalSettings,
     humans: PPIInputs,
+    carried: Carried,
 ) -> EvalResult:
     from assay import __version__
 
-    results = [_run_result(run, per_run[run.name], labels, config) for run in runs]
-    warnings = [note for run in runs for note in run.notes]
+    results = [_run_result(run, per_run[run.name], labels[run.name], config) for run in runs]
+    for run, result in zip(runs, results, strict=True):
+        result.passage_lengths = run.length_summary()
+        result.passage_labels = _passage_labels(run, carried, config.depth)
+    own = any(set(r.passage_labels) - {"chunk"} for r in results)  # a run chunked its own way
+    warnings = [note for run in runs for note in run.notes] + (_length_note(results) if own else [])
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []

@@ -102,6 +102,10 @@ class RunCounts(_Model):
     missing_queries: int = 0  # golden questions the run has no line for
     with_answer: int = 0
     labels_judged_now: int = 0  # retrieved chunks without a label, judged during this evaluation
+    failed: int = 0  # questions the system failed on (a line with "error"): every metric of them unscored
+    unmatched_rows: int = 0  # RAGAS rows matching no golden question (by query_id or question text)
+    # how the retrieved items were matched to the golden set: id, offsets, exact, approximate, unmatched
+    matched_by: dict[str, int] = Field(default_factory=dict)
 
 
 class RunResult(_Model):
@@ -119,6 +123,10 @@ class RunResult(_Model):
     # 11-point interpolated precision (recall 0.0, 0.1, ..., 1.0), mean over queries
     pr_curve: list[float] = Field(default_factory=list)
     grade_histogram: dict[str, int] = Field(default_factory=dict)  # grade of retrieved chunks in the top k_max
+    # passage length in characters (count, min, p25, median, p75, max, mean) over every retrieved passage
+    passage_lengths: dict[str, float] = Field(default_factory=dict)
+    # how the passages of the top k_max got their labels: chunk, rule, stored, judged, unlabelled
+    passage_labels: dict[str, int] = Field(default_factory=dict)
 
 
 class Comparison(_Model):

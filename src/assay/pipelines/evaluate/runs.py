@@ -1,52 +1,74 @@
-"""Reading and checking the runs ``assay eval`` scores: JSONL runs (DESIGN.md section 3) and TREC runs.
+"""Reading and checking the runs ``assay eval`` scores: JSONL runs (DESIGN.md section 3), TREC runs, RAGAS
+evaluation data, and runs given in memory as lists of dicts.
 
 A JSONL run has one line per query, validated as :class:`assay.types.RunItem`: ``query_id``, ranked ``retrieved``
-ids (strings or ``{"id", "score", "text"}`` objects), optional ``answer`` and ``citations``. A TREC run
-(``qid Q0 docid rank score tag``) gives rankings only. What the run gets wrong about the golden set is counted in
-:class:`~assay.pipelines.evaluate.results.RunCounts` and reported, never fatal:
+passages in any of the forms of :class:`assay.types.RetrievedItem` (a chunk id, ``{"id", "score", "text"}``,
+``{"text"}`` alone, ``{"doc_id", "start", "end"}``; mixed forms are fine), optional ``answer`` and ``citations``,
+and from ``assay run`` ``latency_ms``, ``usage`` and ``error``. A TREC run (``qid Q0 docid rank score tag``) gives
+rankings only. RAGAS evaluation data (JSONL or CSV: ``user_input``, ``retrieved_contexts``, optional
+``retrieved_context_ids``, ``response``, ``reference``) is read by the same command: a row is matched to a golden
+question by ``query_id`` when it has one, else by its question text (its words: case, spacing and punctuation
+folded).
 
-* a query id the golden set does not have: counted (``unknown_query_ids``), the line is skipped;
-* a chunk id the golden set does not have: counted (``unknown_chunk_ids``); it keeps its rank, is never judged and
-  counts as not relevant (trec_eval's convention for unjudged documents);
-* an id listed twice for one query (or a query given on two lines): counted (``duplicate_ids``), the first
+Passages that are not golden chunk ids are located in the golden documents (:mod:`~.alignment`). What the run gets
+wrong about the golden set is counted in :class:`~assay.pipelines.evaluate.results.RunCounts` and reported, never
+fatal:
+
+* a query id the golden set does not have: counted (``unknown_query_ids``), the line is skipped; a RAGAS row whose
+  question matches none: counted (``unmatched_rows``) and named in the notes;
+* an id that is not a golden chunk and comes without a text: counted (``unknown_chunk_ids``); it keeps its rank, is
+  never judged and counts as not relevant (trec_eval's convention for unjudged documents);
+* a passage listed twice for one query (or a query given on two lines): counted (``duplicate_ids``), the first
   occurrence is kept;
 * an empty ``retrieved`` list: counted (``empty_retrieved``); the query is evaluated and scores 0 on ranking metrics;
+* a line with ``error`` (the system failed on the question): counted (``failed``); every metric of the query is
+  unscored (reason ``system_failed``), never an empty answer scored as 0;
 * a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c).
 
-A malformed line (not JSON, wrong field types, scores on some items only, a TREC line without six fields or with a
-score that is not a number) raises :class:`~assay.errors.FormatError` with the file and line.
+A malformed line (not JSON, wrong field types, scores on some items only, an item with no id, text or offsets,
+offsets outside the document, an unknown ``doc_id``, a TREC line without six fields) raises
+:class:`~assay.errors.FormatError` with the file and line.
 
-Ranking order: with scores, trec_eval's (score descending, ties by docid descending, computed by
-:mod:`assay.metrics`); without scores, the list order.
+Ranking order: with scores, trec_eval's (score descending, ties by id descending, computed by :mod:`assay.metrics`);
+without scores, the list order.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+import statistics
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from assay.corpus.align import normalized_words
 from assay.errors import FormatError, InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import first_problem, iter_json_lines
+from assay.formats.ragas import read_ragas_run
 from assay.formats.runs import ranked_lists, sniff_run_format
 from assay.metrics import Run
+from assay.pipelines.evaluate.alignment import Located, Resolver
 from assay.pipelines.evaluate.results import RunCounts
-from assay.types import RunItem
+from assay.types import RetrievedItem, RunError, RunItem
 
-__all__ = ["LoadedRun", "RunLine", "load_run", "load_runs", "run_name"]
+__all__ = ["LoadedRun", "RunLine", "RunSpec", "load_run", "load_runs", "run_name"]
 
-JSONL_EXPECTED = 'a line like {"query_id": "q1", "retrieved": ["c1", {"id": "c2", "score": 0.5}], "answer": "..."}'
+JSONL_EXPECTED = 'a line like {"query_id": "q1", "retrieved": ["c1", {"text": "..."}], "answer": "..."}'
 TREC_EXPECTED = "6 whitespace-separated fields: query_id Q0 chunk_id rank score tag"
+FAILED = "system_failed"
+RunSpec = Path | str | tuple[str, Path | str | Sequence[Mapping[str, Any]]]
+RunKind = Literal["jsonl", "trec", "ragas", "memory"]
 
 
 @dataclass
 class RunLine:
-    """One query of a run: chunk ids in rank order (duplicates removed), their scores, texts, answer, citations."""
+    """One query of a run: unit ids in rank order (duplicates removed), their scores, texts and where they were
+    found, the answer and citations; ``error`` when the system failed on the question."""
 
     query_id: str
     ranked: list[str]
@@ -54,9 +76,11 @@ class RunLine:
     texts: dict[str, str] = field(default_factory=dict)
     answer: str | None = None
     citations: list[str] = field(default_factory=list)
+    located: dict[str, Located] = field(default_factory=dict)
+    error: RunError | None = None
 
     def top(self, k: int) -> list[str]:
-        """The first ``k`` chunk ids."""
+        """The first ``k`` unit ids."""
         return self.ranked[:k]
 
 
@@ -66,47 +90,67 @@ class LoadedRun:
 
     name: str
     path: Path
-    kind: Literal["jsonl", "trec"]
+    kind: RunKind
     lines: dict[str, RunLine]
     counts: RunCounts
     notes: list[str] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)  # characters of every retrieved passage
+
+    def length_summary(self) -> dict[str, float]:
+        """Passage length in characters: count, min, quartiles, max, mean (empty without passages)."""
+        if not self.lengths:
+            return {}
+        sizes = self.lengths
+        one = [float(sizes[0])] * 3
+        q1, median, q3 = statistics.quantiles(sizes, n=4, method="inclusive") if len(sizes) > 1 else one
+        return {"count": len(sizes), "min": min(sizes), "p25": round(q1, 1), "median": round(median, 1),
+                "p75": round(q3, 1), "max": max(sizes), "mean": round(statistics.fmean(sizes), 1)}  # fmt: skip
 
 
-def run_name(spec: Path | tuple[str, Path]) -> tuple[str, Path]:
-    """``(name, path)``: a given name, else the file stem."""
+def run_name(spec: RunSpec) -> tuple[str, Path | Sequence[Mapping[str, Any]]]:
+    """``(name, source)``: a given name, else the file stem."""
     if isinstance(spec, tuple):
-        return spec[0], Path(spec[1])
+        name, source = spec
+        return name, Path(source) if isinstance(source, str | Path) else source
     return Path(spec).stem, Path(spec)
 
 
 @dataclass
 class _Raw:
-    """A line before ordering: (id, score or None) items in list order, and the rest of the record."""
+    """A line before alignment and ordering."""
 
     query_id: str
-    items: list[tuple[str, float | None]]
-    texts: dict[str, str]
+    items: list[RetrievedItem]
     answer: str | None
     citations: list[str]
     line: int
+    error: RunError | None = None
 
 
-def _jsonl_lines(path: Path) -> Iterator[_Raw]:
-    for line, obj in iter_json_lines(path, kind="runs", header="optional"):
+# ---------------------------------------------------------------------------------------------------- sources
+
+
+def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[_Raw]:
+    for line, obj in rows:
         try:
             item = RunItem.model_validate(obj)
         except ValidationError as exc:
-            raise FormatError(path, line, first_problem(exc), JSONL_EXPECTED) from None
-        items: list[tuple[str, float | None]] = []
-        for r in item.retrieved:
-            if r.score is not None and math.isnan(r.score):
-                raise FormatError(path, line, f"score of {r.id!r} is NaN", "a number")
-            items.append((r.id, r.score))
-        with_score = sum(score is not None for _, score in items)
-        if 0 < with_score < len(items):
-            raise FormatError(path, line, f"{with_score} of {len(items)} items have a score", "scores on all or none")
-        texts = {r.id: r.text for r in item.retrieved if r.text}
-        yield _Raw(item.query_id, items, texts, item.answer, list(item.citations), line)
+            raise FormatError(where, line, first_problem(exc), JSONL_EXPECTED) from None
+        scored = [r.score for r in item.retrieved if r.score is not None]
+        if any(math.isnan(score) for score in scored):
+            raise FormatError(where, line, "a score is NaN", "a number")
+        if 0 < len(scored) < len(item.retrieved):
+            problem = f"{len(scored)} of {len(item.retrieved)} items have a score"
+            raise FormatError(where, line, problem, "scores on all or none")
+        yield _Raw(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error)
+
+
+def _memory_lines(name: str, rows: Sequence[Mapping[str, Any]]) -> Iterator[_Raw]:
+    where = f"run {name!r} (in memory), item"
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise FormatError(where, i + 1, f"a {type(row).__name__}", "a dict like " + JSONL_EXPECTED[12:])
+    yield from _records(where, ((i + 1, dict(row)) for i, row in enumerate(rows)))
 
 
 def _trec_lines(path: Path) -> Iterator[_Raw]:
@@ -130,92 +174,174 @@ def _trec_lines(path: Path) -> Iterator[_Raw]:
         if current is None or current.query_id != fields[0]:
             if current is not None:
                 yield current
-            current = _Raw(fields[0], [], {}, None, [], number)
-        current.items.append((fields[2], score))
+            current = _Raw(fields[0], [], None, [], number)
+        current.items.append(RetrievedItem(id=fields[2], score=score))
     if current is not None:
         yield current
 
 
-def _dedupe(items: list[tuple[str, float | None]]) -> tuple[dict[str, float], int]:
-    """``{id: score}`` keeping the first occurrence (synthetic scores n..1 when there are none), and the drops."""
-    n = len(items)
-    scores: dict[str, float] = {}
-    for i, (cid, score) in enumerate(items):
-        if cid not in scores:
-            scores[cid] = score if score is not None else float(n - i)
-    return scores, n - len(scores)
+def _ragas_lines(path: Path, golden: GoldenSet, counts: RunCounts, notes: list[str], name: str) -> Iterator[_Raw]:
+    """RAGAS rows matched to golden questions (by ``query_id``, else by question text); unmatched ones counted."""
+    by_text = {_question_key(q.text): q.id for q in golden.questions}
+    unmatched: list[str] = []
+    for row in read_ragas_run(path):
+        qid = row.query_id if row.query_id is not None else by_text.get(_question_key(row.user_input))
+        if qid is None:
+            counts.lines += 1
+            counts.unmatched_rows += 1
+            unmatched.append(f"line {row.line}: {row.user_input[:60]!r}")
+            continue
+        items = [RetrievedItem(id=cid, text=text) for text, cid in zip(row.contexts, row.context_ids, strict=True)]
+        yield _Raw(qid, items, row.response, [], row.line)
+    if unmatched:
+        shown = "; ".join(unmatched[:3]) + (f"; and {len(unmatched) - 3} more" if len(unmatched) > 3 else "")
+        notes.append(f"{name}: {len(unmatched)} RAGAS row(s) match no golden question by query_id or text ({shown})")
 
 
-def _order(tables: dict[str, dict[str, float]]) -> dict[str, list[str]]:
-    """trec_eval's order per query (the same the metrics use), empty lists kept."""
-    filled = {q: t for q, t in tables.items() if t}
-    ranked = ranked_lists(Run.from_dict(filled)) if filled else {}
-    return {q: ranked.get(q, []) for q in tables}
+def _question_key(text: str) -> str:
+    """A question as RAGAS rows are matched to golden questions: its words, case, spacing and punctuation folded."""
+    return " ".join(normalized_words(text))
 
 
-def load_run(spec: Path | tuple[str, Path], golden: GoldenSet) -> LoadedRun:
-    """Read one run (JSONL or TREC, by content) and check it against ``golden``; see the module docstring."""
-    name, path = run_name(spec)
-    if not path.is_file():
-        raise InputError(f"run {path} does not exist (or is a folder): give a JSONL or TREC run file")
-    kind: Literal["jsonl", "trec"] = "jsonl" if sniff_run_format(path) == "jsonl" else "trec"
-    raws = _jsonl_lines(path) if kind == "jsonl" else _trec_lines(path)
-    counts = RunCounts()
+def _kind(source: Path | Sequence[Mapping[str, Any]]) -> RunKind:
+    if not isinstance(source, Path):
+        return "memory"
+    if source.suffix.lower() == ".csv":
+        return "ragas"
+    if sniff_run_format(source) != "jsonl":
+        return "trec"
+    for _, obj in iter_json_lines(source, header="optional"):
+        is_ragas = "retrieved" not in obj and ("user_input" in obj or "retrieved_contexts" in obj)
+        return "ragas" if is_ragas else "jsonl"
+    return "jsonl"
+
+
+# ---------------------------------------------------------------------------------------------------- loading
+
+
+def load_run(spec: RunSpec, golden: GoldenSet, resolver: Resolver | None = None) -> LoadedRun:
+    """Read one run and check it against ``golden``; see the module docstring."""
+    name, source = run_name(spec)
+    if isinstance(source, Path) and not source.is_file():
+        raise InputError(f"run {source} does not exist (or is a folder): give a JSONL, TREC or RAGAS run file")
+    kind = _kind(source)
+    counts, notes = RunCounts(), list[str]()
+    raws = _raws(kind, name=name, source=source, golden=golden, counts=counts, notes=notes)
+    path = source if isinstance(source, Path) else Path(f"<{name}>")
+    where: str | Path = path if isinstance(source, Path) else f"run {name!r} (in memory), item"
+    loaded = LoadedRun(name, path, kind, {}, counts, notes)
+    return _assemble(loaded, raws, golden=golden, resolver=resolver or Resolver(golden), where=where)
+
+
+def _raws(
+    kind: RunKind,
+    *,
+    name: str,
+    source: Path | Sequence[Mapping[str, Any]],
+    golden: GoldenSet,
+    counts: RunCounts,
+    notes: list[str],
+) -> Iterator[_Raw]:
+    if not isinstance(source, Path):
+        return _memory_lines(name, source)
+    if kind == "ragas":
+        return _ragas_lines(source, golden, counts, notes, name)
+    if kind == "trec":
+        return _trec_lines(source)
+    return _records(source, iter_json_lines(source, kind="runs", header="optional"))
+
+
+def _assemble(
+    run: LoadedRun, raws: Iterator[_Raw], *, golden: GoldenSet, resolver: Resolver, where: str | Path
+) -> LoadedRun:
+    """``run`` (name, path, kind, counts, notes so far) filled with the lines of ``raws``, resolved and ordered."""
     known = {q.id for q in golden.questions}
-    kept: dict[str, _Raw] = {}
+    counts = run.counts
     tables: dict[str, dict[str, float]] = {}
+    matched: Counter[str] = Counter()
     for raw in raws:
         counts.lines += 1
         if raw.query_id not in known:
             counts.unknown_query_ids += 1
             continue
-        if raw.query_id in kept:
+        if raw.query_id in run.lines:
             counts.duplicate_ids += 1  # a query given twice: the first line stands
             continue
-        tables[raw.query_id], dropped = _dedupe(raw.items)
-        counts.duplicate_ids += dropped
-        counts.empty_retrieved += not raw.items
-        kept[raw.query_id] = raw
-    if counts.lines == 0:
-        raise FormatError(path, None, "no run lines", JSONL_EXPECTED if kind == "jsonl" else TREC_EXPECTED)
-    lines = _lines(kept, tables, golden, counts)
-    counts.missing_queries = len(known - set(lines))
-    counts.queries_evaluated = len(lines)
-    return LoadedRun(name, path, kind, lines, counts, _notes(name, counts))
+        run.lines[raw.query_id], tables[raw.query_id] = _line(raw, resolver, where, counts, matched, run.lengths)
+    if counts.lines == 0 and run.kind != "ragas":
+        expected = TREC_EXPECTED if run.kind == "trec" else JSONL_EXPECTED
+        raise FormatError(where, None, "no run lines", expected)
+    _order_lines(run.lines, tables)
+    counts.matched_by = dict(sorted(matched.items()))
+    counts.missing_queries = len(known - set(run.lines))
+    counts.queries_evaluated = len(run.lines)
+    run.notes = _notes(run.name, counts, run.notes)
+    resolver.save_cache()
+    return run
 
 
-def _lines(
-    kept: dict[str, _Raw], tables: dict[str, dict[str, float]], golden: GoldenSet, counts: RunCounts
-) -> dict[str, RunLine]:
-    ordered = _order(tables)
-    lines: dict[str, RunLine] = {}
-    for qid, raw in kept.items():
-        ranked = ordered[qid]
-        counts.unknown_chunk_ids += sum(not golden.has_chunk(cid) for cid in ranked)
-        counts.with_answer += bool(raw.answer and raw.answer.strip())
-        lines[qid] = RunLine(qid, ranked, tables[qid], raw.texts, raw.answer, raw.citations)
-    return lines
+def _line(  # noqa: PLR0917 (the loop's state, passed down)
+    raw: _Raw, resolver: Resolver, where: str | Path, counts: RunCounts, matched: Counter[str], lengths: list[int]
+) -> tuple[RunLine, dict[str, float]]:
+    """One query's line with its items resolved to units and deduplicated, and its ``{unit: score}`` table."""
+    line = RunLine(raw.query_id, [], {}, answer=raw.answer, citations=raw.citations, error=raw.error)
+    if raw.error is not None:
+        counts.failed += 1
+        return line, {}
+    n = len(raw.items)
+    counts.empty_retrieved += not raw.items
+    counts.with_answer += bool(raw.answer and raw.answer.strip())
+    table: dict[str, float] = {}
+    for i, item in enumerate(raw.items):
+        found = resolver.resolve(item, where, raw.line)
+        matched[found.match] += 1
+        counts.unknown_chunk_ids += found.match == "unmatched" and found.text is None
+        if found.unit in table:
+            counts.duplicate_ids += 1
+            continue
+        table[found.unit] = item.score if item.score is not None else float(n - i)
+        line.located[found.unit] = found
+        if found.text:
+            line.texts[found.unit] = found.text
+            lengths.append(len(found.text))
+    return line, table
 
 
-def _notes(name: str, counts: RunCounts) -> list[str]:
-    notes = []
+def _order_lines(lines: dict[str, RunLine], tables: dict[str, dict[str, float]]) -> None:
+    """trec_eval's order per query (the same the metrics use), empty lists kept."""
+    filled = {q: t for q, t in tables.items() if t}
+    ranked = ranked_lists(Run.from_dict(filled)) if filled else {}
+    for qid, line in lines.items():
+        line.ranked, line.scores = ranked.get(qid, []), tables.get(qid, {})
+
+
+def _notes(name: str, counts: RunCounts, notes: list[str]) -> list[str]:
+    out = list(notes)
     if counts.unknown_query_ids:
-        notes.append(f"{name}: {counts.unknown_query_ids} line(s) name a query the golden set does not have (skipped)")
+        out.append(f"{name}: {counts.unknown_query_ids} line(s) name a query the golden set does not have (skipped)")
     if counts.unknown_chunk_ids:
-        notes.append(
-            f"{name}: {counts.unknown_chunk_ids} retrieved id(s) are not chunks of the golden set (counted as not "
-            "relevant; were the chunks built with the same chunker?)"
+        out.append(
+            f"{name}: {counts.unknown_chunk_ids} retrieved id(s) are not chunks of the golden set and come without a "
+            'text (counted as not relevant; give each item its text, {"id": ..., "text": ...}, to have it located)'
         )
+    texts_lost = counts.matched_by.get("unmatched", 0) - counts.unknown_chunk_ids
+    if texts_lost:
+        out.append(f"{name}: {texts_lost} retrieved text(s) were found in no golden document (labelled by the judge "
+                   "when one is given, else unlabelled)")  # fmt: skip
+    if counts.failed:
+        out.append(f"{name}: the system failed on {counts.failed} question(s) (every metric of them unscored)")
     if counts.missing_queries:
-        notes.append(f"{name}: {counts.missing_queries} golden question(s) have no line in the run (left out)")
-    return notes
+        out.append(f"{name}: {counts.missing_queries} golden question(s) have no line in the run (left out)")
+    return out
 
 
-def load_runs(specs: Sequence[Path | tuple[str, Path]], golden: GoldenSet) -> list[LoadedRun]:
-    """Read every run; two runs with the same name raise :class:`InputError` (name them with NAME=PATH)."""
+def load_runs(specs: Sequence[RunSpec], golden: GoldenSet, resolver: Resolver | None = None) -> list[LoadedRun]:
+    """Read every run (one document index and alignment cache for all: ``resolver``, made here when None); two
+    runs with the same name raise :class:`InputError` (name them with NAME=PATH)."""
     if not specs:
-        raise InputError("no run given: pass at least one run file (JSONL or TREC)")
-    runs = [load_run(spec, golden) for spec in specs]
+        raise InputError("no run given: pass at least one run file (JSONL, TREC or RAGAS)")
+    resolver = resolver or Resolver(golden)
+    runs = [load_run(spec, golden, resolver) for spec in specs]
     seen: set[str] = set()
     for run in runs:
         if run.name in seen:

@@ -1,0 +1,305 @@
+"""Locate passages in documents: the character span of a golden document that a retrieved text came from.
+
+A user's RAG system loads and chunks the same documents its own way, so its passages are not assay's chunks. This
+module finds each one in the golden documents through an index built once over them (never a scan of every document
+per passage), and says how it was matched:
+
+* **exact**: the passage's words, in order and contiguous, are a run of the document's words. Words are runs of
+  letters and digits after Unicode NFKC and case folding; whitespace, punctuation and Markdown syntax (``#``, ``*``,
+  ``_``, backticks, brackets) are not words, HTML tags (``<p>``, ``</div>``) are skipped on both sides, and a word
+  hyphenated across a line break (``exam-\\nple``) is one word. Score 1.0.
+* **approximate**: the densest region of the document holding the passage's words in about their order (a diagonal
+  band of (passage word, document word) matches, anchored on words that are rare in the document). It tolerates
+  what differs between loaders: a title prepended, link targets or tags kept or dropped, ellipses, a sentence cut.
+  ``score`` = the share of the passage's words found in the span; accepted at ``score >= min_score`` (0.6 by
+  default: most of the passage must come from that document).
+* **unmatched**: no document holds enough of it.
+
+Candidate documents come from an inverted index of words to documents: the rarest words of the passage (by
+document frequency) vote. Only the few documents they name are read.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from assay.types import Document
+
+__all__ = ["Aligner", "Span", "normalized_words"]
+
+_WORD = re.compile(r"[^\W_]+(?:-[ \t]*\r?\n[ \t]*[^\W_]+)*")
+_HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n[ \t]*")
+_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,300}>|<!--.*?-->", re.DOTALL)
+# ASCII letters and digits lower-cased, every other ASCII character a space
+_ASCII_WORDS = {i: (chr(i).lower() if chr(i).isalnum() else " ") for i in range(128)}
+_RARE_VOTERS = 8
+_VOTE_BUDGET = 4096  # postings read to pick an approximate passage's candidate documents
+_CANDIDATES = 3  # documents read per approximate passage (fewer when one matches at 0.95)
+_ANCHOR_MAX = 16  # a word occurring more often than this in a document does not anchor the band
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a passage was found: document, character offsets ``[start, end)`` into its text, how, how well."""
+
+    doc_id: str
+    start: int
+    end: int
+    match: str  # "offsets" | "exact" | "approximate"
+    score: float
+
+
+def _fold(word: str) -> list[str]:
+    """A word as matched: hyphen breaks removed, NFKC, case folded (one written word may give several)."""
+    if "\n" in word:
+        word = _HYPHEN_BREAK.sub("", word)
+    if word.isascii():
+        return [word.lower()]
+    return _WORD.findall(unicodedata.normalize("NFKC", word).casefold())
+
+
+def _blank_tags(text: str) -> str:
+    """HTML tags and comments replaced by spaces of the same length (offsets are kept)."""
+    if "<" not in text:
+        return text
+    return _TAG.sub(lambda m: " " * (m.end() - m.start()), text)
+
+
+def normalized_words(text: str) -> list[str]:
+    """The words of ``text`` as the aligner compares them (see the module docstring)."""
+    text = _blank_tags(text)
+    if text.isascii() and ("-" not in text or not _HYPHEN_BREAK.search(text)):
+        return text.translate(_ASCII_WORDS).split()  # the same words as _WORD finds in ASCII text, faster
+    return [w for raw in _WORD.findall(text) for w in _fold(raw)]
+
+
+def _words_with_offsets(text: str) -> tuple[list[str], array[int], array[int]]:
+    words: list[str] = []
+    starts, ends = array("l"), array("l")
+    ascii_text = text.isascii()
+    for m in _WORD.finditer(_blank_tags(text)):
+        raw = m.group()
+        folded = [raw.lower()] if ascii_text and "\n" not in raw else _fold(raw)
+        for w in folded:
+            words.append(w)
+            starts.append(m.start())
+            ends.append(m.end())
+    return words, starts, ends
+
+
+@dataclass
+class _Doc:
+    id: str
+    text: str
+    norm: str  # the words joined by single spaces
+    starts: array[int]
+    ends: array[int]
+
+
+class Aligner:
+    """An index over ``documents`` that locates passages in them (see the module docstring).
+
+    ``min_score``: the least share of a passage's words an approximate match must find in its span.
+    """
+
+    def __init__(self, documents: Iterable[Document], *, min_score: float = 0.6) -> None:
+        if not 0.0 < min_score <= 1.0:
+            raise ValueError(f"min_score must be in (0, 1], got {min_score}")
+        self.min_score = min_score
+        self._docs: list[_Doc] = []
+        self._by_id: dict[str, int] = {}
+        self._postings: dict[str, array[int]] = {}
+        for doc in documents:
+            self._add(doc)
+        self._df = {word: len(posting) for word, posting in self._postings.items()}
+
+    def _add(self, doc: Document) -> None:
+        words, starts, ends = _words_with_offsets(doc.text)
+        index = len(self._docs)
+        self._docs.append(_Doc(doc.id, doc.text, " ".join(words), starts, ends))
+        self._by_id[doc.id] = index
+        for word in set(words):
+            posting = self._postings.get(word)
+            if posting is None:
+                posting = self._postings[word] = array("l")
+            posting.append(index)
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def has_document(self, doc_id: str) -> bool:
+        return doc_id in self._by_id
+
+    def document_text(self, doc_id: str) -> str:
+        return self._docs[self._by_id[doc_id]].text
+
+    def word_offsets(self, doc_id: str) -> tuple[array[int], array[int]]:
+        """Start and end offsets of the words of a document, in order (the words spans are measured in)."""
+        doc = self._docs[self._by_id[doc_id]]
+        return doc.starts, doc.ends
+
+    # ------------------------------------------------------------------ locating
+
+    def locate(self, text: str, *, doc_ids: Sequence[str] = (), approximate: bool = True) -> Span | None:
+        """The span ``text`` came from: exact first, then approximate; None when unmatched. ``doc_ids`` (known
+        documents) restrict the search to them."""
+        words = normalized_words(text)
+        if not words:
+            return None
+        candidates = self._restricted(doc_ids)
+        exact = self._exact(words, candidates)
+        if exact is not None or not approximate:
+            return exact
+        return self._approximate(words, candidates)
+
+    def _restricted(self, doc_ids: Sequence[str]) -> list[int] | None:
+        if not doc_ids:
+            return None
+        return [self._by_id[d] for d in doc_ids if d in self._by_id]
+
+    def _exact(self, words: list[str], candidates: list[int] | None) -> Span | None:
+        """The passage's words as a run of a document's words; the first and last may be cut (a window taken by
+        characters starts and ends inside words): then the inner words match exactly and the end words are the
+        end of the word before and the start of the word after."""
+        if len(words) < 3:
+            needle = " ".join(words)
+            for index in candidates if candidates is not None else self._holding(words):
+                for at in _occurrences(self._docs[index].norm, needle):
+                    first = self._docs[index].norm.count(" ", 0, at)
+                    return self._span(index, first, first + len(words) - 1, "exact", 1.0)
+            return None
+        inner = words[1:-1]
+        needle = " ".join(inner)
+        for index in candidates if candidates is not None else self._holding(inner):
+            found = self._ends(self._docs[index], needle, words[0], words[-1], len(words))
+            if found is not None:
+                return found
+        return None
+
+    def _ends(self, doc: _Doc, needle: str, head: str, tail: str, n: int) -> Span | None:
+        """The span where ``needle`` (the inner words) occurs with ``head`` ending the word before and ``tail``
+        starting the word after."""
+        norm = doc.norm
+        for at in _occurrences(norm, needle):
+            end = at + len(needle)
+            if at == 0 or end == len(norm):
+                continue
+            before = norm[norm.rfind(" ", 0, at - 1) + 1 : at - 1]
+            after_end = norm.find(" ", end + 1)
+            after = norm[end + 1 : after_end if after_end >= 0 else len(norm)]
+            if before.endswith(head) and after.startswith(tail):
+                first = norm.count(" ", 0, at) - 1
+                last = first + n - 1
+                start = max(doc.starts[first], doc.ends[first] - len(head)) if before != head else doc.starts[first]
+                stop = min(doc.ends[last], doc.starts[last] + len(tail)) if after != tail else doc.ends[last]
+                return Span(doc.id, start, stop, "exact", 1.0)
+        return None
+
+    def _holding(self, words: list[str]) -> list[int]:
+        """Documents that may hold all of ``words``: those holding both the rarest word of a sample of the first
+        half and the rarest of a sample of the second half (postings are sorted document numbers)."""
+        df = self._df
+        half, step = max(1, len(words) // 2), max(1, len(words) // 64)
+        try:
+            picks = [min(part, key=df.__getitem__) for part in (words[:half:step], words[half::step]) if part]
+        except KeyError:
+            return []  # a word no document has: no exact match
+        lists = sorted((self._postings[w] for w in picks), key=len)
+        small, big = lists[0], lists[-1]
+        if len(lists) == 1 or len(small) <= 2:
+            return list(small)
+        return sorted(set(small).intersection(big))
+
+    def _span(self, index: int, first: int, last: int, match: str, score: float) -> Span:
+        doc = self._docs[index]
+        return Span(doc.id, doc.starts[first], doc.ends[last], match, round(score, 6))
+
+    def _voted(self, words: list[str]) -> list[int]:
+        """Candidate documents for an approximate match: those holding most of the passage's rarest words (words
+        taken rarest first while their postings stay under a budget, at least two)."""
+        df, postings = self._df, self._postings
+        known = sorted({w for w in words if w in df}, key=df.__getitem__)
+        votes: Counter[int] = Counter()
+        budget = 0
+        for i, word in enumerate(known[:_RARE_VOTERS]):
+            budget += df[word]
+            if i >= 2 and budget > _VOTE_BUDGET:
+                break
+            votes.update(postings[word])
+        return [index for index, _ in votes.most_common(_CANDIDATES)]
+
+    def _approximate(self, words: list[str], candidates: list[int] | None) -> Span | None:
+        best: tuple[float, int, int, int] | None = None
+        wanted = set(words)
+        for index in candidates if candidates is not None else self._voted(words):
+            found = self._band(words, self._word_positions(index, wanted))
+            if found is not None and (best is None or found[0] > best[0]):
+                best = (found[0], index, found[1], found[2])
+            if best is not None and best[0] >= 0.95:
+                break
+        if best is None or best[0] < self.min_score:
+            return None
+        score, index, first, last = best
+        return self._span(index, first, last, "approximate", score)
+
+    def _word_positions(self, index: int, wanted: set[str]) -> dict[str, list[int]]:
+        """Positions in a document of the words in ``wanted``."""
+        positions: dict[str, list[int]] = {}
+        for i, word in enumerate(self._docs[index].norm.split(" ")):
+            if word in wanted:
+                found = positions.get(word)
+                if found is None:
+                    positions[word] = [i]
+                else:
+                    found.append(i)
+        return positions
+
+    def _band(self, words: list[str], positions: dict[str, list[int]]) -> tuple[float, int, int] | None:
+        """(score, first word, last word) of the densest diagonal band of matches, or None without an anchor."""
+        diagonals = sorted(
+            p - i for i, word in enumerate(words) if len(found := positions.get(word, ())) <= _ANCHOR_MAX for p in found
+        )
+        if not diagonals:
+            return None
+        width = max(8, len(words) // 4)
+        low, _ = _densest(diagonals, width)
+        lo, hi = low - width // 2, low + width + width // 2
+        matched = [p for i, word in enumerate(words) if (p := _near(positions.get(word), i + lo, i + hi)) is not None]
+        if not matched:
+            return None
+        return len(matched) / len(words), min(matched), max(matched)
+
+
+def _densest(values: list[int], width: int) -> tuple[int, int]:
+    """(start, count) of the window ``[start, start + width]`` over sorted ``values`` holding the most of them."""
+    best_start, best_count, j = values[0], 0, 0
+    for i, value in enumerate(values):
+        while value - values[j] > width:
+            j += 1
+        if i - j + 1 > best_count:
+            best_start, best_count = values[j], i - j + 1
+    return best_start, best_count
+
+
+def _near(found: list[int] | None, lo: int, hi: int) -> int | None:
+    """The first position in ``[lo, hi]`` of a sorted list, or None."""
+    if not found:
+        return None
+    at = bisect.bisect_left(found, lo)
+    return found[at] if at < len(found) and found[at] <= hi else None
+
+
+def _occurrences(haystack: str, needle: str) -> Iterator[int]:
+    """Character positions where ``needle`` occurs in ``haystack`` as whole words (both space-joined words)."""
+    at = haystack.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if (at == 0 or haystack[at - 1] == " ") and (end == len(haystack) or haystack[end] == " "):
+            yield at
+        at = haystack.find(needle, at + 1)

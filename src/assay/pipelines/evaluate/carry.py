@@ -1,0 +1,208 @@
+"""Labels carried over by span: a retrieved passage that is not a golden chunk takes its grade from the graded golden
+chunks it overlaps and from the question's evidence, by one written rule; where the rule cannot decide, the judge
+grades the passage (when one is given), else it stays unlabelled and is counted.
+
+The rule, for a question q and a passage located at span S of document d (character offsets; "graded chunks" are
+the chunks of d with a scored label for q, at their spans in d; evidence spans are q's evidence quotes located in
+its source documents):
+
+1. **Same text.** S and a graded chunk overlap with IoU >= 0.9: the chunk's grade (the highest, if several).
+2. **Evidence inside.** S contains a whole evidence span of q: the highest grade among the graded chunks that
+   contain that evidence span; undecided when no graded chunk does.
+3. **Labelled text.** At least 90% of S's characters lie in graded chunks:
+   a. every chunk it overlaps is graded 0: grade 0 (a part of irrelevant text is irrelevant);
+   b. S contains a whole chunk that has the highest grade it overlaps: that grade (it holds all the text that
+      earned it);
+   c. otherwise undecided (a fragment of a relevant chunk may have lost the answer).
+4. **Otherwise** (S reaches text no label covers for q): undecided.
+
+With a judge, the golden chunks that undecided passages of step 4 overlap and that have no label for q are judged
+first, like the chunks of any new run (pooled into the golden set: their labels serve every later system, whatever
+its chunking), and the rule is applied again; only what is still undecided is judged as a passage.
+A passage that could not be located is undecided. Undecided passages go to the judge when there is one (cached per
+question and text like any relevance call, and kept in the golden set's ``passages.jsonl``, so a second evaluation
+pays nothing); without a judge they are unlabelled: not relevant for ranking measures, as trec_eval treats unjudged
+documents, and counted in judged@k and the passage-label counts. Never silently 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from assay.corpus.align import Span
+from assay.formats.golden import GoldenSet
+from assay.judge import Pair
+from assay.pipelines.evaluate.alignment import Resolver
+from assay.pipelines.evaluate.runs import LoadedRun
+from assay.types import RelevanceLabel
+
+__all__ = ["Carried", "SpanIndex", "carried_grade", "carry_labels", "decide"]
+
+SAME_TEXT_IOU = 0.9
+LABELLED_SHARE = 0.9
+Graded = tuple[Span, int]
+
+
+class SpanIndex:
+    """Per question: its evidence spans and its graded chunks' spans, computed once through ``resolver``."""
+
+    def __init__(self, golden: GoldenSet, resolver: Resolver) -> None:
+        self.golden = golden
+        self.resolver = resolver
+        self._qrels = golden.qrels_map()
+        self._evidence: dict[str, list[Span]] = {}
+        self._graded: dict[str, list[Graded]] = {}
+        self._by_doc: dict[str, list[tuple[Span, str]]] | None = None
+
+    def evidence(self, qid: str) -> list[Span]:
+        """The question's evidence quotes located (in its source documents first, then anywhere)."""
+        if qid not in self._evidence:
+            question = self.golden.question(qid)
+            spans = [self._quote(text, question.source_doc_ids) for text in question.evidence if text.strip()]
+            self._evidence[qid] = [s for s in spans if s is not None]
+        return self._evidence[qid]
+
+    def _quote(self, text: str, doc_ids: Sequence[str]) -> Span | None:
+        span = self.resolver.locate(text, doc_ids) if doc_ids else None
+        return span if span is not None else self.resolver.locate(text)
+
+    def overlapping(self, span: Span) -> list[str]:
+        """Golden chunks of ``span``'s document that overlap it."""
+        if self._by_doc is None:
+            self._by_doc = {}
+            for chunk in self.golden.chunks:
+                found = self.resolver.chunk_span(chunk.id)
+                if found is not None:
+                    self._by_doc.setdefault(found.doc_id, []).append((found, chunk.id))
+        return [cid for s, cid in self._by_doc.get(span.doc_id, []) if _overlap(span, s)]
+
+    def graded(self, qid: str) -> list[Graded]:
+        """The spans of the question's golden chunks with a scored label, with the grade."""
+        if qid not in self._graded:
+            out = []
+            for cid, grade in self._qrels.get(qid, {}).items():
+                span = self.resolver.chunk_span(cid) if self.golden.has_chunk(cid) else None
+                if span is not None:
+                    out.append((span, grade))
+            self._graded[qid] = out
+        return self._graded[qid]
+
+
+def _overlap(a: Span, b: Span) -> int:
+    return max(0, min(a.end, b.end) - max(a.start, b.start)) if a.doc_id == b.doc_id else 0
+
+
+def _contains(outer: Span, inner: Span) -> bool:
+    return outer.doc_id == inner.doc_id and outer.start <= inner.start and inner.end <= outer.end
+
+
+def _covered(span: Span, others: Iterable[Span]) -> int:
+    """Characters of ``span`` inside the union of ``others``."""
+    cuts = sorted((max(o.start, span.start), min(o.end, span.end)) for o in others if _overlap(span, o))
+    total, reach = 0, span.start
+    for start, end in cuts:
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
+def carried_grade(span: Span, graded: Sequence[Graded], evidence: Sequence[Span]) -> int | None:
+    """The grade the rule of the module docstring gives a passage at ``span``; None when it cannot decide."""
+    return decide(span, graded, evidence)[0]
+
+
+def decide(span: Span, graded: Sequence[Graded], evidence: Sequence[Span]) -> tuple[int | None, str]:
+    """:func:`carried_grade` with the step of the rule that decided (``same``, ``evidence``, ``irrelevant``,
+    ``contains``) or why it could not (``evidence_ungraded``, ``unlabelled_text``, ``fragment``)."""
+    size = span.end - span.start
+    near = [(s, g) for s, g in graded if _overlap(span, s)]
+    same = [g for s, g in near if _overlap(span, s) / (size + (s.end - s.start) - _overlap(span, s)) >= SAME_TEXT_IOU]
+    if same:
+        return max(same), "same"
+    inside = [e for e in evidence if _contains(span, e)]
+    if inside:
+        holders = [g for e in inside for s, g in near if _contains(s, e)]
+        return (max(holders), "evidence") if holders else (None, "evidence_ungraded")
+    if size <= 0 or _covered(span, (s for s, _ in near)) < LABELLED_SHARE * size:
+        return None, "unlabelled_text"
+    top = max(g for _, g in near)
+    if top == 0:
+        return 0, "irrelevant"
+    if any(g == top and _contains(span, s) for s, g in near):
+        return top, "contains"
+    return None, "fragment"
+
+
+@dataclass
+class Carried:
+    """Labels of the passages of the runs' top ``depth``: grades by (question, unit), how each was labelled
+    (``rule``, ``stored``, ``judged``, ``unlabelled``), the unscored ones, the passages left for the judge
+    (``pending``) and the unlabelled golden chunks that undecided passages reach (``pool``: judged first)."""
+
+    grades: dict[tuple[str, str], int] = field(default_factory=dict)
+    how: dict[tuple[str, str], str] = field(default_factory=dict)
+    unscored: set[tuple[str, str]] = field(default_factory=set)
+    pending: list[Pair] = field(default_factory=list)
+    pool: list[Pair] = field(default_factory=list)
+    pooled: int = 0  # golden chunks graded for the pool in this evaluation
+
+    def add_judged(self, labels: Iterable[RelevanceLabel]) -> None:
+        """Fold in the judge's labels of the pending pairs (unscored ones stay unscored, counted)."""
+        for label in labels:
+            key = (label.query_id, label.chunk_id)
+            self.how[key] = "judged"
+            if label.grade is None:
+                self.unscored.add(key)
+            else:
+                self.grades[key] = label.grade
+
+
+def carry_labels(golden: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex, depth: int) -> Carried:
+    """Label every passage unit (not a golden chunk) in the runs' top ``depth`` by the stored label, else the rule;
+    what neither decides is pending (for the judge), with the unlabelled golden chunks it reaches in ``pool``."""
+    stored = golden.passage_labels()
+    labelled = {(label.query_id, label.chunk_id) for label in golden.qrels}
+    out = Carried()
+    pooled: set[tuple[str, str]] = set()
+    for run in runs:
+        for qid, line in run.lines.items():
+            for unit in line.top(depth):
+                key = (qid, unit)
+                if golden.has_chunk(unit) or key in out.how:
+                    continue
+                span = line.located[unit].span
+                why = _label_one(out, key, stored=stored, index=index, span=span, text=line.texts.get(unit),
+                                 golden=golden)  # fmt: skip
+                if why == "unlabelled_text" and span is not None:
+                    for cid in index.overlapping(span):
+                        if (qid, cid) not in labelled and (qid, cid) not in pooled:
+                            pooled.add((qid, cid))
+                            out.pool.append(Pair(qid, golden.question(qid).text, cid, golden.chunk(cid).text))
+    return out
+
+
+def _label_one(
+    out: Carried,
+    key: tuple[str, str],
+    *,
+    stored: dict[tuple[str, str], RelevanceLabel],
+    index: SpanIndex,
+    span: Span | None,
+    text: str | None,
+    golden: GoldenSet,
+) -> str:
+    qid, unit = key
+    label = stored.get(key)
+    if label is not None and label.grade is not None:
+        out.grades[key], out.how[key] = label.grade, "stored"
+        return "stored"
+    grade, why = decide(span, index.graded(qid), index.evidence(qid)) if span is not None else (None, "unaligned")
+    if grade is not None:
+        out.grades[key], out.how[key] = grade, "rule"
+        return why
+    out.how[key] = "unlabelled"
+    if text:
+        out.pending.append(Pair(qid, golden.question(qid).text, unit, text))
+    return why

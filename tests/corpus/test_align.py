@@ -1,0 +1,94 @@
+"""The aligner: passages located in documents exactly (after normalization), approximately, or not at all, through an
+index (never a scan of every document). Expected spans are found by hand in the document text."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from assay.corpus import align
+from assay.corpus.align import Aligner, normalized_words
+from assay.types import Document
+
+TEXT = (
+    "# Refunds\n\nCustomers may return any item within **30 days** of delivery. The refund is issued to the "
+    "original payment method.\n\nSee <a href='/x'>the exam-\nple</a> page for [details](https://example.com/d)."
+)
+OTHER = "Shipping takes 3-5 business days. Express shipping costs $12 and arrives the next day."
+
+
+def doc(doc_id: str, text: str) -> Document:
+    return Document(id=doc_id, source=doc_id, text=text, content_hash=doc_id)
+
+
+@pytest.fixture
+def aligner() -> Aligner:
+    return Aligner([doc("refunds", TEXT), doc("shipping", OTHER)])
+
+
+def test_words_fold_case_punctuation_markup_and_line_break_hyphens() -> None:
+    assert normalized_words("**Bold** <b>HTML</b> exam-\nple, snake_case; ﬁne") == [
+        "bold", "html", "example", "snake", "case", "fine",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("passage", "expected"),
+    [
+        ("customers may RETURN any item   within 30 days", "Customers may return any item within **30 days"),
+        ("See the example page", "See <a href='/x'>the exam-\nple</a> page"),
+        ("tomers may return any item within 30 da", "tomers may return any item within **30 da"),  # cut inside words
+        ("express shipping costs $12", "Express shipping costs $12"),
+    ],
+)
+def test_exact_matches_give_the_span_in_the_original_text(aligner: Aligner, passage: str, expected: str) -> None:
+    span = aligner.locate(passage)
+    assert span is not None and span.match == "exact" and span.score == 1.0
+    source = TEXT if span.doc_id == "refunds" else OTHER
+    assert source[span.start : span.end] == expected
+
+
+def test_approximate_match_tolerates_a_title_dropped_words_and_link_targets(aligner: Aligner) -> None:
+    passage = "Refund policy. Customers may return any item within 30 days of delivery... the refund is issued"
+    span = aligner.locate(passage)
+    assert span is not None and span.match == "approximate" and span.doc_id == "refunds"
+    assert TEXT[span.start : span.end].startswith("Refunds\n\nCustomers") or TEXT[span.start :].startswith("Customers")
+    assert TEXT[span.start : span.end].endswith("refund is issued")
+    # 16 words; the title's "refund policy" are not in the span in order: 14 of 16 found
+    assert len(normalized_words(passage)) == 16
+    assert span.score == pytest.approx(14 / 16)
+
+
+def test_unrelated_text_is_unmatched_and_doc_ids_restrict(aligner: Aligner) -> None:
+    assert aligner.locate("Our stores open at nine every morning and close at six.") is None
+    assert aligner.locate("express shipping costs $12", doc_ids=["refunds"]) is None
+    assert aligner.locate("express shipping costs $12", doc_ids=["shipping"]) is not None
+    assert aligner.locate("  \n ") is None
+
+
+def test_min_score_is_checked_and_applied() -> None:
+    with pytest.raises(ValueError, match="min_score"):
+        Aligner([], min_score=0)
+    strict = Aligner([doc("refunds", TEXT)], min_score=0.99)
+    assert strict.locate("Refund policy. Customers may return any item within 30 days of delivery") is None
+
+
+def test_only_candidate_documents_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """200 documents with distinct words: a passage reads the one or two documents holding its rare words."""
+    rng = random.Random(3)
+    vocabulary = [f"w{i}" for i in range(5000)]
+    docs = [doc(f"d{i}", " ".join(rng.choice(vocabulary) for _ in range(120))) for i in range(200)]
+    aligner = Aligner(docs)
+    read: list[str] = []
+    real = align._occurrences
+
+    def counting(haystack: str, needle: str):  # type: ignore[no-untyped-def]
+        read.append(haystack)
+        return real(haystack, needle)
+
+    monkeypatch.setattr(align, "_occurrences", counting)
+    words = docs[57].text.split()[30:70]
+    span = aligner.locate(" ".join(words))
+    assert span is not None and span.doc_id == "d57"
+    assert len(read) <= 2

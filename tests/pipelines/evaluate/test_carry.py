@@ -1,0 +1,43 @@
+"""The rule that carries golden labels over to passages by span (carry.py's docstring), step by step on hand-made
+spans: chunks [0, 100) graded 3 holding the evidence [40, 60), [100, 200) graded 1, [200, 300) graded 0, and text
+from 300 on that no label covers."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.corpus.align import Span
+from assay.pipelines.evaluate.carry import decide
+
+
+def span(start: int, end: int, doc: str = "d") -> Span:
+    return Span(doc, start, end, "exact", 1.0)
+
+
+GRADED = [(span(0, 100), 3), (span(100, 200), 1), (span(200, 300), 0)]
+EVIDENCE = [span(40, 60)]
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "grade", "step"),
+    [
+        (2, 98, 3, "same"),  # IoU 0.96 with the first chunk
+        (30, 150, 3, "evidence"),  # holds the evidence: the grade of the chunk holding it
+        (220, 280, 0, "irrelevant"),  # inside the 0-graded chunk
+        (100, 300, 1, "contains"),  # all labelled; holds the whole chunk with the top grade (1)
+        (0, 150, 3, "evidence"),
+        (60, 95, None, "fragment"),  # inside the 3-graded chunk, without the evidence: may have lost the answer
+        (250, 400, None, "unlabelled_text"),  # half of it is text no label covers
+        (10, 45, None, "fragment"),  # cuts the evidence
+    ],
+)
+def test_each_step_of_the_rule(start: int, end: int, grade: int | None, step: str) -> None:
+    assert decide(span(start, end), GRADED, EVIDENCE) == (grade, step)
+
+
+def test_evidence_held_by_no_graded_chunk_is_undecided() -> None:
+    assert decide(span(300, 400), GRADED, [span(320, 340)]) == (None, "evidence_ungraded")
+
+
+def test_other_documents_do_not_count() -> None:
+    assert decide(span(0, 100, doc="e"), GRADED, EVIDENCE) == (None, "unlabelled_text")
