@@ -161,9 +161,15 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
     per_query.jsonl, support_matrix.jsonl).
 
-    A RUN is JSONL (query_id, retrieved, optional answer and citations) or a TREC run; it is named by its file stem,
-    or NAME=PATH. With --judge, retrieved chunks without a label are judged (cached per question and chunk) and added
-    to the golden set, and a claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim
+    A RUN is JSONL (query_id, retrieved, optional answer and citations), a TREC run, or RAGAS evaluation data (JSONL or
+    CSV: user_input, retrieved_contexts, optional retrieved_context_ids, response; rows matched to golden questions by
+    query_id or question text); it is named by its file stem, or NAME=PATH. A retrieved passage may be a golden chunk
+    id, {"text": ...}, {"id", "score", "text"} or {"doc_id", "start", "end"}: passages that are not golden chunks are
+    located in the golden documents and take their labels from the graded chunks they overlap (a written rule, see
+    the README, "Your system chunks differently"); span_recall@k, span_precision@k and span_iou@k measure the
+    characters retrieved against the evidence, whatever the chunking. With --judge, retrieved chunks without a label
+    (and passages the rule cannot label) are judged (cached per question and text) and added to the golden set, and a
+    claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim
     recall and context precision, the generator's noise sensitivity, hallucination, self-knowledge) says why a run
     fails. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size
     for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
@@ -183,6 +189,7 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
       assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
       assay eval golden/ bm25.jsonl a.jsonl b.jsonl -o report/ --no-judge --baseline bm25 --correction tukey
+      assay eval golden/ mine=ragas_eval.csv chunks400=runs/by_text.jsonl -o report/ --judge offline
     """
     if options["judge_spec"] and options["no_judge"]:
         raise ConfigError("give --judge MODEL or --no-judge, not both")

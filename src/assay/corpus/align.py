@@ -22,6 +22,7 @@ document frequency) vote. Only the few documents they name are read.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import unicodedata
 from array import array
@@ -38,6 +39,9 @@ _HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n[ \t]*")
 _TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,300}>|<!--.*?-->", re.DOTALL)
 # ASCII letters and digits lower-cased, every other ASCII character a space
 _ASCII_WORDS = {i: (chr(i).lower() if chr(i).isalnum() else " ") for i in range(128)}
+_ANCHOR_EVERY = 8  # one word triple in eight, on average, is an anchor
+_POSITION_BITS = 24  # an anchor stores (document number << 24) | word position
+_POSITION_MASK = (1 << _POSITION_BITS) - 1
 _RARE_VOTERS = 8
 _VOTE_BUDGET = 4096  # postings read to pick an approximate passage's candidate documents
 _CANDIDATES = 3  # documents read per approximate passage (fewer when one matches at 0.95)
@@ -100,6 +104,17 @@ class _Doc:
     norm: str  # the words joined by single spaces
     starts: array[int]
     ends: array[int]
+    at: array[int]  # where each word starts in ``norm``
+
+
+def _anchors(words: Sequence[str], first: int = 0, stop: int | None = None) -> Iterator[tuple[int, int]]:
+    """``(position, key)`` of the anchor word triples among ``words[first:stop]``: those whose hash falls in one
+    eighth of the range, chosen by content alone, so a passage and its document pick the same triples."""
+    end = len(words) - 2 if stop is None else min(stop, len(words)) - 2
+    for i in range(first, end):
+        key = hash((words[i], words[i + 1], words[i + 2]))
+        if key % _ANCHOR_EVERY == 0:
+            yield i, key
 
 
 class Aligner:
@@ -115,6 +130,7 @@ class Aligner:
         self._docs: list[_Doc] = []
         self._by_id: dict[str, int] = {}
         self._postings: dict[str, array[int]] = {}
+        self._anchors: dict[int, int | list[int]] = {}
         for doc in documents:
             self._add(doc)
         self._df = {word: len(posting) for word, posting in self._postings.items()}
@@ -122,8 +138,23 @@ class Aligner:
     def _add(self, doc: Document) -> None:
         words, starts, ends = _words_with_offsets(doc.text)
         index = len(self._docs)
-        self._docs.append(_Doc(doc.id, doc.text, " ".join(words), starts, ends))
+        at: array[int] = array("l", [0] * len(words))
+        offset = 0
+        for i, word in enumerate(words):
+            at[i] = offset
+            offset += len(word) + 1
+        self._docs.append(_Doc(doc.id, doc.text, " ".join(words), starts, ends, at))
         self._by_id[doc.id] = index
+        anchors = self._anchors
+        for i, key in _anchors(words):
+            packed = index << _POSITION_BITS | i
+            old = anchors.get(key)
+            if old is None:
+                anchors[key] = packed
+            elif isinstance(old, int):
+                anchors[key] = [old, packed]
+            else:
+                old.append(packed)
         for word in set(words):
             posting = self._postings.get(word)
             if posting is None:
@@ -176,10 +207,39 @@ class Aligner:
             return None
         inner = words[1:-1]
         needle = " ".join(inner)
+        if candidates is None:
+            anchors = list(itertools.islice(_anchors(words, 1, len(words) - 1), 6))
+            if anchors:
+                i, key = min(anchors, key=lambda a: self._hit_count(a[1]))
+                return self._exact_at_anchor(words, needle, i, key)
         for index in candidates if candidates is not None else self._holding(inner):
             found = self._ends(self._docs[index], needle, words[0], words[-1], len(words))
             if found is not None:
                 return found
+        return None
+
+    def _hit_count(self, key: int) -> int:
+        hits = self._anchors.get(key)
+        return 0 if hits is None else 1 if isinstance(hits, int) else len(hits)
+
+    def _exact_at_anchor(self, words: list[str], needle: str, i: int, key: int) -> Span | None:
+        """Every exact occurrence holds each of the passage's anchors at the same place: check each document
+        position one anchor (the one found in the fewest places) has."""
+        hits = self._anchors.get(key)
+        for packed in (hits,) if isinstance(hits, int) else hits or ():
+            doc = self._docs[packed >> _POSITION_BITS]
+            first = (packed & _POSITION_MASK) - i
+            last = first + len(words) - 1
+            if first < 0 or last >= len(doc.at) or not doc.norm.startswith(needle, doc.at[first + 1]):
+                continue
+            head = doc.norm[doc.at[first] : doc.at[first + 1] - 1]
+            tail = doc.norm[doc.at[last] : doc.at[last + 1] - 1 if last + 1 < len(doc.at) else len(doc.norm)]
+            if head.endswith(words[0]) and tail.startswith(words[-1]):
+                start = (
+                    doc.starts[first] if head == words[0] else max(doc.starts[first], doc.ends[first] - len(words[0]))
+                )
+                stop = doc.ends[last] if tail == words[-1] else min(doc.ends[last], doc.starts[last] + len(words[-1]))
+                return Span(doc.id, start, stop, "exact", 1.0)
         return None
 
     def _ends(self, doc: _Doc, needle: str, head: str, tail: str, n: int) -> Span | None:
@@ -220,6 +280,17 @@ class Aligner:
         doc = self._docs[index]
         return Span(doc.id, doc.starts[first], doc.ends[last], match, round(score, 6))
 
+    def _anchored(self, words: list[str]) -> list[int]:
+        """Candidate documents for an approximate match: those holding the most of the passage's anchors."""
+        votes: Counter[int] = Counter()
+        for _, key in _anchors(words):
+            hits = self._anchors.get(key)
+            if isinstance(hits, int):
+                votes[hits >> _POSITION_BITS] += 1
+            elif hits:
+                votes.update({packed >> _POSITION_BITS for packed in hits})
+        return [index for index, _ in votes.most_common(_CANDIDATES)]
+
     def _voted(self, words: list[str]) -> list[int]:
         """Candidate documents for an approximate match: those holding most of the passage's rarest words (words
         taken rarest first while their postings stay under a budget, at least two)."""
@@ -237,7 +308,7 @@ class Aligner:
     def _approximate(self, words: list[str], candidates: list[int] | None) -> Span | None:
         best: tuple[float, int, int, int] | None = None
         wanted = set(words)
-        for index in candidates if candidates is not None else self._voted(words):
+        for index in candidates if candidates is not None else self._anchored(words) or self._voted(words):
             found = self._band(words, self._word_positions(index, wanted))
             if found is not None and (best is None or found[0] > best[0]):
                 best = (found[0], index, found[1], found[2])

@@ -377,14 +377,14 @@ def _rows(
     spans: tuple[list[str], SpanIndex],
 ) -> dict[str, QueryResult]:
     parts: list[Mapping[str, er.QueryValues]] = []
-    if spans[0]:
-        parts.append(span_values(run, spans[1], spans[0]))
     if ranking:
         parts.append(er.rank_run(run, labels, ranking, threshold=config.threshold, depth=config.depth))
     if labels.strict_unscored and "ragas_context_precision" in families:  # strict_unscored: evaluated with a judge
         parts.append(er.context_precision(run, labels, config.k_values, config.cp_threshold))
     if "coverage_recall" in families:
         parts.append(er.coverage(run, gold, config.k_values))
+    if spans[0]:
+        parts.append(span_values(run, spans[1], spans[0]))
     parts.append(assessed.get(run.name, {}))
     rows: dict[str, QueryResult] = {}
     for qid in run.lines:
