@@ -45,7 +45,14 @@ def test_offline_eval_writes_the_report_and_prints_the_summary(setup: dict[str, 
     result = run("eval", s["golden"], s["good"], s["weak"], "-o", s["out"], "--judge", "offline", "--n-boot", "200")
     assert result.exit_code == 0, result.output
     files = {p.name for p in s["out"].iterdir()}
-    assert files == {"report.html", "report.md", "results.json", "per_query.jsonl", "support_matrix.jsonl"}
+    assert files == {
+        "report.html",
+        "report.md",
+        "results.json",
+        "per_query.jsonl",
+        "support_matrix.jsonl",
+        "passages.jsonl",
+    }
     results = json.loads((s["out"] / "results.json").read_text())
     assert [r["name"] for r in results["runs"]] == ["good", "weak"]
     assert results["judge"] == "offline"

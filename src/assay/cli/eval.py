@@ -159,7 +159,7 @@ def _options(f: Any) -> Any:
 def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **options: Any) -> None:
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
-    per_query.jsonl, support_matrix.jsonl).
+    per_query.jsonl, support_matrix.jsonl, passages.jsonl: how each retrieved passage was matched and labelled).
 
     A RUN is JSONL (query_id, retrieved, optional answer and citations), a TREC run, or RAGAS evaluation data (JSONL or
     CSV: user_input, retrieved_contexts, optional retrieved_context_ids, response; rows matched to golden questions by
@@ -252,10 +252,12 @@ def _evaluate(
 def _report(done: Evaluated, output: Path, console: Console) -> None:
     paths = write_report(done.result, output, done.per_query)
     done.write_support_matrix(output / "support_matrix.jsonl")
+    done.write_passages(output / "passages.jsonl")
     render_terminal(done.result, console)
     console.print()
     console.print(
-        f"report: {paths['report.html']}  (also report.md, results.json, per_query.jsonl, support_matrix.jsonl)"
+        f"report: {paths['report.html']}  (also report.md, results.json, per_query.jsonl, support_matrix.jsonl, "
+        "passages.jsonl)"
     )
 
 

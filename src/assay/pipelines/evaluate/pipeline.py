@@ -145,6 +145,16 @@ class Evaluated:
     result: EvalResult
     per_query: list[QueryResult]
     support_rows: list[dict[str, Any]] = field(default_factory=list)
+    passage_rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def write_passages(self, path: str | Path) -> Path:
+        """``passages.jsonl``: one line per retrieved passage in the top k_max of each run and query: its rank, unit
+        id, how it was matched (id, offsets, exact, approximate, unmatched), document, span, match score, grade and
+        how the grade was found (chunk, rule, stored, judged, unlabelled)."""
+        head = json.dumps({"assay": "passages_report", "version": 1})
+        lines = [head, *(json.dumps(row, ensure_ascii=False) for row in self.passage_rows)]
+        atomic_write_text(path, "\n".join(lines) + "\n")
+        return Path(path)
 
     def write_support_matrix(self, path: str | Path) -> Path:
         """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk and
@@ -282,7 +292,7 @@ def evaluate_detailed(
     resolver.save_cache()
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
-    return Evaluated(result, rows, support)
+    return Evaluated(result, rows, support, _passage_rows(loaded, labels, carried, config.depth))
 
 
 def _spent(judge: Judge | None, before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
@@ -440,6 +450,26 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
         pr_curve=er.pr_curve(run, labels, config.threshold),
         grade_histogram=er.grade_histogram(run, labels, config.depth),
     )
+
+
+def _passage_rows(
+    runs: Sequence[LoadedRun], labels: Mapping[str, er.Labels], carried: Carried, depth: int
+) -> list[dict[str, Any]]:
+    """One row per passage of each run's top ``depth`` (see :meth:`Evaluated.write_passages`)."""
+    rows = []
+    for run in runs:
+        for qid, line in run.lines.items():
+            for rank, unit in enumerate(line.top(depth), start=1):
+                found, span = line.located.get(unit), None
+                span = found.span if found is not None else None
+                rows.append({
+                    "run": run.name, "query_id": qid, "rank": rank, "unit": unit,
+                    "match": found.match if found is not None else "id",
+                    "doc_id": span.doc_id if span else None, "start": span.start if span else None,
+                    "end": span.end if span else None, "score": span.score if span else None,
+                    "grade": labels[run.name].grade(qid, unit), "labelled_by": carried.how.get((qid, unit), "chunk"),
+                })  # fmt: skip
+    return rows
 
 
 def _passage_labels(run: LoadedRun, carried: Carried, depth: int) -> dict[str, int]:
