@@ -2,10 +2,11 @@
 only by chunker, retrieval fixed (BM25 top 10 over each system's own chunks, bm25s).
 
 Corpora: the bundled demo (``datasets/demo/corpus``) and CISI (``../shared/data/cisi``), each built into a golden
-set with the offline judge. Chunkers: fixed windows of 200/400/800 words, without and with 25% overlap (words joined
-by single spaces: the document's line breaks are lost, as in many loaders); 3-sentence windows; Markdown sections
-(split at headings, long sections cut at 400 words); the same 400-word windows from a loader that renders Markdown
-(syntax and link targets dropped: approximate matches); and assay's own chunks given by text only.
+set with the offline judge. Chunkers: fixed windows of 100/200/400/800 tokens (0.75 words a token), without and with
+25% overlap (words joined by single spaces: the document's line breaks are lost, as in many loaders; 100 is there
+because CISI's abstracts are shorter than 200 tokens); 3-sentence windows; Markdown sections (split at headings, long
+sections cut at 400 words); 400-token windows from a loader that renders Markdown (syntax and link targets dropped:
+approximate matches); and assay's own chunks given by text only.
 
 It prints:
 (a) assay's own chunks given by text only against the same chunks by id: the largest difference over every metric
@@ -58,7 +59,9 @@ _HEADING = re.compile(r"^#{1,6} ", re.MULTILINE)
 _MD_SYNTAX = re.compile(r"\[([^\]]*)\]\([^)]*\)|[#*_`>|]+")
 
 
-def windows(size: int, overlap: float = 0.0) -> Chunker:
+def windows(tokens: int, overlap: float = 0.0) -> Chunker:
+    """Windows of ``tokens`` model tokens, taken as 0.75 words a token (assay.text.count_tokens' rate)."""
+    size = max(1, round(tokens * 0.75))
     step = max(1, int(size * (1 - overlap)))
 
     def chunk(doc: Document) -> list[str]:
@@ -94,6 +97,8 @@ def rendered(size: int) -> Chunker:
 
 
 CHUNKERS: dict[str, Chunker] = {
+    "fixed100": windows(100),
+    "fixed100o": windows(100, 0.25),
     "fixed200": windows(200),
     "fixed200o": windows(200, 0.25),
     "fixed400": windows(400),

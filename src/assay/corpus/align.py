@@ -15,8 +15,12 @@ per passage), and says how it was matched:
   default: most of the passage must come from that document).
 * **unmatched**: no document holds enough of it.
 
-Candidate documents come from an inverted index of words to documents: the rarest words of the passage (by
-document frequency) vote. Only the few documents they name are read.
+The index, built once: every document's word triples whose hash falls in one eighth of the range ("anchors",
+chosen by content alone, so a passage picks the same triples its document did) with where they occur, and an
+inverted index of words to documents. An exact occurrence of a passage holds each of the passage's anchors at the
+same offset, so looking up one anchor gives every place it can be (a passage too short to hold an anchor looks up
+its rarest words instead). Approximate candidates are the documents holding most of the passage's anchors (else its
+rarest words). Only the few documents so named are read.
 """
 
 from __future__ import annotations
@@ -208,10 +212,15 @@ class Aligner:
         inner = words[1:-1]
         needle = " ".join(inner)
         if candidates is None:
-            anchors = list(itertools.islice(_anchors(words, 1, len(words) - 1), 6))
-            if anchors:
-                i, key = min(anchors, key=lambda a: self._hit_count(a[1]))
-                return self._exact_at_anchor(words, needle, i, key)
+            best: tuple[int, int, int] | None = None  # (hits, position, key): an anchor found in few places
+            for i, key in itertools.islice(_anchors(words, 1, len(words) - 1), 6):
+                count = self._hit_count(key)
+                if best is None or count < best[0]:
+                    best = (count, i, key)
+                if count <= 2:
+                    break
+            if best is not None:
+                return self._exact_at_anchor(words, needle, best[1], best[2])
         for index in candidates if candidates is not None else self._holding(inner):
             found = self._ends(self._docs[index], needle, words[0], words[-1], len(words))
             if found is not None:
