@@ -152,14 +152,13 @@ def carried_agreement(golden: GoldenSet, runs: dict[str, list[dict]]) -> None:
     undecided passages reach judged first; what is still undecided judged as a passage), then judge every retrieved
     passage directly with the same judge and compare the grades that came without a passage call."""
     from assay.pipelines.evaluate.alignment import Resolver
-    from assay.pipelines.evaluate.pipeline import _carry
+    from assay.pipelines.evaluate.passages import label_passages
     from assay.pipelines.evaluate.runs import load_runs
 
     resolver = Resolver(golden)
     loaded = load_runs(list(runs.items()), golden, resolver)
-    settings = EvalSettings(k_values=(K,), add_labels=False)
-    carried, _ = _carry(golden, folder=None, loaded=loaded, resolver=resolver, judge=make_judge("offline"),
-                        config=settings, progress=None)  # fmt: skip
+    carried, _ = label_passages(golden, folder=None, loaded=loaded, resolver=resolver, judge=make_judge("offline"),
+                                depth=K, listwise=10, seed=0, add_labels=False, progress=None)  # fmt: skip
     qrels = golden.qrels_map()
     pairs, carried_by, total, needed = [], {}, 0, 0
     for run in loaded:

@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING
 from assay.errors import ConfigError
 from assay.metrics import MetricError, parse_measure
 from assay.pipelines.evaluate.judging import LLM_FAMILIES
-from assay.pipelines.evaluate.spans import SPAN_FAMILIES, parse_span_name
+from assay.pipelines.evaluate.ranking import default_measures
+from assay.pipelines.evaluate.spans import SPAN_FAMILIES, default_span_names, parse_span_name
 
 if TYPE_CHECKING:
     from assay.formats.golden import GoldenSet
+    from assay.pipelines.evaluate.carry import SpanIndex
+    from assay.pipelines.evaluate.pipeline import EvalSettings
     from assay.pipelines.evaluate.runs import LoadedRun
 
 __all__ = [
@@ -35,6 +38,8 @@ __all__ = [
     "check_names",
     "family",
     "joined_k",
+    "kind_of",
+    "split_metrics",
 ]
 
 AT_K = ("ragas_context_precision", "coverage_recall")  # measured at each k value: ``family@k``
@@ -134,3 +139,27 @@ def _unknown(name: str) -> ConfigError:
     ]
     hint = f"close names: {', '.join(dict.fromkeys(close))}" if close else "no close name"
     return ConfigError(f"unknown metric {name!r}; {hint}. Names: {_FIX}")
+
+
+def split_metrics(
+    settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex
+) -> tuple[list[str], set[str], list[str]]:
+    """(ranking measure names, LLM families asked for, span metric names): those of ``metrics``, else the defaults
+    and every family that ``gold`` and ``runs`` can give (:func:`~assay.pipelines.evaluate.names.applicable`); then
+    those of ``also``. The names were checked by :meth:`EvalSettings.checked`."""
+    if settings.metrics:
+        ranking = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "ranking"))
+        families = {family(m) for m in settings.metrics if kind_of(m) == "llm"}
+        spans = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "span"))
+    else:
+        ranking, families = default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
+        spans = default_span_names(settings.k_values, gold, index)
+    ranking += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "ranking" and m not in ranking]
+    spans += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "span" and m not in spans]
+    return ranking, families | {family(m) for m in settings.also if kind_of(m) == "llm"}, spans
+
+
+def kind_of(name: str) -> str:
+    """``span``, ``llm`` or ``ranking``: which part of the evaluation computes the metric ``name``."""
+    fam = family(name)
+    return "span" if fam in SPAN_FAMILIES else "llm" if fam in LLM_FAMILIES else "ranking"

@@ -17,14 +17,12 @@ metric, and judged@k in the result shows how complete the labels are.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from assay.errors import ConfigError
-from assay.formats.atomic import atomic_write_text
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
 from assay.pipelines.evaluate import ranking as er
@@ -32,9 +30,17 @@ from assay.pipelines.evaluate.alignment import Resolver
 from assay.pipelines.evaluate.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.compare import CORRECTIONS, compare_runs
 from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, directed
+from assay.pipelines.evaluate.evaluated import Evaluated
 from assay.pipelines.evaluate.judged import Assessed
-from assay.pipelines.evaluate.judging import LLM_FAMILIES, Progress, estimate_judging, judge_pool, judge_runs
-from assay.pipelines.evaluate.names import NEEDS_JUDGE, applicable, check_names, family, joined_k
+from assay.pipelines.evaluate.judging import Progress, estimate_judging, judge_runs
+from assay.pipelines.evaluate.names import NEEDS_JUDGE, check_names, family, joined_k, split_metrics
+from assay.pipelines.evaluate.passages import (
+    label_passages,
+    labels_with_passages,
+    length_note,
+    passage_label_counts,
+    passage_rows,
+)
 from assay.pipelines.evaluate.results import (
     DiagnosisExample,
     EvalResult,
@@ -44,8 +50,8 @@ from assay.pipelines.evaluate.results import (
     headline_k,
     headline_metrics,
 )
-from assay.pipelines.evaluate.runs import FAILED, LoadedRun, RunSpec, load_runs
-from assay.pipelines.evaluate.spans import SPAN_FAMILIES, default_span_names, span_values
+from assay.pipelines.evaluate.runs import FAILED, LoadedRun, Runs, load_runs, specs_of
+from assay.pipelines.evaluate.spans import span_values
 from assay.pipelines.evaluate.stats import (
     PPIInputs,
     StatSettings,
@@ -60,8 +66,6 @@ from assay.types import StageUsage
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "Runs", "estimate_evaluation", "evaluate", "evaluate_detailed"]
 
-# runs as paths, (name, path) or (name, list of dicts), or a mapping name -> path or list of dicts
-Runs = Sequence[RunSpec] | Mapping[str, Path | str | Sequence[Mapping[str, Any]]]
 
 LABEL_CURVES = ("ragas_context_precision", "coverage_recall")  # at the k values; ranking curves are dense
 
@@ -138,63 +142,6 @@ class EvalSettings:
                             correction=self.correction, baseline=self.baseline, primary=self.primary)  # fmt: skip
 
 
-@dataclass
-class Evaluated:
-    """Everything an evaluation produced: the result, the per-query rows, and the support-matrix rows."""
-
-    result: EvalResult
-    per_query: list[QueryResult]
-    support_rows: list[dict[str, Any]] = field(default_factory=list)
-    passage_rows: list[dict[str, Any]] = field(default_factory=list)
-
-    def write_passages(self, path: str | Path) -> Path:
-        """``passages.jsonl``: one line per retrieved passage in the top k_max of each run and query: its rank, unit
-        id, how it was matched (id, offsets, exact, approximate, unmatched), document, span, match score, grade and
-        how the grade was found (chunk, rule, stored, judged, unlabelled)."""
-        head = json.dumps({"assay": "passages_report", "version": 1})
-        lines = [head, *(json.dumps(row, ensure_ascii=False) for row in self.passage_rows)]
-        atomic_write_text(path, "\n".join(lines) + "\n")
-        return Path(path)
-
-    def write_support_matrix(self, path: str | Path) -> Path:
-        """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk and
-        the judge's reason."""
-        head = json.dumps({"assay": "support_matrix", "version": 1})
-        lines = [head, *(json.dumps(row, ensure_ascii=False) for row in self.support_rows)]
-        atomic_write_text(path, "\n".join(lines) + "\n")
-        return Path(path)
-
-
-def _split_metrics(
-    settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex
-) -> tuple[list[str], set[str], list[str]]:
-    """(ranking measure names, LLM families asked for, span metric names): those of ``metrics``, else the defaults
-    and every family that ``gold`` and ``runs`` can give (:func:`~assay.pipelines.evaluate.names.applicable`); then
-    those of ``also``. The names were checked by :meth:`EvalSettings.checked`."""
-    if settings.metrics:
-        ranking = list(dict.fromkeys(m for m in settings.metrics if _kind(m) == "ranking"))
-        families = {family(m) for m in settings.metrics if _kind(m) == "llm"}
-        spans = list(dict.fromkeys(m for m in settings.metrics if _kind(m) == "span"))
-    else:
-        ranking, families = er.default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
-        spans = default_span_names(settings.k_values, gold, index)
-    ranking += [m for m in dict.fromkeys(settings.also) if _kind(m) == "ranking" and m not in ranking]
-    spans += [m for m in dict.fromkeys(settings.also) if _kind(m) == "span" and m not in spans]
-    return ranking, families | {family(m) for m in settings.also if _kind(m) == "llm"}, spans
-
-
-def _kind(name: str) -> str:
-    fam = family(name)
-    return "span" if fam in SPAN_FAMILIES else "llm" if fam in LLM_FAMILIES else "ranking"
-
-
-def _specs(runs: Runs) -> list[RunSpec]:
-    """Runs as a list of specs: a mapping's items become (name, source) pairs."""
-    if isinstance(runs, Mapping):
-        return [(name, source) for name, source in runs.items()]
-    return list(runs)
-
-
 def _needs_judge(settings: EvalSettings, judge: Judge | None) -> None:
     """An LLM-judged metric named without a judge cannot be computed: say so rather than leave it out."""
     named = [m for m in (*settings.metrics, *settings.also) if family(m) in NEEDS_JUDGE]
@@ -249,10 +196,10 @@ def evaluate_detailed(
     _needs_judge(config, judge)
     gold, folder = _load(golden)
     resolver = Resolver(gold, folder)
-    loaded = load_runs(_specs(runs), gold, resolver)
-    ranking, families, spans = _split_metrics(config, gold, loaded, SpanIndex(gold, resolver))
-    carried, index = _carry(gold, folder=folder, loaded=loaded, resolver=resolver, judge=judge, config=config,
-                            progress=progress)  # fmt: skip
+    loaded = load_runs(specs_of(runs), gold, resolver)
+    ranking, families, spans = split_metrics(config, gold, loaded, SpanIndex(gold, resolver))
+    carried, index = label_passages(gold, folder=folder, loaded=loaded, resolver=resolver, judge=judge,
+                                    progress=progress, **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
@@ -260,7 +207,7 @@ def evaluate_detailed(
         assessed, diagnosed = judge_runs(gold, folder, loaded, judge, families=families, progress=progress,
                               add_labels=config.add_labels, carried=carried, **_judging_settings(config))  # fmt: skip
     base = er.Labels.of(gold, strict_unscored=judge is not None)
-    labels = {run.name: _with_passages(base, run, carried) for run in loaded}
+    labels = {run.name: labels_with_passages(base, run, carried) for run in loaded}
     per_run = {
         run.name: _rows(
             gold,
@@ -292,7 +239,7 @@ def evaluate_detailed(
     resolver.save_cache()
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
-    return Evaluated(result, rows, support, _passage_rows(loaded, labels, carried, config.depth))
+    return Evaluated(result, rows, support, passage_rows(loaded, labels, carried, config.depth))
 
 
 def _spent(judge: Judge | None, before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
@@ -322,50 +269,15 @@ def estimate_evaluation(
     config = (settings or EvalSettings()).checked()
     gold, folder = _load(golden)
     resolver = Resolver(gold, folder)
-    loaded = load_runs(_specs(runs), gold, resolver)
+    loaded = load_runs(specs_of(runs), gold, resolver)
     index = SpanIndex(gold, resolver)
-    _, families, _ = _split_metrics(config, gold, loaded, index)
+    _, families, _ = split_metrics(config, gold, loaded, index)
     carried = carry_labels(gold, loaded, index, config.depth)
     return estimate_judging(gold, loaded, judge, families=families, carried=carried, **_judging_settings(config))
 
 
-def _carry(
-    gold: GoldenSet,
-    *,
-    folder: Path | None,
-    loaded: list[LoadedRun],
-    resolver: Resolver,
-    judge: Judge | None,
-    config: EvalSettings,
-    progress: Progress | None,
-) -> tuple[Carried, SpanIndex]:
-    """Labels of the runs' own passages (:mod:`~.carry`); with a judge, the golden chunks that undecided passages
-    reach are graded first and the rule applied again."""
-    index = SpanIndex(gold, resolver)
-    carried = carry_labels(gold, loaded, index, config.depth)
-    if judge is None or not carried.pool:
-        return carried, index
-    pooled = judge_pool(judge, gold, folder, carried.pool, listwise=config.listwise, seed=config.seed,
-                        add_labels=config.add_labels, progress=progress)  # fmt: skip
-    index = SpanIndex(gold, resolver)
-    carried = carry_labels(gold, loaded, index, config.depth)
-    carried.pooled = pooled
-    return carried, index
-
-
-def _with_passages(base: er.Labels, run: LoadedRun, carried: Carried) -> er.Labels:
-    """The golden labels plus the labels of this run's own passages (see :mod:`~.carry`): each run is scored
-    against the golden chunks and its own passages, so its figures do not depend on the other runs evaluated."""
-    qrels = {qid: dict(grades) for qid, grades in base.qrels.items()}
-    unscored = set(base.unscored)
-    for qid, line in run.lines.items():
-        for unit in line.ranked:
-            key = (qid, unit)
-            if key in carried.grades:
-                qrels.setdefault(qid, {})[unit] = carried.grades[key]
-            elif key in carried.unscored:
-                unscored.add(key)
-    return er.Labels(qrels, unscored, base.strict_unscored)
+def _passage_settings(config: EvalSettings) -> dict[str, Any]:
+    return {"depth": config.depth, "listwise": config.listwise, "seed": config.seed, "add_labels": config.add_labels}
 
 
 def _judging_settings(config: EvalSettings) -> dict[str, Any]:
@@ -452,49 +364,6 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
     )
 
 
-def _passage_rows(
-    runs: Sequence[LoadedRun], labels: Mapping[str, er.Labels], carried: Carried, depth: int
-) -> list[dict[str, Any]]:
-    """One row per passage of each run's top ``depth`` (see :meth:`Evaluated.write_passages`)."""
-    rows = []
-    for run in runs:
-        for qid, line in run.lines.items():
-            for rank, unit in enumerate(line.top(depth), start=1):
-                found, span = line.located.get(unit), None
-                span = found.span if found is not None else None
-                rows.append({
-                    "run": run.name, "query_id": qid, "rank": rank, "unit": unit,
-                    "match": found.match if found is not None else "id",
-                    "doc_id": span.doc_id if span else None, "start": span.start if span else None,
-                    "end": span.end if span else None, "score": span.score if span else None,
-                    "grade": labels[run.name].grade(qid, unit), "labelled_by": carried.how.get((qid, unit), "chunk"),
-                })  # fmt: skip
-    return rows
-
-
-def _passage_labels(run: LoadedRun, carried: Carried, depth: int) -> dict[str, int]:
-    """How the passages of the top ``depth`` got their labels: ``chunk`` (a golden chunk: its own label), ``rule``
-    (carried over by span), ``stored`` (judged in an earlier evaluation), ``judged`` (now), ``unlabelled``."""
-    counts: dict[str, int] = {}
-    for qid, line in run.lines.items():
-        for unit in line.top(depth):
-            how = carried.how.get((qid, unit), "chunk")
-            counts[how] = counts.get(how, 0) + 1
-    return counts
-
-
-def _length_note(results: Sequence[RunResult]) -> list[str]:
-    """A plain note when the runs' passages differ in length: ranking measures then compare chunkings, not
-    retrieval; span metrics stay comparable."""
-    medians = {r.name: r.passage_lengths["median"] for r in results if r.passage_lengths}
-    if len(medians) < 2 or max(medians.values()) < 1.5 * max(1.0, min(medians.values())):
-        return []
-    shown = ", ".join(f"{name} {median:.0f}" for name, median in medians.items())
-    return [f"the runs' passages differ in length (median characters: {shown}): ranking measures are not comparable "
-            "across them (longer passages hold relevant text more often); span metrics (span_recall@k, "
-            "span_precision@k, span_iou@k) are"]  # fmt: skip
-
-
 def _informative(strata: dict[str, dict[str, dict[str, MetricSummary]]], config: EvalSettings) -> dict[str, Any]:
     """The strata worth a table: a field with one value only (every imported query of type ``unknown``) repeats
     the overall figures, so it is left out unless ``--by`` asked for it."""
@@ -518,9 +387,9 @@ def _result(
     results = [_run_result(run, per_run[run.name], labels[run.name], config) for run in runs]
     for run, result in zip(runs, results, strict=True):
         result.passage_lengths = run.length_summary()
-        result.passage_labels = _passage_labels(run, carried, config.depth)
+        result.passage_labels = passage_label_counts(run, carried, config.depth)
     own = any(set(r.passage_labels) - {"chunk"} for r in results)  # a run chunked its own way
-    warnings = [note for run in runs for note in run.notes] + (_length_note(results) if own else [])
+    warnings = [note for run in runs for note in run.notes] + (length_note(results) if own else [])
     if judge is not None and judge.model == "offline":
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []

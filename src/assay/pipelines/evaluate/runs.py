@@ -56,13 +56,15 @@ from assay.pipelines.evaluate.alignment import Located, Resolver
 from assay.pipelines.evaluate.results import RunCounts
 from assay.types import RetrievedItem, RunError, RunItem
 
-__all__ = ["LoadedRun", "RunLine", "RunSpec", "load_run", "load_runs", "run_name"]
+__all__ = ["LoadedRun", "RunLine", "RunSpec", "Runs", "load_run", "load_runs", "run_name", "specs_of"]
 
 JSONL_EXPECTED = 'a line like {"query_id": "q1", "retrieved": ["c1", {"text": "..."}], "answer": "..."}'
 TREC_EXPECTED = "6 whitespace-separated fields: query_id Q0 chunk_id rank score tag"
 FAILED = "system_failed"
 RunSpec = Path | str | tuple[str, Path | str | Sequence[Mapping[str, Any]]]
 RunKind = Literal["jsonl", "trec", "ragas", "memory"]
+# runs as paths, (name, path) or (name, list of dicts), or a mapping name -> path or list of dicts
+Runs = Sequence[RunSpec] | Mapping[str, Path | str | Sequence[Mapping[str, Any]]]
 
 
 @dataclass
@@ -348,3 +350,10 @@ def load_runs(specs: Sequence[RunSpec], golden: GoldenSet, resolver: Resolver | 
             raise InputError(f"two runs are named {run.name!r}: name them apart with NAME=PATH, e.g. bm25={run.path}")
         seen.add(run.name)
     return runs
+
+
+def specs_of(runs: Runs) -> list[RunSpec]:
+    """Runs as a list of specs: a mapping's items become (name, source) pairs."""
+    if isinstance(runs, Mapping):
+        return [(name, source) for name, source in runs.items()]
+    return list(runs)
