@@ -223,17 +223,8 @@ def evaluate_detailed(
     }
     humans = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
-    result = _result(
-        gold,
-        folder,
-        runs=loaded,
-        per_run=per_run,
-        labels=labels,
-        judge=judge,
-        config=config,
-        humans=humans,
-        carried=carried,
-    )
+    result = _result(gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config,
+                     humans=humans, carried=carried)  # fmt: skip
     result.usage = _spent(judge, before)
     result.diagnosis_examples = diagnosed
     resolver.save_cache()
