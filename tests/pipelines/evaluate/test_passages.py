@@ -228,3 +228,17 @@ def test_length_note_when_chunkings_differ(golden: Path) -> None:
     assert any("ranking measures are not comparable" in w for w in result.warnings)
     same, _ = evaluate(golden, {"a": by_id_run(), "b": as_text(by_id_run())}, settings=FAST)
     assert not any("not comparable" in w for w in same.warnings)
+
+
+def test_chunks_an_undecided_passage_reaches_are_judged_first(golden: Path) -> None:
+    """The heading "## Exceptions" (returns#3) has no label for q1: with a judge it is graded and kept in the golden
+    set, then the rule labels the passage (it lies wholly in graded chunks now); no passage call is made."""
+    passage = "## Exceptions\n\nClearance items and opened software cannot be returned."
+    run = [{"query_id": "q1", "retrieved": [{"text": passage}]}]
+    settings = EvalSettings(k_values=(1,), n_boot=200, metrics=("P@1",))
+    result, _ = evaluate(golden, {"r": run}, judge=make_judge("offline"), settings=settings)
+    assert result.runs[0].passage_labels == {"rule": 1}
+    saved = GoldenSet.load(golden)
+    new = [label for label in saved.qrels if (label.query_id, label.chunk_id) == ("q1", "returns#3")]
+    assert len(new) == 1 and new[0].provenance.model == "offline" and new[0].grade is not None
+    assert result.usage["relevance"].calls == 1 and not saved.passages  # the chunk, not the passage

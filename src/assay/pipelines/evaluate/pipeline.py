@@ -198,11 +198,11 @@ def evaluate_detailed(
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
     ranking, families, spans = split_metrics(config, gold, loaded, SpanIndex(gold, resolver))
+    before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     carried, index = label_passages(gold, folder=folder, loaded=loaded, resolver=resolver, judge=judge,
                                     progress=progress, **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
-    before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
     if judge is not None:
         assessed, diagnosed = judge_runs(gold, folder, loaded, judge, families=families, progress=progress,
                               add_labels=config.add_labels, carried=carried, **_judging_settings(config))  # fmt: skip
