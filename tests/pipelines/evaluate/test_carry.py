@@ -41,3 +41,9 @@ def test_evidence_held_by_no_graded_chunk_is_undecided() -> None:
 
 def test_other_documents_do_not_count() -> None:
     assert decide(span(0, 100, doc="e"), GRADED, EVIDENCE) == (None, "unlabelled_text")
+
+
+def test_evidence_inside_takes_the_best_whole_chunk_too() -> None:
+    """The evidence is held by a chunk graded 1, and the passage also holds a whole chunk graded 3."""
+    graded = [(span(0, 100), 1), (span(100, 200), 3)]
+    assert decide(span(20, 200), graded, [span(40, 60)]) == (3, "evidence")

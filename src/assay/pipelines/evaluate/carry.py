@@ -8,7 +8,8 @@ its source documents):
 
 1. **Same text.** S and a graded chunk overlap with IoU >= 0.9: the chunk's grade (the highest, if several).
 2. **Evidence inside.** S contains a whole evidence span of q: the highest grade among the graded chunks that
-   contain that evidence span; undecided when no graded chunk does.
+   contain that evidence span and the graded chunks S contains whole; undecided when no graded chunk holds the
+   evidence span.
 3. **Labelled text.** At least 90% of S's characters lie in graded chunks:
    a. every chunk it overlaps is graded 0: grade 0 (a part of irrelevant text is irrelevant);
    b. S contains a whole chunk that has the highest grade it overlaps: that grade (it holds all the text that
@@ -124,7 +125,8 @@ def decide(span: Span, graded: Sequence[Graded], evidence: Sequence[Span]) -> tu
     inside = [e for e in evidence if _contains(span, e)]
     if inside:
         holders = [g for e in inside for s, g in near if _contains(s, e)]
-        return (max(holders), "evidence") if holders else (None, "evidence_ungraded")
+        whole = [g for s, g in near if _contains(span, s)]
+        return (max(holders + whole), "evidence") if holders else (None, "evidence_ungraded")
     if size <= 0 or _covered(span, (s for s, _ in near)) < LABELLED_SHARE * size:
         return None, "unlabelled_text"
     top = max(g for _, g in near)
