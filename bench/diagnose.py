@@ -34,7 +34,7 @@ from typing import Any
 from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.judge.limits import RetryPolicy
-from assay.pipelines.build import DEMO_SETTINGS, build_golden
+from assay.pipelines.bootstrap import DEMO_SETTINGS, build_golden
 from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
 from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES
 from assay.testing import FakeOpenAIServer
