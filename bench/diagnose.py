@@ -114,24 +114,42 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", default="offline", help="judge of the movement part (default: offline)")
     parser.add_argument("--api-base", default=None, help="OpenAI-compatible URL of that judge (a local server)")
     parser.add_argument("--concurrency", type=int, default=4, help="judge calls at once (default 4)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default 120)")
+    parser.add_argument("--max-tokens", type=int, default=None, help="output token limit of every prompt")
+    parser.add_argument("--queries", type=int, default=None, help="movement on the first N queries of each run only")
+    parser.add_argument("--skip-calls", action="store_true", help="only the movement part")
     args = parser.parse_args(argv)
-    code = calls(args.k, "approx")  # the target (<= half of RAGChecker's joint-5 calls) is the one-call reading's
+    code = 0 if args.skip_calls else calls(args.k, "approx")  # the target (<= half of RAGChecker's joint 5) is approx's
     for mode in DIAGNOSIS_MODES:
-        if mode != "approx":
+        if mode != "approx" and not args.skip_calls:
             calls(args.k, mode)
     with tempfile.TemporaryDirectory() as tmp:
         golden = build_golden(DEMO / "corpus", judge=make_judge("offline"), settings=DEMO_SETTINGS)
-        runs = [(path.stem, path) for path in sorted((DEMO / "runs").glob("*.jsonl"))]
+        runs = [
+            (path.stem, first_lines(path, args.queries, Path(tmp))) for path in sorted((DEMO / "runs").glob("*.jsonl"))
+        ]
         judge = make_judge(args.judge, api_base=args.api_base, api_key="sk-local" if args.api_base else None,
-                           cache_dir=Path(tmp) / "cache", concurrency=args.concurrency)  # fmt: skip
+                           cache_dir=Path(tmp) / "cache", concurrency=args.concurrency, timeout=args.timeout,
+                           max_tokens=args.max_tokens)  # fmt: skip
         measured = measure(golden, runs, judge, args.k)
-    label = f"demo, 3 runs, top {args.k}, judge {args.judge}"
+    label = (
+        f"demo, 3 runs{'' if args.queries is None else f' x {args.queries} queries'}, top {args.k}, judge {args.judge}"
+    )
     moved = print_movement(measured, label)
     print(f"  moved by more than 0.05: {', '.join(moved) if moved else 'none'}")
     if measured.samples == 0:
         print("no sample was diagnosed: nothing to compare", file=sys.stderr)
         return 1
     return code
+
+
+def first_lines(path: Path, n: int | None, folder: Path) -> Path:
+    """``path``, or a copy of its first ``n`` lines in ``folder``."""
+    if n is None:
+        return path
+    out = folder / path.name
+    out.write_text("".join(path.read_text().splitlines(keepends=True)[:n]))
+    return out
 
 
 def calls(k: int, mode: str) -> int:
