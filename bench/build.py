@@ -33,7 +33,7 @@ from typing import Any
 
 from assay.judge import make_judge
 from assay.judge.limits import RetryPolicy
-from assay.pipelines.build import BuildSettings, build_golden
+from assay.pipelines.bootstrap import BuildSettings, build_golden
 from assay.testing import FakeOpenAIServer
 from assay.text import count_tokens, numbers, sentences, terms
 

@@ -42,7 +42,7 @@ from assay.corpus.align import Aligner
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Pair, grade_pairs_detailed, make_judge
 from assay.metrics.agreement import cohen_kappa
-from assay.pipelines.build import BuildSettings, build_golden
+from assay.pipelines.bootstrap import BuildSettings, build_golden
 from assay.pipelines.evaluate import EvalSettings, evaluate
 from assay.text import sentences
 from assay.types import Document

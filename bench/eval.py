@@ -40,7 +40,7 @@ from typing import Any
 
 from assay.judge import make_judge
 from assay.judge.limits import RetryPolicy
-from assay.pipelines.build import DEMO_SETTINGS, build_golden
+from assay.pipelines.bootstrap import DEMO_SETTINGS, build_golden
 from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
 from assay.testing import FakeOpenAIServer
 from assay.text import count_tokens

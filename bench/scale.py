@@ -125,7 +125,7 @@ def measure(n: int, questions: int, workdir: Path, corpus_only: bool = False) ->
     ingest, chunk, index and sample only."""
     from assay.judge import make_judge
     from assay.judge.factory import make_dry_run_judge
-    from assay.pipelines.build import BuildSettings, build_golden, estimate_build
+    from assay.pipelines.bootstrap import BuildSettings, build_golden, estimate_build
 
     corpus = workdir / "corpus"
     size = write_corpus(corpus, n)
@@ -156,7 +156,7 @@ def _corpus_stages(corpus: Path, settings: Any, figures: dict[str, dict[str, flo
     from assay.corpus.chunking import chunk_corpus
     from assay.corpus.ingest import ingest
     from assay.corpus.pooling import Bm25Index
-    from assay.pipelines.build.sampling import plan_seeds
+    from assay.pipelines.bootstrap.sampling import plan_seeds
 
     base = peak_mb()
     ingested = timed(figures, "ingest", lambda: ingest(corpus, root=corpus))

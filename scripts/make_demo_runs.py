@@ -26,7 +26,7 @@ from pathlib import Path
 from assay.corpus.pooling import Bm25Index
 from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
-from assay.pipelines.build import DEMO_SETTINGS, build_golden
+from assay.pipelines.bootstrap import DEMO_SETTINGS, build_golden
 from assay.text import sentences, terms
 from assay.types import Chunk, Question
 

@@ -11,7 +11,7 @@ import pytest
 
 from assay.aio import run_sync
 from assay.judge import make_judge
-from assay.pipelines.build import BuildSettings, build_golden
+from assay.pipelines.bootstrap import BuildSettings, build_golden
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "demo" / "corpus"
 

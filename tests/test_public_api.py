@@ -40,7 +40,7 @@ def test_public_surface_is_exactly_all() -> None:
 def test_public_names_are_the_pipeline_objects() -> None:
     from assay.formats.golden import GoldenSet
     from assay.judge import Judge, make_judge
-    from assay.pipelines.build import BuildSettings, build_golden
+    from assay.pipelines.bootstrap import BuildSettings, build_golden
     from assay.pipelines.evaluate import EvalSettings, evaluate
 
     expected = {

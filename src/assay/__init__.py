@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from assay.formats.golden import GoldenSet
     from assay.judge.client import Judge
     from assay.judge.factory import make_judge
-    from assay.pipelines.build import BuildSettings
-    from assay.pipelines.build import build_golden as build
+    from assay.pipelines.bootstrap import BuildSettings
+    from assay.pipelines.bootstrap import build_golden as build
     from assay.pipelines.evaluate import EvalSettings, evaluate
 
 __all__ = [
@@ -41,11 +41,11 @@ __all__ = [
 ]
 # public name -> (module, name there)
 _LAZY = {
-    "BuildSettings": ("assay.pipelines.build", "BuildSettings"),
+    "BuildSettings": ("assay.pipelines.bootstrap", "BuildSettings"),
     "EvalSettings": ("assay.pipelines.evaluate", "EvalSettings"),
     "GoldenSet": ("assay.formats.golden", "GoldenSet"),
     "Judge": ("assay.judge.client", "Judge"),
-    "build": ("assay.pipelines.build", "build_golden"),
+    "build": ("assay.pipelines.bootstrap", "build_golden"),
     "evaluate": ("assay.pipelines.evaluate", "evaluate"),
     "make_judge": ("assay.judge.factory", "make_judge"),
 }

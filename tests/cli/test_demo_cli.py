@@ -1,12 +1,11 @@
-"""``assay demo`` end to end: bundled corpus -> golden set (offline judge) -> audit store -> report, well under a
-minute, no network (the test network guard is on)."""
+"""``assay demo`` end to end: bundled corpus -> golden set (offline judge) -> audit store -> report, no network (the
+test network guard is on). Its time is measured by ``bench/speed.py``, not asserted here."""
 
 from __future__ import annotations
 
 import html
 import json
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,6 @@ def test_demo_refuses_a_non_empty_folder_without_overwrite(tmp_path: Path) -> No
 class DemoRun:
     out: Path
     output: str  # the terminal output, whitespace folded
-    elapsed: float
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +41,13 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
     """One demo run for the module (about ten seconds), into a folder that already holds a file."""
     out = tmp_path_factory.mktemp("demo")
     (out / "notes.txt").write_text("an earlier file")
-    started = time.perf_counter()
     result = CliRunner().invoke(main, ["demo", "-o", str(out), "--overwrite"])
     assert result.exit_code == 0, result.output
-    return DemoRun(out, " ".join(result.output.split()), time.perf_counter() - started)
+    return DemoRun(out, " ".join(result.output.split()))
 
 
 def test_demo_end_to_end(demo_run: DemoRun) -> None:
     out, text = demo_run.out, demo_run.output
-    assert demo_run.elapsed < 60
     assert "offline judge: a lexical baseline, not an LLM" in text
     assert f"Open the report: {out / 'report' / 'report.html'}" in text
 

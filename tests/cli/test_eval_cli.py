@@ -291,3 +291,25 @@ def test_comparison_flags_baseline_correction_and_primary(setup: dict[str, Path]
     assert bad.exit_code == 2 and "bonferroni" in bad.output
     missing = run(*args, "--baseline", "nope")
     assert missing.exit_code == 1 and "--baseline nope: no run of that name" in missing.output
+
+
+@pytest.mark.parametrize(("mode", "pairs"), [("approx", 0), ("answers", 4 * N), ("exact", 8 * N)])
+def test_diagnosis_mode_flag_sets_the_per_pair_checks(setup: dict[str, Path], tmp_path: Path, mode: str,
+                                                      pairs: int) -> None:  # fmt: skip
+    # 4 retrieved chunks with text per query, one answer sentence and one reference claim: one call per chunk and side
+    s = setup
+    flags = ["--judge", "offline", "--cache-dir", tmp_path / "cache", "--n-boot", "200", "--diagnosis", mode]
+    dry = run("eval", s["golden"], s["good"], "--dry-run", *flags)  # calls and cached (repeats within the run)
+    rows = {c[1]: int(c[3]) + int(c[5]) for c in map(str.split, dry.output.splitlines()) if c and c[0] == "│"}
+    assert rows.get("diagnosis_pairs", 0) == pairs
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], *flags)
+    assert result.exit_code == 0, result.output
+    usage = json.loads((s["out"] / "results.json").read_text())["usage"]
+    checks = usage.get("diagnosis_pairs", {"calls": 0, "cached": 0})
+    assert checks["calls"] + checks["cached"] == pairs
+
+
+def test_an_unknown_diagnosis_mode_is_refused(setup: dict[str, Path]) -> None:
+    s = setup
+    result = run("eval", s["golden"], s["good"], "-o", s["out"], "--judge", "offline", "--diagnosis", "pairs")
+    assert result.exit_code == 2 and "approx" in result.output and not s["out"].exists()

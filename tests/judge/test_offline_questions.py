@@ -23,7 +23,7 @@ _QUESTIONS = """
 import json, sys
 from pathlib import Path
 from assay.judge.offline_questions import Source, generate
-from assay.pipelines.build import DEMO_SETTINGS, prepare_corpus
+from assay.pipelines.bootstrap import DEMO_SETTINGS, prepare_corpus
 _, chunks, _ = prepare_corpus(Path(sys.argv[1]), DEMO_SETTINGS)
 sources = [Source(c.id, c.text, " > ".join(c.heading_path)) for c in chunks]
 out = {}

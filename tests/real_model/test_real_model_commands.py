@@ -3,13 +3,16 @@
 A 135M model is a poor judge; these tests do not check its grades. They check what only a real model reveals: the
 protocol and structured output, token limits and context fit, that every answer is parsed or counted unscored with
 a cause the user can act on, that a small model's truncations and loops are not retried without end, that a build
-accepts questions or fails naming the stage, and that a rerun is served from the cache. Quality is measured against
+accepts questions or fails naming the stage, and that a rerun is served from the cache. Each command must parse at
+least one answer of the model (a grade, a generated question, an LLM metric): a run where everything is unscored
+fails, naming the unscored kinds, so a parser that rejects every answer cannot pass. Quality is measured against
 human labels in ``bench/agreement.py``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -19,12 +22,15 @@ from click.testing import CliRunner
 
 from assay.cli import main
 from assay.formats.golden import GoldenSet
+from assay.pipelines.evaluate.judging import LLM_FAMILIES
 
 pytestmark = pytest.mark.real_model
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = ROOT / "tests" / "fixtures" / "real_model" / "pairs.jsonl"
 DEMO = ROOT / "datasets" / "demo" / "corpus"
+# metrics whose every value comes from a parsed answer of the judge (not from the golden set's labels alone)
+LLM_METRICS = {name for name, kind in LLM_FAMILIES.items() if kind not in ("", "relevance")}
 # What an unscored label may say: each kind comes with a fix in its reason.
 ACTIONABLE = {
     "truncated": "--max-tokens",
@@ -32,6 +38,13 @@ ACTIONABLE = {
     "too_long": "--listwise",
     "invalid_output": "invalid answer",
 }
+
+
+def unscored_kinds(text: str) -> dict[str, int]:
+    """The kinds in a failure message's ``unscored judge answers: truncated 3, invalid_output 2`` part."""
+    found = re.search(r"unscored judge answers: ([^;.]*)", text)
+    pairs = re.findall(r"(\d+) ([a-z_]+)", found.group(1)) if found else []
+    return {kind: int(n) for n, kind in pairs}
 
 
 def run(*args: Any) -> tuple[int, str]:
@@ -43,6 +56,13 @@ def judge_args(real_model: Any, cache: Path) -> list[Any]:
     """The judge options every command takes, as the README gives them for the local model."""
     return ["--judge", real_model.judge, "--api-base", real_model.api_base, "--concurrency", real_model.slots,
             "--cache-dir", cache]  # fmt: skip
+
+
+def require_parsed(parsed: int, unscored: dict[str, int], command: str) -> None:
+    """Fail unless ``parsed`` > 0, naming the unscored kinds (and counts) that took every answer."""
+    if parsed <= 0:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(unscored.items())) or "none recorded"
+        pytest.fail(f"{command}: not one answer of the real model was parsed; unscored kinds: {kinds}")
 
 
 def check_labels(lines: list[dict[str, Any]]) -> dict[str, int]:
@@ -70,7 +90,8 @@ def test_grade_parses_every_answer_or_says_why_and_a_rerun_makes_no_call(
     code, text = run("grade", PAIRS, "-o", out, *judge_args(real_model, cache), *mode)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     counts = check_labels(lines)
-    assert len(lines) == 6 and code == (0 if counts.get("graded") else 1), text
+    require_parsed(counts.pop("graded", 0), counts, "assay grade")
+    assert len(lines) == 6 and code == 0, text
     assert "retries" in text
     again = tmp_path / "again.jsonl"
     code, text = run("grade", PAIRS, "-o", again, *judge_args(real_model, cache), *mode)
@@ -93,7 +114,8 @@ def test_a_passage_over_the_servers_context_is_unscored_not_a_stopped_run(real_m
     assert by_chunk["log"]["unscored"]["kind"] == "too_long", by_chunk["log"]
     assert "prompt tokens" in by_chunk["log"]["unscored"]["reason"]  # the server's own sizes
     counts = check_labels(list(by_chunk.values()))
-    assert code == (0 if counts.get("graded") else 1), text  # the run went on past the long passage
+    require_parsed(counts.pop("graded", 0), counts, "assay grade with a passage over the context")
+    assert code == 0, text  # the run went on past the long passage
 
 
 def test_build_on_demo_documents_accepts_questions_or_names_the_stage(real_model: Any, tmp_path: Path) -> None:
@@ -108,9 +130,17 @@ def test_build_on_demo_documents_accepts_questions_or_names_the_stage(real_model
     if code != 0:  # a 135M model may well fail here; then the message must say where and why
         assert "no question was accepted" in text or "is unscored" in text, text
         assert not out.exists()
+        generated = re.search(r"(\d+) generated", text)  # questions the model wrote that parsed
+        require_parsed(int(generated.group(1)) if generated else 0, unscored_kinds(text), "assay build")
         return
     golden = GoldenSet.load(out)
     assert golden.questions, text
+    graded = [label for label in golden.qrels if label.provenance.source == "judge" and label.grade is not None]
+    unscored: dict[str, int] = {}
+    for label in golden.qrels:
+        if label.unscored is not None:
+            unscored[label.unscored.kind] = unscored.get(label.unscored.kind, 0) + 1
+    require_parsed(len(graded), unscored, "assay build (relevance grades)")
     judged = {label.query_id for label in golden.qrels}
     assert all(q.id in judged for q in golden.questions)  # every accepted question has pooled labels
     assert golden.nuggets or all(not q.nuggets for q in golden.questions)
@@ -139,6 +169,12 @@ def test_eval_with_the_real_judge_and_a_rerun_from_the_cache(real_model: Any, tm
     results = json.loads((report / "results.json").read_text())
     assert results["runs"], results.keys()
     first = results.get("usage", {})
+    judged = [s for name, s in results["runs"][0]["metrics"].items() if name in LLM_METRICS]  # need a parsed answer
+    reasons: dict[str, int] = {}
+    for summary in judged:
+        for kind, n in summary["unscored_reasons"].items():
+            reasons[kind] = reasons.get(kind, 0) + n
+    require_parsed(sum(s["n_scored"] for s in judged), reasons, "assay eval (LLM metrics)")
     code, text = run(*args, "--n-boot", 200, "--no-add-labels")
     assert code == 0, text
     again = json.loads((report / "results.json").read_text()).get("usage", {})

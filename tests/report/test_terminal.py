@@ -50,6 +50,21 @@ def test_comparisons_corrected_usage_and_warnings(result: EvalResult) -> None:
     assert "are not in the golden set" in text
 
 
+def test_each_metric_keeps_one_line_at_80_columns_with_its_unscored_reasons_below(result: EvalResult) -> None:
+    lines = _render(result, width=80).splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for run in result.runs:
+        start = next(i for i, line in enumerate(lines) if line.startswith(f"{run.name}  "))
+        for metric in ("ndcg@10", "map", "context_recall", "faithfulness", "nugget_recall"):
+            summary = run.metrics[metric]
+            row = next(line for line in lines[start:] if line.startswith(metric + " "))
+            cells = row.split()  # metric, mean, [low, high], scored, unscored: all on this one line
+            assert cells == [metric, f"{summary.mean:.3f}", f"[{summary.low:.3f},", f"{summary.high:.3f}]",
+                             str(summary.n_scored), str(summary.n_unscored)]  # fmt: skip
+            if summary.n_unscored:  # the reasons, one line under the table
+                assert f"  {metric}: {fmt_unscored(summary)}" in lines[start:]
+
+
 def test_fits_100_columns(result: EvalResult) -> None:
     assert max(len(line) for line in _render(result).splitlines()) <= 100
 

@@ -16,8 +16,8 @@ from assay.cli._judge_options import check_context, dry_run_judge, judge_from_op
 from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
-from assay.pipelines.build import BuildEstimate, BuildSettings, build_golden, estimate_build
-from assay.pipelines.build.estimate import ACCEPT_LOW, FILTER_PASS_LOW
+from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
+from assay.pipelines.bootstrap.estimate import ACCEPT_LOW, FILTER_PASS_LOW
 
 __all__ = ["build"]
 
@@ -88,7 +88,7 @@ def _settings(options: dict[str, Any]) -> BuildSettings:
 
 
 def _mix(value: str | None) -> dict[str, float] | None:
-    from assay.pipelines.build.sampling import parse_mix
+    from assay.pipelines.bootstrap.sampling import parse_mix
 
     return parse_mix(value) if value is not None else None
 

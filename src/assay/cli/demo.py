@@ -16,7 +16,7 @@ from assay.cli._app import main
 from assay.cli.eval import audit_labels
 from assay.errors import ConfigError, DatasetError
 from assay.judge import make_judge
-from assay.pipelines.build import DEMO_SETTINGS, build_golden
+from assay.pipelines.bootstrap import DEMO_SETTINGS, build_golden
 from assay.pipelines.evaluate import EvalSettings, Evaluated, evaluate_detailed
 from assay.report import render_terminal, write_report
 

@@ -143,6 +143,16 @@ def _options(f: Any) -> Any:
             show_default=True,
             help="Over the run pairs of each metric: Holm, randomized Tukey HSD, or none.",
         ),
+        click.option(
+            "--diagnosis",
+            "diagnosis_mode",
+            type=click.Choice(["approx", "answers", "exact"]),
+            default="answers",
+            show_default=True,
+            help="Claim x chunk entailment of the diagnosis: 'answers' checks each answer claim against each chunk "
+            "as RAGChecker does (5 claims per call) and reads the reference claims off the context call; 'exact' "
+            "checks both; 'approx' reads both off the context and answer calls (3 calls per sample).",
+        ),
         click.option("--no-add-labels", is_flag=True, help="Do not write labels judged now into the golden set."),
         click.option("--dry-run", is_flag=True, help="Count calls, cached items, tokens and cost; call nothing."),
     ]
@@ -171,8 +181,10 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
     (and passages the rule cannot label) are judged (cached per question and text) and added to the golden set, and a
     claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim
     recall and context precision, the generator's noise sensitivity, hallucination, self-knowledge) says why a run
-    fails. Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size
-    for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
+    fails; by default each answer claim is checked against each chunk on its own, as RAGChecker does (--diagnosis
+    exact: the reference claims too; approx: no pair checks). Human labels in
+    GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size for a tighter interval) and give the
+    judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
 
     A metric named by -m or --fail-under is computed whatever -k says (its cut-off joins the k values); every name
     is checked before any work (an unknown one: an error with the close names, nothing written). A golden set
@@ -228,6 +240,7 @@ def _settings(options: dict[str, Any], gates: Sequence[tuple[str, float]]) -> Ev
         baseline=options["baseline"],
         primary=options["primary"] or next((m for m, _ in parse_fail_under(options["fail_under"])), None),
         correction=options["correction"],
+        diagnosis=options["diagnosis_mode"],
     ).checked()
 
 

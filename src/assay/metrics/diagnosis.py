@@ -17,6 +17,16 @@ Entailment is strict: only 1.0 counts (a partial 0.5 does not), as RAGChecker co
 The five shares over answer claims partition them when every value is scored: correct and in the context, relevant
 noise, irrelevant noise, hallucination, self-knowledge sum to 1 (incorrect claims in the context are either relevant
 or irrelevant noise, never both), and faithfulness = 1 - hallucination - self-knowledge.
+
+Against RAGChecker's own code the numerators, denominators, strict entailment, the noise-sensitivity exclusivity and
+the per-query F1 are the same; two conventions differ:
+
+* empty cases: where a denominator is empty (no answer claims, no chunk, no reference claims, no reference claim in
+  the context) RAGChecker scores 0 and keeps the query in its mean; here the query is NaN and left out (so a weak
+  retriever does not pull ``context_utilization`` down with zeros, and with nothing retrieved ``hallucination`` is
+  the share of incorrect claims, 1 - precision, where RAGChecker reports 0);
+* names: :func:`claim_recall` is RAGChecker's overall ``recall`` (reference claims the answer entails); RAGChecker's
+  own ``claim_recall`` is the retriever metric, :func:`retriever_claim_recall` here.
 """
 
 from __future__ import annotations

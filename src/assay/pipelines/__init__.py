@@ -1,6 +1,6 @@
 """The three jobs of assay as pipelines, one subpackage each.
 
-- :mod:`assay.pipelines.build`: a corpus (files or records) in, a golden-set folder out
+- :mod:`assay.pipelines.bootstrap`: a corpus (files or records) in, a golden-set folder out
   (documents, chunks, questions, qrels, nuggets, manifest).
 - :mod:`assay.pipelines.evaluate`: a golden set and RAG runs in, an ``EvalResult``
   out (per-query metrics, intervals, comparisons, agreement), plus the new judge labels added to the golden set.

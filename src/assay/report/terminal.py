@@ -1,10 +1,11 @@
 """The terminal summary of an evaluation (rich), readable at 100 columns.
 
-Per run: the run counts worth a warning, judged@k, and a table of the headline metrics (mean, interval, scored and
-unscored with reasons). For two or more runs: the primary metric's comparisons (one row per pair, with effect
-sizes and the family-adjusted interval), then the secondary metrics' verdicts. Then judge-versus-human agreement (or
-one line saying how to audit), corrected (PPI) metrics with the audit size for tighter intervals, what the judge
-cost, and the evaluator's warnings. The full picture is in ``report.html`` and ``report.md``.
+Per run: the run counts worth a warning, judged@k, and a table of the headline metrics, one line each at 80 columns
+(mean, interval, scored and unscored counts), with the reasons of the unscored ones listed under it. For two or more
+runs: the primary metric's comparisons (one row per pair, with effect sizes and the family-adjusted interval), then
+the secondary metrics' verdicts. Then judge-versus-human agreement (or one line saying how to audit), corrected (PPI)
+metrics with the audit size for tighter intervals, what the judge cost, and the evaluator's warnings. The full
+picture is in ``report.html`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -78,27 +79,28 @@ def _print_run(console: Console, result: EvalResult, run: RunResult, headline: l
     for line in (fmt.fmt_judged(run), fmt.fmt_passages(run)):
         if line:
             console.print(Text(f"  {line}", style="dim"))
-    console.print(_run_table(result, run, headline))
+    shown = [(name, run.metrics[name]) for name in headline if name in run.metrics]
+    console.print(_run_table(result, shown))
+    for name, summary in shown:  # the reasons go under the table, so each metric keeps one line at 80 columns
+        if summary.n_unscored:
+            console.print(Text(f"  {name}: {fmt.fmt_unscored(summary)}", style="yellow"))
 
 
-def _run_table(result: EvalResult, run: RunResult, headline: list[str]) -> Table:
+def _run_table(result: EvalResult, shown: list[tuple[str, MetricSummary]]) -> Table:
+    """One line per metric: mean, interval, scored and unscored counts (the reasons are printed below it)."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("metric", no_wrap=True)
     table.add_column("mean", justify="right", no_wrap=True)
     table.add_column(f"{fmt.confidence_label(result)} interval", no_wrap=True)
-    table.add_column("scored", justify="right")
-    table.add_column("unscored (why)", overflow="fold")
-    for name in headline:
-        summary = run.metrics.get(name)
-        if summary is None:
-            continue
-        unscored = fmt.fmt_unscored(summary) if summary.n_unscored else "0"
+    table.add_column("scored", justify="right", no_wrap=True)
+    table.add_column("unscored", justify="right", no_wrap=True)
+    for name, summary in shown:
         table.add_row(
             Text(name),
             Text(fmt.fmt_mean(summary), style="bold" if summary.mean is not None else "yellow"),
             Text(fmt.fmt_interval(summary.low, summary.high)),
             Text(str(summary.n_scored)),
-            Text(unscored, style="yellow" if summary.n_unscored else "dim"),
+            Text(str(summary.n_unscored), style="yellow" if summary.n_unscored else "dim"),
         )
     return table
 

@@ -21,7 +21,7 @@ from assay.pipelines.evaluate import evaluate_detailed
 from assay.testing import FakeOpenAIServer
 
 N = len(PRODUCTS)
-FAST = EvalSettings(n_boot=200)
+FAST = EvalSettings(n_boot=200, diagnosis="approx")  # the one-call reading: no per-(claim, chunk) checks to count
 PASSAGE = re.compile(r'<passage id="([^"]+)">\n(.*?)\n</passage>', re.S)
 STATEMENT = re.compile(r'<statement id="([^"]+)">')
 QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.S)

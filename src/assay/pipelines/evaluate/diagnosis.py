@@ -6,13 +6,20 @@ claims x chunks and reference claims x chunks. assay has two of them already: th
 answer's claims with the top-K chunks each draws on (the answer rows of the support matrix) and the ``support`` call
 gives the golden set's reference claims against the same chunks (the reference rows). The other two come from one
 ``claim_check`` call per sample, made after those two: so a sample costs 3 calls (plus relevance labels, shared by
-every run), where RAGChecker makes 2 extractions and one check per (claim, text) pair, 2 + (n + m)(k + 1) for n
-answer claims, m reference claims and k chunks (``bench/diagnose.py`` counts both).
+every run). RAGChecker makes 2 extractions and then checks each claim against each text (the reference or the answer,
+and each of the k chunks); with its default joint checking of 5 claims per prompt that is about
+2 + (ceil(n / 5) + ceil(m / 5))(k + 1) calls for n answer claims and m reference claims, 2 + (n + m)(k + 1) with one
+claim per prompt (``bench/diagnose.py`` counts all three).
 
 Conventions: a chunk entails a claim when the claim's support level for it is 1.0 (supported; partial does not
-count); an answer claim judged supported whose passages the judge did not name is credited to every top-K chunk (as
-context recall credits its reference claims). ``retriever_claim_recall`` is ``context_recall`` and ``faithfulness`` is
-the answer call's ``faithfulness`` (same definitions, same verdicts), so neither is written twice.
+count). Read off the two calls (``--diagnosis approx``), every passage the judge names as supporting a claim counts,
+including passages that support it only together, and an answer claim judged supported whose passages the judge did
+not name is credited to every top-K chunk (as context recall credits its reference claims); RAGChecker checks each
+(claim, chunk) pair alone, which :mod:`~assay.pipelines.evaluate.pair_checks` does for the answer side by default
+and for both sides with ``--diagnosis exact``. Reference claims are the golden set's, or the sentences of the
+reference answer when a question has none. ``retriever_claim_recall`` is ``context_recall`` and ``faithfulness`` is
+the answer call's ``faithfulness`` (same definitions, same verdicts), so neither is written twice, unless that side
+was checked per pair: then the diagnosis rewrites it from the per-pair matrix.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from assay.judge import Judge, Judgement
 from assay.metrics.diagnosis import DIAGNOSIS_METRICS, LOWER_IS_BETTER, diagnose
 from assay.pipelines.evaluate.judged import Assessed, _reference_claims
 from assay.pipelines.evaluate.results import Comparison, DiagnosisExample
-from assay.pipelines.evaluate.runs import LoadedRun
+from assay.pipelines.evaluate.runs import LoadedRun, RunLine
 from assay.text import sentences
 
 __all__ = [
@@ -39,6 +46,7 @@ __all__ = [
     "DiagnosisCall",
     "diagnose_runs",
     "directed",
+    "estimate_calls",
     "estimate_variables",
     "plan_diagnosis",
 ]
@@ -64,6 +72,8 @@ class DiagnosisCall:
     recalled: list[float] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)  # claim_check's, per claim id
     context_reasons: dict[str, str] = field(default_factory=dict)  # the answer and support calls', per claim id
+    passages: list[str] = field(default_factory=list)  # the text of each column ("" when it has none)
+    checked: tuple[str, ...] = ()  # the sides whose matrix comes from per-(claim, chunk) checks (pair_checks)
 
 
 def _rows(out: Assessed, kind: str) -> list[dict[str, Any]]:
@@ -120,6 +130,7 @@ def plan_diagnosis(
             references = _rows(out, "reference")
             reference = _reference_matrix(references, len(claims), columns)
             call = DiagnosisCall(run.name, qid, variables, columns, _answer_matrix(answers, columns), reference)
+            call.passages = [_text(golden, line, cid) for cid in columns]
             call.context_reasons = {
                 **{f"a{i + 1}": row.get("reason", "") for i, row in enumerate(answers)},
                 **{f"r{j + 1}": row.get("reason", "") for j, row in enumerate(references)},
@@ -128,9 +139,13 @@ def plan_diagnosis(
     return calls
 
 
-def estimate_variables(golden: GoldenSet, runs: Sequence[LoadedRun]) -> list[dict[str, Any]]:
-    """The ``claim_check`` variables for ``--dry-run``, before any answer call: the answer's sentences stand in for
-    the claims the answer call will extract (one call per answered query with reference claims)."""
+def _text(golden: GoldenSet, line: RunLine, cid: str) -> str:
+    return golden.chunk(cid).text if golden.has_chunk(cid) else line.texts.get(cid) or ""
+
+
+def estimate_calls(golden: GoldenSet, runs: Sequence[LoadedRun], context_k: int) -> list[DiagnosisCall]:
+    """The diagnosis calls for ``--dry-run``, before any answer call: the answer's sentences stand in for the claims
+    the answer call will extract (one call per answered query with reference claims); the matrices are zeros."""
     out = []
     for run in runs:
         for qid, line in run.lines.items():
@@ -138,14 +153,25 @@ def estimate_variables(golden: GoldenSet, runs: Sequence[LoadedRun]) -> list[dic
             claims = _reference_claims(question)
             if not claims or not (line.answer and line.answer.strip()):
                 continue
-            out.append({
+            answers = sentences(line.answer)
+            variables = {
                 "question": question.text,
-                "answer_claims": [{"id": f"a{i + 1}", "text": t} for i, t in enumerate(sentences(line.answer))],
+                "answer_claims": [{"id": f"a{i + 1}", "text": t} for i, t in enumerate(answers)],
                 "reference": question.reference_answer or " ".join(claims),
                 "reference_claims": [{"id": f"r{j + 1}", "text": t} for j, t in enumerate(claims)],
                 "answer": line.answer,
-            })  # fmt: skip
+            }
+            columns = line.top(context_k)
+            zeros = (np.zeros((len(answers), len(columns))), np.zeros((len(claims), len(columns))))
+            call = DiagnosisCall(run.name, qid, variables, columns, *zeros)
+            call.passages = [_text(golden, line, cid) for cid in columns]
+            out.append(call)
     return out
+
+
+def estimate_variables(golden: GoldenSet, runs: Sequence[LoadedRun], context_k: int = 5) -> list[dict[str, Any]]:
+    """The ``claim_check`` variables for ``--dry-run`` (see :func:`estimate_calls`)."""
+    return [call.variables for call in estimate_calls(golden, runs, context_k)]
 
 
 def directed(comparisons: Sequence[Comparison]) -> list[Comparison]:
@@ -183,11 +209,19 @@ def _read(call: DiagnosisCall, j: Judgement[Any], out: Assessed) -> None:
     for name in DIAGNOSIS_NAMES:
         value = float(values[name][0])
         out.put(name, value, _nan_reason(name, call))
+    for name, shared in SHARED_NAMES.items():  # a checked side rewrites the one-call figure it shares
+        side, matrix = (
+            ("answer", call.answer_support) if name == "faithfulness" else ("reference", call.reference_support)
+        )
+        if side in call.checked and matrix.shape[0]:
+            out.put(shared, float(values[name][0]), _nan_reason(name, call))
 
 
 def _nan_reason(name: str, call: DiagnosisCall) -> str:
     if any(np.isnan(v) for v in [*call.correct, *call.recalled]):
         return "missing_claim_verdict"
+    if np.isnan(call.answer_support).any() or np.isnan(call.reference_support).any():
+        return "pair_check_unscored"  # --diagnosis exact: a (claim, chunk) check failed or skipped the claim
     if name.startswith("retriever") and not call.columns:
         return "nothing_retrieved"
     if name == "context_utilization":

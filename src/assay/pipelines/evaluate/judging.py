@@ -4,14 +4,17 @@
 judge_unlabelled`, listwise, cached per pair) while the LLM-metric calls run beside them (:func:`~.judged.
 assess_runs`), then adds the new labels to the golden set (and to its folder with ``add_labels``);
 :func:`estimate_judging` counts the same calls without making them. ``families`` are the LLM metric families asked
-for (:data:`LLM_FAMILIES` maps each to the call kind it needs).
+for (:data:`LLM_FAMILIES` maps each to the call kind it needs). ``diagnosis`` (a mode of
+:data:`~.pair_checks.DIAGNOSIS_MODES`) adds the per-(claim, chunk) checks of :mod:`~.pair_checks` before the
+claim_check calls.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from assay.aio import run_sync
 from assay.formats.golden import GoldenSet
@@ -32,6 +35,16 @@ from assay.pipelines.evaluate.judged import (
     judge_unlabelled,
     plan_calls,
     unlabelled_pairs,
+)
+from assay.pipelines.evaluate.pair_checks import (
+    DEFAULT_MODE,
+    DIAGNOSIS_MODES,
+    PAIR_STAGE,
+    SUPPORT_PROMPT,
+    Side,
+    check_pairs,
+    estimate_pair_variables,
+    plan_pair_checks,
 )
 from assay.pipelines.evaluate.results import DiagnosisExample
 from assay.pipelines.evaluate.runs import LoadedRun
@@ -67,6 +80,7 @@ def judge_runs(
     add_labels: bool,
     progress: Progress | None,
     carried: Carried | None = None,
+    diagnosis: str = DEFAULT_MODE,
 ) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
     """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
     diagnosis examples (when a diagnosis metric was asked for). The passages ``carried`` left undecided are judged
@@ -75,12 +89,14 @@ def judge_runs(
     pairs = unlabelled_pairs(gold, runs, depth) + pending
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
-    diagnosis = runs if "diagnosis" in kinds else None
-    labels, diagnosed = run_sync(
-        lambda: _judge_all(
-            judge, gold, pairs, plan, listwise=listwise, seed=seed, ctx_k=ctx_k, progress=progress, diagnosis=diagnosis
-        )
-    )
+    diagnosed_runs = runs if "diagnosis" in kinds else None
+    sides = DIAGNOSIS_MODES[diagnosis]
+
+    def work() -> Coroutine[Any, Any, tuple[list[RelevanceLabel], list[DiagnosisExample]]]:
+        return _judge_all(judge, gold, pairs, plan, listwise=listwise, seed=seed, ctx_k=ctx_k, progress=progress,
+                          diagnosis=diagnosed_runs, sides=sides)  # fmt: skip
+
+    labels, diagnosed = run_sync(work)
     judged = {(label.query_id, label.chunk_id) for label in labels}
     for run in runs:
         run.counts.labels_judged_now = sum(
@@ -160,6 +176,7 @@ def estimate_judging(
     listwise: int | None,
     seed: int,
     carried: Carried | None = None,
+    diagnosis: str = DEFAULT_MODE,
 ) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called."""
     pairs = unlabelled_pairs(gold, runs, depth) + (carried.pool + carried.pending if carried is not None else [])
@@ -170,9 +187,13 @@ def estimate_judging(
         calls = [c for c in plan.calls if c.kind == kind]
         if calls:
             out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])
-    checks = estimate_variables(gold, runs) if "diagnosis" in kinds else []
+    checks = estimate_variables(gold, runs, ctx_k) if "diagnosis" in kinds else []
     if checks:
         out["diagnosis"] = judge.estimate(CLAIM_CHECK_PROMPT, checks)
+    sides = DIAGNOSIS_MODES[diagnosis]
+    pair_checks = estimate_pair_variables(gold, runs, ctx_k, sides) if checks and sides else []
+    if pair_checks:
+        out[PAIR_STAGE] = judge.estimate(SUPPORT_PROMPT, pair_checks)
     return out
 
 
@@ -196,9 +217,11 @@ async def _judge_all(
     ctx_k: int,
     progress: Progress | None,
     diagnosis: list[LoadedRun] | None = None,
+    sides: tuple[Side, ...] = (),
 ) -> tuple[list[RelevanceLabel], list[DiagnosisExample]]:
     """Relevance labels and the planned calls at once; then, with ``diagnosis`` (the runs), the claim_check calls
-    that need the answer calls' claims. Returns the new labels and the diagnosis examples."""
+    that need the answer calls' claims (after the per-(claim, chunk) checks of ``sides``, which replace those
+    support matrices). Returns the new labels and the diagnosis examples."""
     total = len(pairs) + len(plan.calls)
     count = [0]
 
@@ -215,7 +238,9 @@ async def _judge_all(
         examples: list[DiagnosisExample] = []
         if diagnosis is not None:
             calls = plan_diagnosis(gold, diagnosis, plan.assessed, context_k=ctx_k)
-            total += len(calls)
+            total += len(calls) + len(plan_pair_checks(calls, sides))
+            if sides:
+                await check_pairs(judge, calls, sides, on_result=tick)
             examples = await diagnose_runs(judge, gold, calls, plan.assessed, on_result=tick)
     finally:
         await judge.aclose()

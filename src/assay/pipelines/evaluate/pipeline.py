@@ -34,6 +34,7 @@ from assay.pipelines.evaluate.evaluated import Evaluated
 from assay.pipelines.evaluate.judged import Assessed
 from assay.pipelines.evaluate.judging import Progress, estimate_judging, judge_runs
 from assay.pipelines.evaluate.names import NEEDS_JUDGE, check_names, family, joined_k, split_metrics
+from assay.pipelines.evaluate.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
 from assay.pipelines.evaluate.passages import (
     label_passages,
     labels_with_passages,
@@ -86,6 +87,9 @@ class EvalSettings:
     Comparisons (:mod:`~assay.pipelines.evaluate.compare`): ``correction`` ``holm`` | ``tukey`` | ``none`` within
     each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the metric
     leading the verdict; None: ndcg@10, else the first compared), ``alpha`` the family-wise significance level.
+    ``diagnosis``: how the diagnosis gets its claim x chunk entailment (:mod:`~assay.pipelines.evaluate.pair_checks`):
+    ``answers`` (default: each answer claim checked against each chunk, the reference claims read off the context
+    call), ``exact`` (both sides checked per pair, as RAGChecker does) or ``approx`` (both read off the calls).
     """
 
     k_values: tuple[int, ...] = (1, 3, 5, 10)
@@ -105,6 +109,7 @@ class EvalSettings:
     baseline: str | None = None
     primary: str | None = None
     alpha: float = 0.05
+    diagnosis: str = DEFAULT_MODE
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -119,6 +124,8 @@ class EvalSettings:
             raise ConfigError(f"--correction {self.correction}: use one of {', '.join(CORRECTIONS)}")
         if not 0.0 < self.alpha < 1.0:
             raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
+        if self.diagnosis not in DIAGNOSIS_MODES:
+            raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
         k_values = joined_k(self.k_values, check_names((*self.metrics, *self.also)))
         return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
 
@@ -272,7 +279,8 @@ def _passage_settings(config: EvalSettings) -> dict[str, Any]:
 
 
 def _judging_settings(config: EvalSettings) -> dict[str, Any]:
-    return {"depth": config.depth, "ctx_k": config.ctx_k, "listwise": config.listwise, "seed": config.seed}
+    return {"depth": config.depth, "ctx_k": config.ctx_k, "listwise": config.listwise, "seed": config.seed,
+            "diagnosis": config.diagnosis}  # fmt: skip
 
 
 # -- per-query rows ----------------------------------------------------------------------------------------------

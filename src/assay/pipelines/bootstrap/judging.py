@@ -24,8 +24,8 @@ from typing import Any
 from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Judge, Judgement
 from assay.judge.relevance import Pair, grade_pairs_detailed
-from assay.pipelines.build.sampling import Seed
-from assay.pipelines.build.settings import BuildSettings, ProgressFn, StageOutput, drop
+from assay.pipelines.bootstrap.sampling import Seed
+from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput, drop
 from assay.types import Chunk, Claim, Nugget, Provenance, Question, RelevanceLabel
 
 __all__ = [

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from difflib import SequenceMatcher
 
 from assay.corpus.pooling import Bm25Index, jaccard
-from assay.pipelines.build.settings import BuildSettings, StageOutput, drop
+from assay.pipelines.bootstrap.settings import BuildSettings, StageOutput, drop
 from assay.text import normalize, sentences, terms, words
 from assay.types import Chunk, Question
 

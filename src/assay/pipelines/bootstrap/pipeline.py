@@ -1,6 +1,6 @@
 """``assay build``: bootstrap a golden set from a document corpus, with every pooled chunk judged.
 
-Stages (each: records in, records out, with its counts; see :mod:`assay.pipelines.build.settings`)::
+Stages (each: records in, records out, with its counts; see :mod:`assay.pipelines.bootstrap.settings`)::
 
     ingest + chunk      corpus.ingest, corpus.chunk_corpus (pre-made chunks pass through)
     sampling            sampling.sample_seeds: seeds per document by size, typed mix, styles, language
@@ -40,25 +40,25 @@ from assay.formats.atomic import atomic_dir
 from assay.formats.golden import GoldenSet
 from assay.formats.topics import write_topics
 from assay.judge.client import Judge
-from assay.pipelines.build.estimate import BuildEstimate, StageEstimate, estimate_build
-from assay.pipelines.build.filters import (
+from assay.pipelines.bootstrap.estimate import BuildEstimate, StageEstimate, estimate_build
+from assay.pipelines.bootstrap.filters import (
     assign_difficulty,
     filter_evidence,
     filter_leakage,
     filter_near_duplicates,
     relabel_single_chunk,
 )
-from assay.pipelines.build.judging import (
+from assay.pipelines.bootstrap.judging import (
     BuildContext,
     check_unanswerable,
     critique_questions,
     generate_questions,
     grade_pools,
 )
-from assay.pipelines.build.pool_runs import known_only, parse_pool_run, rank_questions
-from assay.pipelines.build.sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
-from assay.pipelines.build.settings import BuildSettings, ProgressFn, StageOutput
-from assay.pipelines.build.support import map_support
+from assay.pipelines.bootstrap.pool_runs import known_only, parse_pool_run, rank_questions
+from assay.pipelines.bootstrap.sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
+from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
+from assay.pipelines.bootstrap.support import map_support
 from assay.text import canonical_json, content_hash
 from assay.types import Chunk, Document, Manifest, Question
 

@@ -1,4 +1,4 @@
-"""Seed documents drawn by stratified systematic sampling (pipelines/build/strata.py)."""
+"""Seed documents drawn by stratified systematic sampling (pipelines/bootstrap/strata.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from assay.pipelines.build.strata import draw_documents, source_group
+from assay.pipelines.bootstrap.strata import draw_documents, source_group
 
 
 def test_source_group_is_the_file_of_a_record_or_the_folder_of_a_file() -> None:

@@ -11,7 +11,7 @@ from build_helpers import backend_script, chunk, fake_judge, question
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError
 from assay.judge.base import ChatRequest
-from assay.pipelines.build.filters import (
+from assay.pipelines.bootstrap.filters import (
     difficulty_label,
     filter_evidence,
     filter_leakage,
@@ -20,7 +20,7 @@ from assay.pipelines.build.filters import (
     quote_score,
     relabel_single_chunk,
 )
-from assay.pipelines.build.judging import (
+from assay.pipelines.bootstrap.judging import (
     BuildContext,
     check_unanswerable,
     critique_questions,
@@ -28,9 +28,9 @@ from assay.pipelines.build.judging import (
     grade_pools,
     tick_progress,
 )
-from assay.pipelines.build.sampling import Seed, allocate, parse_mix, sample_seeds, type_counts
-from assay.pipelines.build.settings import BuildSettings
-from assay.pipelines.build.support import map_support
+from assay.pipelines.bootstrap.sampling import Seed, allocate, parse_mix, sample_seeds, type_counts
+from assay.pipelines.bootstrap.settings import BuildSettings
+from assay.pipelines.bootstrap.support import map_support
 from assay.testing import FakeBackend
 from assay.types import Claim, Nugget, Provenance, RelevanceLabel
 

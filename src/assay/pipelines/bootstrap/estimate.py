@@ -30,9 +30,9 @@ from typing import Any
 from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Estimate, Judge
 from assay.judge.relevance import Pair, estimate_pairs
-from assay.pipelines.build.judging import generation_variables, passages_of
-from assay.pipelines.build.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
-from assay.pipelines.build.settings import BuildSettings
+from assay.pipelines.bootstrap.judging import generation_variables, passages_of
+from assay.pipelines.bootstrap.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
+from assay.pipelines.bootstrap.settings import BuildSettings
 from assay.types import Chunk
 
 __all__ = ["ACCEPT_LOW", "FILTER_PASS_LOW", "BuildEstimate", "StageEstimate", "estimate_build"]

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.judge.client import Judge, Judgement
-from assay.pipelines.build.judging import BuildContext, passages_of, tick_progress
-from assay.pipelines.build.settings import BuildSettings, ProgressFn, StageOutput
+from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_progress
+from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.types import NuggetSupport, Provenance, Question, RelevanceLabel
 
 __all__ = ["map_support"]

@@ -41,8 +41,8 @@ from assay.corpus.chunking import chunk_corpus
 from assay.corpus.ingest import IngestResult, corpus_files, ingest
 from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError, CorpusError
-from assay.pipelines.build.settings import BuildSettings
-from assay.pipelines.build.strata import (
+from assay.pipelines.bootstrap.settings import BuildSettings
+from assay.pipelines.bootstrap.strata import (
     allocate,
     draw,
     plan_text,

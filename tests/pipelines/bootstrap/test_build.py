@@ -15,7 +15,7 @@ from assay.errors import BudgetExceeded, CorpusError, DatasetError
 from assay.formats.golden import GoldenSet
 from assay.judge import JudgeCache, make_judge
 from assay.judge.limits import RetryPolicy
-from assay.pipelines.build import DEMO_SETTINGS, DROP_COUNTS, BuildSettings, build_golden, estimate_build
+from assay.pipelines.bootstrap import DEMO_SETTINGS, DROP_COUNTS, BuildSettings, build_golden, estimate_build
 from assay.testing import FakeBackend, FakeOpenAIServer
 from assay.text import canonical_json
 

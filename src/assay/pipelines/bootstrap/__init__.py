@@ -7,7 +7,7 @@ check, :mod:`.judging` pools candidate chunks and grades them, :mod:`.support` m
 prices a build before it is run; :mod:`.settings` holds the settings and the record every stage returns.
 """
 
-from assay.pipelines.build.pipeline import (
+from assay.pipelines.bootstrap.pipeline import (
     DEMO_SETTINGS,
     DROP_COUNTS,
     PROMPTS,
