@@ -18,7 +18,8 @@ in its error file (code ``batch_expired``); a cancelled batch keeps what it answ
 queue of :class:`Fault` or None, one per request in the order batches are created: an HTTP status (``"500"``,
 ``"400"``) or ``content_filter`` puts the request in the error file; ``invalid``, ``truncated``, ``loop`` and
 ``filtered`` answer 200 with that fault's content. ``answered`` counts how many times each request body was
-answered with status 200 (what a provider charges for), so a test or the benchmark can check that nothing was paid for twice.
+answered with status 200 (what a provider charges for), so a test or the benchmark can check that nothing was paid
+for twice.
 """
 
 from __future__ import annotations

@@ -10,15 +10,18 @@ from assay.judge.batches.api import BatchAPI
 from assay.judge.batches.ledger import Ledger
 from assay.judge.batches.runner import MAX_BYTES, MAX_REQUESTS, BatchRunner
 from assay.judge.client import Judge
-from assay.judge.pricing import Price, batch_price_for
+from assay.judge.pricing import Price, batch_price_for, price_for
 
 __all__ = ["batch_price", "use_batches"]
 
 
-def batch_price(judge: Judge, given: Price | None = None) -> Price | None:
-    """The price of the judge's calls through batches: ``given`` (``--price``), else litellm's batch price for the
-    model, else its direct price (no saving assumed)."""
-    return given or batch_price_for(judge.model) or judge.price
+def batch_price(judge: Judge) -> Price | None:
+    """The price of the judge's calls through batches: litellm's batch price for the model when the judge uses the
+    map's direct price; the judge's own price (``--price``, or a model the map has no batch price for) otherwise,
+    with no saving assumed."""
+    if judge.price is not None and judge.price == price_for(judge.model):
+        return batch_price_for(judge.model) or judge.price
+    return judge.price
 
 
 def use_batches(
@@ -57,7 +60,7 @@ def use_batches(
         Ledger.beside(judge.cache.path),
         body=backend.request_body,
         retry=retry,
-        price=batch_price(judge, price),
+        price=price or batch_price(judge),
         direct_price=judge.price,
         poll=poll,
         max_requests=max_requests,
