@@ -21,7 +21,8 @@ from evaluate_fixture import PRODUCTS, good_lines, save_golden, write_run
 
 from assay.cli import main
 from assay.formats.golden import GoldenSet
-from assay.judge.batches import Ledger
+from assay.judge import make_judge
+from assay.judge.batches import Ledger, use_batches
 from assay.judge.factory import make_dry_run_judge
 from assay.testing import FakeOpenAIServer, default_answer
 from assay.testing.fake_batches import FakeBatchServer
@@ -83,18 +84,23 @@ def test_batch_with_the_offline_judge_is_refused(pairs_file: Path, tmp_path: Pat
     assert code == 1 and "drop --batch" in text and not (tmp_path / "x.jsonl").exists()
 
 
+def _kill_after_submission(args: list[str], cache: Path) -> None:
+    """Run ``assay ARGS`` in a process of its own and kill it (SIGKILL) once the ledger names a created batch."""
+    code = "import sys; from assay.cli import main; sys.exit(main())"
+    process = subprocess.Popen([sys.executable, "-c", code, *args], stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _wait_for_a_created_batch(cache, process)
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def test_grade_killed_after_submission_resumes_on_the_rerun(pairs_file: Path, tmp_path: Path) -> None:
     cache, out = tmp_path / "cache", tmp_path / "labels.jsonl"
     with FakeBatchServer(turnaround=3600.0) as server:
         args = ["grade", str(pairs_file), "-o", str(out), "--judge", "openai/gpt-4o-mini", "--api-key", "k",
                 "--api-base", server.url, "--cache-dir", str(cache), "--batch"]  # fmt: skip
-        code = "import sys; from assay.cli import main; sys.exit(main())"
-        process = subprocess.Popen([sys.executable, "-c", code, *args], stderr=subprocess.PIPE, start_new_session=True)
-        try:
-            _wait_for_a_created_batch(cache, process)
-        finally:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait()
+        _kill_after_submission(args, cache)
         assert not out.exists() and len(server.batches) == 1
         server.advance(3600.0)
         code_rerun, text = run(*args)
@@ -103,6 +109,22 @@ def test_grade_killed_after_submission_resumes_on_the_rerun(pairs_file: Path, tm
         assert len(server.batches) == 1 and server.paid_twice() == 0 and server.calls == 0
     assert [grade for _, _, grade in _grades(out)] == [_fake_grade(p["question"], p["text"]) for p in PAIRS]
     assert all(record.collected for record in Ledger.beside(cache).load())
+
+
+def test_build_killed_mid_batch_resumes_on_the_rerun(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    with FakeBatchServer(_answer, turnaround=3600.0) as server:
+        args = ["build", str(TINY), "-o", str(tmp_path / "g"), "--judge", "openai/fake", "--api-key", "k",
+                "--per-doc", "2", "--mix", "factoid=1", "--api-base", server.url, "--cache-dir", str(cache),
+                "--batch"]  # fmt: skip
+        _kill_after_submission(args, cache)  # killed while the generation batch runs
+        assert len(server.batches) == 1 and not (tmp_path / "g").exists()
+        server.turnaround = 0.0  # the provider finishes it, and answers the next batches at once
+        code, text = run(*args)
+        assert code == 0, text
+        assert "picked up 1 batches submitted before" in text
+        assert len(server.batches) == 4 and server.paid_twice() == 0 and server.calls == 0
+    assert GoldenSet.load(tmp_path / "g").questions
 
 
 def _fake_grade(question: str, passage: str) -> int:
@@ -170,3 +192,38 @@ def test_build_batch_builds_what_a_direct_build_builds(tmp_path: Path) -> None:
     assert {(x.query_id, x.chunk_id, x.grade) for x in batch_set.qrels} == {
         (x.query_id, x.chunk_id, x.grade) for x in direct_set.qrels
     }
+
+
+class _Killed(Exception):
+    pass
+
+
+async def _killed(seconds: float) -> None:
+    raise _Killed
+
+
+def test_batches_list_check_and_cancel(tmp_path: Path) -> None:
+    items = [{"question": f"q{i}?", "passage": f"passage {i}"} for i in range(10)]
+    with FakeBatchServer(turnaround=100.0, clock=lambda: 0.0) as server:
+        judge = make_judge("openai/gpt-4o-mini", api_base=server.url, cache_dir=tmp_path)
+        use_batches(judge).sleep = _killed  # the process "dies" once the batch is submitted
+        with pytest.raises(_Killed):
+            judge.judge_many("relevance", items, stage="relevance")
+        [batch_id] = server.batches
+        code, listed = run("batches", "list", "--cache-dir", tmp_path)
+        assert code == 0 and batch_id in listed and "in_progress" in listed
+        server.advance(30.0)  # 3 of 10 requests answered
+        code, _ = run("batches", "check", "--cache-dir", tmp_path, "--api-key", "k")
+        assert code == 0 and Ledger.beside(tmp_path).load()[0].done == 3
+        code, text = run("batches", "cancel", "--cache-dir", tmp_path)
+        assert code == 2 and "--all" in text
+        code, text = run("batches", "cancel", "batch_nope", "--cache-dir", tmp_path)
+        assert code == 1 and "no open batch batch_nope" in text
+        code, cancelled = run("batches", "cancel", batch_id, "--cache-dir", tmp_path)
+        assert code == 0 and "cancelled" in cancelled
+        rerun = make_judge("openai/gpt-4o-mini", api_base=server.url, cache_dir=tmp_path)
+        runner = use_batches(rerun, retry="none")
+        results = rerun.judge_many("relevance", items, stage="relevance")
+    # the three answered before the cancel are kept; the seven it never ran are unscored as cancelled
+    assert [r.unscored.kind if r.unscored else None for r in results] == [None] * 3 + ["batch_cancelled"] * 7
+    assert runner.totals.submitted == 0 and runner.totals.answered == 3

@@ -48,7 +48,7 @@ from assay.judge.results import Judgement, cache_value, parse_output
 from assay.text import count_tokens
 from assay.types import Unscored
 
-__all__ = ["RETRIABLE", "RETRY_POLICIES", "BatchRunner", "BatchTotals"]
+__all__ = ["RETRIABLE", "RETRY_POLICIES", "BatchRunner", "BatchTotals", "update_record"]
 
 RETRY_POLICIES = ("batch", "direct", "none")
 RETRIABLE = frozenset({"backend_error", "invalid_output", "batch_expired", "batch_cancelled", "batch_failed"})
@@ -262,7 +262,7 @@ class BatchRunner:
         ]
         batch = found[0] if found else await self.api.create(record.input_file_id, {"assay_ref": record.ref})
         record.id = str(batch["id"])
-        _update(record, batch)
+        update_record(record, batch)
         self.ledger.put(record)
 
     async def _wait(self, records: list[BatchRecord]) -> None:
@@ -274,7 +274,7 @@ class BatchRunner:
                 except TransientBackendError as exc:
                     self._say(f"batch: checking {record.id} failed ({exc}); trying again")
                     continue
-                if _update(record, batch):
+                if update_record(record, batch):
                     self.ledger.put(record)
             line = _progress(records)
             if line != last:
@@ -358,7 +358,7 @@ class BatchRunner:
         await self.api.aclose()
 
 
-def _update(record: BatchRecord, batch: dict[str, Any]) -> bool:
+def update_record(record: BatchRecord, batch: dict[str, Any]) -> bool:
     """Copy the provider's status and request counts onto ``record``; whether they changed."""
     counts = batch.get("request_counts") or {}
     update = (str(batch.get("status")), int(counts.get("completed") or 0), int(counts.get("failed") or 0))
