@@ -19,17 +19,20 @@ queue of :class:`Fault` or None, one per request in the order batches are create
 ``"400"``) or ``content_filter`` puts the request in the error file; ``invalid``, ``truncated``, ``loop`` and
 ``filtered`` answer 200 with that fault's content. ``answered`` counts how many times each request body was
 answered with status 200 (what a provider charges for), so a test or the benchmark can check that nothing was paid
-for twice.
+for twice. ``python -m assay.testing.fake_batches --turnaround 3`` serves one from a separate process (the benchmark
+uses it, so the provider's CPU is not counted as assay's).
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import email.parser
 import email.policy
 import hashlib
 import json
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -307,3 +310,23 @@ def _faulty(fault: Fault, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         error = {"message": "filtered by the deployment's content policy (injected)", "code": "content_filter"}
         return _response(400, {"error": error}), False
     return _response(int(fault.kind), {"error": {"message": fault.message or f"injected {fault.kind}"}}), False
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve the fake chat-completions and batch API until killed; prints the api base URL on the first line."""
+    parser = argparse.ArgumentParser(prog="python -m assay.testing.fake_batches", description=main.__doc__)
+    parser.add_argument("--turnaround", type=float, default=0.0, help="seconds a batch takes (default 0)")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    server = FakeBatchServer(turnaround=args.turnaround, record=False)
+    server.port = args.port
+    server.start()
+    print(server.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
