@@ -36,13 +36,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from build import answer, document, write_corpus
-
 from assay.judge import make_judge
 from assay.judge.batches import BatchAPI, Ledger, use_batches
 from assay.judge.relevance import POINTWISE_PROMPT
 from assay.pipelines.build import BuildSettings, build_golden
 from assay.testing.fake_batches import FakeBatchServer
+from build import answer, document, write_corpus
 
 MODEL = "openai/gpt-4o-mini"
 
@@ -173,9 +172,8 @@ def main(argv: list[str] | None = None) -> None:
         server.terminate()
         server.wait()
     outside = first["wall"] - first["api"] - first["waited"]
-    print(
-        f"{args.pairs:,} relevance labels through {first['batches']} batches (fake provider, {args.turnaround:g} s each)"
-    )
+    batches = f"{first['batches']} batches (fake provider, {args.turnaround:g} s each)"
+    print(f"{args.pairs:,} relevance labels through {batches}")
     print(
         f"  run: wall {first['wall']:.2f} s = provider API calls {first['api']:.2f} s + waits between checks "
         f"{first['waited']:.2f} s + outside the provider {outside:.2f} s -> {1000 * outside / args.pairs:.3f} s "
