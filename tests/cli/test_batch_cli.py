@@ -227,3 +227,23 @@ def test_batches_list_check_and_cancel(tmp_path: Path) -> None:
     # the three answered before the cancel are kept; the seven it never ran are unscored as cancelled
     assert [r.unscored.kind if r.unscored else None for r in results] == [None] * 3 + ["batch_cancelled"] * 7
     assert runner.totals.submitted == 0 and runner.totals.answered == 3
+
+
+def test_eval_killed_mid_batch_resumes_on_the_rerun(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    good = write_run(tmp_path / "good.jsonl", good_lines())
+    cache = tmp_path / "cache"
+    with FakeBatchServer(_eval_answer, turnaround=3600.0) as server:
+        args = ["eval", str(golden), str(good), "-o", str(tmp_path / "report"), "--judge", "openai/judge-x",
+                "--api-base", server.url, "--api-key", "k", "--cache-dir", str(cache), "--n-boot", "200",
+                "--batch", "--batch-retry", "none"]  # fmt: skip
+        _kill_after_submission(args, cache)
+        submitted = len(server.batches)
+        assert submitted >= 1 and not (tmp_path / "report").exists()
+        server.turnaround = 0.0
+        code, text = run(*args)
+        assert code == 0, text
+        assert "picked up" in text and server.paid_twice() == 0 and server.calls == 0
+    metrics = json.loads((tmp_path / "report" / "results.json").read_text())["runs"][0]["metrics"]
+    assert metrics["P@3"]["mean"] == pytest.approx(1.0)
+    assert metrics["faithfulness"]["unscored_reasons"] == {"invalid_output": len(PRODUCTS)}

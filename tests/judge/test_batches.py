@@ -191,3 +191,17 @@ def test_a_broken_ledger_names_its_file(tmp_path: Path) -> None:
     (tmp_path / "batches.json").write_text('{"format": "assay.batches", "batches": [{"ref": 1}]}')
     with pytest.raises(FormatError, match=r"batches\.json:1: not an assay batch ledger"):
         Ledger.beside(tmp_path).load()
+
+
+def test_azure_openai_paths_and_deployment_name(server: FakeBatchServer, tmp_path: Path) -> None:
+    judge = make_judge("openai/my-deployment", api_base=server.url.replace("/v1", "/openai"), cache_dir=tmp_path)
+    runner = use_batches(judge, api_version="2024-10-21", retry="none")
+    runner.sleep = _passes(server)
+    assert all(r.ok for r in judge.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance"))
+    [batch] = server.batches.values()
+    first = json.loads(server._files.data[batch.input_file_id].splitlines()[0])
+    assert (batch.endpoint, first["url"], first["body"]["model"]) == (
+        "/chat/completions",
+        "/chat/completions",
+        "my-deployment",
+    )
