@@ -247,3 +247,16 @@ def test_eval_killed_mid_batch_resumes_on_the_rerun(tmp_path: Path) -> None:
     metrics = json.loads((tmp_path / "report" / "results.json").read_text())["runs"][0]["metrics"]
     assert metrics["P@3"]["mean"] == pytest.approx(1.0)
     assert metrics["faithfulness"]["unscored_reasons"] == {"invalid_output": len(PRODUCTS)}
+
+
+def test_eval_and_build_dry_runs_with_batch(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    good = write_run(tmp_path / "good.jsonl", good_lines())
+    judge = ("--judge", "openai/gpt-4o-mini", "--cache-dir", tmp_path / "cache")
+    code, text = run("eval", golden, good, *judge, "--dry-run", "--batch")
+    assert code == 0, text
+    assert "with --batch: costs at the batch price; the same calls direct" in text and "batch saves" in text
+    code, text = run("build", TINY, "-o", tmp_path / "g", "--judge", "anthropic/claude-x", "--dry-run", "--batch")
+    assert code == 1 and "drop --batch" in text
+    code, text = run("eval", golden, good, "-o", tmp_path / "r", "--no-judge", "--batch")
+    assert code == 1 and "give --judge MODEL too" in text

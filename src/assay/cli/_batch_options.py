@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
+from assay.errors import ConfigError
 from assay.judge import Judge, Price
 from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
 from assay.judge.batches.setup import batch_price
@@ -72,6 +73,11 @@ def batch_dry_run(judge: Judge, options: dict[str, Any]) -> Price | None:
     """With ``--batch``, price the dry-run judge at the batch price; the direct price it replaced (else None)."""
     if not options["batch"]:
         return None
+    if not (options["api_base"] or judge.model.startswith("openai/")):
+        raise ConfigError(
+            f"batch judging uses the OpenAI-compatible batch API (openai/..., or a server given by --api-base); "
+            f"judge {judge.model!r} is not called that way: drop --batch"
+        )
     direct, judge.price = judge.price, batch_price(judge)
     return direct
 

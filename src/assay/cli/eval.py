@@ -289,4 +289,4 @@ def _dry_run(
     if options["batch"]:
         costs = [e.cost_usd for e in estimates.values()]
         total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-        console.print(saving_line(total, direct, estimator.price))
+        click.echo(saving_line(total, direct, estimator.price))
