@@ -19,7 +19,7 @@ from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.output_limits import truncated
 from assay.types import Unscored
 
-__all__ = ["ENDED_KINDS", "Outcome", "input_line", "read_lines"]
+__all__ = ["ENDED_KINDS", "Outcome", "input_line", "read_lines", "rejected"]
 
 ENDED_KINDS = {"batch_expired", "batch_cancelled"}
 

@@ -34,7 +34,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
 from assay.judge.base import ChatRequest, ChatResponse
@@ -47,6 +47,9 @@ from assay.judge.pricing import Price
 from assay.judge.results import Judgement, cache_value, parse_output
 from assay.text import count_tokens
 from assay.types import Unscored
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["RETRIABLE", "RETRY_POLICIES", "BatchRunner", "BatchTotals", "update_record"]
 
@@ -123,27 +126,14 @@ class BatchRunner:
         for names in {frozenset(variables) for variables in list_of_variables}:
             prompt.check(names)
         results: list[Judgement[Any] | None] = [None] * len(list_of_variables)
-        todo: dict[str, Prepared] = {}
-        where: defaultdict[str, list[int]] = defaultdict(list)
-        for start in range(0, len(list_of_variables), MAX_CHUNK):
-            chunk = [judge._prepare(prompt_name, v) for v in list_of_variables[start : start + MAX_CHUNK]]
-            stored = judge.cache_get_many([prepared.key for prepared in chunk])
-            for index, prepared in enumerate(chunk, start):
-                raw = stored.get(prepared.key)
-                hit = judge._lookup(prepared, stage, raw) if raw is not None else None
-                if hit is None:
-                    todo.setdefault(prepared.key, prepared)
-                    where[prepared.key].append(index)
-                    continue
-                results[index] = hit
-                if on_result is not None:
-                    on_result(index, hit)
+        report = on_result or (lambda index, judgement: None)
+        todo, where = _looked_up(judge, prompt_name, list_of_variables, stage=stage, results=results, report=report)
         answers = await self._rounds(judge, todo, stage) if todo else {}
         for key, indices in where.items():
             for n, index in enumerate(indices):
-                results[index] = answers[key] if n == 0 else self._repeat(judge, answers[key], stage)
-                if on_result is not None:
-                    on_result(index, results[index])  # type: ignore[arg-type]
+                judgement = answers[key] if n == 0 else self._repeat(judge, answers[key], stage)
+                results[index] = judgement
+                report(index, judgement)
         return [r for r in results if r is not None]
 
     @staticmethod
@@ -219,38 +209,37 @@ class BatchRunner:
         return fresh, False
 
     async def _submit(self, judge: Judge, fresh: list[Prepared], stage: str) -> list[BatchRecord]:
-        files: list[list[tuple[str, bytes]]] = [[]]
-        size = 0
-        for prepared in fresh:
-            line = input_line(prepared.key, self.api.line_url, self.body(prepared.request))
-            if files[-1] and (len(files[-1]) >= self.max_requests or size + len(line) > self.max_bytes):
-                files.append([])
-                size = 0
-            files[-1].append((prepared.key, line))
-            size += len(line)
-        records = []
-        for lines in (f for f in files if f):
-            ref = uuid.uuid4().hex[:12]
-            file_id = await self.api.upload(b"".join(line for _, line in lines), f"assay-{ref}.jsonl")
-            prompt = fresh[0].prompt.name
-            keys = [key for key, _ in lines]
-            record = BatchRecord(
-                ref=ref,
-                api_base=self.api.api_base,
-                model=judge.model,
-                stage=stage,
-                prompt=prompt,
-                input_file_id=file_id,
-                keys=keys,
-            )
-            self.ledger.put(record)
-            await self._find_or_create(record, look=False)
-            records.append(record)
+        records = [await self._submit_file(judge, lines, stage) for lines in self._files(fresh)]
         if records:
             self.totals.submitted += len(fresh)
             self.totals.batches += len(records)
             self._say(f"batch: submitted {len(fresh)} requests of stage {stage} in {len(records)} batches")
         return records
+
+    def _files(self, fresh: list[Prepared]) -> list[list[tuple[Prepared, bytes]]]:
+        """The requests as input files' lines, each file within ``max_requests`` lines and ``max_bytes``."""
+        files: list[list[tuple[Prepared, bytes]]] = []
+        size = 0
+        for prepared in fresh:
+            line = input_line(prepared.key, self.api.line_url, self.body(prepared.request))
+            if not files or len(files[-1]) >= self.max_requests or size + len(line) > self.max_bytes:
+                files.append([])
+                size = 0
+            files[-1].append((prepared, line))
+            size += len(line)
+        return files
+
+    async def _submit_file(self, judge: Judge, lines: list[tuple[Prepared, bytes]], stage: str) -> BatchRecord:
+        """Upload one input file, record it, create its batch and record that (see the ledger's docstring)."""
+        ref = uuid.uuid4().hex[:12]
+        file_id = await self.api.upload(b"".join(line for _, line in lines), f"assay-{ref}.jsonl")
+        keys = [prepared.key for prepared, _ in lines]
+        prompt = lines[0][0].prompt.name
+        record = BatchRecord(ref=ref, api_base=self.api.api_base, model=judge.model, stage=stage, prompt=prompt,
+                             input_file_id=file_id, keys=keys)  # fmt: skip
+        self.ledger.put(record)
+        await self._find_or_create(record, look=False)
+        return record
 
     async def _find_or_create(self, record: BatchRecord, *, look: bool = True) -> None:
         """Give a ``submitting`` record its batch: one the provider already has for it, else a new one."""
@@ -315,12 +304,7 @@ class BatchRunner:
                     failed[outcome.custom_id] = outcome.unscored
                 continue
             cost = self._account(judge, stage, response)
-            problem = rejected(prepared.request, response) if prepared is not None else None
-            output = None
-            try:
-                output = parse_output(response.content, model) if problem is None else None
-            except ValueError as exc:
-                problem = Unscored(reason=f"invalid answer: {exc}", kind="invalid_output", raw=response.content[:500])
+            output, problem = _validated(prepared, response, model)
             if output is not None:
                 tokens = (response.prompt_tokens, response.completion_tokens)
                 puts.append((outcome.custom_id, cache_value(output, tokens)))
@@ -356,6 +340,47 @@ class BatchRunner:
     async def aclose(self) -> None:
         """Close the batch API's connections."""
         await self.api.aclose()
+
+
+def _looked_up(
+    judge: Judge,
+    prompt_name: str,
+    list_of_variables: Sequence[Mapping[str, Any]],
+    *,
+    stage: str,
+    results: list[Judgement[Any] | None],
+    report: OnResult,
+) -> tuple[dict[str, Prepared], dict[str, list[int]]]:
+    """Answer the cached items (into ``results``, reported); the missing calls by key, and each key's indices."""
+    todo: dict[str, Prepared] = {}
+    where: defaultdict[str, list[int]] = defaultdict(list)
+    for start in range(0, len(list_of_variables), MAX_CHUNK):
+        chunk = [judge._prepare(prompt_name, v) for v in list_of_variables[start : start + MAX_CHUNK]]
+        stored = judge.cache_get_many([prepared.key for prepared in chunk])
+        for index, prepared in enumerate(chunk, start):
+            raw = stored.get(prepared.key)
+            hit = judge._lookup(prepared, stage, raw) if raw is not None else None
+            if hit is None:
+                todo.setdefault(prepared.key, prepared)
+                where[prepared.key].append(index)
+                continue
+            results[index] = hit
+            report(index, hit)
+    return todo, where
+
+
+def _validated(
+    prepared: Prepared | None, response: ChatResponse, model: type[BaseModel]
+) -> tuple[Any, Unscored | None]:
+    """The output of a 200 answer, or why there is none (cut, withheld, not valid). ``prepared`` None: a request of
+    an earlier run, not in this list (its answer is cached if valid; its failure is not this run's to count)."""
+    problem = rejected(prepared.request, response) if prepared is not None else None
+    if problem is not None:
+        return None, problem
+    try:
+        return parse_output(response.content, model), None
+    except ValueError as exc:
+        return None, Unscored(reason=f"invalid answer: {exc}", kind="invalid_output", raw=response.content[:500])
 
 
 def update_record(record: BatchRecord, batch: dict[str, Any]) -> bool:
