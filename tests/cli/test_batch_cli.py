@@ -260,3 +260,21 @@ def test_eval_and_build_dry_runs_with_batch(tmp_path: Path) -> None:
     assert code == 1 and "drop --batch" in text
     code, text = run("eval", golden, good, "-o", tmp_path / "r", "--no-judge", "--batch")
     assert code == 1 and "give --judge MODEL too" in text
+
+
+class _NoBatches(FakeOpenAIServer):
+    """A chat-completions server that answers 404 on any other path, as vLLM's does."""
+
+    async def _route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> bytes:
+        if "/chat/completions" in path:
+            return await super()._route(method, path, headers, raw)
+        body = b'{"detail": "Not Found"}'
+        return b"HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def test_a_server_without_a_batch_api_is_named(pairs_file: Path, tmp_path: Path) -> None:
+    with _NoBatches() as server:
+        code, text = run("grade", pairs_file, "-o", tmp_path / "x.jsonl", "--judge", "openai/m", "--api-key", "k",
+                         "--api-base", server.url, "--cache-dir", tmp_path / "cache", "--batch")  # fmt: skip
+    assert code == 1 and "has no batch API" in text and "drop --batch" in text
+    assert not (tmp_path / "x.jsonl").exists()

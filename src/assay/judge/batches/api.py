@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 __all__ = ["BatchAPI"]
 
 
+def path_is_collection(url: str) -> bool:
+    """Whether ``url`` is the files or batches collection itself (a 404 there means no batch API at all)."""
+    return url.partition("?")[0].rstrip("/").endswith(("/files", "/batches"))
+
+
 class BatchAPI:
     """One provider's batch endpoints (see the module docstring); close with :meth:`aclose`."""
 
@@ -68,14 +73,22 @@ class BatchAPI:
             async with self._get_session().request(method, url, **kwargs) as response:
                 raw = await response.read()
                 if response.status != 200:
-                    wait = parse_retry_after(response.headers.get("Retry-After"))
-                    text = raw.decode("utf-8", "replace")
-                    raise status_error(response.status, text, model="batch", url=url, retry_after=wait)
+                    raise self._error(response.status, raw, url, response.headers.get("Retry-After"))
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise TransientBackendError(f"connection to {url} failed: {exc}") from exc
         except TimeoutError as exc:
             raise TransientBackendError(f"no answer from {url} within {self.timeout:g} s") from exc
         return raw
+
+    def _error(self, status: int, raw: bytes, url: str, retry_after: str | None) -> BackendError:
+        text = raw.decode("utf-8", "replace")
+        if status in (404, 405) and path_is_collection(url):
+            return BackendError(
+                f"HTTP {status} from {url}: the server at {self.api_base} has no batch API (/files and /batches) -- "
+                "drop --batch, or use a provider or server that has one (OpenAI, Azure OpenAI with api_version)",
+                status=status,
+            )
+        return status_error(status, text, model="batch", url=url, retry_after=parse_retry_after(retry_after))
 
     async def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         raw = await self._request(method, path, **kwargs)
