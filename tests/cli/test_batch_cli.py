@@ -62,6 +62,7 @@ def test_grade_batch_gives_the_direct_labels_through_batches_only(pairs_file: Pa
         assert code == 0, text
         assert server.calls == 0 and len(server.batches) == 1
         assert "batch: 3 requests submitted in 1 batches" in text and "at the batch price" in text
+        assert "batch: 3/3 done, 0 failed, 1 batches (1 completed), elapsed 0:00:0" in text  # the progress line
         code, again = run(*args, "--cache-dir", tmp_path / "cache")  # a direct rerun reuses the batch answers
         assert code == 0 and server.calls == 0 and "3 cached" in again
     assert _grades(tmp_path / "batch.jsonl") == _grades(tmp_path / "direct.jsonl")

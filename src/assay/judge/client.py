@@ -364,7 +364,9 @@ class Judge(CacheAccess):
         """Judge many items; the list is in input order (:mod:`assay.judge.batch` describes the scheduling).
 
         ``on_result(index, judgement)`` is called as each result arrives. A :class:`BudgetExceeded` or a
-        :class:`BackendError` stops new calls; calls in flight finish (and are cached) before it is raised.
+        :class:`BackendError` stops new calls; calls in flight finish (and are cached) before it is raised. With
+        ``batching`` set (:func:`assay.judge.batches.use_batches`) the calls the cache does not answer go through
+        the provider's batch API instead (:mod:`assay.judge.batches.runner`).
         """
         if self.batching is not None:
             return await self.batching.judge_items(
