@@ -205,3 +205,11 @@ def test_azure_openai_paths_and_deployment_name(server: FakeBatchServer, tmp_pat
         "/chat/completions",
         "my-deployment",
     )
+
+
+def test_refused_and_looping_answers_keep_the_direct_kinds(server: FakeBatchServer, tmp_path: Path) -> None:
+    server.batch_faults.extend([Fault("content_filter"), Fault("filtered"), Fault("loop")])
+    judge, runner = _batched(server, tmp_path, retry="batch")
+    results = judge.judge_many(POINTWISE_PROMPT, ITEMS[:3], stage="relevance")
+    assert [r.unscored.kind for r in results if r.unscored] == ["content_filter", "content_filter", "loop"]
+    assert runner.totals.batches == 1  # none of them would go better a second time
