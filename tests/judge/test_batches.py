@@ -213,3 +213,20 @@ def test_refused_and_looping_answers_keep_the_direct_kinds(server: FakeBatchServ
     results = judge.judge_many(POINTWISE_PROMPT, ITEMS[:3], stage="relevance")
     assert [r.unscored.kind for r in results if r.unscored] == ["content_filter", "content_filter", "loop"]
     assert runner.totals.batches == 1  # none of them would go better a second time
+
+
+def test_the_version_1_ledger_keeps_loading() -> None:
+    ledger = Ledger(Path(__file__).resolve().parents[1] / "fixtures" / "judge" / "batches" / "batches-v1.json")
+    first, second = ledger.load()
+    assert (first.id, first.status, first.done, len(first.keys), first.ended) == (
+        "batch_abc123",
+        "in_progress",
+        1,
+        2,
+        False,
+    )
+    assert (second.id, second.status) == (None, "submitting")
+    assert [r.ref for r in ledger.open_batches("https://api.openai.com/v1", "openai/gpt-4o-mini")] == [
+        first.ref,
+        second.ref,
+    ]
