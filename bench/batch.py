@@ -38,6 +38,7 @@ from typing import Any
 
 from assay.judge import make_judge
 from assay.judge.batches import BatchAPI, Ledger, use_batches
+from assay.judge.batches.runner import batches
 from assay.judge.relevance import POINTWISE_PROMPT
 from assay.pipelines.build import BuildSettings, build_golden
 from assay.testing.fake_batches import FakeBatchServer
@@ -172,8 +173,8 @@ def main(argv: list[str] | None = None) -> None:
         server.terminate()
         server.wait()
     outside = first["wall"] - first["api"] - first["waited"]
-    batches = f"{first['batches']} batches (fake provider, {args.turnaround:g} s each)"
-    print(f"{args.pairs:,} relevance labels through {batches}")
+    through = f"{batches(first['batches'])} (fake provider, {args.turnaround:g} s each)"
+    print(f"{args.pairs:,} relevance labels through {through}")
     print(
         f"  run: wall {first['wall']:.2f} s = provider API calls {first['api']:.2f} s + waits between checks "
         f"{first['waited']:.2f} s + outside the provider {outside:.2f} s -> {1000 * outside / args.pairs:.3f} s "

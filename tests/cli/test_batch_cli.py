@@ -61,8 +61,8 @@ def test_grade_batch_gives_the_direct_labels_through_batches_only(pairs_file: Pa
         code, text = run(*args, "--cache-dir", tmp_path / "cache", "--batch")
         assert code == 0, text
         assert server.calls == 0 and len(server.batches) == 1
-        assert "batch: 3 requests submitted in 1 batches" in text and "at the batch price" in text
-        assert "batch: 3/3 done, 0 failed, 1 batches (1 completed), elapsed 0:00:0" in text  # the progress line
+        assert "batch: 3 requests submitted in 1 batch" in text and "at the batch price" in text
+        assert "batch: 3/3 done, 0 failed, 1 batch (1 completed), elapsed 0:00:0" in text  # the progress line
         code, again = run(*args, "--cache-dir", tmp_path / "cache")  # a direct rerun reuses the batch answers
         assert code == 0 and server.calls == 0 and "3 cached" in again
     assert _grades(tmp_path / "batch.jsonl") == _grades(tmp_path / "direct.jsonl")
@@ -106,7 +106,7 @@ def test_grade_killed_after_submission_resumes_on_the_rerun(pairs_file: Path, tm
         server.advance(3600.0)
         code_rerun, text = run(*args)
         assert code_rerun == 0, text
-        assert "picked up 1 batches submitted before (3 of these requests)" in text
+        assert "picked up 1 batch submitted before (3 of these requests)" in text
         assert len(server.batches) == 1 and server.paid_twice() == 0 and server.calls == 0
     assert [grade for _, _, grade in _grades(out)] == [_fake_grade(p["question"], p["text"]) for p in PAIRS]
     assert all(record.collected for record in Ledger.beside(cache).load())
@@ -123,7 +123,7 @@ def test_build_killed_mid_batch_resumes_on_the_rerun(tmp_path: Path) -> None:
         server.turnaround = 0.0  # the provider finishes it, and answers the next batches at once
         code, text = run(*args)
         assert code == 0, text
-        assert "picked up 1 batches submitted before" in text
+        assert "picked up 1 batch submitted before" in text
         assert len(server.batches) == 4 and server.paid_twice() == 0 and server.calls == 0
     assert GoldenSet.load(tmp_path / "g").questions
 

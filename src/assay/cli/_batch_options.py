@@ -15,6 +15,7 @@ import click
 from assay.errors import ConfigError
 from assay.judge import Judge, Price
 from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
+from assay.judge.batches.runner import batches
 from assay.judge.batches.setup import batch_price
 
 __all__ = ["batch_dry_run", "batch_options", "batch_summary", "echo_batch_summary", "saving_line", "start_batches"]
@@ -61,7 +62,7 @@ def echo_batch_summary(runner: BatchRunner | None) -> None:
 def batch_summary(runner: BatchRunner) -> str:
     """What went through batches: requests, batches, resumed, cost at the batch price and the saving."""
     t = runner.totals
-    head = f"batch: {t.submitted} requests submitted in {t.batches} batches, {t.resumed} picked up from earlier runs"
+    head = f"batch: {t.submitted} requests submitted in {batches(t.batches)}, {t.resumed} picked up from earlier runs"
     if t.cost_usd is None:
         return f"{head}; cost unknown (no price for this model; give --price)"
     direct = "" if t.direct_cost_usd is None else f", ${t.direct_cost_usd:.4f} direct"

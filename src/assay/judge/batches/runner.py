@@ -51,7 +51,7 @@ from assay.types import Unscored
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["RETRIABLE", "RETRY_POLICIES", "BatchRunner", "BatchTotals", "update_record"]
+__all__ = ["RETRIABLE", "RETRY_POLICIES", "BatchRunner", "BatchTotals", "batches", "update_record"]
 
 RETRY_POLICIES = ("batch", "direct", "none")
 RETRIABLE = frozenset({"backend_error", "invalid_output", "batch_expired", "batch_cancelled", "batch_failed"})
@@ -182,7 +182,7 @@ class BatchRunner:
         resumed = len(covered & pending.keys())
         self.totals.resumed += resumed
         if records:
-            self._say(f"batch: picked up {len(records)} batches submitted before ({resumed} of these requests)")
+            self._say(f"batch: picked up {batches(len(records))} submitted before ({resumed} of these requests)")
         records += await self._submit(judge, fresh, stage)
         await self._wait(records)
         answers: dict[str, Judgement[Any]] = {}
@@ -213,7 +213,7 @@ class BatchRunner:
         if records:
             self.totals.submitted += len(fresh)
             self.totals.batches += len(records)
-            self._say(f"batch: submitted {len(fresh)} requests of stage {stage} in {len(records)} batches")
+            self._say(f"batch: submitted {len(fresh)} requests of stage {stage} in {batches(len(records))}")
         return records
 
     def _files(self, fresh: list[Prepared]) -> list[list[tuple[Prepared, bytes]]]:
@@ -392,6 +392,11 @@ def update_record(record: BatchRecord, batch: dict[str, Any]) -> bool:
     return changed
 
 
+def batches(n: int) -> str:
+    """``1 batch``, ``2 batches``."""
+    return f"{n:,} batch" if n == 1 else f"{n:,} batches"
+
+
 def _progress(records: list[BatchRecord]) -> str:
     total = sum(len(r.keys) for r in records)
     statuses: defaultdict[str, int] = defaultdict(int)
@@ -399,7 +404,7 @@ def _progress(records: list[BatchRecord]) -> str:
         statuses[record.status] += 1
     said = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
     done, failed = sum(r.done for r in records), sum(r.failed for r in records)
-    return f"batch: {done:,}/{total:,} done, {failed:,} failed, {len(records)} batches ({said})"
+    return f"batch: {done:,}/{total:,} done, {failed:,} failed, {batches(len(records))} ({said})"
 
 
 def _clock(seconds: float) -> str:
