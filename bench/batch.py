@@ -38,7 +38,7 @@ from typing import Any
 
 from assay.judge import make_judge
 from assay.judge.batches import BatchAPI, Ledger, use_batches
-from assay.judge.batches.runner import batches
+from assay.judge.batches.status import batches
 from assay.judge.relevance import POINTWISE_PROMPT
 from assay.pipelines.build import BuildSettings, build_golden
 from assay.testing.fake_batches import FakeBatchServer

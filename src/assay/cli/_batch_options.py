@@ -15,8 +15,8 @@ import click
 from assay.errors import ConfigError
 from assay.judge import Judge, Price
 from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
-from assay.judge.batches.runner import batches
 from assay.judge.batches.setup import batch_price
+from assay.judge.batches.status import batches
 
 __all__ = ["batch_dry_run", "batch_options", "batch_summary", "echo_batch_summary", "saving_line", "start_batches"]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from assay.errors import ConfigError
 from assay.judge.batches.api import BatchAPI
 from assay.judge.batches.ledger import BatchRecord, Ledger
-from assay.judge.batches.runner import update_record
+from assay.judge.batches.status import update_record
 
 __all__ = ["cancel_batches", "check_batches", "select"]
 

@@ -42,6 +42,7 @@ from assay.judge.batch import MAX_CHUNK, OnResult, Prepared
 from assay.judge.batches.api import BatchAPI
 from assay.judge.batches.ledger import BatchRecord, Ledger
 from assay.judge.batches.lines import Outcome, input_line, read_lines, rejected
+from assay.judge.batches.status import batches, clock, progress, update_record
 from assay.judge.client import Judge
 from assay.judge.pricing import Price
 from assay.judge.results import Judgement, cache_value, parse_output
@@ -51,7 +52,7 @@ from assay.types import Unscored
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["RETRIABLE", "RETRY_POLICIES", "BatchRunner", "BatchTotals", "batches", "update_record"]
+__all__ = ["RETRIABLE", "RETRY_POLICIES", "BatchRunner", "BatchTotals"]
 
 RETRY_POLICIES = ("batch", "direct", "none")
 RETRIABLE = frozenset({"backend_error", "invalid_output", "batch_expired", "batch_cancelled", "batch_failed"})
@@ -265,9 +266,9 @@ class BatchRunner:
                     continue
                 if update_record(record, batch):
                     self.ledger.put(record)
-            line = _progress(records)
+            line = progress(records)
             if line != last:
-                self._say(f"{line}, elapsed {_clock(self.clock() - start)}")
+                self._say(f"{line}, elapsed {clock(self.clock() - start)}")
                 last = line
             if all(r.ended for r in records):
                 return
@@ -381,32 +382,3 @@ def _validated(
         return parse_output(response.content, model), None
     except ValueError as exc:
         return None, Unscored(reason=f"invalid answer: {exc}", kind="invalid_output", raw=response.content[:500])
-
-
-def update_record(record: BatchRecord, batch: dict[str, Any]) -> bool:
-    """Copy the provider's status and request counts onto ``record``; whether they changed."""
-    counts = batch.get("request_counts") or {}
-    update = (str(batch.get("status")), int(counts.get("completed") or 0), int(counts.get("failed") or 0))
-    changed = update != (record.status, record.done, record.failed)
-    record.status, record.done, record.failed = update
-    return changed
-
-
-def batches(n: int) -> str:
-    """``1 batch``, ``2 batches``."""
-    return f"{n:,} batch" if n == 1 else f"{n:,} batches"
-
-
-def _progress(records: list[BatchRecord]) -> str:
-    total = sum(len(r.keys) for r in records)
-    statuses: defaultdict[str, int] = defaultdict(int)
-    for record in records:
-        statuses[record.status] += 1
-    said = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
-    done, failed = sum(r.done for r in records), sum(r.failed for r in records)
-    return f"batch: {done:,}/{total:,} done, {failed:,} failed, {batches(len(records))} ({said})"
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}"
