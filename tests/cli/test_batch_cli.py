@@ -279,3 +279,15 @@ def test_a_server_without_a_batch_api_is_named(pairs_file: Path, tmp_path: Path)
                          "--api-base", server.url, "--cache-dir", tmp_path / "cache", "--batch")  # fmt: skip
     assert code == 1 and "has no batch API" in text and "drop --batch" in text
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_max_cost_bounds_what_is_submitted(pairs_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "labels.jsonl"
+    with FakeBatchServer() as server:
+        # at $1,000,000 per million tokens a request's bound (hundreds of prompt tokens plus max_tokens) is
+        # hundreds of dollars: $1 has no room for any of them
+        code, text = run("grade", pairs_file, "-o", out, "--judge", "openai/m", "--api-key", "k", "--api-base",
+                         server.url, "--cache-dir", tmp_path / "cache", "--batch", "--price", "1000000/1000000",
+                         "--max-cost", "1")  # fmt: skip
+        assert code == 1 and "rerun with a higher --max-cost" in text
+        assert not server.batches and not out.exists()
