@@ -6,6 +6,7 @@ Each command lives in its own module and registers itself on :data:`main`; impor
 from __future__ import annotations
 
 from assay.cli import audit as _audit  # noqa: F401
+from assay.cli import batches as _batches  # noqa: F401
 from assay.cli import build as _build  # noqa: F401
 from assay.cli import cache as _cache  # noqa: F401
 from assay.cli import demo as _demo  # noqa: F401

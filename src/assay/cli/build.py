@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from assay.cli._app import main
+from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
 from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
@@ -97,6 +98,7 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Golden-set folder to write.")
 @judge_options
+@batch_options
 @click.option(
     "--questions",
     type=click.IntRange(1),
@@ -178,6 +180,7 @@ def build(
       assay build datasets/demo/corpus -o golden/ --judge offline --questions 60
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --dry-run
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
+      assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 10000 --batch   # half price
       assay build chunks.jsonl -o golden/ --judge offline --questions 200 \\
           --pool-run 'es=cmd:python es_search.py --query {query} --k {k}' --no-pool-bm25
       assay build docs/ -o golden/ --judge hosted_vllm/Qwen2.5-7B --api-base http://gpu:8000/v1 \\
@@ -188,9 +191,17 @@ def build(
     paths = list(corpus)
     console = Console(stderr=True)
     if dry_run:
-        _print_estimate(estimate_build(paths, judge=dry_run_judge(options), settings=settings), console)
+        estimator = dry_run_judge(options)
+        direct = batch_dry_run(estimator, options)
+        estimate = estimate_build(paths, judge=estimator, settings=settings)
+        _print_estimate(estimate, console)
+        if options["batch"]:
+            click.echo(saving_line(estimate.cost_usd, direct, estimator.price))
         return
     judge = judge_from_options(options)
+    runner = start_batches(judge, options)
+    if runner is not None:
+        click.echo(_rounds(settings, stop_after), err=True)
     check_context(judge, ["question_generation", "question_critic", "relevance", "relevance_listwise", "support"])
     progress = _StageProgress(judge, console)
     try:
@@ -215,6 +226,20 @@ def build(
         _print_stopped(golden, output, corpus)
         return
     _print_summary(golden, judge, output, console)
+    echo_batch_summary(runner)
+
+
+def _rounds(settings: BuildSettings, stop_after: str | None) -> str:
+    """What a build with --batch waits for: one batch round per judge stage, each after the one before."""
+    stages = ["generation", *(["critic"] if settings.critic else [])]
+    if stop_after is None:
+        stages += ["relevance", "support"]
+    return (
+        f"--batch: this build needs {len(stages)} batch rounds, one after another ({', '.join(stages)}), "
+        + ("one more for support follow-ups if any, " if stop_after is None else "")
+        + "and one more per stage whose failed requests are retried by --batch-retry batch; each round waits for "
+        "the provider (up to 24 h). Stopping is safe: the same command picks up the submitted batches."
+    )
 
 
 def _print_stopped(stage: GoldenSet, output: Path, corpus: tuple[Path, ...]) -> None:

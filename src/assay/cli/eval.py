@@ -14,6 +14,7 @@ from rich.table import Table
 
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main
+from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, optional_judge_options
 from assay.errors import ConfigError
 from assay.judge import Judge
@@ -166,6 +167,7 @@ def _options(f: Any) -> Any:
 @click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None, help="Report folder.")
 @_options
+@batch_options
 def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **options: Any) -> None:
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
@@ -202,6 +204,7 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
       assay eval golden/ bm25.jsonl a.jsonl b.jsonl -o report/ --no-judge --baseline bm25 --correction tukey
       assay eval golden/ mine=ragas_eval.csv chunks400=runs/by_text.jsonl -o report/ --judge offline
+      assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --batch   # half price, within 24 h
     """
     if options["judge_spec"] and options["no_judge"]:
         raise ConfigError("give --judge MODEL or --no-judge, not both")
@@ -248,18 +251,33 @@ def _evaluate(
     golden: Path, specs: list[tuple[str, Path]], options: dict[str, Any], settings: EvalSettings
 ) -> Evaluated:
     humans, everyone = audit_labels(golden)
+    if options["batch"] and not options["judge_spec"]:
+        raise ConfigError("--batch sends judge calls through a batch API: give --judge MODEL too")
     if not options["judge_spec"]:
         if not options["no_judge"]:
             click.echo("no --judge given: trec_eval's convention (unjudged = not relevant), no LLM metrics", err=True)
         return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans,
                                  annotations=everyone)  # fmt: skip
     judge = judge_from_options(options)
+    runner = start_batches(judge, options)
+    if runner is not None:
+        click.echo(_BATCH_ROUNDS, err=True)
     check_context(judge, [name for name in prompt_names() if name not in ("question_generation", "question_critic")])
     bar = _Bar(judge, Console(stderr=True))
     with bar.bar:
-        return evaluate_detailed(
+        done = evaluate_detailed(
             golden, list(specs), judge=judge, settings=settings, progress=bar, human_labels=humans, annotations=everyone
         )
+    echo_batch_summary(runner)
+    return done
+
+
+_BATCH_ROUNDS = (
+    "--batch: this evaluation needs up to 2 batch rounds, one after another (the unlabelled chunks' relevance with "
+    "the context, answer and nugget calls, then the diagnosis's claim checks), and one more per stage whose failed "
+    "requests are retried by --batch-retry batch; each waits for the provider (up to 24 h). Stopping is safe: the "
+    "same command picks up the submitted batches."
+)
 
 
 def _report(done: Evaluated, output: Path, console: Console) -> None:
@@ -280,7 +298,9 @@ def _dry_run(
     if not options["judge_spec"]:
         console.print("dry run without a judge: no calls to make")
         return
-    estimates = estimate_evaluation(golden, list(specs), dry_run_judge(options), settings)
+    estimator = dry_run_judge(options)
+    direct = batch_dry_run(estimator, options)
+    estimates = estimate_evaluation(golden, list(specs), estimator, settings)
     table = Table(title="dry run: judge calls of this evaluation")
     for column in ("stage", "calls", "cached", "prompt tokens", "cost bound"):
         table.add_column(column, justify="left" if column == "stage" else "right")
@@ -288,3 +308,7 @@ def _dry_run(
         cost = "unknown (give --price)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
         table.add_row(stage, str(e.calls), str(e.cached), str(e.prompt_tokens), cost)
     console.print(table)
+    if options["batch"]:
+        costs = [e.cost_usd for e in estimates.values()]
+        total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        click.echo(saving_line(total, direct, estimator.price))

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.aio import run_sync
 from assay.cli._app import main
+from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
 from assay.errors import NothingProduced
 from assay.formats.atomic import atomic_write
@@ -93,6 +94,7 @@ async def _run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int)
 @click.argument("pairs_file", metavar="PAIRS.jsonl", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Labels JSONL.")
 @judge_options
+@batch_options
 @click.option("--listwise", type=click.IntRange(1, 50), default=None, help="Grade N chunks of a question per call.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the listwise shuffle.")
 @click.option("--dry-run", is_flag=True, help="Count calls, cached pairs, tokens and cost; call nothing.")
@@ -107,20 +109,23 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
     Examples:
       assay grade pairs.jsonl -o labels.jsonl --judge offline
       assay grade pairs.jsonl -o labels.jsonl --judge openai/gpt-4o-mini --dry-run
+      assay grade pairs.jsonl -o labels.jsonl --judge openai/gpt-4o-mini --batch   # half price, within 24 h
       assay grade pairs.jsonl -o labels.jsonl --judge hosted_vllm/Qwen2.5-7B --api-base http://gpu:8000/v1 \\
           --concurrency 64 --listwise 5
     """
     pairs = read_pairs(pairs_file)
     if dry_run:
-        _dry_run(dry_run_judge(options), pairs, listwise, seed)
+        _dry_run(dry_run_judge(options), pairs, listwise, seed, options)
         return
     judge = judge_from_options(options)
+    runner = start_batches(judge, options)
     check_context(judge, [LISTWISE_PROMPT if listwise else POINTWISE_PROMPT])
     graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
     with atomic_write(output) as handle:
         for item in graded:
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")
     click.echo(_summary(judge, len(graded)))
+    echo_batch_summary(runner)
     click.echo(f"wrote {output}")
     if graded and all(item.label.grade is None for item in graded):
         raise NothingProduced(
@@ -129,7 +134,8 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
         )
 
 
-def _dry_run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int) -> None:
+def _dry_run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int, options: dict[str, Any]) -> None:
+    direct = batch_dry_run(judge, options)
     estimate = estimate_pairs(judge, pairs, listwise=listwise, seed=seed)
     cost = (
         "unknown (no price for this model; give --price)"
@@ -140,3 +146,5 @@ def _dry_run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int) -
         f"dry run: {len(pairs)} pairs, {estimate.cached} cached, {estimate.calls} calls to make, "
         f"~{estimate.prompt_tokens} prompt tokens, cost {cost}"
     )
+    if options["batch"]:
+        click.echo(saving_line(estimate.cost_usd, direct, judge.price))

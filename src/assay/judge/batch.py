@@ -40,7 +40,7 @@ from assay.judge.prompts import Prompt
 from assay.judge.results import Estimate, Judgement
 from assay.text import count_tokens
 
-__all__ = ["CHUNK", "MAX_CHUNK", "BatchJudge", "OnResult", "Prepared", "estimate_items", "judge_items"]
+__all__ = ["CHUNK", "MAX_CHUNK", "BatchJudge", "Batcher", "OnResult", "Prepared", "estimate_items", "judge_items"]
 
 CHUNK = 16  # items rendered, keyed and looked up together while calls are being made: ~0.4 ms of loop time
 MAX_CHUNK = 500  # the chunk grows to this while items are found in the cache (a rerun)
@@ -67,6 +67,22 @@ class BatchJudge(Protocol):
     def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared: ...
     def _lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None: ...
     async def _dedupe(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]: ...
+
+
+class Batcher(Protocol):
+    """What a judge with ``batching`` set hands its lists to (:class:`assay.judge.batches.BatchRunner`)."""
+
+    async def judge_items(
+        self,
+        judge: Any,
+        prompt_name: str,
+        list_of_variables: Sequence[Mapping[str, Any]],
+        *,
+        stage: str,
+        on_result: OnResult | None,
+    ) -> list[Judgement[Any]]: ...
+
+    async def aclose(self) -> None: ...
 
 
 _Todo = tuple[int, Prepared, bool]  # (index, prepared, repeats a key that missed earlier in the list)

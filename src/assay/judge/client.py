@@ -31,7 +31,7 @@ from typing import Any
 from assay.aio import run_sync
 from assay.errors import BudgetExceeded, ConfigError, ItemRejected, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
-from assay.judge.batch import Prepared, estimate_items, judge_items
+from assay.judge.batch import Batcher, Prepared, estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.cache_access import CacheAccess
 from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
@@ -105,6 +105,7 @@ class Judge(CacheAccess):
         self._prompts: dict[str, Prompt] = {}
         self._state: LoopState | None = None
         self._context: int | bool | None = False  # False: not asked yet
+        self.batching: Batcher | None = None  # set by assay.judge.batches.use_batches: lists go through batches
 
     # -- preparing -------------------------------------------------------------------------------------------------
 
@@ -363,8 +364,14 @@ class Judge(CacheAccess):
         """Judge many items; the list is in input order (:mod:`assay.judge.batch` describes the scheduling).
 
         ``on_result(index, judgement)`` is called as each result arrives. A :class:`BudgetExceeded` or a
-        :class:`BackendError` stops new calls; calls in flight finish (and are cached) before it is raised.
+        :class:`BackendError` stops new calls; calls in flight finish (and are cached) before it is raised. With
+        ``batching`` set (:func:`assay.judge.batches.use_batches`) the calls the cache does not answer go through
+        the provider's batch API instead (:mod:`assay.judge.batches.runner`).
         """
+        if self.batching is not None:
+            return await self.batching.judge_items(
+                self, prompt_name, list_of_variables, stage=stage, on_result=on_result
+            )
         return await judge_items(self, prompt_name, list_of_variables, stage=stage, on_result=on_result)
 
     def judge_many(
@@ -397,3 +404,5 @@ class Judge(CacheAccess):
         if self._state is not None and self._state.writer is not None:
             self._state.writer.close()
             self._state = None
+        if self.batching is not None:
+            await self.batching.aclose()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Price", "price_for", "price_map"]
+__all__ = ["Price", "batch_price_for", "price_for", "price_map"]
 
 _PRICE_FILE = "model_prices_and_context_window_backup.json"
 
@@ -54,6 +54,15 @@ def price_map() -> dict[str, Any]:
 
 def price_for(model: str) -> Price | None:
     """The price of ``model`` (a litellm model string), or None when the map has no usable entry."""
+    return _lookup(model, "input_cost_per_token", "output_cost_per_token")
+
+
+def batch_price_for(model: str) -> Price | None:
+    """The price of ``model`` through the provider's batch API (the map's ``*_batches`` entries), or None."""
+    return _lookup(model, "input_cost_per_token_batches", "output_cost_per_token_batches")
+
+
+def _lookup(model: str, input_field: str, output_field: str) -> Price | None:
     table = price_map()
     candidates = [model]
     if "/" in model:
@@ -61,7 +70,7 @@ def price_for(model: str) -> Price | None:
     for name in candidates:
         entry = table.get(name)
         if isinstance(entry, dict):
-            cost_in, cost_out = entry.get("input_cost_per_token"), entry.get("output_cost_per_token")
+            cost_in, cost_out = entry.get(input_field), entry.get(output_field)
             if isinstance(cost_in, int | float) and isinstance(cost_out, int | float):
                 return Price(float(cost_in), float(cost_out))
     return None

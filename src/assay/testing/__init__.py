@@ -3,6 +3,8 @@
 - :mod:`assay.testing.fake_server`: :class:`FakeOpenAIServer` (an OpenAI-compatible server on 127.0.0.1 with
   latency, scripted answers and injected faults) and :class:`FakeBackend` (in-process). ``python -m
   assay.testing.fake_server`` serves one from a separate process.
+- :mod:`assay.testing.fake_batches`: :class:`~assay.testing.fake_batches.FakeBatchServer`, the same server with the
+  batch API (``/v1/files``, ``/v1/batches``: turnaround, per-request failures, expiry, cancellation).
 - :mod:`assay.testing.pytest_plugin`: the pytest plugin (entry point ``pytest11``): fixtures ``assay_judge``,
   ``assay_golden``, ``assay_eval``; :mod:`assay.testing.evaluation`: the :class:`Evaluation` they return, with
   ``assert_metric`` and ``assert_not_worse``.

@@ -138,6 +138,10 @@ class FakeOpenAIServer:
         """Queue faults for the next requests (None = answer normally)."""
         self.faults.extend(faults)
 
+    async def _route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> bytes:
+        """The response to one request; a subclass serves more paths here (:mod:`assay.testing.fake_batches`)."""
+        return await self._reply(path, raw)
+
     async def _reply(self, path: str, raw: bytes) -> bytes:
         if path.endswith("/props"):  # llama.cpp's server properties (not a model call)
             if self.context is None:
@@ -209,7 +213,7 @@ class FakeOpenAIServer:
                 path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 1 else "/"
                 headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
                 raw = await reader.readexactly(int(headers.get("content-length", "0")))
-                writer.write(await self._reply(path, raw))
+                writer.write(await self._route(lines[0].split(" ")[0], path, headers, raw))
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
                     break

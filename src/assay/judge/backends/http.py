@@ -208,6 +208,7 @@ class OpenAICompatBackend:
         self.model = model
         self.timeout = timeout
         self.connections = max(1, connections)
+        self.api_key = api_key
         self._headers = {"Content-Type": "application/json", **(headers or {})}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -245,6 +246,10 @@ class OpenAICompatBackend:
         if response_format is not None:
             body["response_format"] = response_format
         return _compact(body).encode()
+
+    def request_body(self, request: ChatRequest) -> bytes:
+        """The JSON body a direct call POSTs for ``request`` (a batch input line carries the same body)."""
+        return self._body(request)
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         """One chat completion; raises TransientBackendError or BackendError on failure."""

@@ -1,0 +1,99 @@
+"""``--batch`` and ``--batch-retry`` of ``assay build``, ``grade`` and ``eval``, and what they print.
+
+:func:`start_batches` turns a judge made by :func:`assay.cli._judge_options.judge_from_options` into one that sends
+its uncached calls through the provider's batch API; progress lines go to stderr. :func:`batch_dry_run` prices a
+dry run at the batch price and :func:`saving_line` says what the same calls cost direct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from assay.errors import ConfigError
+from assay.judge import Judge, Price
+from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
+from assay.judge.batches.setup import batch_price
+from assay.judge.batches.status import batches
+
+__all__ = ["batch_dry_run", "batch_options", "batch_summary", "echo_batch_summary", "saving_line", "start_batches"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_OPTIONS = [
+    click.option(
+        "--batch",
+        is_flag=True,
+        help="Send the calls the cache does not answer through the provider's batch API (OpenAI-compatible: about "
+        "half the price, results within 24 h); a rerun picks up batches already submitted.",
+    ),
+    click.option(
+        "--batch-retry",
+        type=click.Choice(RETRY_POLICIES),
+        default="batch",
+        show_default=True,
+        help="Requests that fail inside a batch: one more batch, direct calls, or none (left unscored).",
+    ),
+]
+
+
+def batch_options(function: F) -> F:
+    """Add ``--batch`` and ``--batch-retry``."""
+    for option in reversed(_OPTIONS):
+        function = option(function)
+    return function
+
+
+def start_batches(judge: Judge, options: dict[str, Any]) -> BatchRunner | None:
+    """With ``--batch``: the judge's lists go through batches from now on (progress lines on stderr)."""
+    if not options["batch"]:
+        return None
+    return use_batches(judge, retry=options["batch_retry"], report=lambda line: click.echo(line, err=True))
+
+
+def echo_batch_summary(runner: BatchRunner | None) -> None:
+    """Print one line on what went through batches and what it saved (nothing without ``--batch``)."""
+    if runner is not None:
+        click.echo(batch_summary(runner))
+
+
+def batch_summary(runner: BatchRunner) -> str:
+    """What went through batches: requests, batches, resumed, cost at the batch price and the saving."""
+    t = runner.totals
+    head = f"batch: {t.submitted} requests submitted in {batches(t.batches)}, {t.resumed} picked up from earlier runs"
+    if t.cost_usd is None:
+        return f"{head}; cost unknown (no price for this model; give --price)"
+    direct = "" if t.direct_cost_usd is None else f", ${t.direct_cost_usd:.4f} direct"
+    saved = "" if t.direct_cost_usd is None else f" (saved ${t.direct_cost_usd - t.cost_usd:.4f})"
+    return f"{head}; {t.answered} answers cost ${t.cost_usd:.4f} at the batch price{direct}{saved}"
+
+
+def batch_dry_run(judge: Judge, options: dict[str, Any]) -> Price | None:
+    """With ``--batch``, price the dry-run judge at the batch price; the direct price it replaced (else None)."""
+    if not options["batch"]:
+        return None
+    if not (options["api_base"] or judge.model.startswith("openai/")):
+        raise ConfigError(
+            f"batch judging uses the OpenAI-compatible batch API (openai/..., or a server given by --api-base); "
+            f"judge {judge.model!r} is not called that way: drop --batch"
+        )
+    direct, judge.price = judge.price, batch_price(judge)
+    return direct
+
+
+def saving_line(batch_cost: float | None, direct: Price | None, batch: Price | None) -> str:
+    """``costs are at the batch price; direct: $X (batch saves $Y)``, from a cost at the batch price."""
+    if batch_cost is None or direct is None or batch is None:
+        return "with --batch: no price for this model (give --price), so no saving can be shown"
+    ratios = [b / d for b, d in ((batch.input_per_token, direct.input_per_token),
+                                 (batch.output_per_token, direct.output_per_token)) if d > 0]  # fmt: skip
+    if not ratios or min(ratios) >= 1:
+        return "with --batch: costs at the batch price, which is the direct price here (no batch price known)"
+    low, high = batch_cost / max(ratios), batch_cost / min(ratios)
+    said = f"${low:.4f}" if abs(high - low) < 1e-12 else f"${low:.4f}-${high:.4f}"
+    saves = (
+        f"${low - batch_cost:.4f}" if abs(high - low) < 1e-12 else f"${low - batch_cost:.4f}-${high - batch_cost:.4f}"
+    )
+    return f"with --batch: costs at the batch price; the same calls direct: {said} (batch saves {saves})"
