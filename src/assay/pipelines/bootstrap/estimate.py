@@ -11,7 +11,8 @@ with a stand-in question per seed (the seed id and the seed chunk's most frequen
   ``ceil(pool / support_passages)`` calls, plus one follow-up when that is more than one batch.
 - low: ``FILTER_PASS_LOW`` (50%) of seeds reach the critic and ``ACCEPT_LOW`` (40%) are accepted (pooled and
   checked for support); pools as a short 3-term stand-in question gets them; one support call per accepted
-  answerable question (up to 3 pooled chunks, 4 statements).
+  answerable question with its source chunk only (a call holds at least one passage; which pooled chunks join it
+  depends on the grades, so more than the source is no low bound), 4 statements.
 
 The shares are below every pass rate measured here (the demo corpus with the offline judge: 66% of seeds reach the
 critic, 66% are accepted; the 1,000-document benchmark: 66% and 60%): a build that drops more than that (a weak
@@ -174,7 +175,7 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: Bui
     answerable = [s for s in seeds if s.type != "unanswerable"]
     size = settings.support_passages
     support_high = [v for s in answerable for v in _support_calls(asked[s.id], high[s.id], by_id, size)]
-    support_low = [_support_vars(asked[s.id], low[s.id][:3], by_id) for s in answerable]
+    support_low = [_support_vars(asked[s.id], list(s.chunk_ids[:1]), by_id) for s in answerable]
     support = [judge.estimate("support", variables) for variables in (support_high, support_low)]
     result.stages.append(_ranged("support", support[0], support[1], ACCEPT_LOW))
     return result
