@@ -10,13 +10,14 @@ it) or raising :class:`~assay.targets.outputs.TargetFailure`. What is transient 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import inspect
 import json
 import shlex
 import shutil
+import threading
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ from assay.errors import ConfigError
 from assay.targets.outputs import TargetFailure, resolve_pointer
 from assay.targets.spec import BODY_DEFAULT, TargetSpec, expand
 
-__all__ = ["Ask", "Caller", "CmdCaller", "HttpCaller", "PythonCaller", "function_name", "make_caller"]
+__all__ = ["Ask", "Caller", "CmdCaller", "HttpCaller", "PythonCaller", "function_name", "in_thread", "make_caller"]
 
 _TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _KWARGS = ("query_id", "metadata")
@@ -80,25 +81,17 @@ def load_function(text: str) -> Callable[..., Any]:
 
 
 class PythonCaller(Caller):
-    """A function ``fn(question, query_id=..., metadata=...)``, sync (run in a pool of ``threads``) or async.
+    """A function ``fn(question, query_id=..., metadata=...)``, sync or async.
 
     The function gets the question text first, then whichever of ``query_id`` and ``metadata`` it declares (all
-    of them with ``**kwargs``). A sync function that times out keeps its thread until it returns (Python cannot
-    stop a thread); its late answer is dropped.
+    of them with ``**kwargs``). A sync function runs in a daemon thread of its own per call (the runner's semaphore
+    bounds how many at once); one that times out keeps its thread until it returns (Python cannot stop a thread),
+    its late answer is dropped, and it does not hold the process open at exit.
     """
 
-    def __init__(self, fn: Callable[..., Any], threads: int) -> None:
-        self.fn, self.threads = fn, threads
-        self._pool: ThreadPoolExecutor | None = None
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
         self._kwargs = _declared(fn)
-
-    async def __aenter__(self) -> PythonCaller:
-        self._pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="assay-target")
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def __call__(self, ask: Ask) -> Any:
         kwargs = {name: getattr(ask, name) for name in self._kwargs}
@@ -106,14 +99,34 @@ class PythonCaller(Caller):
         try:
             if inspect.iscoroutinefunction(self.fn):
                 return await self.fn(ask.question, **kwargs)
-            loop = asyncio.get_running_loop()
-            result = await loop.run_in_executor(self._pool, lambda: self.fn(ask.question, **kwargs))
+            result = await in_thread(lambda: self.fn(ask.question, **kwargs))
             return await result if inspect.isawaitable(result) else result
         except TargetFailure:
             raise
         except Exception as exc:
             transient = isinstance(exc, (ConnectionError, TimeoutError))
             raise TargetFailure("exception", f"{type(exc).__name__}: {exc}", transient=transient) from None
+
+
+def in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
+    """A future of ``work()`` run in a new daemon thread (its outcome is dropped when the future was cancelled)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(method: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            method(value)
+
+    def run() -> None:
+        try:
+            outcome: tuple[Callable[[Any], None], Any] = (future.set_result, work())
+        except BaseException as exc:
+            outcome = (future.set_exception, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed while the call ran
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, daemon=True, name="assay-target").start()
+    return future
 
 
 def _declared(fn: Callable[..., Any]) -> tuple[str, ...]:
@@ -235,13 +248,13 @@ def make_caller(
     """``(display name, identity, caller)`` of a spec or a Python callable."""
     if callable(target) and not isinstance(target, TargetSpec):
         name = function_name(target)
-        return name, {"target": name}, PythonCaller(target, concurrency)
+        return name, {"target": name}, PythonCaller(target)
     spec, secrets = target.check(), dict(secrets or {})
     for name in spec.references():
         if name not in secrets:
             raise ConfigError(f"${{{name}}} is named in the target but has no value: export {name}=... first")
     if spec.kind == "python":
-        return spec.display(), spec.identity(), PythonCaller(load_function(spec.text), concurrency)
+        return spec.display(), spec.identity(), PythonCaller(load_function(spec.text))
     if spec.kind == "http":
         return spec.display(), spec.identity(), HttpCaller(spec, secrets, concurrency)
     return spec.display(), spec.identity(), CmdCaller(spec, secrets)
