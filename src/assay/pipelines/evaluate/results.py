@@ -31,6 +31,7 @@ __all__ = [
     "QueryResult",
     "RunCounts",
     "RunResult",
+    "SystemSummary",
     "headline_k",
     "headline_metrics",
     "rounded",
@@ -104,6 +105,25 @@ class RunCounts(_Model):
     labels_judged_now: int = 0  # retrieved chunks without a label, judged during this evaluation
 
 
+class SystemSummary(_Model):
+    """How the system behaved while it wrote the run (``assay run``): its header (target with secrets removed,
+    version label, start and end), the questions it failed on by kind (those are unscored, never scored 0), the
+    latency percentiles of the answered ones (ms; linear interpolation), and tokens and cost summed over the lines
+    that report them (None when no line does)."""
+
+    target: str | None = None
+    label: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    lines: int = 0
+    failed: int = 0
+    failures: dict[str, int] = Field(default_factory=dict)  # kind -> questions
+    latency_ms: dict[str, float] = Field(default_factory=dict)  # p50, p95, mean, max over answered questions
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+
+
 class RunResult(_Model):
     """Everything about one run."""
 
@@ -119,6 +139,7 @@ class RunResult(_Model):
     # 11-point interpolated precision (recall 0.0, 0.1, ..., 1.0), mean over queries
     pr_curve: list[float] = Field(default_factory=list)
     grade_histogram: dict[str, int] = Field(default_factory=dict)  # grade of retrieved chunks in the top k_max
+    system: SystemSummary | None = None  # latency, failures, tokens and cost, when the run recorded them
 
 
 class Comparison(_Model):
