@@ -41,11 +41,14 @@ def test_public_names_are_the_pipeline_objects() -> None:
     from assay.formats.golden import GoldenSet
     from assay.judge import Judge, make_judge
     from assay.pipelines.build import BuildSettings, build_golden
-    from assay.pipelines.evaluate import EvalSettings, evaluate
+    from assay.pipelines.evaluate import EvalSettings
+    from assay.pipelines.evaluate.called import evaluate
+    from assay.targets import TargetSettings, TargetSpec, run_target
 
     expected = {
         "BuildSettings": BuildSettings, "EvalSettings": EvalSettings, "GoldenSet": GoldenSet, "Judge": Judge,
-        "build": build_golden, "evaluate": evaluate, "make_judge": make_judge,
+        "build": build_golden, "evaluate": evaluate, "make_judge": make_judge, "run": run_target,
+        "TargetSettings": TargetSettings, "TargetSpec": TargetSpec,
     }  # fmt: skip
     assert {name: getattr(assay, name) for name in expected} == expected
     assert isinstance(assay.make_judge("offline"), assay.Judge)

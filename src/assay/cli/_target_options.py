@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from assay.errors import ConfigError
-from assay.targets import RunStats, TargetRun, TargetSettings, TargetSpec
+from assay.targets import RunStats, TargetRun, TargetSettings, TargetSpec, run_target
 from assay.targets.spec import parse_pairs
 
-__all__ = ["RunBar", "default_label", "spec_from_options", "summary_line", "target_options", "target_settings"]
+__all__ = [
+    "RunBar",
+    "ask_targets",
+    "default_label",
+    "spec_from_options",
+    "summary_line",
+    "target_options",
+    "target_settings",
+]
 
 
 def target_options(prefix: str = "") -> Callable[[Any], Any]:
@@ -127,6 +135,33 @@ class RunBar:
         if self.task is None:
             self.task = self.bar.add_task(_figures(stats), total=stats.total)
         self.bar.update(self.task, completed=stats.done, description=_figures(stats))
+
+
+def parse_target(value: str) -> tuple[str, str]:
+    """``NAME=SPEC`` -> (name, spec); the first ``=`` splits (a URL may hold more)."""
+    name, sep, spec = value.partition("=")
+    if not sep or not name or not spec or "/" in name or ":" in name:
+        raise ConfigError(f"--target {value!r}: write NAME=SPEC, e.g. --target app=python:examples.rag_app:answer")
+    return name, spec
+
+
+def ask_targets(golden: Path, values: Sequence[str], folder: Path, options: dict[str, Any]) -> list[tuple[str, Path]]:
+    """Run every ``--target NAME=SPEC`` into ``folder/NAME.jsonl`` (as ``assay run`` does); ``(name, path)`` each.
+    Every spec is checked before the first is asked; a target that answers nothing stops with the reason."""
+    named = [parse_target(value) for value in values]
+    specs = [(name, spec_from_options(text, options)) for name, text in named]
+    out = []
+    for name, spec in specs:
+        if spec.kind == "python":
+            importable_cwd()
+        bar = RunBar(name, Console(stderr=True))
+        with bar.bar:
+            done = run_target(golden, spec, folder / f"{name}.jsonl", label=default_label(options["label"]),
+                              settings=target_settings(options), cache_dir=cache_dir(options),
+                              refresh=options["refresh"], secrets=secrets_for(spec), progress=bar)  # fmt: skip
+        click.echo(f"{name}: {summary_line(done)}", err=True)
+        out.append((name, done.check().path or folder / f"{name}.jsonl"))
+    return out
 
 
 def summary_line(run: TargetRun) -> str:
