@@ -8,7 +8,9 @@ The reply is the app's JSON: {"retrieved": [{"id", "score", "text"}, ...], "answ
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import uvicorn
@@ -28,7 +30,16 @@ async def ask(request: Request) -> JSONResponse:
     return JSONResponse(answer(body["question"], body.get("query_id"), body.get("metadata")))
 
 
-app = Starlette(routes=[Route("/answer", ask, methods=["POST"])])
+def make_app(url: str) -> Starlette:
+    """The app; it prints ``serving URL`` once it accepts requests (after the index is built)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        answer("warm up the index")
+        print(f"serving {url}", flush=True)
+        yield
+
+    return Starlette(routes=[Route("/answer", ask, methods=["POST"])], lifespan=lifespan)
 
 
 def main() -> None:
@@ -36,7 +47,7 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args()
-    print(f"serving http://{args.host}:{args.port}/answer", flush=True)
+    app = make_app(f"http://{args.host}:{args.port}/answer")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
 
 
