@@ -7,11 +7,13 @@ attempt) -> kind or None`` injects a failure on the ``attempt``-th request (1-ba
 ``"503"``, ``"429"`` (with ``Retry-After: 7``), ``"400"`` (with the request path and query in the body),
 ``"malformed"`` (a 200 whose body is not JSON), ``"reset"`` (the connection closed without a reply), ``"hang"``
 (no reply until the server stops). It records every request (path with query, headers, body) and counts requests
-per query id.
+per query id. ``python -m assay.testing.fake_target --latency 0.2`` serves from a separate process and prints its URL
+(the benchmark uses it so the server's CPU is not the client's).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import collections
 import contextlib
@@ -147,3 +149,17 @@ class FakeTarget:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve a :class:`FakeTarget` (no faults) until killed; the first line printed is its URL."""
+    parser = argparse.ArgumentParser(description="a fake RAG endpoint on 127.0.0.1")
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    server = FakeTarget(latency=args.latency).start()
+    print(server.url, flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()
