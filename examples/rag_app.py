@@ -22,13 +22,14 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import assay
 from assay.corpus.chunking import chunk_corpus
 from assay.corpus.ingest import ingest
 from assay.corpus.pooling import Bm25Index
 from assay.text import sentences, terms
 from assay.types import Chunk
 
-CORPUS = Path(__file__).resolve().parents[1] / "datasets" / "demo" / "corpus"
+CORPUS = Path(assay.__file__).parent / "_datasets" / "demo" / "corpus"  # datasets/demo/corpus, shipped with assay
 TOP_K = 10
 
 
