@@ -118,6 +118,8 @@ def _ms(value: float | None) -> str:
 
 
 def _figures(stats: RunStats) -> str:
+    if stats.asked == 0:
+        return f"nothing asked  cached {stats.cached}"
     errors = sum(stats.failed.values())
     return (f"{stats.throughput():.1f} q/s  p50 {_ms(stats.percentile(50))}  p95 {_ms(stats.percentile(95))}  "
             f"errors {errors}  retries {stats.retries}  cached {stats.cached}")  # fmt: skip
