@@ -72,7 +72,7 @@ def test_readme_python_examples_run_on_the_demo_dataset(
     shutil.copytree(DEMO / "runs", tmp_path / "runs")
     monkeypatch.chdir(tmp_path)
     blocks = _python_blocks(README.read_text(encoding="utf-8"))
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, str(README), "exec"), namespace)  # the README's own examples
@@ -83,3 +83,5 @@ def test_readme_python_examples_run_on_the_demo_dataset(
     assert [line.split()[0] for line in lines[2:4]] == ["bm25", "hybrid"]
     assert all(0.0 <= float(line.split()[1]) <= 1.0 for line in lines[2:4])
     assert "grade=" in lines[4]
+    assert lines[5].startswith("0 failed; [('keyword', ") and "('bm25', " in lines[5]
+    assert (tmp_path / "runs" / "keyword.jsonl").is_file()
