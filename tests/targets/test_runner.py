@@ -191,3 +191,20 @@ def test_cache_survives_a_cut_last_line(tmp_path: Path) -> None:
     done = run_target(make_golden(2), app, label="v1", settings=FAST, cache_dir=cache)
     assert done.stats.cached == 2
     assert all(json.loads(line)["record"]["answer"] == "ok" for line in journal.read_text().splitlines()[:2])
+
+
+def test_rate_limit_spaces_calls_over_the_minute() -> None:
+    now = [0.0]
+    starts: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    def app(question: str) -> str:
+        starts.append(now[0])
+        return "ok"
+
+    settings = TargetSettings(concurrency=1, rpm=2, sleep=sleep, clock=lambda: now[0])
+    run_target(make_golden(5), app, settings=settings)
+    # two calls in each 60-second window: at 0, 0, then 60, 60, then 120
+    assert starts == [0.0, 0.0, 60.0, 60.0, 120.0]

@@ -21,8 +21,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
-
 from assay.errors import ConfigError
 from assay.targets.outputs import TargetFailure, resolve_pointer
 from assay.targets.spec import BODY_DEFAULT, TargetSpec, expand
@@ -150,11 +148,15 @@ class HttpCaller(Caller):
         self.template = json.loads(expand(spec.body or BODY_DEFAULT, secrets))
         self.headers = {name: expand(value, secrets) for name, value in spec.headers}
         self.mapping, self.connections = dict(spec.mapping), connections
-        self._session: aiohttp.ClientSession | None = None
+        self._session: Any = None  # an aiohttp.ClientSession inside `async with`
 
     async def __aenter__(self) -> HttpCaller:
+        import aiohttp  # here: `assay --help` and the other targets never need it
+
         connector = aiohttp.TCPConnector(limit=self.connections)
-        self._session = aiohttp.ClientSession(connector=connector, headers=self.headers, trust_env=False)
+        timeout = aiohttp.ClientTimeout(total=None)  # the runner's --timeout bounds each call
+        self._session = aiohttp.ClientSession(connector=connector, headers=self.headers, timeout=timeout,
+                                              trust_env=False)  # fmt: skip
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -162,6 +164,8 @@ class HttpCaller(Caller):
             await self._session.close()
 
     async def __call__(self, ask: Ask) -> Any:
+        import aiohttp
+
         if self._session is None:
             raise RuntimeError("HttpCaller used outside 'async with'")
         try:

@@ -37,7 +37,8 @@ Sleep = Callable[[float], Awaitable[None]]
 @dataclass(frozen=True)
 class TargetSettings:
     """How the system is called: ``concurrency`` calls at once, ``timeout`` seconds per call, ``attempts`` tries per
-    question (1: no retry), at most ``rpm`` calls a minute, backoff from ``backoff`` seconds up to ``max_wait``."""
+    question (1: no retry), at most ``rpm`` calls a minute, backoff from ``backoff`` seconds up to ``max_wait``.
+    ``sleep`` and ``clock`` drive the backoff and the rate limit (tests pass fakes, so nothing waits)."""
 
     concurrency: int = 8
     timeout: float = 60.0
@@ -46,6 +47,7 @@ class TargetSettings:
     backoff: float = 0.5
     max_wait: float = 30.0
     sleep: Sleep = asyncio.sleep
+    clock: Callable[[], float] = time.monotonic  # the rate limit's clock; tests advance it from a fake sleep
 
     def delay(self, attempt: int, error: BaseException | None) -> float:
         """Seconds to wait after failed try ``attempt`` (1-based)."""
@@ -128,7 +130,8 @@ class _Asker:
     def __init__(self, caller: Caller, settings: TargetSettings, stats: RunStats, redact: Callable[[str], str]) -> None:
         self.caller, self.settings, self.stats, self.redact = caller, settings, stats, redact
         self.semaphore = asyncio.Semaphore(settings.concurrency)
-        self.limiter = RateLimiter(settings.rpm, None, sleep=settings.sleep) if settings.rpm else None
+        limit = settings.rpm
+        self.limiter = RateLimiter(limit, None, clock=settings.clock, sleep=settings.sleep) if limit else None
 
     async def ask(self, ask: Ask) -> dict[str, Any]:
         try:
