@@ -71,3 +71,24 @@ def server() -> Iterator[str]:
 def test_http_target(golden: GoldenSet, server: str) -> None:
     done = run_target(golden, TargetSpec(server), settings=TargetSettings(timeout=120))
     _check(golden, done.lines)
+
+
+def test_the_app_answers_with_an_openai_compatible_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.testing import FakeOpenAIServer
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    from examples import rag_app
+
+    reply = "Renting the Emberline 2 costs $6 per night."
+    with FakeOpenAIServer(lambda body: reply) as server:
+        monkeypatch.setenv("RAG_MODEL", "tiny")
+        monkeypatch.setenv("RAG_API_BASE", server.url)
+        monkeypatch.setenv("RAG_API_KEY", "k-1")
+        out = rag_app.answer(QUESTIONS["stove"][0])
+        [request] = server.requests
+    assert out["answer"] == reply and request["model"] == "tiny"
+    assert QUESTIONS["stove"][0] in request["messages"][-1]["content"]
+    # the fake counts a token per 4 characters, plus 1
+    prompt = sum(len(m["content"]) for m in request["messages"]) // 4 + 1
+    assert out["usage"] == {"prompt_tokens": prompt, "completion_tokens": len(reply) // 4 + 1}
+    assert [p["id"] for p in out["retrieved"]] == [p["id"] for p in rag_app.retrieve(QUESTIONS["stove"][0])]
