@@ -96,32 +96,33 @@ async def ask_all(
     progress: Progress | None = None,
 ) -> tuple[list[dict[str, Any]], RunStats]:
     """One run line per question, in the order of ``asks``; the cache's answers are reused unless ``refresh``."""
-    kept = {} if journal is None or refresh else journal.load()
     stats = RunStats(total=len(asks))
-    lines: list[dict[str, Any] | None] = [None] * len(asks)
-    todo = []
-    for i, ask in enumerate(asks):
-        record = kept.get(question_key(ask))
-        if record is not None:
-            lines[i] = {"query_id": ask.query_id, **{k: v for k, v in record.items() if k != "query_id"}}
-            stats.done += 1
-            stats.cached += 1
-        else:
-            todo.append(i)
+    lines = _from_cache(asks, {} if journal is None or refresh else journal.load(), stats)
     if progress is not None:
         progress(stats)
     asker = _Asker(caller, settings, stats, redact)
+
+    async def one(i: int) -> None:
+        line = lines[i] = await asker.ask(asks[i])
+        if journal is not None and "error" not in line:
+            journal.append(question_key(asks[i]), line)
+        if progress is not None:
+            progress(stats)
+
     async with caller:
-
-        async def one(i: int) -> None:
-            lines[i] = await asker.ask(asks[i])
-            if journal is not None and "error" not in lines[i]:  # type: ignore[operator]
-                journal.append(question_key(asks[i]), lines[i])  # type: ignore[arg-type]
-            if progress is not None:
-                progress(stats)
-
-        await asyncio.gather(*(one(i) for i in todo))
+        await asyncio.gather(*(one(i) for i, line in enumerate(lines) if line is None))
     return [line for line in lines if line is not None], stats
+
+
+def _from_cache(asks: Sequence[Ask], kept: dict[str, dict[str, Any]], stats: RunStats) -> list[dict[str, Any] | None]:
+    """The cached line of each question (None where there is none), counted in ``stats``."""
+    lines: list[dict[str, Any] | None] = []
+    for ask in asks:
+        record = kept.get(question_key(ask))
+        lines.append(None if record is None else {"query_id": ask.query_id, **record})
+        stats.done += record is not None
+        stats.cached += record is not None
+    return lines
 
 
 class _Asker:
