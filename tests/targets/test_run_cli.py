@@ -156,3 +156,23 @@ def test_kill_9_mid_run_loses_nothing_and_the_rerun_asks_only_the_rest(tmp_path:
     lines = [obj for _, obj in iter_json_lines(out, kind="runs")]
     assert [line["retrieved"] for line in lines] == [[f"c{i}"] for i in range(1, 11)]
     assert json.loads(out.read_text().splitlines()[0])["label"] == "v1"
+
+
+def test_ctrl_c_writes_no_run_keeps_the_answers_and_says_how_to_resume(tmp_path: Path) -> None:
+    make_golden(4).save(tmp_path / "golden")
+    (tmp_path / "slow_app.py").write_text(SLOW_APP, encoding="utf-8")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "CALL_LOG": str(tmp_path / "calls.log"), "ANSWER_UP_TO": "2"}
+    cmd = [str(Path(sys.executable).parent / "assay"), "run", str(tmp_path / "golden"), "--target",
+           "python:slow_app:answer", "-o", str(tmp_path / "run.jsonl"), "--cache-dir", str(cache),
+           "--label", "v1"]  # fmt: skip
+    process = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (cache.exists() and os.listdir(cache)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _wait_for_lines(cache / os.listdir(cache)[0], 2, process)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert f"every finished answer is kept in {cache}: rerun the same command" in " ".join(err.split())
+    assert not (tmp_path / "run.jsonl").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,9 +66,14 @@ def run_command(golden: Path, target_text: str, output: Path, **options: Any) ->
     if spec.kind == "python":
         importable_cwd()
     bar = RunBar(spec.display(), Console(stderr=True))
-    with bar.bar:
-        done = run_target(golden, spec, output, label=default_label(options["label"]),
-                          settings=target_settings(options), cache_dir=cache_dir(options),
-                          refresh=options["refresh"], secrets=secrets_for(spec), progress=bar)  # fmt: skip
+    try:
+        with bar.bar:
+            done = run_target(golden, spec, output, label=default_label(options["label"]),
+                              settings=target_settings(options), cache_dir=cache_dir(options),
+                              refresh=options["refresh"], secrets=secrets_for(spec), progress=bar)  # fmt: skip
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: no run written; every finished answer is kept in {cache_dir(options)}: rerun the "
+                   "same command to ask only the rest", err=True)  # fmt: skip
+        sys.exit(130)
     click.echo(summary_line(done), err=True)
     done.check()
