@@ -41,11 +41,14 @@ def test_public_names_are_the_pipeline_objects() -> None:
     from assay.formats.golden import GoldenSet
     from assay.judge import Judge, make_judge
     from assay.pipelines.bootstrap import BuildSettings, build_golden
-    from assay.pipelines.evaluate import EvalSettings, evaluate
+    from assay.pipelines.evaluate import EvalSettings
+    from assay.pipelines.evaluate.called import evaluate
+    from assay.targets import TargetSettings, TargetSpec, run_target
 
     expected = {
         "BuildSettings": BuildSettings, "EvalSettings": EvalSettings, "GoldenSet": GoldenSet, "Judge": Judge,
-        "build": build_golden, "evaluate": evaluate, "make_judge": make_judge,
+        "build": build_golden, "evaluate": evaluate, "make_judge": make_judge, "run": run_target,
+        "TargetSettings": TargetSettings, "TargetSpec": TargetSpec,
     }  # fmt: skip
     assert {name: getattr(assay, name) for name in expected} == expected
     assert isinstance(assay.make_judge("offline"), assay.Judge)
@@ -69,7 +72,7 @@ def test_readme_python_examples_run_on_the_demo_dataset(
     shutil.copytree(DEMO / "runs", tmp_path / "runs")
     monkeypatch.chdir(tmp_path)
     blocks = _python_blocks(README.read_text(encoding="utf-8"))
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     namespace: dict[str, object] = {}
     for block in blocks:
         exec(compile(block, str(README), "exec"), namespace)  # the README's own examples
@@ -80,3 +83,5 @@ def test_readme_python_examples_run_on_the_demo_dataset(
     assert [line.split()[0] for line in lines[2:4]] == ["bm25", "hybrid"]
     assert all(0.0 <= float(line.split()[1]) <= 1.0 for line in lines[2:4])
     assert "grade=" in lines[4]
+    assert lines[5].startswith("0 failed; [('keyword', ") and "('bm25', " in lines[5]
+    assert (tmp_path / "runs" / "keyword.jsonl").is_file()

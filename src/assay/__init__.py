@@ -4,7 +4,9 @@ The public Python API is exactly ``__all__`` (README "Python API" shows it at wo
 
 - :func:`build` (``BuildSettings``): a corpus in, a :class:`GoldenSet` out (and its folder, written atomically);
 - :meth:`GoldenSet.load`: read a golden-set folder;
-- :func:`evaluate` (``EvalSettings``): a golden set and runs in, an ``EvalResult`` and per-query rows out;
+- :func:`evaluate` (``EvalSettings``): a golden set and runs (files, or Python functions and targets asked first)
+  in, an ``EvalResult`` and per-query rows out;
+- :func:`run` (``TargetSettings``, ``TargetSpec``): ask the system under test every golden question, write its run;
 - :func:`make_judge`: a :class:`Judge` from a model string (``offline``, ``openai/gpt-4o-mini``, ...).
 
 Every name is imported on first use (PEP 562), so ``import assay`` loads no model client, cache library or pipeline.
@@ -27,17 +29,23 @@ if TYPE_CHECKING:
     from assay.judge.factory import make_judge
     from assay.pipelines.bootstrap import BuildSettings
     from assay.pipelines.bootstrap import build_golden as build
-    from assay.pipelines.evaluate import EvalSettings, evaluate
+    from assay.pipelines.evaluate import EvalSettings
+    from assay.pipelines.evaluate.called import evaluate
+    from assay.targets import TargetSettings, TargetSpec
+    from assay.targets import run_target as run
 
 __all__ = [
     "BuildSettings",
     "EvalSettings",
     "GoldenSet",
     "Judge",
+    "TargetSettings",
+    "TargetSpec",
     "__version__",
     "build",
     "evaluate",
     "make_judge",
+    "run",
 ]
 # public name -> (module, name there)
 _LAZY = {
@@ -46,8 +54,11 @@ _LAZY = {
     "GoldenSet": ("assay.formats.golden", "GoldenSet"),
     "Judge": ("assay.judge.client", "Judge"),
     "build": ("assay.pipelines.bootstrap", "build_golden"),
-    "evaluate": ("assay.pipelines.evaluate", "evaluate"),
+    "evaluate": ("assay.pipelines.evaluate.called", "evaluate"),
     "make_judge": ("assay.judge.factory", "make_judge"),
+    "run": ("assay.targets", "run_target"),
+    "TargetSettings": ("assay.targets", "TargetSettings"),
+    "TargetSpec": ("assay.targets", "TargetSpec"),
 }
 
 

@@ -126,3 +126,43 @@ def test_unused_plugin_has_no_effect_and_imports_nothing_heavy(pytester: pytest.
 def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess(*_plugin_args(), "--help")
     assert "--assay-judge" in result.stdout.str() and "assay_cache_dir" in result.stdout.str()
+
+
+APP = """
+import json
+
+CALLS = []
+LINES = {json.loads(l)["query_id"]: json.loads(l) for l in open("good.jsonl").read().splitlines()[1:]}
+
+def answer(question, query_id):
+    CALLS.append(query_id)
+    line = LINES[query_id]
+    return {"retrieved": line["retrieved"], "answer": line["answer"], "citations": line["citations"]}
+"""
+
+CALLABLE = """
+import my_app
+ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10", "recall@5"))
+
+def test_candidate_function(assay_eval):
+    ev = assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", **ARGS)
+    assert ev.run_names() == ["candidate", "baseline"]
+    ev.assert_metric("ndcg@10", at_least=0.6, run="candidate")
+    ev.assert_not_worse("candidate", baseline="baseline", metric="ndcg@10")
+
+def test_same_arguments_ask_nothing_again(assay_eval):
+    assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", **ARGS)
+    assert len(my_app.CALLS) == 12 and len(set(my_app.CALLS)) == 12  # every question once in the session
+
+def test_the_candidate_loses_to_a_better_baseline(assay_eval):
+    ev = assay_eval("golden", candidate=my_app.answer, **ARGS)
+    system = ev.result.runs[0].system
+    assert system is not None and system.lines == 12 and system.failed == 0 and "p50" in system.latency_ms
+    assert system.target.startswith("python:my_app:answer")
+"""
+
+
+def test_a_function_is_asked_every_question_and_gated(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(my_app=APP, test_callable=CALLABLE)
+    result = pytester.runpytest_subprocess(*_plugin_args())
+    result.assert_outcomes(passed=3)

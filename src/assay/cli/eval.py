@@ -16,6 +16,7 @@ from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main
 from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, optional_judge_options
+from assay.cli._target_options import ask_targets, target_options
 from assay.errors import ConfigError
 from assay.judge import Judge
 from assay.judge.prompts import prompt_names
@@ -164,11 +165,16 @@ def _options(f: Any) -> Any:
 
 @main.command("eval")
 @click.argument("golden", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("runs", nargs=-1, required=True, metavar="RUN [RUN ...]")
+@click.argument("runs", nargs=-1, metavar="[RUN ...]")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None, help="Report folder.")
+@click.option("--target", "targets", multiple=True, metavar="NAME=SPEC",
+              help="Ask this system first (as assay run does) and evaluate its run (repeatable).")  # fmt: skip
 @_options
 @batch_options
-def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **options: Any) -> None:
+@target_options("target-")
+def eval_command(
+    golden: Path, runs: tuple[str, ...], output: Path | None, targets: tuple[str, ...], **options: Any
+) -> None:
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
     per_query.jsonl, support_matrix.jsonl, passages.jsonl: how each retrieved passage was matched and labelled).
@@ -179,12 +185,15 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
     id, {"text": ...}, {"id", "score", "text"} or {"doc_id", "start", "end"}: passages that are not golden chunks are
     located in the golden documents and take their labels from the graded chunks they overlap (a written rule, see
     the README, "Your system chunks differently"); span_recall@k, span_precision@k and span_iou@k measure the
-    characters retrieved against the evidence, whatever the chunking. With --judge, retrieved chunks without a label
-    (and passages the rule cannot label) are judged (cached per question and text) and added to the golden set, and a
-    claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim
-    recall and context precision, the generator's noise sensitivity, hallucination, self-knowledge) says why a run
-    fails; by default each answer claim is checked against each chunk on its own, as RAGChecker does (--diagnosis
-    exact: the reference claims too; approx: no pair checks). Human labels in
+    characters retrieved against the evidence, whatever the chunking. --target NAME=SPEC asks a system every
+    question first, as `assay run` does (python:, http(s)://, cmd:; --body, --map, --header, --label, --refresh and
+    the --target-* limits apply to every target), writes REPORT_DIR/runs/NAME.jsonl and evaluates it with the runs
+    given; the report shows each system's latency, failures (unscored, never scored 0), tokens and cost. With
+    --judge, retrieved chunks without a label (and passages the rule cannot label) are judged (cached per question
+    and text) and added to the golden set, and a claim-level diagnosis (RAGChecker: claim precision and recall, the
+    retriever's claim recall and context precision, the generator's noise sensitivity, hallucination,
+    self-knowledge) says why a run fails; by default each answer claim is checked against each chunk on its own, as
+    RAGChecker does (--diagnosis exact: the reference claims too; approx: no pair checks). Human labels in
     GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size for a tighter interval) and give the
     judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
 
@@ -199,6 +208,7 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
 
     \b
     Examples:
+      assay eval golden/ --target app=python:examples.rag_app:answer runs/v1.jsonl -o report/ --judge offline
       assay eval golden/ bm25.jsonl hybrid.jsonl -o report/ --judge openai/gpt-4o-mini
       assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
@@ -212,6 +222,12 @@ def eval_command(golden: Path, runs: tuple[str, ...], output: Path | None, **opt
     settings = _settings(options, gates)
     specs = parse_runs(runs)
     console = Console()
+    if not specs and not targets:
+        raise ConfigError("give at least one RUN file or --target NAME=SPEC")
+    if targets and (options["dry_run"] or output is None):
+        raise ConfigError("--target writes its run into the report folder: give -o REPORT_DIR (and no --dry-run)")
+    if output is not None:
+        specs += ask_targets(golden, targets, output / "runs", options)
     if options["dry_run"]:
         _dry_run(golden, specs, options, settings, console)
         return

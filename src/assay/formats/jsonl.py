@@ -26,6 +26,7 @@ from assay.types import FORMAT_VERSION
 
 __all__ = [
     "KINDS",
+    "RUN_HEADER_KEYS",
     "HeaderMode",
     "JsonlHeader",
     "first_problem",
@@ -44,6 +45,9 @@ T = TypeVar("T", bound=BaseModel)
 # (kind, version) -> function upgrading one record of that version to the next version.
 _MIGRATIONS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
 _HEADER_KEYS = {"assay", "version", "assay_version"}
+# A run written by `assay run` also names its target (secrets removed), version label, start and end; other kinds
+# keep the strict header.
+RUN_HEADER_KEYS = frozenset({"target", "label", "started", "ended"})
 
 
 class JsonlHeader(BaseModel):
@@ -52,6 +56,10 @@ class JsonlHeader(BaseModel):
     assay: str
     version: int
     assay_version: str | None = None
+    target: str | None = None
+    label: str | None = None
+    started: str | None = None
+    ended: str | None = None
 
 
 def _assay_version() -> str:
@@ -61,8 +69,12 @@ def _assay_version() -> str:
 
 
 def is_header(obj: object) -> bool:
-    """Whether a parsed JSON line is an assay header (``assay`` and ``version``, at most ``assay_version`` besides)."""
-    return isinstance(obj, dict) and "assay" in obj and "version" in obj and set(obj) <= _HEADER_KEYS
+    """Whether a parsed JSON line is an assay header (``assay`` and ``version``, at most ``assay_version`` besides;
+    a ``runs`` header may also hold :data:`RUN_HEADER_KEYS`)."""
+    if not (isinstance(obj, dict) and "assay" in obj and "version" in obj):
+        return False
+    allowed = _HEADER_KEYS | RUN_HEADER_KEYS if obj["assay"] == "runs" else _HEADER_KEYS
+    return set(obj) <= allowed
 
 
 def write_jsonl(
@@ -71,16 +83,21 @@ def write_jsonl(
     records: Iterable[BaseModel | Mapping[str, Any]],
     *,
     version: int = FORMAT_VERSION,
+    header: Mapping[str, str | None] | None = None,
 ) -> int:
     """Write a header and ``records`` to ``path`` atomically; returns the number of records written.
 
     Pydantic records are dumped in JSON mode with ``None`` fields kept (so every field is visible in the file).
-    An error raised while iterating ``records`` leaves the previous file (or no file) in place.
+    An error raised while iterating ``records`` leaves the previous file (or no file) in place. ``header`` adds
+    fields to the header line: only a ``runs`` file has any (:data:`RUN_HEADER_KEYS`).
     """
     if kind not in KINDS:
         raise ValueError(f"unknown JSONL kind {kind!r}; known kinds: {', '.join(sorted(KINDS))}")
+    extra = dict(header or {})
+    if extra and (kind != "runs" or not set(extra) <= RUN_HEADER_KEYS):
+        raise ValueError(f"header fields {sorted(extra)} are not allowed in a {kind!r} file")
     count = 0
-    head = {"assay": kind, "version": version, "assay_version": _assay_version()}
+    head = {"assay": kind, "version": version, "assay_version": _assay_version(), **extra}
     with atomic_write(path) as handle:
         handle.write(json.dumps(head, ensure_ascii=False) + "\n")
         for record in writing(path, records):

@@ -21,6 +21,7 @@ from assay.pipelines.evaluate.results import AgreementBlock, EvalResult, MetricS
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
+from assay.report import _system as sysr
 from assay.report import plots
 
 __all__ = ["render_html", "write_html"]
@@ -249,7 +250,13 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
         "not_audited": agr.not_audited(result),
         "labels": agr.labels_line(result),
         "queries": None if per_query is None else _query_table(per_query),
+        "system": _system_view(result),
     }
+
+
+def _system_view(result: EvalResult) -> dict[str, Any]:
+    plot, metric = _svg(sysr.quality_vs_latency_svg(result)), sysr.quality_metric(result)
+    return {"header": sysr.HEADER, "rows": sysr.system_rows(result), "metric": metric, "plot": plot}
 
 
 def render_html(result: EvalResult, per_query: Sequence[QueryResult] | None = None) -> str:

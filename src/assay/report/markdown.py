@@ -16,6 +16,7 @@ from assay.pipelines.evaluate.results import AgreementBlock, Comparison, EvalRes
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
+from assay.report import _system as sysr
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 
@@ -46,6 +47,7 @@ def render_markdown(result: EvalResult) -> str:
     lines += _agreement(result)
     lines += _corrected(result)
     lines += _usage(result)
+    lines += _system(result)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -274,3 +276,12 @@ def _usage(result: EvalResult) -> list[str]:
         for stage, u in result.usage.items()
     ]
     return ["## Judge usage", "", *_table(header, rows, "lrrrrrr")]
+
+
+def _system(result: EvalResult) -> list[str]:
+    """Latency, failures, tokens and cost of each run written by ``assay run`` (failed questions are unscored)."""
+    rows = sysr.system_rows(result)
+    if not rows:
+        return []
+    table = _table(sysr.HEADER, [[md_escape(cell) for cell in row] for row in rows], "lllrlrrrr")
+    return ["## System under test", "", *table]

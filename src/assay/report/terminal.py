@@ -19,6 +19,7 @@ from assay.pipelines.evaluate.results import AgreementSummary, Comparison, EvalR
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
+from assay.report import _system as sysr
 
 __all__ = ["render_terminal"]
 
@@ -50,6 +51,9 @@ def render_terminal(result: EvalResult, console: Console) -> None:
     if result.usage:
         console.print()
         console.print(_usage(result))
+    if sysr.system_rows(result):
+        console.print()
+        console.print(_system(result))
     for warning in result.warnings:
         console.print(Text(f"warning: {warning}", style="yellow"))
 
@@ -253,4 +257,15 @@ def _usage(result: EvalResult) -> Table:
         cost = "unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
         cells = (usage.calls, usage.cached, usage.unscored, usage.prompt_tokens, usage.completion_tokens)
         table.add_row(Text(stage), *(Text(f"{value:,}") for value in cells), Text(cost))
+    return table
+
+
+def _system(result: EvalResult) -> Table:
+    """Latency, failures, tokens and cost of each run written by ``assay run``."""
+    table = Table(title="System under test", box=box.SIMPLE_HEAD, title_justify="left", title_style="bold",
+                  pad_edge=False)  # fmt: skip
+    for name in sysr.HEADER:
+        table.add_column(name, justify="left" if name in ("run", "target", "label", "failed") else "right")
+    for row in sysr.system_rows(result):
+        table.add_row(*(Text(cell) for cell in row))
     return table

@@ -10,18 +10,23 @@ imported the first time a fixture is used).
   judged before. None (no judge, trec_eval's convention) when no judge is named. The plugin reads no environment
   variable: for a key, override the fixture in ``conftest.py`` with ``assay.judge.make_judge(..., api_key=...)``.
 * ``assay_golden(path)``: the golden set at ``path`` (loaded once per session).
-* ``assay_eval(golden, *runs, judge=..., **settings)``: evaluate runs (paths, ``NAME=PATH`` strings, ``(name,
-  path)`` pairs, or ``(name, rows)`` with rows a list of dicts in the JSONL run format, passages by id, text or
-  offsets) once per session and arguments; ``settings`` are :class:`~assay.pipelines.evaluate.EvalSettings`
-  fields (``k_values``, ``metrics``, ``n_boot``, ...). Labels the judge adds stay in memory (the golden folder is
-  not written). Returns an :class:`~assay.testing.evaluation.Evaluation` with ``assert_metric`` (the rule of ``assay
-  eval --fail-under``, on the mean or an interval bound) and ``assert_not_worse`` (the paired test against a
-  baseline run); a failure prints the metric, its interval, the worst queries and the judge's reasons.
+* ``assay_eval(golden, *runs, judge=..., **settings_and_named_runs)``: evaluate runs once per session and
+  arguments. A run is a path, a ``NAME=PATH`` string, a ``(name, path)`` pair, a ``(name, rows)`` pair with rows a
+  list of dicts in the JSONL run format (passages by id, text or offsets), or the system itself: a Python
+  function (``candidate=my_app.answer``; sync or async, called as ``assay run`` calls a ``python:`` target, every
+  golden question asked afresh once per session) or, by keyword, an :class:`assay.TargetSpec`. A keyword that is
+  an :class:`~assay.pipelines.evaluate.EvalSettings` field (``k_values``, ``metrics``, ``n_boot``, ...) is a
+  setting; any other keyword names a run. ``baseline=`` a run file or a function is the run named ``baseline``
+  that every other run is compared with (``baseline=`` the name of another run is the setting). Labels the judge
+  adds stay in memory (the golden folder is not written). Returns an :class:`~assay.testing.evaluation.Evaluation`
+  with ``assert_metric`` (the rule of ``assay eval --fail-under``, on the mean or an interval bound) and
+  ``assert_not_worse`` (the paired test against a baseline run); a failure prints the metric, its interval, the
+  worst queries and the judge's reasons.
 
 Example::
 
     def test_release(assay_eval):
-        ev = assay_eval("golden/", "runs/baseline.jsonl", "runs/candidate.jsonl", k_values=(5, 10))
+        ev = assay_eval("golden/", candidate=my_app.answer, baseline="runs/baseline.jsonl", k_values=(5, 10))
         ev.assert_metric("ndcg@10", at_least=0.6, run="candidate")       # interval's lower bound >= 0.6
         ev.assert_not_worse("candidate", baseline="baseline", metric="ndcg@10")
 """
@@ -41,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["assay_eval", "assay_golden", "assay_judge", "pytest_addoption"]
 
-RunSpec = str | Path | tuple[str, str | Path] | tuple[str, list[dict[str, Any]]]
+RunSpec = str | Path | tuple[str, str | Path] | tuple[str, list[dict[str, Any]]] | Callable[..., Any]
 _DEFAULT = object()
 _SETTINGS = {
     "judge": "judge for assay_eval: offline, openai/MODEL, any litellm name (default: none, no LLM metrics)",
@@ -100,7 +105,9 @@ def assay_golden() -> Callable[[str | Path], GoldenSet]:
     return load
 
 
-def _run(spec: RunSpec) -> tuple[str, Path | list[dict[str, Any]]]:
+def _run(spec: RunSpec) -> tuple[str, Any]:
+    if callable(spec) and not isinstance(spec, (str, Path, tuple)):
+        return str(getattr(spec, "__name__", type(spec).__name__)), spec
     if isinstance(spec, tuple):
         return spec[0], spec[1] if isinstance(spec[1], list) else Path(spec[1])
     name, sep, path = str(spec).partition("=")
@@ -109,32 +116,59 @@ def _run(spec: RunSpec) -> tuple[str, Path | list[dict[str, Any]]]:
     return Path(spec).stem, Path(spec)
 
 
-def _source_key(source: Path | list[dict[str, Any]]) -> str:
-    """A run's part of the cache key: its resolved path, or the identity of an in-memory list."""
-    return f"memory:{id(source)}" if isinstance(source, list) else str(source.resolve())
+def _source(folder: Path, name: str, source: Any) -> Path | list[dict[str, Any]]:
+    """Where a run's lines are read back from: the run file a function was asked into, a list as it is, a path."""
+    if isinstance(source, list):
+        return source
+    return folder / f"{name}.jsonl" if callable(source) else Path(source)
+
+
+def _identity(source: Any) -> str:
+    return str(Path(source).resolve()) if isinstance(source, (str, Path)) else f"{type(source).__name__}@{id(source)}"
+
+
+def _split(settings: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """Keywords that are EvalSettings fields, and the other keywords as named runs."""
+    import dataclasses
+
+    from assay.pipelines.evaluate import EvalSettings
+
+    names = {f.name for f in dataclasses.fields(EvalSettings)}
+    named = [(k, v) for k, v in settings.items() if k not in names]
+    base = settings.get("baseline")
+    if base is not None and (callable(base) or isinstance(base, Path) or Path(str(base)).is_file()):
+        named.append(("baseline", base))  # a run named baseline, every other run compared with it
+        settings = {**settings, "baseline": "baseline"}
+    runs = [(k, Path(v) if isinstance(v, str) else v) for k, v in named]
+    return {k: v for k, v in settings.items() if k in names}, runs
 
 
 @pytest.fixture(scope="session")
-def assay_eval(assay_judge: Judge | None) -> Callable[..., Evaluation]:
-    """``assay_eval(golden, *runs, judge=..., **settings)``: an :class:`Evaluation`, computed once per arguments."""
+def assay_eval(assay_judge: Judge | None, tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Evaluation]:
+    """``assay_eval(golden, *runs, judge=..., **settings_and_named_runs)``: an :class:`Evaluation`, computed once
+    per arguments (module docstring)."""
     done: dict[tuple[Any, ...], Evaluation] = {}
 
     def evaluate(golden: str | Path, *runs: RunSpec, judge: Any = _DEFAULT, **settings: Any) -> Evaluation:
         from assay.formats.golden import GoldenSet
-        from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
+        from assay.pipelines.evaluate import EvalSettings
+        from assay.pipelines.evaluate.called import evaluate_systems
         from assay.testing.evaluation import Evaluation
 
-        if not runs:
-            raise ValueError("assay_eval needs at least one run: assay_eval('golden/', 'runs/mine.jsonl')")
+        config_kwargs, named = _split(settings)
+        parsed = [_run(spec) for spec in runs] + named
+        if not parsed:
+            raise ValueError("assay_eval needs at least one run: assay_eval('golden/', candidate=my_app.answer)")
         chosen = assay_judge if judge is _DEFAULT else judge
-        parsed = [_run(spec) for spec in runs]
-        key = (str(Path(golden).resolve()), tuple((n, _source_key(p)) for n, p in parsed), id(chosen),
-               tuple(sorted((k, repr(v)) for k, v in settings.items())))  # fmt: skip
+        key = (str(Path(golden).resolve()), tuple((n, _identity(p)) for n, p in parsed), id(chosen),
+               tuple(sorted((k, repr(v)) for k, v in config_kwargs.items())))  # fmt: skip
         if key not in done:
             gold = GoldenSet.load(golden)
-            config = EvalSettings(**{"add_labels": False, **settings})
-            result = evaluate_detailed(gold, parsed, judge=chosen, settings=config)
-            done[key] = Evaluation(result, gold, parsed)
+            config = EvalSettings(**{"add_labels": False, **config_kwargs})
+            folder = tmp_path_factory.mktemp("assay-runs")
+            result = evaluate_systems(gold, parsed, run_dir=folder, judge=chosen, settings=config)
+            sources = [(name, _source(folder, name, p)) for name, p in parsed]
+            done[key] = Evaluation(result, gold, sources)
         return done[key]
 
     return evaluate

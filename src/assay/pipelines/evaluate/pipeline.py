@@ -63,6 +63,7 @@ from assay.pipelines.evaluate.stats import (
     strata_summaries,
 )
 from assay.pipelines.evaluate.stats import summaries as summarize_all
+from assay.pipelines.evaluate.system import system_summary
 from assay.types import StageUsage
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "Runs", "estimate_evaluation", "evaluate", "evaluate_detailed"]
@@ -360,6 +361,7 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
         judged_at_k=er.judged_at_k(run, labels, config.k_values),
         pr_curve=er.pr_curve(run, labels, config.threshold),
         grade_histogram=er.grade_histogram(run, labels, config.depth),
+        system=system_summary(run.path),
     )
 
 

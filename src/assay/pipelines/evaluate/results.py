@@ -31,6 +31,7 @@ __all__ = [
     "QueryResult",
     "RunCounts",
     "RunResult",
+    "SystemSummary",
     "headline_k",
     "headline_metrics",
     "rounded",
@@ -108,6 +109,25 @@ class RunCounts(_Model):
     matched_by: dict[str, int] = Field(default_factory=dict)
 
 
+class SystemSummary(_Model):
+    """How the system behaved while it wrote the run (``assay run``): its header (target with secrets removed,
+    version label, start and end), the questions it failed on by kind (those are unscored, never scored 0), the
+    latency percentiles of the answered ones (ms; linear interpolation), and tokens and cost summed over the lines
+    that report them (None when no line does)."""
+
+    target: str | None = None
+    label: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    lines: int = 0
+    failed: int = 0
+    failures: dict[str, int] = Field(default_factory=dict)  # kind -> questions
+    latency_ms: dict[str, float] = Field(default_factory=dict)  # p50, p95, mean, max over answered questions
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+
+
 class RunResult(_Model):
     """Everything about one run."""
 
@@ -127,6 +147,7 @@ class RunResult(_Model):
     passage_lengths: dict[str, float] = Field(default_factory=dict)
     # how the passages of the top k_max got their labels: chunk, rule, stored, judged, unlabelled
     passage_labels: dict[str, int] = Field(default_factory=dict)
+    system: SystemSummary | None = None  # latency, failures, tokens and cost, when the run recorded them
 
 
 class Comparison(_Model):

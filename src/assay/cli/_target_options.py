@@ -1,0 +1,175 @@
+"""The options of a target, shared by ``assay run`` and ``assay eval --target``; the environment read for secrets.
+
+Secrets come only from environment variables the command line names as ``${NAME}`` (in the URL, a ``--header``
+value, the ``--body`` or a command argument): exactly those are read, and their values go nowhere but the call.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import platformdirs
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from assay.errors import ConfigError
+from assay.targets import RunStats, TargetRun, TargetSettings, TargetSpec, run_target
+from assay.targets.spec import parse_pairs
+
+__all__ = [
+    "RunBar",
+    "ask_targets",
+    "default_label",
+    "spec_from_options",
+    "summary_line",
+    "target_options",
+    "target_settings",
+]
+
+
+def target_options(prefix: str = "") -> Callable[[Any], Any]:
+    """``--body``, ``--map``, ``--header``, ``--label``, ``--refresh`` and the call limits; in ``assay eval`` the
+    limits are ``--target-concurrency`` and so on (``prefix`` ``"target-"``), apart from the judge's own."""
+    p = prefix
+    options = [
+        click.option("--body", default=None, help="http: JSON body template with {question}, {query_id}, {metadata}."),
+        click.option("--map", "mapping", multiple=True, metavar="FIELD=POINTER",
+                     help="http: where contexts|retrieved|answer|citations|usage are in the reply (JSON pointer)."),
+        click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
+                     help="http: a request header; write a secret as ${ENV_VAR} (read from the environment)."),
+        click.option("--label", default=None, help="Version name of the system (default: git commit of the cwd)."),
+        click.option("--refresh", is_flag=True, help="Ask every question again (ignore cached answers)."),
+        click.option(f"--{p}concurrency", "t_concurrency", type=click.IntRange(1, 1024), default=8,
+                     show_default=True, help="Calls of the system at once."),
+        click.option(f"--{p}timeout", "t_timeout", type=click.FloatRange(0.001), default=60.0, show_default=True,
+                     help="Seconds per call."),
+        click.option(f"--{p}attempts", "t_attempts", type=click.IntRange(1, 20), default=4, show_default=True,
+                     help="Tries per question on transient failures (429, 5xx, resets, timeouts, bad JSON)."),
+        click.option(f"--{p}rpm", "t_rpm", type=click.IntRange(1), default=None, help="At most N calls a minute."),
+        click.option(f"--{p}cache-dir", "t_cache_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Answers cache (default: the user cache dir's assay/targets)."),
+    ]  # fmt: skip
+
+    def wrap(f: Any) -> Any:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return wrap
+
+
+def spec_from_options(text: str, options: dict[str, Any]) -> TargetSpec:
+    """The target spec of ``text`` and the http options, checked."""
+    return TargetSpec(
+        text=text,
+        body=options["body"],
+        mapping=parse_pairs(options["mapping"], "--map", "="),
+        headers=parse_pairs(options["headers"], "--header", ":"),
+    ).check()
+
+
+def secrets_for(spec: TargetSpec) -> dict[str, str]:
+    """The values of the environment variables the spec names; one that is not set stops with the fix."""
+    missing = [name for name in spec.references() if name not in os.environ]
+    if missing:
+        raise ConfigError(f"environment variable {missing[0]} is named in the target but not set: export it first")
+    return {name: os.environ[name] for name in spec.references()}
+
+
+def target_settings(options: dict[str, Any]) -> TargetSettings:
+    return TargetSettings(concurrency=options["t_concurrency"], timeout=options["t_timeout"],
+                          attempts=options["t_attempts"], rpm=options["t_rpm"])  # fmt: skip
+
+
+def cache_dir(options: dict[str, Any]) -> Path:
+    return options["t_cache_dir"] or Path(platformdirs.user_cache_dir("assay")) / "targets"
+
+
+def default_label(option: str | None) -> str | None:
+    """``--label``, else the git commit of the working directory (``-dirty`` with uncommitted changes), else None."""
+    if option:
+        return option
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], check=False, capture_output=True, text=True,
+                              timeout=10)  # fmt: skip
+        if head.returncode != 0:
+            return None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], check=False,
+                                capture_output=True, text=True, timeout=10)  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head.stdout.strip() + ("-dirty" if status.stdout.strip() else "")
+
+
+def importable_cwd() -> None:
+    """Let ``python:pkg.mod:func`` name modules of the working directory, as ``python -m`` does."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f} ms"
+
+
+def _figures(stats: RunStats) -> str:
+    if stats.asked == 0:
+        return f"nothing asked  cached {stats.cached}"
+    errors = sum(stats.failed.values())
+    return (f"{stats.throughput():.1f} q/s  p50 {_ms(stats.percentile(50))}  p95 {_ms(stats.percentile(95))}  "
+            f"errors {errors}  retries {stats.retries}  cached {stats.cached}")  # fmt: skip
+
+
+class RunBar:
+    """A progress bar of questions asked, with throughput, p50/p95 latency, errors, retries and cached answers."""
+
+    def __init__(self, name: str, console: Console) -> None:
+        columns = (TextColumn(f"asking {name}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+        self.bar = Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal)
+        self.task: TaskID | None = None
+
+    def __call__(self, stats: RunStats) -> None:
+        if self.task is None:
+            self.task = self.bar.add_task(_figures(stats), total=stats.total)
+        self.bar.update(self.task, completed=stats.done, description=_figures(stats))
+
+
+def parse_target(value: str) -> tuple[str, str]:
+    """``NAME=SPEC`` -> (name, spec); the first ``=`` splits (a URL may hold more)."""
+    name, sep, spec = value.partition("=")
+    if not sep or not name or not spec or "/" in name or ":" in name:
+        raise ConfigError(f"--target {value!r}: write NAME=SPEC, e.g. --target app=python:examples.rag_app:answer")
+    return name, spec
+
+
+def ask_targets(golden: Path, values: Sequence[str], folder: Path, options: dict[str, Any]) -> list[tuple[str, Path]]:
+    """Run every ``--target NAME=SPEC`` into ``folder/NAME.jsonl`` (as ``assay run`` does); ``(name, path)`` each.
+    Every spec is checked before the first is asked; a target that answers nothing stops with the reason."""
+    named = [parse_target(value) for value in values]
+    specs = [(name, spec_from_options(text, options)) for name, text in named]
+    out = []
+    for name, spec in specs:
+        if spec.kind == "python":
+            importable_cwd()
+        bar = RunBar(name, Console(stderr=True))
+        with bar.bar:
+            done = run_target(golden, spec, folder / f"{name}.jsonl", label=default_label(options["label"]),
+                              settings=target_settings(options), cache_dir=cache_dir(options),
+                              refresh=options["refresh"], secrets=secrets_for(spec), progress=bar)  # fmt: skip
+        click.echo(f"{name}: {summary_line(done)}", err=True)
+        out.append((name, done.check().path or folder / f"{name}.jsonl"))
+    return out
+
+
+def summary_line(run: TargetRun) -> str:
+    """One line: questions, answered, cached, failed by kind, retries, latency and throughput."""
+    s = run.stats
+    failed = ", ".join(f"{n} {kind}" for kind, n in s.failed.most_common())
+    where = f"wrote {run.path}: " if run.path else ""
+    return (f"{where}{s.total} questions, {s.total - run.failed} answered ({s.cached} from the cache), "
+            f"{run.failed} failed{f' ({failed})' if failed else ''}, {s.retries} retries; {_figures(s)}")  # fmt: skip

@@ -1,0 +1,79 @@
+"""``assay run``: ask the system under test every golden question and write the run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from assay.cli._app import main
+from assay.cli._target_options import (
+    RunBar,
+    cache_dir,
+    default_label,
+    importable_cwd,
+    secrets_for,
+    spec_from_options,
+    summary_line,
+    target_options,
+    target_settings,
+)
+from assay.targets import run_target
+
+__all__ = ["run_command"]
+
+
+@main.command("run")
+@click.argument("golden", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--target", "target_text", required=True, metavar="SPEC",
+              help="python:pkg.mod:function, http(s)://URL or cmd:PROGRAM ARGS.")  # fmt: skip
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Run file.")
+@target_options()
+def run_command(golden: Path, target_text: str, output: Path, **options: Any) -> None:
+    """Ask the system under test every question of GOLDEN and write a run for `assay eval`: what it retrieved (ids,
+    texts or offsets), its answer and citations, the latency of each call, tokens and cost when it reports them, and
+    each failure with its kind (timeout, http_status, connection, invalid_output, exception, exit_status).
+
+    \b
+    A target (SPEC) is one of:
+      python:pkg.mod:function   called as function(question, query_id=..., metadata=...) if it takes them; sync
+                                or async; returns a dict (or an object) with contexts (texts) or retrieved (ids or
+                                objects), answer, citations, usage {prompt_tokens, completion_tokens, cost_usd}
+      http(s)://HOST/PATH       POSTs --body (default {"question", "query_id", "metadata"}); reads the same fields
+                                from the JSON reply, or where --map FIELD=/json/pointer says
+      cmd:PROGRAM ARGS          one process per question: a JSON object in on stdin, one out on stdout, exit 0
+
+    Transient failures (429 with Retry-After, 408, 5xx, connection resets, timeouts, malformed JSON) are tried
+    again up to --attempts times with exponential backoff; others are recorded at once. A failed question is kept
+    in the run as failed (unscored by `assay eval`, never scored 0). Every answer is cached as it arrives, by
+    target, --label (default: the git commit of the working directory) and question: an interrupted run, rerun,
+    asks only the rest, and a finished one pays nothing (--refresh asks again). Secrets: write ${ENV_VAR} in the
+    URL, a --header, the --body or a command argument; the value is read from the environment and written
+    nowhere. Exit 1 when the system answered no question.
+
+    \b
+    Examples:
+      assay run golden/ --target python:examples.rag_app:answer -o runs/app.jsonl
+      assay run golden/ --target http://127.0.0.1:8000/answer -o runs/http.jsonl --concurrency 32
+      assay run golden/ --target https://rag.example.com/v1/ask --header 'Authorization: Bearer ${RAG_TOKEN}' \\
+          --body '{"q": "{question}"}' --map contexts=/data/passages --map answer=/data/text -o runs/prod.jsonl
+      assay run golden/ --target 'cmd:python examples/rag_app.py --stdin' -o runs/cmd.jsonl --label v2
+    """
+    spec = spec_from_options(target_text, options)
+    if spec.kind == "python":
+        importable_cwd()
+    bar = RunBar(spec.display(), Console(stderr=True))
+    try:
+        with bar.bar:
+            done = run_target(golden, spec, output, label=default_label(options["label"]),
+                              settings=target_settings(options), cache_dir=cache_dir(options),
+                              refresh=options["refresh"], secrets=secrets_for(spec), progress=bar)  # fmt: skip
+    except KeyboardInterrupt:
+        click.echo(f"interrupted: no run written; every finished answer is kept in {cache_dir(options)}: rerun the "
+                   "same command to ask only the rest", err=True)  # fmt: skip
+        sys.exit(130)
+    click.echo(summary_line(done), err=True)
+    done.check()

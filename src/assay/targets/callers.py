@@ -1,0 +1,264 @@
+"""The three ways to call a system: a Python function, an HTTP endpoint, a command. One call = one question.
+
+Each caller is an async context manager (opened once per run, on the run's event loop) and an async callable
+``caller(ask) -> dict`` returning what the system said (:func:`assay.targets.outputs.normalize` makes a run line of
+it) or raising :class:`~assay.targets.outputs.TargetFailure`. What is transient (worth trying again): HTTP 408, 429
+(with its ``Retry-After``) and 5xx, connection errors and resets, malformed JSON, a Python ``ConnectionError`` or
+``TimeoutError``; the runner adds timeouts. Anything else fails the question at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import inspect
+import json
+import shlex
+import shutil
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.targets.outputs import TargetFailure, resolve_pointer
+from assay.targets.spec import BODY_DEFAULT, TargetSpec, expand
+
+__all__ = ["Ask", "Caller", "CmdCaller", "HttpCaller", "PythonCaller", "function_name", "in_thread", "make_caller"]
+
+_TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+_KWARGS = ("query_id", "metadata")
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One question put to the system."""
+
+    query_id: str
+    question: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"question": self.question, "query_id": self.query_id, "metadata": dict(self.metadata)}
+
+
+class Caller:
+    """Base of the callers: an async context manager and ``await caller(ask)``."""
+
+    async def __aenter__(self) -> Caller:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def __call__(self, ask: Ask) -> Any:
+        raise NotImplementedError
+
+
+def function_name(fn: Callable[..., Any]) -> str:
+    """``python:module:qualname`` of a function (its target name and cache identity)."""
+    return f"python:{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', type(fn).__name__)}"
+
+
+def load_function(text: str) -> Callable[..., Any]:
+    """The function of ``python:package.module:function`` (``function`` may be ``Class.method``)."""
+    _, module_name, attribute = text.split(":", 2)
+    try:
+        value: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"target {text!r}: cannot import {module_name!r} ({exc}); run from the folder that holds "
+                          "it or install it") from None  # fmt: skip
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise ConfigError(f"target {text!r}: {module_name} has no {attribute!r}")
+        value = getattr(value, part)
+    if not callable(value):
+        raise ConfigError(f"target {text!r}: {attribute} is not a function")
+    return value  # type: ignore[no-any-return]
+
+
+class PythonCaller(Caller):
+    """A function ``fn(question, query_id=..., metadata=...)``, sync or async.
+
+    The function gets the question text first, then whichever of ``query_id`` and ``metadata`` it declares (all
+    of them with ``**kwargs``). A sync function runs in a daemon thread of its own per call (the runner's semaphore
+    bounds how many at once); one that times out keeps its thread until it returns (Python cannot stop a thread),
+    its late answer is dropped, and it does not hold the process open at exit.
+    """
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self._kwargs = _declared(fn)
+
+    async def __call__(self, ask: Ask) -> Any:
+        kwargs = {name: getattr(ask, name) for name in self._kwargs}
+        kwargs = {k: dict(v) if isinstance(v, Mapping) else v for k, v in kwargs.items()}
+        try:
+            if inspect.iscoroutinefunction(self.fn):
+                return await self.fn(ask.question, **kwargs)
+            result = await in_thread(lambda: self.fn(ask.question, **kwargs))
+            return await result if inspect.isawaitable(result) else result
+        except TargetFailure:
+            raise
+        except Exception as exc:
+            transient = isinstance(exc, (ConnectionError, TimeoutError))
+            raise TargetFailure("exception", f"{type(exc).__name__}: {exc}", transient=transient) from None
+
+
+def in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
+    """A future of ``work()`` run in a new daemon thread (its outcome is dropped when the future was cancelled)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(method: Callable[[Any], None], value: Any) -> None:
+        if not future.done():
+            method(value)
+
+    def run() -> None:
+        try:
+            outcome: tuple[Callable[[Any], None], Any] = (future.set_result, work())
+        except BaseException as exc:
+            outcome = (future.set_exception, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed while the call ran
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, daemon=True, name="assay-target").start()
+    return future
+
+
+def _declared(fn: Callable[..., Any]) -> tuple[str, ...]:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return ()
+    if not params:
+        raise ConfigError(f"{function_name(fn)} takes no argument: it must take the question text")
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return _KWARGS
+    return tuple(name for name in _KWARGS if name in params)
+
+
+class HttpCaller(Caller):
+    """POST the body template (``{question}``, ``{query_id}``, ``{metadata}`` filled in) to the URL; read the JSON
+    reply, through the ``mapping`` of JSON pointers when given."""
+
+    def __init__(self, spec: TargetSpec, secrets: Mapping[str, str], connections: int) -> None:
+        self.url = expand(spec.text, secrets)
+        self.template = json.loads(expand(spec.body or BODY_DEFAULT, secrets))
+        self.headers = {name: expand(value, secrets) for name, value in spec.headers}
+        self.mapping, self.connections = dict(spec.mapping), connections
+        self._session: Any = None  # an aiohttp.ClientSession inside `async with`
+
+    async def __aenter__(self) -> HttpCaller:
+        import aiohttp  # here: `assay --help` and the other targets never need it
+
+        connector = aiohttp.TCPConnector(limit=self.connections)
+        timeout = aiohttp.ClientTimeout(total=None)  # the runner's --timeout bounds each call
+        self._session = aiohttp.ClientSession(connector=connector, headers=self.headers, timeout=timeout,
+                                              trust_env=False)  # fmt: skip
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def __call__(self, ask: Ask) -> Any:
+        import aiohttp
+
+        if self._session is None:
+            raise RuntimeError("HttpCaller used outside 'async with'")
+        try:
+            async with self._session.post(self.url, json=fill(self.template, ask)) as response:
+                text = await response.text(errors="replace")
+                status, retry_after = response.status, response.headers.get("Retry-After")
+        except aiohttp.ClientError as exc:
+            raise TargetFailure("connection", f"{type(exc).__name__}: {exc}", transient=True) from None
+        if status >= 300:
+            raise TargetFailure("http_status", f"HTTP {status}: {text[:300]}", transient=status in _TRANSIENT_STATUS,
+                                retry_after=_seconds(retry_after))  # fmt: skip
+        return self._mapped(parse_json(text, "the response"))
+
+    def _mapped(self, reply: Any) -> Any:
+        if not self.mapping:
+            return reply
+        return {name: resolve_pointer(reply, pointer) for name, pointer in self.mapping.items()}
+
+
+def fill(template: Any, ask: Ask) -> Any:
+    """The body template with the question filled in: a string that is exactly ``"{metadata}"`` (or another
+    placeholder) becomes that value; placeholders inside a longer string are replaced as text."""
+    values = ask.as_json()
+    if isinstance(template, dict):
+        return {key: fill(value, ask) for key, value in template.items()}
+    if isinstance(template, list):
+        return [fill(value, ask) for value in template]
+    if isinstance(template, str):
+        for name, value in values.items():
+            if template == "{" + name + "}":
+                return value
+        for name in ("question", "query_id"):
+            template = template.replace("{" + name + "}", values[name])
+    return template
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None
+
+
+def parse_json(text: str, what: str) -> Any:
+    """Parsed JSON, or a transient ``invalid_output`` failure quoting the start of ``text``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TargetFailure(
+            "invalid_output", f"{what} is not JSON ({exc.msg} at column {exc.colno}): {text[:120]!r}", transient=True
+        ) from None
+
+
+class CmdCaller(Caller):
+    """``cmd:PROGRAM ARGS``: one process per question, one JSON object on its stdin (question, query_id, metadata),
+    one JSON object expected on its stdout, exit status 0. No shell runs it; ``${NAME}`` in an argument is expanded.
+    A process still running when the call times out is killed."""
+
+    def __init__(self, spec: TargetSpec, secrets: Mapping[str, str]) -> None:
+        self.argv = [expand(arg, secrets) for arg in shlex.split(spec.text[4:])]
+        if shutil.which(self.argv[0]) is None:
+            raise ConfigError(f"target {spec.text!r}: program {self.argv[0]!r} not found on PATH")
+
+    async def __call__(self, ask: Ask) -> Any:
+        process = await asyncio.create_subprocess_exec(
+            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        try:
+            out, err = await process.communicate((json.dumps(ask.as_json()) + "\n").encode("utf-8"))
+        except BaseException:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            raise
+        if process.returncode != 0:
+            tail = err.decode("utf-8", "replace").strip()[-300:]
+            raise TargetFailure("exit_status", f"exit status {process.returncode}: {tail or '(no stderr)'}")
+        return parse_json(out.decode("utf-8", "replace").strip(), "the command's stdout")
+
+
+def make_caller(
+    target: TargetSpec | Callable[..., Any], *, secrets: Mapping[str, str] | None = None, concurrency: int = 8
+) -> tuple[str, dict[str, Any], Caller]:
+    """``(display name, identity, caller)`` of a spec or a Python callable."""
+    if callable(target) and not isinstance(target, TargetSpec):
+        name = function_name(target)
+        return name, {"target": name}, PythonCaller(target)
+    spec, secrets = target.check(), dict(secrets or {})
+    for name in spec.references():
+        if name not in secrets:
+            raise ConfigError(f"${{{name}}} is named in the target but has no value: export {name}=... first")
+    if spec.kind == "python":
+        return spec.display(), spec.identity(), PythonCaller(load_function(spec.text))
+    if spec.kind == "http":
+        return spec.display(), spec.identity(), HttpCaller(spec, secrets, concurrency)
+    return spec.display(), spec.identity(), CmdCaller(spec, secrets)
