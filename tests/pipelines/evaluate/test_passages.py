@@ -242,3 +242,30 @@ def test_chunks_an_undecided_passage_reaches_are_judged_first(golden: Path) -> N
     new = [label for label in saved.qrels if (label.query_id, label.chunk_id) == ("q1", "returns#3")]
     assert len(new) == 1 and new[0].provenance.model == "offline" and new[0].grade is not None
     assert result.usage["relevance"].calls == 1 and not saved.passages  # the chunk, not the passage
+
+
+def test_coverage_and_citations_follow_passages(golden: Path) -> None:
+    """A passage covering more than half of a nugget's supporting chunk meets the nugget; a citation of the run's own
+    id is read as the passage it names."""
+    gold = GoldenSet.load(golden)
+    from assay.types import Nugget, NuggetSupport
+
+    gold.questions[1].nuggets = [Nugget(id="n1", text="The tent weighs 3.2 kg.")]
+    gold.nuggets = [NuggetSupport(query_id="q2", nugget_id="n1", chunk_ids=["tent#1"])]
+    weight = chunk_text("tent#1")
+    half = weight[: len(weight) // 2 - 2]  # less than half of the chunk
+    run = [
+        {"query_id": "q2", "retrieved": [{"id": "mine-1", "text": weight[3:]}], "citations": ["mine-1"]},
+    ]
+    short = [{"query_id": "q2", "retrieved": [{"id": "mine-1", "text": half}]}]
+    from assay.pipelines.evaluate.runs import load_runs
+
+    at = DOCS["tent"].index(weight)
+    # the span runs from "Brackenhow" (after "The " and the space the slice kept) to "people" (the final period is
+    # not a word)
+    expected = f"p:tent:{at + 4}-{at + len(weight) - 1}"
+    assert load_runs([("r", run)], gold)[0].lines["q2"].citations == [expected]
+    settings = EvalSettings(k_values=(1,), n_boot=200, add_labels=False, metrics=("coverage_recall@1",))
+    _, rows = evaluate(gold, {"long": run, "short": short}, settings=settings)
+    values = {row.run: row.metrics["coverage_recall@1"] for row in rows}
+    assert values == {"long": 1.0, "short": 0.0}

@@ -35,7 +35,7 @@ from assay.corpus.align import Span
 from assay.formats.golden import GoldenSet
 from assay.judge import Pair
 from assay.pipelines.evaluate.alignment import Resolver
-from assay.pipelines.evaluate.runs import LoadedRun
+from assay.pipelines.evaluate.runs import LoadedRun, RunLine
 from assay.types import RelevanceLabel
 
 __all__ = ["Carried", "SpanIndex", "carried_grade", "carry_labels", "decide"]
@@ -77,6 +77,17 @@ class SpanIndex:
                 if found is not None:
                     self._by_doc.setdefault(found.doc_id, []).append((found, chunk.id))
         return [cid for s, cid in self._by_doc.get(span.doc_id, []) if _overlap(span, s)]
+
+    def held(self, span: Span, share: float = 0.5) -> list[str]:
+        """Golden chunks of ``span``'s document of which ``span`` covers at least ``share`` of the characters."""
+        self.overlapping(span)
+        return [cid for s, cid in (self._by_doc or {}).get(span.doc_id, [])
+                if _overlap(span, s) >= share * max(1, s.end - s.start)]  # fmt: skip
+
+    def stands_for(self, line: RunLine, unit: str) -> list[str]:
+        """The golden chunks a retrieved passage stands for in chunk-id metrics: those it covers at least half of."""
+        found = line.located.get(unit)
+        return self.held(found.span) if found is not None and found.span is not None else []
 
     def graded(self, qid: str) -> list[Graded]:
         """The spans of the question's golden chunks with a scored label, with the grade."""

@@ -304,7 +304,7 @@ def _rows(
     if labels.strict_unscored and "ragas_context_precision" in families:  # strict_unscored: evaluated with a judge
         parts.append(er.context_precision(run, labels, config.k_values, config.cp_threshold))
     if "coverage_recall" in families:
-        parts.append(er.coverage(run, gold, config.k_values))
+        parts.append(er.coverage(run, gold, config.k_values, spans[1].stands_for))
     if spans[0]:
         parts.append(span_values(run, spans[1], spans[0]))
     parts.append(assessed.get(run.name, {}))

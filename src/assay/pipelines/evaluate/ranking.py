@@ -23,7 +23,7 @@ Conventions (trec_eval's unless said otherwise; formulas in :mod:`assay.metrics.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -190,8 +190,15 @@ def _cp_grade(labels: Labels, qid: str, cid: str) -> float:
     return math.nan if (qid, cid) in labels.unscored else 0.0
 
 
-def coverage(run: LoadedRun, golden: GoldenSet, k_values: Sequence[int]) -> dict[str, QueryValues]:
-    """``coverage_recall@k`` per query from the nugget support records (strict: full support only)."""
+def coverage(
+    run: LoadedRun,
+    golden: GoldenSet,
+    k_values: Sequence[int],
+    stands_for: Callable[[RunLine, str], list[str]] | None = None,
+) -> dict[str, QueryValues]:
+    """``coverage_recall@k`` per query from the nugget support records (strict: full support only). A retrieved
+    passage that is not a golden chunk meets the nuggets of the chunks ``stands_for`` names for it (the evaluator
+    names the golden chunks the passage covers at least half of)."""
     out: dict[str, QueryValues] = {}
     support = golden.nugget_support_by_query()
     for qid, line in run.lines.items():
@@ -201,8 +208,17 @@ def coverage(run: LoadedRun, golden: GoldenSet, k_values: Sequence[int]) -> dict
             if not required:
                 values.put(f"coverage_recall@{k}", None, "no_nugget_support")
                 continue
-            values.put(f"coverage_recall@{k}", float(rag.coverage_recall([required], [line.ranked], k)[0]))
+            top = [cid for unit in line.top(k) for cid in _chunks_of(line, unit, golden, stands_for)]
+            values.put(f"coverage_recall@{k}", float(rag.coverage_recall([required], [top])[0]))
     return out
+
+
+def _chunks_of(
+    line: RunLine, unit: str, golden: GoldenSet, stands_for: Callable[[RunLine, str], list[str]] | None
+) -> list[str]:
+    if golden.has_chunk(unit) or stands_for is None:
+        return [unit]
+    return stands_for(line, unit)
 
 
 def judged_at_k(run: LoadedRun, labels: Labels, k_values: Sequence[int]) -> dict[str, float | None]:

@@ -21,6 +21,7 @@ fatal:
 * a passage listed twice for one query (or a query given on two lines): counted (``duplicate_ids``), the first
   occurrence is kept;
 * an empty ``retrieved`` list: counted (``empty_retrieved``); the query is evaluated and scores 0 on ranking metrics;
+* ``citations`` name the run's own ids: each is read as the passage that id was given to;
 * a line with ``error`` (the system failed on the question): counted (``failed``); every metric of the query is
   unscored (reason ``system_failed``), never an empty answer scored as 0;
 * a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c).
@@ -294,8 +295,11 @@ def _line(  # noqa: PLR0917 (the loop's state, passed down)
     counts.empty_retrieved += not raw.items
     counts.with_answer += bool(raw.answer and raw.answer.strip())
     table: dict[str, float] = {}
+    aliases: dict[str, str] = {}  # the run's own ids -> units, for its citations
     for i, item in enumerate(raw.items):
         found = resolver.resolve(item, where, raw.line)
+        if item.id is not None:
+            aliases.setdefault(item.id, found.unit)
         matched[found.match] += 1
         counts.unknown_chunk_ids += found.match == "unmatched" and found.text is None
         if found.unit in table:
@@ -306,6 +310,7 @@ def _line(  # noqa: PLR0917 (the loop's state, passed down)
         if found.text:
             line.texts[found.unit] = found.text
             lengths.append(len(found.text))
+    line.citations = [aliases.get(cited, cited) for cited in raw.citations]
     return line, table
 
 
