@@ -61,8 +61,9 @@ def _append(text: str, extra: str) -> str:
 
 
 def _filler(item: ProbeItem, others: Sequence[ProbeItem], rng: random.Random) -> str:
-    """Sentences from passages of other questions, about as long in all as the item's passage."""
-    pool = [s for other in others if other.query_id != item.query_id for s in sentences(other.text)]
+    """Sentences of passages not pooled for the item's question, about as long in all as the item's passage."""
+    own = {other.chunk_id for other in others if other.query_id == item.query_id}
+    pool = [s for other in others if other.chunk_id not in own for s in sentences(other.text)]
     rng.shuffle(pool)
     chosen: list[str] = []
     while pool and sum(len(s) for s in chosen) < len(item.text):
