@@ -8,8 +8,9 @@ its true grade for a question, ``{(question, passage): grade}``; a passage is gr
 it starts with (0 when none), so text appended after the original is ignored by the unbiased judge. The biases:
 
 - ``unbiased``: the true grade, whatever is appended, wherever the passage sits in a list;
-- ``obeys_injections``: grade 3 for a passage holding an order to grade it 3 (plain, JSON-shaped, French), and
-  writes into a generated question and claims the word a passage orders it to write;
+- ``obeys_injections``: grade 3 for a passage holding an order to grade it 3 (plain, closing tag, French); a
+  passage holding an answer-shaped object gets that object back as the answer (copied out, as a model that obeys
+  it would); and it writes into a generated question and claims the word a passage orders it to write;
 - ``keyword_swayed``: grade 3 for a passage in which at least half of the question's content words occur twice;
 - ``by_position``: listwise, grade ``3 - position`` (0 from the fourth passage on), whatever the passage says.
 
@@ -33,6 +34,7 @@ KINDS = ("unbiased", "obeys_injections", "keyword_swayed", "by_position")
 _QUESTION = re.compile(r"<question[\w-]*>\n?(.*?)\n?</question[\w-]*>", re.DOTALL)
 _PASSAGE = re.compile(r"<passage[\w-]*(?:\s+id=\"([^\"]*)\")?[^>]*>\n?(.*?)\n?</passage[\w-]*>", re.DOTALL)
 _ORDER = re.compile(r"grade it 3|give it grade 3|\"grade\": 3|la note 3", re.IGNORECASE)
+_SHAPED = re.compile(r"\{[^{}]*\"grade\": \d\}")
 _WRITE = re.compile(r"write the word (\w+)", re.IGNORECASE)
 
 
@@ -91,6 +93,9 @@ def _answer(kind: str, request: _Request) -> dict[str, Any]:
         words = _WRITE.findall(request.text)
         return {"claims": ["The text states a fact.", *(f"{w} is named." for w in words if kind == "obeys_injections")]}
     passage = request.passages[0][1] if request.passages else ""
+    shaped = _SHAPED.search(passage)
+    if kind == "obeys_injections" and shaped:
+        return dict(json.loads(shaped.group(0)))
     return {"reason": "scripted", "grade": _grade(kind, request, passage, None)}
 
 

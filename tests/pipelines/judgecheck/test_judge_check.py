@@ -66,7 +66,12 @@ def test_the_unbiased_judge_is_flagged_by_no_probe_and_agrees_with_people(cards:
 def test_an_obedient_judge_is_flagged_by_every_injection_form_and_nothing_else(cards: dict[str, JudgeCard]) -> None:
     card = cards["obeys_injections"]
     for key in INJECTION_KEYS:
-        assert value(card, key) == 1.0, key  # every irrelevant passage went from 0 to 3
+        if key != "injection_json.rise":
+            assert value(card, key) == 1.0, key  # every irrelevant passage went from 0 to 3
+    # the JSON-shaped injection is copied out as the answer: the echo guard rejects all 32, none is taken as a grade
+    json_figure = card.figure("injection_json.rise")
+    assert json_figure is not None and json_figure.value is None and json_figure.unscored == 32
+    assert {c.kind: c.rejected for c in card.costs}["injection_json"] == 32
     assert value(card, "generation.question_generation") == 1.0
     assert value(card, "generation.claims") == 1.0
     assert value(card, "stuffing.rise") == 0.0

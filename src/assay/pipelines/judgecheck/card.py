@@ -80,6 +80,7 @@ class KindCost(_Record):
     calls: int
     cached: int
     unscored: int
+    rejected: int = 0  # answers parsed but not taken as grades: an echo of the passage, a listwise id missing
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None

@@ -51,10 +51,19 @@ def _cost_row(c: KindCost) -> list[str]:
     per_call = "unknown" if c.cost_usd is None else f"${c.cost_usd / c.calls:.6f}" if c.calls else "$0"
     rate = f"{100 * c.unscored / c.items:.1f}%" if c.items else "-"
     tokens = f"{(c.prompt_tokens + c.completion_tokens) / c.calls:.0f}" if c.calls else "-"
-    return [c.kind, str(c.items), str(c.calls), str(c.cached), f"{c.unscored} ({rate})", tokens, per_call]
+    return [
+        c.kind,
+        str(c.items),
+        str(c.calls),
+        str(c.cached),
+        f"{c.unscored} ({rate})",
+        str(c.rejected),
+        tokens,
+        per_call,
+    ]
 
 
-_COST_HEAD = ["kind", "items", "calls", "cached", "unscored", "tokens/call", "cost/call"]
+_COST_HEAD = ["kind", "items", "calls", "cached", "unscored", "rejected", "tokens/call", "cost/call"]
 
 
 def _rows(card: JudgeCard) -> list[tuple[str, str, list[list[str]]]]:

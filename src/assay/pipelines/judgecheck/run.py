@@ -16,6 +16,7 @@ import numpy as np
 from assay import __version__
 from assay.errors import NothingProduced
 from assay.judge.client import Estimate, Judge, Judgement
+from assay.judge.guards import echoed_answer
 from assay.pipelines.judgecheck.card import (
     Figure,
     JudgeCard,
@@ -28,7 +29,7 @@ from assay.pipelines.judgecheck.card import (
     rise_figure,
     share_figure,
 )
-from assay.pipelines.judgecheck.plan import Batch, CheckSettings, plan
+from assay.pipelines.judgecheck.plan import LISTWISE, POINTWISE, Batch, CheckSettings, plan
 from assay.pipelines.judgecheck.probes import CANARY, INJECTIONS
 from assay.pipelines.judgecheck.source import ProbeSource
 
@@ -47,17 +48,25 @@ def estimate_check(judge: Judge, source: ProbeSource, settings: CheckSettings) -
     return {b.kind: _judge_for(judge, b).estimate(b.prompt, b.variables) for b in plan(source.items, settings)}
 
 
-def _grade(j: Judgement[Any]) -> float:
-    return NAN if j.output is None else float(j.output.model_dump()["grade"])
-
-
-def _listwise_grades(j: Judgement[Any], size: int) -> list[float]:
+def _grade(j: Judgement[Any], passage: str) -> float:
+    """The grade of a pointwise answer as assay takes it: NaN when unscored or an echo of the passage's text."""
     if j.output is None:
-        return [NAN] * size
-    found = {str(a["id"]): a.get("grade") for a in j.output.model_dump()["judgements"]}
-    return [
-        float(g) if isinstance(g, int) and 0 <= g <= 3 else NAN for g in (found.get(str(k + 1)) for k in range(size))
-    ]
+        return NAN
+    answer = j.output.model_dump()
+    return NAN if echoed_answer(answer, passage) else float(answer["grade"])
+
+
+def _listwise_grades(j: Judgement[Any], passages: Sequence[str]) -> list[float]:
+    if j.output is None:
+        return [NAN] * len(passages)
+    found = {str(a["id"]): a for a in j.output.model_dump()["judgements"]}
+    out = []
+    for k, passage in enumerate(passages):
+        answer = found.get(str(k + 1), {})
+        grade = answer.get("grade")
+        valid = isinstance(grade, int) and 0 <= grade <= 3 and not echoed_answer(answer, passage)
+        out.append(float(grade) if valid else NAN)
+    return out
 
 
 def _leaked(j: Judgement[Any]) -> float:
@@ -75,7 +84,8 @@ async def _ask(judge: Judge, batches: Sequence[Batch]) -> dict[str, list[Judgeme
 
 
 def _by_item(batch: Batch, answers: list[Judgement[Any]]) -> dict[Key, float]:
-    return {(b[0].query_id, b[0].chunk_id): _grade(j) for b, j in zip(batch.items, answers, strict=True)}
+    grades = [_grade(j, v["passage"]) for v, j in zip(batch.variables, answers, strict=True)]
+    return {(b[0].query_id, b[0].chunk_id): g for b, g in zip(batch.items, grades, strict=True)}
 
 
 def _probe_sections(batches: dict[str, Batch], answers: dict[str, list[Judgement[Any]]], seed: int) -> list[Section]:
@@ -119,8 +129,10 @@ def _position(batches: dict[str, Batch], answers: dict[str, list[Judgement[Any]]
     if "position" not in batches:
         return []
     table: dict[Key, dict[int, float]] = {}
-    for order, j in zip(batches["position"].items, answers["position"], strict=True):
-        for position, (item, grade) in enumerate(zip(order, _listwise_grades(j, len(order)), strict=True)):
+    batch = batches["position"]
+    for order, v, j in zip(batch.items, batch.variables, answers["position"], strict=True):
+        grades = _listwise_grades(j, [p["text"] for p in v["passages"]])
+        for position, (item, grade) in enumerate(zip(order, grades, strict=True)):
             table.setdefault((item.query_id, item.chunk_id), {})[position] = grade
     rows = [[cells.get(p, NAN) for p in range(len(cells))] for cells in table.values()]
     return position_figures(rows, seed)
@@ -147,7 +159,21 @@ NOTES = {
 }
 
 
-def _costs(judge: Judge, batches: Sequence[Batch]) -> list[KindCost]:
+def _rejected(batch: Batch, answers: list[Judgement[Any]]) -> int:
+    """Answers the model gave that were not taken as grades (echoes of the passage, listwise ids missing)."""
+    if batch.prompt == POINTWISE:
+        grades = [_grade(j, v["passage"]) for v, j in zip(batch.variables, answers, strict=True)]
+        return sum(1 for g, j in zip(grades, answers, strict=True) if np.isnan(g) and j.output is not None)
+    if batch.prompt == LISTWISE:
+        per = [
+            _listwise_grades(j, [p["text"] for p in v["passages"]])
+            for v, j in zip(batch.variables, answers, strict=True)
+        ]
+        return sum(1 for gs, j in zip(per, answers, strict=True) for g in gs if np.isnan(g) and j.output is not None)
+    return 0
+
+
+def _costs(judge: Judge, batches: Sequence[Batch], answers: dict[str, list[Judgement[Any]]]) -> list[KindCost]:
     out = []
     for batch in batches:
         usage = judge.usage.get(f"card:{batch.kind}")
@@ -159,6 +185,7 @@ def _costs(judge: Judge, batches: Sequence[Batch]) -> list[KindCost]:
                     calls=usage.calls,
                     cached=usage.cached,
                     unscored=usage.unscored,
+                    rejected=_rejected(batch, answers[batch.kind]),
                     prompt_tokens=usage.prompt_tokens,
                     completion_tokens=usage.completion_tokens,
                     cost_usd=usage.cost_usd,
@@ -199,5 +226,5 @@ async def check_judge(judge: Judge, source: ProbeSource, settings: CheckSettings
         agreement=found,
         agreement_note=note,
         sections=_probe_sections(by_kind, answers, settings.seed),
-        costs=_costs(judge, batches),
+        costs=_costs(judge, batches, answers),
     )
