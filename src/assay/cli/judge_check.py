@@ -11,8 +11,10 @@ import click
 from assay.aio import run_sync
 from assay.cli._app import main
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
+from assay.cli.cache import resolve_cache_dir
 from assay.judge import Judge
 from assay.pipelines.judgecheck import CheckSettings, JudgeCard, check_judge, estimate_check, load_source, write_card
+from assay.pipelines.judgecheck.lookup import card_home
 from assay.pipelines.judgecheck.plan import LISTWISE, POINTWISE
 from assay.pipelines.judgecheck.render import format_figure, headline
 from assay.pipelines.judgecheck.source import ProbeSource
@@ -88,6 +90,10 @@ def judge_check(
     check_context(judge, [POINTWISE, LISTWISE])
     card = run_sync(lambda: _run(judge, source, settings))
     write_card(card, output)
+    if not options["no_cache"]:
+        kept = card_home(resolve_cache_dir(options["cache_dir"]), card.model)
+        write_card(card, kept)
+        click.echo(f"kept a copy in {kept} (assay eval shows it beside the metrics of this judge)")
     for figure in headline(card):
         click.echo(f"{figure.label}: {format_figure(figure)}")
     click.echo(f"wrote {output}/card.json, card.md, card.html")

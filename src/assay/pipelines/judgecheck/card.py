@@ -99,6 +99,7 @@ class JudgeCard(_Record):
     agreement: Agreement | None
     agreement_note: str | None = None
     sections: list[Section]
+    missing: list[str] = Field(default_factory=list)  # probes not measured, and why
     costs: list[KindCost]
 
     def figure(self, key: str) -> Figure | None:

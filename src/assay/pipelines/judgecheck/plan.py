@@ -23,7 +23,7 @@ from assay.pipelines.judgecheck.probes import (
 )
 from assay.pipelines.judgecheck.source import ProbeItem
 
-__all__ = ["Batch", "CheckSettings", "plan"]
+__all__ = ["Batch", "CheckSettings", "missing", "plan"]
 
 POINTWISE, LISTWISE, GENERATION, CLAIMS = "relevance", "relevance_listwise", "question_generation", "claims"
 
@@ -101,3 +101,19 @@ def plan(items: Sequence[ProbeItem], settings: CheckSettings) -> list[Batch]:
     batches.append(_position(items, settings))
     batches += _generation(generation_probes(irrelevant[: settings.generation]))
     return [batch for batch in batches if batch.variables]
+
+
+def missing(items: Sequence[ProbeItem], batches: Sequence[Batch]) -> list[str]:
+    """Why probes are absent from a plan: no relevant or no irrelevant pair drawn, no question with enough pairs."""
+    kinds = {batch.kind for batch in batches}
+    out = []
+    if "length_relevant" not in kinds:
+        out.append("no relevant pair among the drawn pairs: the length probe of relevant passages is not measured")
+    if "stuffing" not in kinds:
+        out.append(
+            "no irrelevant pair (grade 0) among the drawn pairs: length of irrelevant passages, keyword stuffing, "
+            "injections and generation are not measured; draw more questions (--queries) or use a pooled golden set"
+        )
+    if "position" not in kinds:
+        out.append("no question has enough pairs for a listwise group: position is not measured (or --groups 0)")
+    return out

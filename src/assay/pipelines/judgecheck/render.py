@@ -93,6 +93,7 @@ def to_markdown(card: JudgeCard) -> str:
     ]
     if card.agreement_note:
         parts.append(card.agreement_note)
+    parts += [f"Not measured: {line}." for line in card.missing]
     for title, note, rows in _rows(card):
         parts += [f"## {title}", note, _md_table(["figure", "value [95% interval] (items)"], rows)]
     if card.agreement is not None:
@@ -119,6 +120,7 @@ def to_html(card: JudgeCard) -> str:
     ]
     if card.agreement_note:
         parts.append(f"<p>{html.escape(card.agreement_note)}</p>")
+    parts += [f"<p>Not measured: {html.escape(line)}.</p>" for line in card.missing]
     for title, note, rows in _rows(card):
         parts += [
             f"<h2>{html.escape(title)}</h2>",

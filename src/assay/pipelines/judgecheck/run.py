@@ -29,7 +29,7 @@ from assay.pipelines.judgecheck.card import (
     rise_figure,
     share_figure,
 )
-from assay.pipelines.judgecheck.plan import LISTWISE, POINTWISE, Batch, CheckSettings, plan
+from assay.pipelines.judgecheck.plan import LISTWISE, POINTWISE, Batch, CheckSettings, missing, plan
 from assay.pipelines.judgecheck.probes import CANARY, INJECTIONS
 from assay.pipelines.judgecheck.source import ProbeSource
 
@@ -226,5 +226,6 @@ async def check_judge(judge: Judge, source: ProbeSource, settings: CheckSettings
         agreement=found,
         agreement_note=note,
         sections=_probe_sections(by_kind, answers, settings.seed),
+        missing=missing(source.items, batches),
         costs=_costs(judge, batches, answers),
     )
