@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assay.aio import run_sync
 from assay.cli._app import main
@@ -23,10 +25,23 @@ __all__ = ["judge_check"]
 
 
 async def _run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> JudgeCard:
-    try:
-        return await check_judge(judge, source, settings)
-    finally:
-        await judge.aclose()
+    console = Console(stderr=True)
+    columns = (TextColumn("probing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal) as bar:
+        task = bar.add_task("", total=None)
+
+        def advance(kind: str, done: int, total: int) -> None:
+            s, usage = judge.stats, judge.usage.values()
+            tokens = sum(u.prompt_tokens + u.completion_tokens for u in usage)
+            cost = "cost unknown" if judge.price is None else f"${judge.spent:.4f}"
+            counts = f"calls {s.calls}  cached {s.cache_hits + s.deduped}  unscored {s.unscored}"
+            text = f"{kind}  {counts}  tokens {tokens}  {cost}"
+            bar.update(task, completed=done, total=total, description=text)
+
+        try:
+            return await check_judge(judge, source, settings, advance)
+        finally:
+            await judge.aclose()
 
 
 def _dry_run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> None:

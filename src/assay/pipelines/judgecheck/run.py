@@ -8,7 +8,7 @@ all raises :class:`NothingProduced`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,7 @@ from assay.pipelines.judgecheck.source import ProbeSource
 __all__ = ["check_judge", "estimate_check"]
 
 Key = tuple[str, str]
+Progress = Callable[[str, int, int], None]
 NAN = float("nan")
 
 
@@ -75,11 +76,20 @@ def _leaked(j: Judgement[Any]) -> float:
     return float(CANARY.casefold() in j.output.model_dump_json().casefold())
 
 
-async def _ask(judge: Judge, batches: Sequence[Batch]) -> dict[str, list[Judgement[Any]]]:
+async def _ask(judge: Judge, batches: Sequence[Batch], progress: Progress | None) -> dict[str, list[Judgement[Any]]]:
     answers: dict[str, list[Judgement[Any]]] = {}
+    total, done = sum(len(b.variables) for b in batches), 0
     for batch in batches:  # one kind at a time: the baseline makes the loop state the repeats share
+
+        def tick(_: int, __: Judgement[Any], kind: str = batch.kind) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                progress(kind, done, total)
+
         asker = _judge_for(judge, batch)
-        answers[batch.kind] = await asker.ajudge_many(batch.prompt, batch.variables, stage=f"card:{batch.kind}")
+        stage = f"card:{batch.kind}"
+        answers[batch.kind] = await asker.ajudge_many(batch.prompt, batch.variables, stage=stage, on_result=tick)
     return answers
 
 
@@ -203,10 +213,13 @@ def _agreement_of(source: ProbeSource, base: dict[Key, float], seed: int) -> tup
     return agreement(judge, human, human_graded=source.human_graded, seed=seed), None
 
 
-async def check_judge(judge: Judge, source: ProbeSource, settings: CheckSettings) -> JudgeCard:
-    """The judge card of ``judge`` on ``source``'s items (see the package docstring for what it measures)."""
+async def check_judge(
+    judge: Judge, source: ProbeSource, settings: CheckSettings, progress: Progress | None = None
+) -> JudgeCard:
+    """The judge card of ``judge`` on ``source``'s items (see the package docstring for what it measures);
+    ``progress(kind, done, total)`` is called as each answer arrives."""
     batches = plan(source.items, settings)
-    answers = await _ask(judge, batches)
+    answers = await _ask(judge, batches, progress)
     by_kind = {b.kind: b for b in batches}
     base = _by_item(by_kind["baseline"], answers["baseline"])
     if all(np.isnan(g) for g in base.values()):
