@@ -53,3 +53,10 @@ def test_agreement_kappa_leniency_confusion_and_cut() -> None:
 def test_no_item_gives_no_value_never_zero() -> None:
     figure = rise_figure("k", "x", [NAN], [1])
     assert figure.value is None and figure.n == 0 and not math.isnan(figure.unscored)
+
+
+def test_an_unscored_grade_at_a_position_is_counted_not_averaged() -> None:
+    figures = {f.key: f for f in position_figures([[3, NAN], [1, 1]])}
+    assert figures["position.at2"].value == 1.0 and figures["position.at2"].unscored == 1
+    # only the passage graded at every position counts for the order effects
+    assert figures["position.changed"].n == 1 and figures["position.changed"].unscored == 1

@@ -133,7 +133,7 @@ def _joint(before: Sequence[float], after: Sequence[float]) -> tuple[Grades, Gra
 
 def _ci(values: npt.ArrayLike, dropped: int, seed: int) -> Interval:
     interval = bootstrap_ci(np.asarray(values, dtype=np.float64), seed=seed, n_resamples=2000)
-    return Interval(interval.mean, interval.low, interval.high, interval.n, dropped)
+    return Interval(interval.mean, interval.low, interval.high, interval.n, dropped + interval.n_unscored)
 
 
 def rise_figure(key: str, label: str, before: Sequence[float], after: Sequence[float], seed: int = 0) -> Figure:
@@ -181,10 +181,10 @@ def position_figures(table: Sequence[Sequence[float]], seed: int = 0) -> list[Fi
         figure(f"position.at{p + 1}", f"mean grade at position {p + 1}", _ci(grid[:, p], 0, seed))
         for p in range(grid.shape[1])
     ]
-    spread = grid[whole, 0] - grid[whole, -1]
-    out.append(figure("position.first_minus_last", "grade first in the list minus last", _ci(spread, 0, seed)))
-    varies = (grid[whole].max(axis=1) > grid[whole].min(axis=1)).astype(np.float64)
     dropped = int(whole.size - whole.sum())
+    spread = grid[whole, 0] - grid[whole, -1]
+    out.append(figure("position.first_minus_last", "grade first in the list minus last", _ci(spread, dropped, seed)))
+    varies = (grid[whole].max(axis=1) > grid[whole].min(axis=1)).astype(np.float64)
     out.append(
         figure("position.changed", "share of passages whose grade depends on the order", _ci(varies, dropped, seed))
     )
