@@ -89,7 +89,8 @@ def judge_check(
     sentences, stuffed with the question's words, carrying injected orders (plain, JSON-shaped, a closing tag,
     French); listwise groups in every order; the same items asked again past the cache; orders to write a marker
     into generated questions and claims. With people's grades, agreement (kappas, leniency, confusion). Every call is
-    cached, so a rerun pays nothing.
+    cached, so a rerun pays nothing. A copy of the card is kept beside the judge cache (CACHE/cards/MODEL/, not with
+    --no-cache), where assay eval finds it and shows its headline figures beside the metrics.
 
     \b
     Examples:
