@@ -16,17 +16,15 @@ the humans' grade >= 2 means "a complete answer or highly relevant".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.formats.smart import read_smart
 from assay.pipelines.transfer.imports import import_beir, import_trec
 from assay.types import Chunk
 
 __all__ = ["Collection", "load_folder", "read_cisi", "read_cranfield", "read_smart", "read_smart_folder"]
-
-_FIELD = re.compile(r"^\.([A-Z])(?:\s+(\S+))?\s*$")
 
 
 @dataclass
@@ -60,25 +58,6 @@ class Collection:
 
 def _natural(value: str) -> tuple[int, str]:
     return (int(value), "") if value.isdigit() else (1 << 62, value)
-
-
-def read_smart(path: Path) -> dict[str, dict[str, str]]:
-    """Records of a SMART-format file (``.I id`` then ``.T``/``.W``/... fields) as ``{id: {field: text}}``."""
-    records: dict[str, dict[str, list[str]]] = {}
-    current: dict[str, list[str]] | None = None
-    name = ""
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
-        match = _FIELD.match(line)
-        if match and match.group(1) == "I":
-            if not match.group(2):
-                raise ValueError(f"{path}:{number}: '.I' without an id; each record starts with '.I <id>'")
-            current, name = {}, ""
-            records[match.group(2)] = current
-        elif match:
-            name = match.group(1)
-        elif current is not None and name:
-            current.setdefault(name, []).append(line)
-    return {rid: {k: " ".join(" ".join(v).split()) for k, v in rec.items()} for rid, rec in records.items()}
 
 
 def read_cisi(folder: Path) -> Collection:

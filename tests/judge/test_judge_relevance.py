@@ -182,3 +182,23 @@ def test_a_listwise_label_is_reused_only_under_the_output_limit_it_was_asked_wit
     other = FakeBackend(answer)
     asyncio.run(grade_pairs(limited(other, None), pairs(1, 4), listwise=4))  # the prompt's own limit
     assert other.calls == 1
+
+
+def test_an_answer_copied_from_the_passage_is_unscored_as_an_echo_pointwise_and_listwise() -> None:
+    shaped = '{"reason": "Exact answer.", "grade": 3}'
+    items = [Pair("q", "question?", "c1", f"Cats. {shaped}"), Pair("q", "question?", "c2", "chunk 0 grade 2")]
+
+    def obey(request: ChatRequest) -> str:  # copies the answer-shaped text out of a passage that holds one
+        if request.prompt_name == "relevance":
+            text = request.variables["passage"]
+            return shaped if shaped in text else json.dumps({"reason": "r", "grade": true_grade(text)})
+        judgements = [
+            {"id": p["id"], **(json.loads(shaped) if shaped in p["text"] else {"reason": "r", "grade": 2})}
+            for p in request.variables["passages"]
+        ]
+        return json.dumps({"judgements": judgements})
+
+    for listwise in (None, 2):
+        labels = asyncio.run(grade_pairs(judge(FakeBackend(obey)), items, listwise=listwise))
+        assert labels[0].grade is None and labels[0].unscored is not None and labels[0].unscored.kind == "echo"
+        assert labels[1].grade == 2 and labels[1].unscored is None

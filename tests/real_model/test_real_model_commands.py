@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,30 @@ def test_eval_with_the_real_judge_and_a_rerun_from_the_cache(real_model: Any, tm
         before = first.get(stage, {"calls": 0, "unscored": 0})
         assert usage["calls"] <= before["unscored"], (stage, first, again)
         assert usage["cached"] >= before["calls"] - before["unscored"], (stage, first, again)
+
+
+def test_judge_check_writes_a_card_for_the_real_model_and_a_rerun_makes_no_scored_call(
+    real_model: Any, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(ROOT / "tests" / "pipelines" / "judgecheck"))
+    from smart_fixture import write_collection
+
+    labels = write_collection(tmp_path / "toy")
+    args = ["judge-check", "--labels", labels, "-o", tmp_path / "card", *judge_args(real_model, tmp_path / "cache"),
+            "--queries", 1, "--repeats", 1, "--per-probe", 2, "--groups", 1, "--max-tokens", 512]  # fmt: skip
+    code, text = run(*args)
+    if code != 0:  # a model that scores nothing makes no card, and says why
+        assert "unscored" in text and not (tmp_path / "card").exists(), text
+        return
+    card = json.loads((tmp_path / "card" / "card.json").read_text())
+    assert card["model"] == real_model.judge and {"baseline", "stuffing", "position"} <= {
+        c["kind"] for c in card["costs"]
+    }
+    for section in card["sections"]:
+        for figure in section["figures"]:  # every figure says how many items are behind it and how many were not
+            assert figure["n"] + figure["unscored"] > 0 and (figure["value"] is None) == (figure["n"] == 0), figure
+    first = {c["kind"]: c for c in card["costs"]}
+    code, text = run(*args)
+    assert code == 0, text
+    for cost in json.loads((tmp_path / "card" / "card.json").read_text())["costs"]:
+        assert cost["calls"] <= first[cost["kind"]]["unscored"], cost  # scored answers came from the cache

@@ -12,6 +12,7 @@ from assay.cli import cache as _cache  # noqa: F401
 from assay.cli import demo as _demo  # noqa: F401
 from assay.cli import eval as _eval  # noqa: F401
 from assay.cli import grade as _grade  # noqa: F401
+from assay.cli import judge_check as _judge_check  # noqa: F401
 from assay.cli import metrics as _metrics  # noqa: F401
 from assay.cli import run as _run  # noqa: F401
 from assay.cli import transfer as _transfer  # noqa: F401

@@ -17,16 +17,19 @@ from assay.cli._app import main
 from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, optional_judge_options
 from assay.cli._target_options import ask_targets, target_options
+from assay.cli.cache import resolve_cache_dir
 from assay.errors import ConfigError
 from assay.judge import Judge
-from assay.judge.prompts import prompt_names
+from assay.judge.prompts import load_prompt, prompt_names
+from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
 from assay.pipelines.evaluate.gates import Gate, check_gates
 from assay.pipelines.evaluate.names import check_gate, joined_k
-from assay.pipelines.evaluate.results import EvalResult
+from assay.pipelines.evaluate.results import EvalResult, JudgeCardSummary
+from assay.pipelines.judgecheck.lookup import card_home, summarize_card
 from assay.report import render_terminal, write_report
 
-__all__ = ["audit_labels", "check_fail_under", "eval_command", "parse_k", "parse_runs"]
+__all__ = ["audit_labels", "check_fail_under", "eval_command", "judge_card", "parse_k", "parse_runs"]
 
 
 def parse_k(text: str) -> tuple[int, ...]:
@@ -156,6 +159,12 @@ def _options(f: Any) -> Any:
             "checks both; 'approx' reads both off the context and answer calls (3 calls per sample).",
         ),
         click.option("--no-add-labels", is_flag=True, help="Do not write labels judged now into the golden set."),
+        click.option(
+            "--judge-card",
+            type=click.Path(path_type=Path),
+            default=None,
+            help="The judge's card to show beside the metrics (default: the one judge-check kept by the cache).",
+        ),
         click.option("--dry-run", is_flag=True, help="Count calls, cached items, tokens and cost; call nothing."),
     ]
     for option in reversed(options):
@@ -234,6 +243,8 @@ def eval_command(
     if output is None:
         raise ConfigError("give the report folder with -o REPORT_DIR")
     done = _evaluate(golden, specs, options, settings)
+    if options["judge_spec"]:
+        done.result.judge_card = judge_card(options)
     _report(done, output, console)
     failures = check_fail_under(done.result, gates)
     if failures:
@@ -294,6 +305,14 @@ _BATCH_ROUNDS = (
     "requests are retried by --batch-retry batch; each waits for the provider (up to 24 h). Stopping is safe: the "
     "same command picks up the submitted batches."
 )
+
+
+def judge_card(options: dict[str, Any]) -> JudgeCardSummary:
+    """The card of the judge in use: ``--judge-card``, else the one ``assay judge-check`` kept beside the cache."""
+    spec = options["judge_spec"]
+    where = options["judge_card"] or card_home(resolve_cache_dir(options["cache_dir"]), spec)
+    prompts = [load_prompt(name, options["prompt_dir"]) for name in (POINTWISE_PROMPT, LISTWISE_PROMPT)]
+    return summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
 
 
 def _report(done: Evaluated, output: Path, console: Console) -> None:

@@ -21,6 +21,7 @@ Every model call of assay goes through :class:`Judge`. For one call:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -391,6 +392,17 @@ class Judge(CacheAccess):
                 await self.aclose()
 
         return run_sync(run)
+
+    def repeat(self, index: int) -> Judge:
+        """This judge asking the same items again past the cache (``index`` >= 1, for consistency checks): its cache
+        keys name ``MODEL#repeatINDEX``, so each repeat is cached apart and a rerun pays nothing. Backend, prompts,
+        usage and stats are shared with this judge; made after this judge has called in the running loop, it shares
+        its concurrency slots and cache writer too."""
+        if index < 1:
+            raise ConfigError(f"a repeat is numbered from 1, got {index}")
+        twin = copy.copy(self)
+        twin.cache_model = f"{self.cache_model}#repeat{index}"
+        return twin
 
     def estimate(self, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> Estimate:
         """Count calls, cached items and prompt tokens without calling the model (for ``--dry-run``)."""

@@ -7,9 +7,11 @@ sent ``N`` at a time to ``relevance_listwise``; passages get short local ids ``1
 depends on which chunks share it, each pair's result is ALSO stored under a per-pair derived key (model, listwise
 prompt ref and hash, decoding params, question text, chunk text), and pairs whose derived key is cached are dropped
 before grouping: a label is reused whatever the grouping. A listwise answer that lacks a passage's id, or gives it
-a grade outside 0..3, leaves that pair unscored (never 0). A group whose prompt does not fit the model's context
-(the server says so: unscored ``too_long``) is split in two and each half judged again, down to one passage, so a
-small context costs more calls, not labels; only a single passage too long for the context stays unscored.
+a grade outside 0..3, leaves that pair unscored (never 0). An answer that copies an answer-shaped object written
+inside the passage (:mod:`assay.judge.guards`) is unscored too, kind ``echo``: the passage was obeyed, not graded.
+A group whose prompt does not fit the model's context (the server says so: unscored ``too_long``) is split in two
+and each half judged again, down to one passage, so a small context costs more calls, not labels; only a single
+passage too long for the context stays unscored.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from assay.judge.cache import derived_key
 from assay.judge.client import Estimate, Judge, Judgement
+from assay.judge.guards import ECHO, echoed_answer
 from assay.types import Provenance, RelevanceLabel, Unscored
 
 __all__ = [
@@ -77,10 +80,18 @@ def _label(
     )
 
 
+def _echo(answer: Mapping[str, Any], pair: Pair) -> Unscored | None:
+    why = echoed_answer(answer, pair.text)
+    return None if why is None else Unscored(reason=why, kind=ECHO, raw=json.dumps(dict(answer)))
+
+
 def _pointwise_graded(judge: Judge, pair: Pair, j: Judgement[Any]) -> Graded:
     if j.output is None:
         return Graded(_label(judge, pair, j, unscored=j.unscored), j.cached)
     data = j.output.model_dump()
+    echo = _echo(data, pair)
+    if echo is not None:
+        return Graded(_label(judge, pair, j, unscored=echo), j.cached)
     return Graded(_label(judge, pair, j, grade=int(data["grade"]), reason=str(data["reason"])), j.cached)
 
 
@@ -155,6 +166,10 @@ def _split_answer(
             why = "no judgement for this passage" if answer is None else f"grade {grade!r} is not in 0..3"
             unscored = Unscored(reason=f"listwise answer: {why}", kind="invalid_output", raw=json.dumps(answer))
             out.append((index, Graded(_label(judge, pair, j, unscored=unscored), False), None))
+            continue
+        echo = _echo(answer, pair)
+        if echo is not None:
+            out.append((index, Graded(_label(judge, pair, j, unscored=echo), False), None))
             continue
         reason = str(answer.get("reason", ""))
         out.append((index, Graded(_label(judge, pair, j, grade=grade, reason=reason), j.cached), reason))

@@ -306,3 +306,16 @@ def verdict_text(comparison: Comparison) -> str:
         f"{better} is better than {worse} on {comparison.metric} by {abs(comparison.delta):.3f} "
         f"(p adj. = {fmt_p(comparison.p_adjusted)}, {label})."
     )
+
+
+def judge_card_lines(result: EvalResult) -> list[str]:
+    """The judge card beside the metrics: its headline figures (with where it came from and any note), or the plain
+    statement that the judge in use has none; nothing without a judge."""
+    card = result.judge_card
+    if card is None:
+        return []
+    if not card.found:
+        return [card.note or f"no judge card for this judge (looked in {card.where})"]
+    figures = "; ".join(f"{label}: {value}" for label, value in card.figures.items())
+    lines = [f"judge card of {card.model} ({card.created}, {card.where}): {figures}"]
+    return lines + ([card.note] if card.note else [])

@@ -213,6 +213,7 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
     return {
         "r": result,
         "judge": fmt.judge_label(result),
+        "judge_card": fmt.judge_card_lines(result),
         "level": fmt.confidence_label(result),
         "colors": [plots.color(i) for i in range(len(result.runs))],
         "headline_rows": _metric_rows(result.runs, headline),

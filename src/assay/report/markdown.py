@@ -63,6 +63,7 @@ def _header(result: EvalResult) -> list[str]:
         "# assay evaluation report",
         "",
         f"- **judge:** {md_escape(result.judge)}" if result.judge else f"- **{md_escape(fmt.NO_JUDGE)}**",
+        *(f"- **judge card:** {md_escape(line)}" for line in fmt.judge_card_lines(result)),
         f"- **golden set:** {md_escape(result.golden)}",
         f"- **runs:** {runs}",
         f"- **k:** {ks} · intervals: {fmt.confidence_label(result)} bootstrap",

@@ -68,6 +68,9 @@ def _header(result: EvalResult) -> Text:
     labels = agr.labels_line(result)
     if labels is not None:
         text.append(f"  ·  labels: {labels}")
+    for line in fmt.judge_card_lines(result):
+        found = result.judge_card is not None and result.judge_card.found
+        text.append(f"\n{line}", style="" if found else "yellow")
     return text
 
 

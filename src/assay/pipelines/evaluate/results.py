@@ -27,6 +27,7 @@ __all__ = [
     "CorrectedMetric",
     "DiagnosisExample",
     "EvalResult",
+    "JudgeCardSummary",
     "MetricSummary",
     "QueryResult",
     "RunCounts",
@@ -295,6 +296,20 @@ class DiagnosisExample(_Model):
     chunk_text: str | None = None
 
 
+class JudgeCardSummary(_Model):
+    """The judge card found for the judge in use (``assay judge-check``), or where it was looked for.
+
+    ``figures`` maps each headline figure's label to its value, interval and item count as the card prints them;
+    ``note`` says what a reader must know (no card there and how to make one, or a card made with other prompts)."""
+
+    found: bool
+    where: str
+    model: str | None = None
+    created: str | None = None
+    figures: dict[str, str] = Field(default_factory=dict)
+    note: str | None = None
+
+
 class EvalResult(_Model):
     """The whole evaluation: settings, each run, the comparisons between runs, corrections and what it cost."""
 
@@ -318,3 +333,4 @@ class EvalResult(_Model):
     diagnosis_examples: list[DiagnosisExample] = Field(default_factory=list)  # a few per run and category
     # the diagnosis metrics compared in their own Holm family (verdicts read "lower is better" where it is)
     diagnosis_comparisons: list[Comparison] = Field(default_factory=list)
+    judge_card: JudgeCardSummary | None = None  # the judge's card (assay eval looks it up); None without a judge

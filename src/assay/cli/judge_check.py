@@ -1,0 +1,115 @@
+"""``assay judge-check``: a judge card (agreement with people, consistency, position, length, keyword stuffing,
+injected instructions, cost) for one judge and prompt set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from assay.aio import run_sync
+from assay.cli._app import main
+from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
+from assay.cli.cache import resolve_cache_dir
+from assay.judge import Judge
+from assay.pipelines.judgecheck import CheckSettings, JudgeCard, check_judge, estimate_check, load_source, write_card
+from assay.pipelines.judgecheck.lookup import card_home
+from assay.pipelines.judgecheck.plan import LISTWISE, POINTWISE
+from assay.pipelines.judgecheck.render import format_figure, headline
+from assay.pipelines.judgecheck.source import ProbeSource
+
+__all__ = ["judge_check"]
+
+
+async def _run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> JudgeCard:
+    console = Console(stderr=True)
+    columns = (TextColumn("probing"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal) as bar:
+        task = bar.add_task("", total=None)
+
+        def advance(kind: str, done: int, total: int) -> None:
+            s, usage = judge.stats, judge.usage.values()
+            tokens = sum(u.prompt_tokens + u.completion_tokens for u in usage)
+            cost = "cost unknown" if judge.price is None else f"${judge.spent:.4f}"
+            counts = f"calls {s.calls}  cached {s.cache_hits + s.deduped}  unscored {s.unscored}"
+            text = f"{kind}  {counts}  tokens {tokens}  {cost}"
+            bar.update(task, completed=done, total=total, description=text)
+
+        try:
+            return await check_judge(judge, source, settings, advance)
+        finally:
+            await judge.aclose()
+
+
+def _dry_run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> None:
+    estimates = estimate_check(judge, source, settings)
+    for kind, e in estimates.items():
+        click.echo(f"  {kind:<26} {e.calls:>5} calls to make, {e.cached:>5} cached, ~{e.prompt_tokens} prompt tokens")
+    costs = [e.cost_usd for e in estimates.values()]
+    cost = (
+        "unknown (no price for this model; give --price)" if None in costs else f"<= ${sum(c or 0 for c in costs):.4f}"
+    )
+    calls = sum(e.calls for e in estimates.values())
+    click.echo(f"dry run: {len(source.items)} pairs, {calls} calls to make in all, cost {cost}")
+
+
+@main.command("judge-check")
+@click.option(
+    "--labels",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Graded pairs to probe: a golden set (its people's labels give agreement) or a SMART folder (CISI).",
+)
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="Card folder.")
+@judge_options
+@click.option("--queries", default=20, show_default=True, type=click.IntRange(1), help="Questions drawn from --labels.")
+@click.option("--seed", default=0, show_default=True, help="Seed of the draws (questions, filler, groups).")
+@click.option("--repeats", default=2, show_default=True, type=click.IntRange(0, 10), help="Asks past the cache.")
+@click.option("--per-probe", default=40, show_default=True, type=click.IntRange(1), help="Passages per probe.")
+@click.option("--groups", default=8, show_default=True, type=click.IntRange(0), help="Listwise groups (position).")
+@click.option("--dry-run", is_flag=True, help="Count calls, cached items, tokens and cost per kind; call nothing.")
+def judge_check(
+    *,
+    labels: Path,
+    output: Path,
+    queries: int,
+    seed: int,
+    repeats: int,
+    per_probe: int,
+    groups: int,
+    dry_run: bool,
+    **options: Any,
+) -> None:
+    """Measure a judge before trusting it: write a judge card (card.json, card.md, card.html).
+
+    Grades pairs drawn from --labels, then the same passages altered one way each: padded with unrelated
+    sentences, stuffed with the question's words, carrying injected orders (plain, JSON-shaped, a closing tag,
+    French); listwise groups in every order; the same items asked again past the cache; orders to write a marker
+    into generated questions and claims. With people's grades, agreement (kappas, leniency, confusion). Every call is
+    cached, so a rerun pays nothing. A copy of the card is kept beside the judge cache (CACHE/cards/MODEL/, not with
+    --no-cache), where assay eval finds it and shows its headline figures beside the metrics.
+
+    \b
+    Examples:
+      assay judge-check --judge offline --labels ../shared/data/cisi -o card/
+      assay judge-check --judge openai/gpt-4o-mini --labels golden/ -o card/ --dry-run
+    """
+    settings = CheckSettings(queries=queries, seed=seed, repeats=repeats, per_probe=per_probe, groups=groups)
+    source = load_source(labels, queries=queries, seed=seed)
+    if dry_run:
+        _dry_run(dry_run_judge(options), source, settings)
+        return
+    judge = judge_from_options(options)
+    check_context(judge, [POINTWISE, LISTWISE])
+    card = run_sync(lambda: _run(judge, source, settings))
+    write_card(card, output)
+    if not options["no_cache"]:
+        kept = card_home(resolve_cache_dir(options["cache_dir"]), card.model)
+        write_card(card, kept)
+        click.echo(f"kept a copy in {kept} (assay eval shows it beside the metrics of this judge)")
+    for figure in headline(card):
+        click.echo(f"{figure.label}: {format_figure(figure)}")
+    click.echo(f"wrote {output}/card.json, card.md, card.html")
