@@ -32,13 +32,12 @@ import email.policy
 import hashlib
 import json
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.testing.fake_server import FakeOpenAIServer, Fault, _completion, _http
+from assay.testing.fake_server import FakeOpenAIServer, Fault, _completion, _http, serve_until_interrupted
 
 __all__ = ["MAX_BATCH_BYTES", "MAX_BATCH_REQUESTS", "FakeBatchServer"]
 
@@ -320,12 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     server = FakeBatchServer(turnaround=args.turnaround, record=False)
     server.port = args.port
-    server.start()
-    print(server.url, flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        server.stop()
+    serve_until_interrupted(server)
 
 
 if __name__ == "__main__":

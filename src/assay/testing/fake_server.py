@@ -313,13 +313,18 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     server = FakeOpenAIServer(latency=args.latency, record=False)
     server.port = args.port
+    serve_until_interrupted(server)
+    sys.exit(0)
+
+
+def serve_until_interrupted(server: FakeOpenAIServer) -> None:
+    """Start ``server`` (port set beforehand), print its api base URL on the first line, serve until Ctrl-C."""
     server.start()
     print(server.url, flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
         server.stop()
-    sys.exit(0)
 
 
 if __name__ == "__main__":
