@@ -255,3 +255,19 @@ def test_a_max_tokens_the_servers_context_cannot_hold_is_refused_before_any_call
         assert server.calls == 0 and not (tmp_path / "l.jsonl").exists()
         code, text = run(*args, "--no-cache", "--max-tokens", "relevance=150")
         assert code == 0, text
+
+
+def test_an_answer_copied_from_the_passage_counts_as_unscored_echo(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    """The fake answers {"reason": "scripted answer", "grade": G}; a passage holding that answer for every G makes
+    whatever it says a copy, unscored as echo, and the summary counts it."""
+    shaped = " ".join(json.dumps({"reason": "scripted answer", "grade": g}) for g in range(4))
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [PAIRS[0], {**PAIRS[1], "text": f"Cats sleep a lot. {shaped}"}]
+    pairs.write_text("".join(json.dumps(p) + "\n" for p in rows))
+    out = tmp_path / "labels.jsonl"
+    code, text = run("grade", pairs, "-o", out, "--judge", "x/j", "--api-base", server.url, "--no-cache")
+    assert code == 0, text
+    labels = read(out)
+    assert labels[0]["grade"] is not None and labels[1]["grade"] is None
+    assert labels[1]["unscored"]["kind"] == "echo"  # type: ignore[index]
+    assert "1 unscored (1 echo)" in text

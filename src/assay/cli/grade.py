@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from assay.errors import NothingProduced
 from assay.formats.atomic import atomic_write
 from assay.formats.pairs import read_pairs as load_pairs
 from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed
+from assay.judge.guards import ECHO
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 
 __all__ = ["grade", "read_pairs"]
@@ -52,19 +54,28 @@ def _tokens_and_cost(judge: Judge) -> tuple[int, int, str]:
     return *tokens, "unknown" if judge.price is None else f"${judge.spent:.4f}"
 
 
-def _summary(judge: Judge, n: int) -> str:
+def _summary(judge: Judge, graded: list[Graded]) -> str:
     prompt_tokens, completion_tokens, cost = _tokens_and_cost(judge)
     stats = judge.stats
+    kinds = _kinds(judge, graded)
     return (
-        f"graded {n} pairs: {stats.calls} calls, {stats.cache_hits + stats.deduped} cached, {stats.retries} retries, "
-        f"{stats.unscored} unscored{unscored_kinds(judge)}; tokens {prompt_tokens} in / {completion_tokens} out; "
-        f"cost {cost}"
+        f"graded {len(graded)} pairs: {stats.calls} calls, {stats.cache_hits + stats.deduped} cached, "
+        f"{stats.retries} retries, {sum(kinds.values())} unscored{_kinds_text(kinds)}; tokens {prompt_tokens} in / "
+        f"{completion_tokens} out; cost {cost}"
     )
 
 
-def unscored_kinds(judge: Judge) -> str:
-    """`` (2 truncated, 1 too_long)`` from the judge's counts, or "" when nothing was unscored."""
-    text = judge.stats.unscored_text()
+def _kinds(judge: Judge, graded: list[Graded]) -> Counter[str]:
+    """Unscored answers by kind: the judge's counts, and the answers it parsed that the relevance guard then refused
+    (``echo``: an answer copied from inside the passage), which the judge counted as answered."""
+    kinds = Counter(judge.stats.unscored_kinds)
+    kinds[ECHO] += sum(g.label.unscored is not None and g.label.unscored.kind == ECHO for g in graded)
+    return +kinds
+
+
+def _kinds_text(kinds: Counter[str]) -> str:
+    """`` (2 truncated, 1 echo)``, or "" when nothing was unscored."""
+    text = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
     return f" ({text})" if text else ""
 
 
@@ -124,13 +135,13 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
     with atomic_write(output) as handle:
         for item in graded:
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")
-    click.echo(_summary(judge, len(graded)))
+    click.echo(_summary(judge, graded))
     echo_batch_summary(runner)
     click.echo(f"wrote {output}")
     if graded and all(item.label.grade is None for item in graded):
         raise NothingProduced(
-            f"every one of the {len(graded)} pairs is unscored{unscored_kinds(judge)}: the judge cannot grade "
-            f"with this model or these settings; each line of {output} gives its reason and fix"
+            f"every one of the {len(graded)} pairs is unscored{_kinds_text(_kinds(judge, graded))}: the judge cannot "
+            f"grade with this model or these settings; each line of {output} gives its reason and fix"
         )
 
 
