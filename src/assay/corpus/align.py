@@ -165,15 +165,6 @@ class Aligner:
                 posting = self._postings[word] = array("l")
             posting.append(index)
 
-    def __len__(self) -> int:
-        return len(self._docs)
-
-    def has_document(self, doc_id: str) -> bool:
-        return doc_id in self._by_id
-
-    def document_text(self, doc_id: str) -> str:
-        return self._docs[self._by_id[doc_id]].text
-
     def word_offsets(self, doc_id: str) -> tuple[array[int], array[int]]:
         """Start and end offsets of the words of a document, in order (the words spans are measured in)."""
         doc = self._docs[self._by_id[doc_id]]
@@ -181,7 +172,7 @@ class Aligner:
 
     # ------------------------------------------------------------------ locating
 
-    def locate(self, text: str, *, doc_ids: Sequence[str] = (), approximate: bool = True) -> Span | None:
+    def locate(self, text: str, *, doc_ids: Sequence[str] = ()) -> Span | None:
         """The span ``text`` came from: exact first, then approximate; None when unmatched. ``doc_ids`` (known
         documents) restrict the search to them."""
         words = normalized_words(text)
@@ -189,9 +180,7 @@ class Aligner:
             return None
         candidates = self._restricted(doc_ids)
         exact = self._exact(words, candidates)
-        if exact is not None or not approximate:
-            return exact
-        return self._approximate(words, candidates)
+        return exact if exact is not None else self._approximate(words, candidates)
 
     def _restricted(self, doc_ids: Sequence[str]) -> list[int] | None:
         if not doc_ids:
@@ -222,7 +211,7 @@ class Aligner:
             if best is not None:
                 return self._exact_at_anchor(words, needle, best[1], best[2])
         for index in candidates if candidates is not None else self._holding(inner):
-            found = self._ends(self._docs[index], needle, words[0], words[-1], len(words))
+            found = self._ends(self._docs[index], needle, words)
             if found is not None:
                 return found
         return None
@@ -237,37 +226,17 @@ class Aligner:
         hits = self._anchors.get(key)
         for packed in (hits,) if isinstance(hits, int) else hits or ():
             doc = self._docs[packed >> _POSITION_BITS]
-            first = (packed & _POSITION_MASK) - i
-            last = first + len(words) - 1
-            if first < 0 or last >= len(doc.at) or not doc.norm.startswith(needle, doc.at[first + 1]):
-                continue
-            head = doc.norm[doc.at[first] : doc.at[first + 1] - 1]
-            tail = doc.norm[doc.at[last] : doc.at[last + 1] - 1 if last + 1 < len(doc.at) else len(doc.norm)]
-            if head.endswith(words[0]) and tail.startswith(words[-1]):
-                start = (
-                    doc.starts[first] if head == words[0] else max(doc.starts[first], doc.ends[first] - len(words[0]))
-                )
-                stop = doc.ends[last] if tail == words[-1] else min(doc.ends[last], doc.starts[last] + len(words[-1]))
-                return Span(doc.id, start, stop, "exact", 1.0)
+            found = _cut_span(doc, (packed & _POSITION_MASK) - i, words, needle)
+            if found is not None:
+                return found
         return None
 
-    def _ends(self, doc: _Doc, needle: str, head: str, tail: str, n: int) -> Span | None:
-        """The span where ``needle`` (the inner words) occurs with ``head`` ending the word before and ``tail``
-        starting the word after."""
-        norm = doc.norm
-        for at in _occurrences(norm, needle):
-            end = at + len(needle)
-            if at == 0 or end == len(norm):
-                continue
-            before = norm[norm.rfind(" ", 0, at - 1) + 1 : at - 1]
-            after_end = norm.find(" ", end + 1)
-            after = norm[end + 1 : after_end if after_end >= 0 else len(norm)]
-            if before.endswith(head) and after.startswith(tail):
-                first = norm.count(" ", 0, at) - 1
-                last = first + n - 1
-                start = max(doc.starts[first], doc.ends[first] - len(head)) if before != head else doc.starts[first]
-                stop = min(doc.ends[last], doc.starts[last] + len(tail)) if after != tail else doc.ends[last]
-                return Span(doc.id, start, stop, "exact", 1.0)
+    def _ends(self, doc: _Doc, needle: str, words: list[str]) -> Span | None:
+        """The first place of ``doc`` where ``needle`` (the inner words) occurs between the passage's end words."""
+        for at in _occurrences(doc.norm, needle):
+            found = _cut_span(doc, doc.norm.count(" ", 0, at) - 1, words, needle)
+            if found is not None:
+                return found
         return None
 
     def _holding(self, words: list[str]) -> list[int]:
@@ -354,6 +323,21 @@ class Aligner:
         if not matched:
             return None
         return len(matched) / len(words), min(matched), max(matched)
+
+
+def _cut_span(doc: _Doc, first: int, words: list[str], needle: str) -> Span | None:
+    """The span of ``words`` in ``doc`` if they stand there from word ``first``: the inner words (``needle``) exactly,
+    the first word the end of the document's word (or all of it), the last word the start of its word."""
+    last = first + len(words) - 1
+    if first < 0 or last >= len(doc.at) or not doc.norm.startswith(needle, doc.at[first + 1]):
+        return None
+    head = doc.norm[doc.at[first] : doc.at[first + 1] - 1]
+    tail = doc.norm[doc.at[last] : doc.at[last + 1] - 1 if last + 1 < len(doc.at) else len(doc.norm)]
+    if not (head.endswith(words[0]) and tail.startswith(words[-1])):
+        return None
+    start = doc.starts[first] if head == words[0] else max(doc.starts[first], doc.ends[first] - len(words[0]))
+    stop = doc.ends[last] if tail == words[-1] else min(doc.ends[last], doc.starts[last] + len(words[-1]))
+    return Span(doc.id, start, stop, "exact", 1.0)
 
 
 def _densest(values: list[int], width: int) -> tuple[int, int]:
