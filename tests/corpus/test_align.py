@@ -92,3 +92,14 @@ def test_only_candidate_documents_are_read(monkeypatch: pytest.MonkeyPatch) -> N
     span = aligner.locate(" ".join(words))
     assert span is not None and span.doc_id == "d57"
     assert len(read) <= 2
+
+
+def test_an_inner_word_cut_short_is_not_an_exact_match() -> None:
+    """Only the first and last words may be cut: "w3" inside the passage where the document has "w38" is not the
+    document's text (the anchor lookup once took a prefix of the inner words for all of them)."""
+    words = [f"w{i}" for i in range(60)]
+    aligner = Aligner([doc("d", " ".join(words))])
+    passage = [*words[5:38], "w3", "w39"]
+    span = aligner.locate(" ".join(passage))
+    assert span is None or span.match != "exact"
+    assert aligner.locate(" ".join(words[5:40])).match == "exact"  # type: ignore[union-attr]

@@ -329,7 +329,9 @@ def _cut_span(doc: _Doc, first: int, words: list[str], needle: str) -> Span | No
     """The span of ``words`` in ``doc`` if they stand there from word ``first``: the inner words (``needle``) exactly,
     the first word the end of the document's word (or all of it), the last word the start of its word."""
     last = first + len(words) - 1
-    if first < 0 or last >= len(doc.at) or not doc.norm.startswith(needle, doc.at[first + 1]):
+    if first < 0 or last >= len(doc.at) or doc.at[first + 1] + len(needle) + 1 != doc.at[last]:
+        return None  # the inner words must end where the document's word ``last`` begins (whole words)
+    if not doc.norm.startswith(needle, doc.at[first + 1]):
         return None
     head = doc.norm[doc.at[first] : doc.at[first + 1] - 1]
     tail = doc.norm[doc.at[last] : doc.at[last + 1] - 1 if last + 1 < len(doc.at) else len(doc.norm)]
