@@ -152,13 +152,15 @@ def carried_agreement(golden: GoldenSet, runs: dict[str, list[dict]]) -> None:
     undecided passages reach judged first; what is still undecided judged as a passage), then judge every retrieved
     passage directly with the same judge and compare the grades that came without a passage call."""
     from assay.pipelines.evaluate.alignment import Resolver
+    from assay.pipelines.evaluate.carry import SpanIndex
     from assay.pipelines.evaluate.passages import label_passages
     from assay.pipelines.evaluate.runs import load_runs
 
     resolver = Resolver(golden)
     loaded = load_runs(list(runs.items()), golden, resolver)
-    carried, _ = label_passages(golden, folder=None, loaded=loaded, resolver=resolver, judge=make_judge("offline"),
-                                depth=K, listwise=10, seed=0, add_labels=False, progress=None)  # fmt: skip
+    judge = make_judge("offline")
+    carried = label_passages(golden, SpanIndex(golden, resolver), folder=None, loaded=loaded, judge=judge, depth=K,
+                             listwise=10, seed=0, add_labels=False, progress=None)  # fmt: skip
     qrels = golden.qrels_map()
     pairs, carried_by, total, needed = [], {}, 0, 0
     for run in loaded:

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from assay.metrics.spans import span_scores, union_length
+from assay.metrics.spans import overlap_length, span_scores, union_length
 
 
 def characters(ranges: list[tuple[str, int, int]]) -> set[tuple[str, int]]:
@@ -30,6 +30,7 @@ def test_against_character_sets() -> None:
         r, e = characters(retrieved), characters(evidence)
         scores = span_scores(retrieved, evidence, outside)
         assert union_length(retrieved) == len(r)
+        assert overlap_length(retrieved, evidence) == len(r & e)
         if not e:
             assert math.isnan(scores.recall) and math.isnan(scores.iou)
             continue

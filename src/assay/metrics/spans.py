@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable
 from typing import NamedTuple
 
-__all__ = ["SpanScores", "span_scores", "union_length"]
+__all__ = ["Range", "SpanScores", "overlap_length", "span_scores", "union_length"]
 
 Range = tuple[str, int, int]
 
@@ -57,6 +57,11 @@ def _length(merged: dict[str, list[tuple[int, int]]]) -> int:
 def union_length(ranges: Iterable[Range]) -> int:
     """Characters covered by the union of ``ranges``."""
     return _length(_merged(ranges))
+
+
+def overlap_length(a: Iterable[Range], b: Iterable[Range]) -> int:
+    """Characters in both the union of ``a`` and the union of ``b``."""
+    return _intersection(_merged(a), _merged(b))
 
 
 def _intersection(a: dict[str, list[tuple[int, int]]], b: dict[str, list[tuple[int, int]]]) -> int:

@@ -34,11 +34,12 @@ from dataclasses import dataclass, field
 from assay.corpus.align import Span
 from assay.formats.golden import GoldenSet
 from assay.judge import Pair
+from assay.metrics.spans import overlap_length
 from assay.pipelines.evaluate.alignment import Resolver
 from assay.pipelines.evaluate.runs import LoadedRun, RunLine
 from assay.types import RelevanceLabel
 
-__all__ = ["Carried", "SpanIndex", "carried_grade", "carry_labels", "decide"]
+__all__ = ["Carried", "SpanIndex", "carry_labels", "decide"]
 
 SAME_TEXT_IOU = 0.9
 LABELLED_SHARE = 0.9
@@ -56,6 +57,11 @@ class SpanIndex:
         self._graded: dict[str, list[Graded]] = {}
         self._by_doc: dict[str, list[tuple[Span, str]]] | None = None
 
+    def relabelled(self) -> None:
+        """Read the golden set's labels again (labels were added to it): the graded chunks follow them."""
+        self._qrels = self.golden.qrels_map()
+        self._graded.clear()
+
     def evidence(self, qid: str) -> list[Span]:
         """The question's evidence quotes located (in its source documents first, then anywhere)."""
         if qid not in self._evidence:
@@ -68,21 +74,23 @@ class SpanIndex:
         span = self.resolver.locate(text, doc_ids) if doc_ids else None
         return span if span is not None else self.resolver.locate(text)
 
-    def overlapping(self, span: Span) -> list[str]:
-        """Golden chunks of ``span``'s document that overlap it."""
+    def _chunks_in(self, doc_id: str) -> list[tuple[Span, str]]:
+        """The golden chunks of a document at their spans (every document's, computed on first need)."""
         if self._by_doc is None:
             self._by_doc = {}
             for chunk in self.golden.chunks:
                 found = self.resolver.chunk_span(chunk.id)
                 if found is not None:
                     self._by_doc.setdefault(found.doc_id, []).append((found, chunk.id))
-        return [cid for s, cid in self._by_doc.get(span.doc_id, []) if _overlap(span, s)]
+        return self._by_doc.get(doc_id, [])
+
+    def overlapping(self, span: Span) -> list[str]:
+        """Golden chunks of ``span``'s document that overlap it."""
+        return [cid for s, cid in self._chunks_in(span.doc_id) if _overlap(span, s)]
 
     def held(self, span: Span, share: float = 0.5) -> list[str]:
         """Golden chunks of ``span``'s document of which ``span`` covers at least ``share`` of the characters."""
-        self.overlapping(span)
-        return [cid for s, cid in (self._by_doc or {}).get(span.doc_id, [])
-                if _overlap(span, s) >= share * max(1, s.end - s.start)]  # fmt: skip
+        return [cid for s, cid in self._chunks_in(span.doc_id) if _overlap(span, s) >= share * max(1, s.end - s.start)]
 
     def stands_for(self, line: RunLine, unit: str) -> list[str]:
         """The golden chunks a retrieved passage stands for in chunk-id metrics: those it covers at least half of."""
@@ -111,23 +119,13 @@ def _contains(outer: Span, inner: Span) -> bool:
 
 def _covered(span: Span, others: Iterable[Span]) -> int:
     """Characters of ``span`` inside the union of ``others``."""
-    cuts = sorted((max(o.start, span.start), min(o.end, span.end)) for o in others if _overlap(span, o))
-    total, reach = 0, span.start
-    for start, end in cuts:
-        if end > reach:
-            total += end - max(start, reach)
-            reach = end
-    return total
-
-
-def carried_grade(span: Span, graded: Sequence[Graded], evidence: Sequence[Span]) -> int | None:
-    """The grade the rule of the module docstring gives a passage at ``span``; None when it cannot decide."""
-    return decide(span, graded, evidence)[0]
+    return overlap_length([(span.doc_id, span.start, span.end)], ((o.doc_id, o.start, o.end) for o in others))
 
 
 def decide(span: Span, graded: Sequence[Graded], evidence: Sequence[Span]) -> tuple[int | None, str]:
-    """:func:`carried_grade` with the step of the rule that decided (``same``, ``evidence``, ``irrelevant``,
-    ``contains``) or why it could not (``evidence_ungraded``, ``unlabelled_text``, ``fragment``)."""
+    """The grade the rule of the module docstring gives a passage at ``span`` (None when it cannot decide), and the
+    step that decided (``same``, ``evidence``, ``irrelevant``, ``contains``) or why it could not
+    (``evidence_ungraded``, ``unlabelled_text``, ``fragment``)."""
     size = span.end - span.start
     near = [(s, g) for s, g in graded if _overlap(span, s)]
     same = [g for s, g in near if _overlap(span, s) / (size + (s.end - s.start) - _overlap(span, s)) >= SAME_TEXT_IOU]

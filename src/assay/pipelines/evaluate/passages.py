@@ -12,7 +12,6 @@ from typing import Any
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
 from assay.pipelines.evaluate import ranking as er
-from assay.pipelines.evaluate.alignment import Resolver
 from assay.pipelines.evaluate.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.judging import Progress, judge_pool
 from assay.pipelines.evaluate.results import RunResult
@@ -23,29 +22,28 @@ __all__ = ["label_passages", "labels_with_passages", "length_note", "passage_lab
 
 def label_passages(
     gold: GoldenSet,
+    index: SpanIndex,
     *,
     folder: Path | None,
     loaded: list[LoadedRun],
-    resolver: Resolver,
     judge: Judge | None,
     depth: int,
     listwise: int | None,
     seed: int,
     add_labels: bool,
     progress: Progress | None,
-) -> tuple[Carried, SpanIndex]:
+) -> Carried:
     """Labels of the runs' own passages (:mod:`~.carry`); with a judge, the golden chunks that undecided passages
-    reach are graded first and the rule applied again."""
-    index = SpanIndex(gold, resolver)
+    reach are graded first, added to ``gold`` (``index`` reads them) and the rule applied again."""
     carried = carry_labels(gold, loaded, index, depth)
     if judge is None or not carried.pool:
-        return carried, index
+        return carried
     pooled = judge_pool(judge, gold, folder, carried.pool, listwise=listwise, seed=seed, add_labels=add_labels,
                         progress=progress)  # fmt: skip
-    index = SpanIndex(gold, resolver)
+    index.relabelled()
     carried = carry_labels(gold, loaded, index, depth)
     carried.pooled = pooled
-    return carried, index
+    return carried
 
 
 def labels_with_passages(base: er.Labels, run: LoadedRun, carried: Carried) -> er.Labels:

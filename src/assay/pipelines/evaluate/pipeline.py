@@ -205,10 +205,11 @@ def evaluate_detailed(
     gold, folder = _load(golden)
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
-    ranking, families, spans = split_metrics(config, gold, loaded, SpanIndex(gold, resolver))
+    index = SpanIndex(gold, resolver)
+    ranking, families, spans = split_metrics(config, gold, loaded, index)
     before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
-    carried, index = label_passages(gold, folder=folder, loaded=loaded, resolver=resolver, judge=judge,
-                                    progress=progress, **_passage_settings(config))  # fmt: skip
+    carried = label_passages(gold, index, folder=folder, loaded=loaded, judge=judge, progress=progress,
+                             **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
     if judge is not None:
