@@ -97,13 +97,13 @@ class LoadedRun:
     lines: dict[str, RunLine]
     counts: RunCounts
     notes: list[str] = field(default_factory=list)
-    lengths: list[int] = field(default_factory=list)  # characters of every retrieved passage
 
     def length_summary(self) -> dict[str, float]:
-        """Passage length in characters: count, min, quartiles, max, mean (empty without passages)."""
-        if not self.lengths:
+        """Length in characters of the retrieved passages (each once per query): count, min, quartiles, max, mean;
+        empty without passages."""
+        sizes = [len(text) for line in self.lines.values() for text in line.texts.values()]
+        if not sizes:
             return {}
-        sizes = self.lengths
         one = [float(sizes[0])] * 3
         q1, median, q3 = statistics.quantiles(sizes, n=4, method="inclusive") if len(sizes) > 1 else one
         return {"count": len(sizes), "min": min(sizes), "p25": round(q1, 1), "median": round(median, 1),
@@ -148,8 +148,13 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
         yield _Raw(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error)
 
 
+def _memory_where(name: str) -> str:
+    """How errors name an in-memory run: ``run 'mine' (in memory), item 3``."""
+    return f"run {name!r} (in memory), item"
+
+
 def _memory_lines(name: str, rows: Sequence[Mapping[str, Any]]) -> Iterator[_Raw]:
-    where = f"run {name!r} (in memory), item"
+    where = _memory_where(name)
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise FormatError(where, i + 1, f"a {type(row).__name__}", "a dict like " + JSONL_EXPECTED[12:])
@@ -231,7 +236,7 @@ def load_run(spec: RunSpec, golden: GoldenSet, resolver: Resolver | None = None)
     counts, notes = RunCounts(), list[str]()
     raws = _raws(kind, name=name, source=source, golden=golden, counts=counts, notes=notes)
     path = source if isinstance(source, Path) else Path(f"<{name}>")
-    where: str | Path = path if isinstance(source, Path) else f"run {name!r} (in memory), item"
+    where: str | Path = path if isinstance(source, Path) else _memory_where(name)
     loaded = LoadedRun(name, path, kind, {}, counts, notes)
     return _assemble(loaded, raws, golden=golden, resolver=resolver or Resolver(golden), where=where)
 
@@ -270,7 +275,7 @@ def _assemble(
         if raw.query_id in run.lines:
             counts.duplicate_ids += 1  # a query given twice: the first line stands
             continue
-        run.lines[raw.query_id], tables[raw.query_id] = _line(raw, resolver, where, counts, matched, run.lengths)
+        run.lines[raw.query_id], tables[raw.query_id] = _line(raw, resolver, where, counts, matched)
     if counts.lines == 0 and run.kind != "ragas":
         expected = TREC_EXPECTED if run.kind == "trec" else JSONL_EXPECTED
         raise FormatError(where, None, "no run lines", expected)
@@ -283,8 +288,8 @@ def _assemble(
     return run
 
 
-def _line(  # noqa: PLR0917 (the loop's state, passed down)
-    raw: _Raw, resolver: Resolver, where: str | Path, counts: RunCounts, matched: Counter[str], lengths: list[int]
+def _line(
+    raw: _Raw, resolver: Resolver, where: str | Path, counts: RunCounts, matched: Counter[str]
 ) -> tuple[RunLine, dict[str, float]]:
     """One query's line with its items resolved to units and deduplicated, and its ``{unit: score}`` table."""
     line = RunLine(raw.query_id, [], {}, answer=raw.answer, citations=raw.citations, error=raw.error)
@@ -309,7 +314,6 @@ def _line(  # noqa: PLR0917 (the loop's state, passed down)
         line.located[found.unit] = found
         if found.text:
             line.texts[found.unit] = found.text
-            lengths.append(len(found.text))
     line.citations = [aliases.get(cited, cited) for cited in raw.citations]
     return line, table
 
