@@ -17,7 +17,7 @@ from assay.pipelines.evaluate.judging import Progress, judge_pool
 from assay.pipelines.evaluate.results import RunResult
 from assay.pipelines.evaluate.runs import LoadedRun
 
-__all__ = ["label_passages", "labels_with_passages", "length_note", "passage_label_counts", "passage_rows"]
+__all__ = ["label_passages", "labels_with_passages", "length_note", "passage_rows"]
 
 
 def label_passages(
@@ -64,32 +64,22 @@ def labels_with_passages(base: er.Labels, run: LoadedRun, carried: Carried) -> e
 def passage_rows(
     runs: Sequence[LoadedRun], labels: Mapping[str, er.Labels], carried: Carried, depth: int
 ) -> list[dict[str, Any]]:
-    """One row per passage of each run's top ``depth`` (see :meth:`Evaluated.write_passages`)."""
+    """One row per passage of each run's top ``depth`` (see :meth:`Evaluated.write_passages`); ``labelled_by`` is how
+    it got its label: ``chunk`` (a golden chunk: its own label), ``rule`` (carried over by span), ``stored`` (judged in
+    an earlier evaluation), ``judged`` (now) or ``unlabelled``."""
     rows = []
     for run in runs:
         for qid, line in run.lines.items():
             for rank, unit in enumerate(line.top(depth), start=1):
-                found, span = line.located.get(unit), None
-                span = found.span if found is not None else None
+                found = line.located[unit]
+                span = found.span
                 rows.append({
-                    "run": run.name, "query_id": qid, "rank": rank, "unit": unit,
-                    "match": found.match if found is not None else "id",
+                    "run": run.name, "query_id": qid, "rank": rank, "unit": unit, "match": found.match,
                     "doc_id": span.doc_id if span else None, "start": span.start if span else None,
                     "end": span.end if span else None, "score": span.score if span else None,
                     "grade": labels[run.name].grade(qid, unit), "labelled_by": carried.how.get((qid, unit), "chunk"),
                 })  # fmt: skip
     return rows
-
-
-def passage_label_counts(run: LoadedRun, carried: Carried, depth: int) -> dict[str, int]:
-    """How the passages of the top ``depth`` got their labels: ``chunk`` (a golden chunk: its own label), ``rule``
-    (carried over by span), ``stored`` (judged in an earlier evaluation), ``judged`` (now), ``unlabelled``."""
-    counts: dict[str, int] = {}
-    for qid, line in run.lines.items():
-        for unit in line.top(depth):
-            how = carried.how.get((qid, unit), "chunk")
-            counts[how] = counts.get(how, 0) + 1
-    return counts
 
 
 def length_note(results: Sequence[RunResult]) -> list[str]:

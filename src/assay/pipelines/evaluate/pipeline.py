@@ -17,6 +17,7 @@ metric, and judged@k in the result shows how complete the labels are.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -27,7 +28,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
 from assay.pipelines.evaluate import ranking as er
 from assay.pipelines.evaluate.alignment import Resolver
-from assay.pipelines.evaluate.carry import Carried, SpanIndex, carry_labels
+from assay.pipelines.evaluate.carry import SpanIndex, carry_labels
 from assay.pipelines.evaluate.compare import CORRECTIONS, compare_runs
 from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, directed
 from assay.pipelines.evaluate.evaluated import Evaluated
@@ -39,7 +40,6 @@ from assay.pipelines.evaluate.passages import (
     label_passages,
     labels_with_passages,
     length_note,
-    passage_label_counts,
     passage_rows,
 )
 from assay.pipelines.evaluate.results import (
@@ -232,14 +232,15 @@ def evaluate_detailed(
     }
     humans = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
+    passages = passage_rows(loaded, labels, carried, config.depth)
     result = _result(gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config,
-                     humans=humans, carried=carried)  # fmt: skip
+                     humans=humans, passages=passages)  # fmt: skip
     result.usage = _spent(judge, before)
     result.diagnosis_examples = diagnosed
     resolver.save_cache()
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
-    return Evaluated(result, rows, support, passage_rows(loaded, labels, carried, config.depth))
+    return Evaluated(result, rows, support, passages)
 
 
 def _spent(judge: Judge | None, before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
@@ -382,14 +383,14 @@ def _result(
     judge: Judge | None,
     config: EvalSettings,
     humans: PPIInputs,
-    carried: Carried,
+    passages: Sequence[Mapping[str, Any]],
 ) -> EvalResult:
     from assay import __version__
 
     results = [_run_result(run, per_run[run.name], labels[run.name], config) for run in runs]
     for run, result in zip(runs, results, strict=True):
         result.passage_lengths = run.length_summary()
-        result.passage_labels = passage_label_counts(run, carried, config.depth)
+        result.passage_labels = dict(Counter(row["labelled_by"] for row in passages if row["run"] == run.name))
     own = any(set(r.passage_labels) - {"chunk"} for r in results)  # a run chunked its own way
     warnings = [note for run in runs for note in run.notes] + (length_note(results) if own else [])
     if judge is not None and judge.model == "offline":
