@@ -40,7 +40,18 @@ from assay.judge.prompts import Prompt
 from assay.judge.results import Estimate, Judgement
 from assay.text import count_tokens
 
-__all__ = ["CHUNK", "MAX_CHUNK", "BatchJudge", "Batcher", "OnResult", "Prepared", "estimate_items", "judge_items"]
+__all__ = [
+    "CHUNK",
+    "MAX_CHUNK",
+    "BatchJudge",
+    "Batcher",
+    "OnResult",
+    "Prepared",
+    "check_inputs",
+    "estimate_items",
+    "judge_items",
+    "misses",
+]
 
 CHUNK = 16  # items rendered, keyed and looked up together while calls are being made: ~0.4 ms of loop time
 MAX_CHUNK = 500  # the chunk grows to this while items are found in the cache (a rerun)
@@ -97,11 +108,9 @@ async def judge_items(
     on_result: OnResult | None,
 ) -> list[Judgement[Any]]:
     """Judge every item of ``list_of_variables`` with ``prompt_name`` (see the module docstring); input order."""
-    prompt = judge.prompt(prompt_name)
-    for names in {frozenset(variables) for variables in list_of_variables}:
-        prompt.check(names)
+    check_inputs(judge, prompt_name, list_of_variables)
     results: list[Judgement[Any] | None] = [None] * len(list_of_variables)
-    todo = _misses(judge, prompt_name, list_of_variables, stage=stage, results=results, on_result=on_result)
+    todo = misses(judge, prompt_name, list_of_variables, stage=stage, results=results, on_result=on_result)
     first = next(todo, None)
     if first is not None:
         workers = min(judge.concurrency, len(list_of_variables) - first[0])
@@ -110,7 +119,14 @@ async def judge_items(
     return [r for r in results if r is not None]
 
 
-def _misses(
+def check_inputs(judge: BatchJudge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]) -> None:
+    """Check every item's variables against the prompt's inputs before any call (step 1 of the module docstring)."""
+    prompt = judge.prompt(prompt_name)
+    for names in {frozenset(variables) for variables in list_of_variables}:
+        prompt.check(names)
+
+
+def misses(
     judge: BatchJudge,
     prompt_name: str,
     list_of_variables: Sequence[Mapping[str, Any]],

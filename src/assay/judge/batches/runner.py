@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
 from assay.judge.base import ChatRequest, ChatResponse
-from assay.judge.batch import MAX_CHUNK, OnResult, Prepared
+from assay.judge.batch import OnResult, Prepared, check_inputs, misses
 from assay.judge.batches.api import BatchAPI
 from assay.judge.batches.ledger import BatchRecord, Ledger
 from assay.judge.batches.lines import Outcome, input_line, read_lines, rejected
@@ -123,12 +123,15 @@ class BatchRunner:
         on_result: OnResult | None,
     ) -> list[Judgement[Any]]:
         """Judge every item (input order), through batches for the calls the cache does not answer."""
-        prompt = judge.prompt(prompt_name)
-        for names in {frozenset(variables) for variables in list_of_variables}:
-            prompt.check(names)
+        check_inputs(judge, prompt_name, list_of_variables)
         results: list[Judgement[Any] | None] = [None] * len(list_of_variables)
         report = on_result or (lambda index, judgement: None)
-        todo, where = _looked_up(judge, prompt_name, list_of_variables, stage=stage, results=results, report=report)
+        todo: dict[str, Prepared] = {}
+        where: defaultdict[str, list[int]] = defaultdict(list)  # each missing key's indices: one request a key
+        for index, prepared, _ in misses(judge, prompt_name, list_of_variables, stage=stage, results=results,
+                                         on_result=report):  # fmt: skip
+            todo.setdefault(prepared.key, prepared)
+            where[prepared.key].append(index)
         answers = await self._rounds(judge, todo, stage) if todo else {}
         for key, indices in where.items():
             for n, index in enumerate(indices):
@@ -341,33 +344,6 @@ class BatchRunner:
     async def aclose(self) -> None:
         """Close the batch API's connections."""
         await self.api.aclose()
-
-
-def _looked_up(
-    judge: Judge,
-    prompt_name: str,
-    list_of_variables: Sequence[Mapping[str, Any]],
-    *,
-    stage: str,
-    results: list[Judgement[Any] | None],
-    report: OnResult,
-) -> tuple[dict[str, Prepared], dict[str, list[int]]]:
-    """Answer the cached items (into ``results``, reported); the missing calls by key, and each key's indices."""
-    todo: dict[str, Prepared] = {}
-    where: defaultdict[str, list[int]] = defaultdict(list)
-    for start in range(0, len(list_of_variables), MAX_CHUNK):
-        chunk = [judge._prepare(prompt_name, v) for v in list_of_variables[start : start + MAX_CHUNK]]
-        stored = judge.cache_get_many([prepared.key for prepared in chunk])
-        for index, prepared in enumerate(chunk, start):
-            raw = stored.get(prepared.key)
-            hit = judge._lookup(prepared, stage, raw) if raw is not None else None
-            if hit is None:
-                todo.setdefault(prepared.key, prepared)
-                where[prepared.key].append(index)
-                continue
-            results[index] = hit
-            report(index, hit)
-    return todo, where
 
 
 def _validated(
