@@ -131,16 +131,7 @@ class GoldenSet:
         return list(self._chosen(None).values())
 
     def _chosen(self, source: LabelSource | None) -> dict[tuple[str, str], RelevanceLabel]:
-        rank: dict[str, int] = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
-        chosen: dict[tuple[str, str], RelevanceLabel] = {}
-        for label in self.qrels:
-            if source is not None and label.provenance.source != source:
-                continue
-            key = (label.query_id, label.chunk_id)
-            old = chosen.get(key)
-            if old is None or _better(label, old, rank):
-                chosen[key] = label
-        return chosen
+        return _standing(label for label in self.qrels if source is None or label.provenance.source == source)
 
     def nugget_support(self, query_id: str) -> dict[str, list[str]]:
         """``{nugget_id: chunk_ids}`` of fully supporting chunks for one question."""
@@ -159,52 +150,22 @@ class GoldenSet:
         """Add labels judged later; one label is kept per (query_id, chunk_id, source): the newest by
         ``provenance.time`` (on equal times the one added last). Returns how many labels were new or replaced one.
         """
-        index = {(q.query_id, q.chunk_id, q.provenance.source): i for i, q in enumerate(self.qrels)}
-        changed = 0
-        for label in labels:
-            key = (label.query_id, label.chunk_id, label.provenance.source)
-            at = index.get(key)
-            if at is None:
-                index[key] = len(self.qrels)
-                self.qrels.append(label)
-                changed += 1
-            elif label.provenance.time >= self.qrels[at].provenance.time:
-                self.qrels[at] = label
-                changed += 1
-        return changed
+        return _merge(self.qrels, labels)
 
     def passage_labels(self) -> dict[tuple[str, str], RelevanceLabel]:
         """``{(query_id, passage_id): label}`` of the judged passages (the label that stands, as for qrels)."""
-        rank: dict[str, int] = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
-        chosen: dict[tuple[str, str], RelevanceLabel] = {}
-        for passage in self.passages:
-            for label in passage.labels:
-                key = (label.query_id, passage.id)
-                if key not in chosen or _better(label, chosen[key], rank):
-                    chosen[key] = label
-        return chosen
+        return _standing(label for passage in self.passages for label in passage.labels)
 
     def add_passage_labels(self, passages: Iterable[Passage], labels: Iterable[RelevanceLabel]) -> int:
         """Keep ``labels`` (their ``chunk_id`` is a passage id) with their passages, adding passages not yet kept;
-        one label per (question, source) per passage, the newest. Returns how many labels were new or replaced."""
+        one label per (question, source) per passage, the newest (as :meth:`add_labels`). Returns how many labels
+        were new or replaced one."""
         kept = {p.id: p for p in self.passages}
         for passage in passages:
             if passage.id not in kept:
                 kept[passage.id] = passage.model_copy(update={"labels": []})
                 self.passages.append(kept[passage.id])
-        changed = 0
-        for label in labels:
-            passage = kept[label.chunk_id]
-            old = next((i for i, o in enumerate(passage.labels) if (o.query_id, o.provenance.source) ==
-                        (label.query_id, label.provenance.source)), None)  # fmt: skip
-            if old is None:
-                passage.labels.append(label)
-            elif label.provenance.time >= passage.labels[old].provenance.time:
-                passage.labels[old] = label
-            else:
-                continue
-            changed += 1
-        return changed
+        return sum(_merge(kept[label.chunk_id].labels, [label]) for label in labels)
 
     def counts(self) -> dict[str, int]:
         """Record counts per file, plus scored and unscored qrels pairs."""
@@ -331,6 +292,36 @@ def label_origin(sources: Iterable[str]) -> LabelOrigin:
     if other:
         return "human" if other == {"human"} else "imported"
     return "none"
+
+
+def _merge(into: list[RelevanceLabel], labels: Iterable[RelevanceLabel]) -> int:
+    """Add ``labels`` to ``into``, one per (query_id, chunk_id, source): the newest by ``provenance.time`` (on equal
+    times the one added last); how many were new or replaced one."""
+    index = {(q.query_id, q.chunk_id, q.provenance.source): i for i, q in enumerate(into)}
+    changed = 0
+    for label in labels:
+        key = (label.query_id, label.chunk_id, label.provenance.source)
+        at = index.get(key)
+        if at is None:
+            index[key] = len(into)
+            into.append(label)
+            changed += 1
+        elif label.provenance.time >= into[at].provenance.time:
+            into[at] = label
+            changed += 1
+    return changed
+
+
+def _standing(labels: Iterable[RelevanceLabel]) -> dict[tuple[str, str], RelevanceLabel]:
+    """The label that stands for each (query_id, chunk_id) among ``labels``: see :meth:`GoldenSet.standing`."""
+    rank: dict[str, int] = {name: i for i, name in enumerate(SOURCE_PRECEDENCE)}
+    chosen: dict[tuple[str, str], RelevanceLabel] = {}
+    for label in labels:
+        key = (label.query_id, label.chunk_id)
+        old = chosen.get(key)
+        if old is None or _better(label, old, rank):
+            chosen[key] = label
+    return chosen
 
 
 def _better(new: RelevanceLabel, old: RelevanceLabel, rank: dict[str, int]) -> bool:
