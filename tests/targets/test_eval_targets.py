@@ -14,6 +14,7 @@ from targets_fixture import make_golden
 import assay
 from assay.cli import main
 from assay.errors import NothingProduced
+from assay.pipelines.evaluate.runs import load_run
 from assay.pipelines.evaluate.system import system_summary
 
 
@@ -39,7 +40,7 @@ def test_summary_percentiles_failures_tokens_and_cost(tmp_path: Path) -> None:
         "started": "2025-01-01T00:00:00+00:00",
         "ended": "2025-01-01T00:01:00+00:00",
     }
-    summary = system_summary(_write(tmp_path / "run.jsonl", head, lines))
+    summary = system_summary(load_run(_write(tmp_path / "run.jsonl", head, lines), make_golden(7)))
     assert summary is not None
     assert (summary.target, summary.label, summary.lines, summary.failed) == ("http://h/x", "v3", 7, 3)
     assert summary.failures == {"timeout": 2, "http_status": 1}
@@ -50,9 +51,10 @@ def test_summary_percentiles_failures_tokens_and_cost(tmp_path: Path) -> None:
 
 
 def test_a_run_without_system_fields_has_no_summary(tmp_path: Path) -> None:
-    assert system_summary(_write(tmp_path / "run.jsonl", {}, [{"query_id": "q1", "retrieved": ["c1"]}])) is None
+    plain = _write(tmp_path / "run.jsonl", {}, [{"query_id": "q1", "retrieved": ["c1"]}])
+    assert system_summary(load_run(plain, make_golden())) is None
     (tmp_path / "run.txt").write_text("q1 Q0 c1 1 2.0 x\n", encoding="utf-8")
-    assert system_summary(tmp_path / "run.txt") is None
+    assert system_summary(load_run(tmp_path / "run.txt", make_golden())) is None
 
 
 APP = """

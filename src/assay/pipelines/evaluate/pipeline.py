@@ -363,7 +363,7 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
         judged_at_k=er.judged_at_k(run, labels, config.k_values),
         pr_curve=er.pr_curve(run, labels, config.threshold),
         grade_histogram=er.grade_histogram(run, labels, config.depth),
-        system=system_summary(run.path),
+        system=system_summary(run),
     )
 
 

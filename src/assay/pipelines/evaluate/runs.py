@@ -49,7 +49,7 @@ from pydantic import ValidationError
 from assay.corpus.align import normalized_words
 from assay.errors import FormatError, InputError
 from assay.formats.golden import GoldenSet
-from assay.formats.jsonl import first_problem, iter_json_lines
+from assay.formats.jsonl import JsonlHeader, first_problem, iter_json_lines, read_header
 from assay.formats.ragas import read_ragas_run
 from assay.formats.runs import ranked_lists, sniff_run_format
 from assay.metrics import Run
@@ -57,7 +57,7 @@ from assay.pipelines.evaluate.alignment import Located, Resolver
 from assay.pipelines.evaluate.results import RunCounts
 from assay.types import RetrievedItem, RunError, RunItem
 
-__all__ = ["LoadedRun", "RunLine", "RunSpec", "Runs", "load_run", "load_runs", "run_name", "specs_of"]
+__all__ = ["LoadedRun", "RunLine", "RunSpec", "Runs", "SystemTrace", "load_run", "load_runs", "run_name", "specs_of"]
 
 JSONL_EXPECTED = 'a line like {"query_id": "q1", "retrieved": ["c1", {"text": "..."}], "answer": "..."}'
 TREC_EXPECTED = "6 whitespace-separated fields: query_id Q0 chunk_id rank score tag"
@@ -88,6 +88,24 @@ class RunLine:
 
 
 @dataclass
+class SystemTrace:
+    """What every line of a run says of the system that answered (``assay run`` writes it): latency of the answered
+    lines, failure kinds, token and cost usage."""
+
+    latencies: list[float] = field(default_factory=list)
+    failures: Counter[str] = field(default_factory=Counter)
+    usages: list[dict[str, float]] = field(default_factory=list)
+
+    def add(self, raw: _Raw) -> None:
+        if raw.error is not None:
+            self.failures[raw.error.kind] += 1
+        elif raw.latency_ms is not None:
+            self.latencies.append(raw.latency_ms)
+        if raw.usage is not None:
+            self.usages.append(raw.usage)
+
+
+@dataclass
 class LoadedRun:
     """A run read and checked against a golden set: its lines by known query id, its counts and notes."""
 
@@ -97,6 +115,8 @@ class LoadedRun:
     lines: dict[str, RunLine]
     counts: RunCounts
     notes: list[str] = field(default_factory=list)
+    header: JsonlHeader | None = None  # a JSONL run's header (``assay run`` records its target, label and times)
+    trace: SystemTrace = field(default_factory=SystemTrace)
 
     def length_summary(self) -> dict[str, float]:
         """Length in characters of the retrieved passages (each once per query): count, min, quartiles, max, mean;
@@ -128,6 +148,8 @@ class _Raw:
     citations: list[str]
     line: int
     error: RunError | None = None
+    latency_ms: float | None = None
+    usage: dict[str, float] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------- sources
@@ -145,7 +167,8 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
         if 0 < len(scored) < len(item.retrieved):
             problem = f"{len(scored)} of {len(item.retrieved)} items have a score"
             raise FormatError(where, line, problem, "scores on all or none")
-        yield _Raw(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error)
+        yield _Raw(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error,
+                   item.latency_ms, item.usage)  # fmt: skip
 
 
 def _memory_where(name: str) -> str:
@@ -237,7 +260,8 @@ def load_run(spec: RunSpec, golden: GoldenSet, resolver: Resolver | None = None)
     raws = _raws(kind, name=name, source=source, golden=golden, counts=counts, notes=notes)
     path = source if isinstance(source, Path) else Path(f"<{name}>")
     where: str | Path = path if isinstance(source, Path) else _memory_where(name)
-    loaded = LoadedRun(name, path, kind, {}, counts, notes)
+    header = read_header(source) if kind == "jsonl" and isinstance(source, Path) else None
+    loaded = LoadedRun(name, path, kind, {}, counts, notes, header)
     return _assemble(loaded, raws, golden=golden, resolver=resolver or Resolver(golden), where=where)
 
 
@@ -269,6 +293,7 @@ def _assemble(
     matched: Counter[str] = Counter()
     for raw in raws:
         counts.lines += 1
+        run.trace.add(raw)
         if raw.query_id not in known:
             counts.unknown_query_ids += 1
             continue
