@@ -53,8 +53,10 @@ def test_approximate_match_tolerates_a_title_dropped_words_and_link_targets(alig
     passage = "Refund policy. Customers may return any item within 30 days of delivery... the refund is issued"
     span = aligner.locate(passage)
     assert span is not None and span.match == "approximate" and span.doc_id == "refunds"
-    assert TEXT[span.start : span.end].startswith("Refunds\n\nCustomers") or TEXT[span.start :].startswith("Customers")
-    assert TEXT[span.start : span.end].endswith("refund is issued")
+    # the title is not in the document at this place: the span runs from the first to the last word found in order
+    assert TEXT[span.start : span.end] == (
+        "Customers may return any item within **30 days** of delivery. The refund is issued"
+    )
     # 16 words; the title's "refund policy" are not in the span in order: 14 of 16 found
     assert len(normalized_words(passage)) == 16
     assert span.score == pytest.approx(14 / 16)
