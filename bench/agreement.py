@@ -14,6 +14,11 @@ judged. Each judge named grades every pooled pair through assay's own :class:`~a
 - as baselines, BM25 scores cut at the human rate: **global** (the top ``round(rate * pairs)`` pairs of the whole
   pool by BM25 score) and **per query** (the top ``round(rate * pool size)`` pairs of each query's pool).
 
+Panels (``--panel RULE``, repeatable): the judges named by ``--judge`` as one :class:`assay.Panel` combined by
+RULE (majority, mean or min), graded through the same :func:`~assay.judge.relevance.grade_pairs` (every vote is a
+cache hit of the judges' own rows): a row like any judge's, and below the table the agreement between the judges
+(Krippendorff's alpha, Cohen's kappa per pair of judges), which needs no human label.
+
 Systems (``--systems``, on by default): five simple retrievers over the same collection, each ranking 10 documents
 per judged query: ``bm25`` (title + body), ``bm25-title`` (titles only), ``bm25-q1`` (the query's first sentence
 only), ``coord`` (number of distinct query terms a document shares, ties by BM25) and ``bm25-tail`` (BM25 ranks
@@ -24,6 +29,8 @@ Kendall's tau-b between the two orderings of the systems says whether the judge 
     python bench/agreement.py                                   # CISI, offline judge
     python bench/agreement.py --cisi /path/to/cisi --judge offline \\
         --judge hosted_vllm/smollm2 --api-base http://127.0.0.1:8080/v1 --limit-queries 10
+    python bench/agreement.py --judge offline --judge hosted_vllm/smollm2 --api-base http://127.0.0.1:8080/v1 \\
+        --panel majority --panel min --limit-queries 10
     python bench/agreement.py --no-cisi path/to/beir-folder --json out.json
     python bench/agreement.py path/to/cranfield                 # cran.all.1400, cran.qry, cranqrel
 """
@@ -46,9 +53,13 @@ import numpy as np
 
 from agreement_data import Collection, load_folder, read_cisi
 from assay.corpus.pooling import Bm25Index
+from assay.judge.client import Judge
 from assay.judge.factory import make_judge
+from assay.judge.panel import Panel
 from assay.judge.relevance import Pair, grade_pairs
 from assay.metrics.agreement import cohen_kappa
+from assay.pipelines.evaluate.agreement import panel_agreement
+from assay.report.panel import panel_lines
 from assay.text import sentences, terms
 from assay.types import Chunk, RelevanceLabel
 
@@ -77,6 +88,7 @@ class Row:
     tau: float | None = None
     system_p10: dict[str, float] = field(default_factory=dict)
     unscored_causes: dict[str, int] = field(default_factory=dict)  # Unscored.kind -> pooled pairs
+    panel: list[str] = field(default_factory=list)  # a panel's row: the agreement between its judges, in words
 
 
 @dataclass
@@ -203,8 +215,15 @@ async def judge_pairs(
     concurrency: int,
     listwise: int | None,
 ) -> dict[tuple[str, str], RelevanceLabel]:
-    """Labels of (query_id, doc_id) pairs by judge ``spec`` through grade_pairs (``grade`` None where unscored)."""
-    judge = make_judge(spec, api_base=api_base, cache_dir=cache_dir, concurrency=concurrency)
+    """Labels of (query_id, doc_id) pairs by judge ``spec`` through grade_pairs (``grade`` None where unscored);
+    ``panel:RULE:A,B,...`` is a panel of the judges A, B, ... combined by RULE."""
+    judge: Judge | Panel
+    if spec.startswith("panel:"):
+        _, rule, names = spec.split(":", 2)
+        judges = [_judge(name, api_base, cache_dir, concurrency) for name in names.split(",")]
+        judge = Panel(tuple(judges), combine=rule)  # type: ignore[arg-type]
+    else:
+        judge = _judge(spec, api_base, cache_dir, concurrency)
     texts = {c.id: c.text for c in collection.chunks}
     todo = [Pair(q, collection.queries[q], d, texts[d]) for q, d in pairs]
     try:
@@ -212,6 +231,11 @@ async def judge_pairs(
     finally:
         await judge.aclose()
     return {(lab.query_id, lab.chunk_id): lab for lab in labels}
+
+
+def _judge(spec: str, api_base: str | None, cache_dir: Path, concurrency: int) -> Judge:
+    base = None if spec == "offline" else api_base
+    return make_judge(spec, api_base=base, cache_dir=cache_dir, concurrency=concurrency)
 
 
 def evaluate_judge(
@@ -238,8 +262,12 @@ def evaluate_judge(
     )
     seconds = time.perf_counter() - started
     grades = {key: float("nan") if lab.grade is None else float(lab.grade) for key, lab in labels.items()}
-    row = _row(pool, spec, np.array([grades[(q, d)] for q, d, _ in pool.pairs]), seconds)
+    name = spec if not spec.startswith("panel:") else next(iter(labels.values())).provenance.model or spec
+    row = _row(pool, name, np.array([grades[(q, d)] for q, d, _ in pool.pairs]), seconds)
     pooled = [labels[(q, d)].unscored for q, d, _ in pool.pairs]
+    if spec.startswith("panel:"):
+        agreement = panel_agreement([labels[(q, d)] for q, d, _ in pool.pairs], n_resamples=1000)
+        row.panel = panel_lines(agreement) if agreement is not None else []
     row.unscored_causes = dict(Counter(u.kind for u in pooled if u is not None))
     if pool.runs:  # unscored (NaN) is not >= 1: it counts as not relevant
         row.system_p10 = system_scores(pool, lambda q, d: grades[(q, d)] >= 1)
@@ -291,15 +319,15 @@ def run_collection(
     concurrency: int = 4,
     listwise: int | None = None,
     systems: bool = True,
+    panels: Sequence[str] = (),
 ) -> Result:
-    """Every row of the table for one collection: the BM25 baselines, then one per judge."""
+    """Every row of the table for one collection: the BM25 baselines, then one per judge, then one per panel rule
+    (the judges together)."""
     pool = build_pool(collection, limit_queries, systems)
     rows = bm25_rows(pool)
-    for spec in judges:
-        base = None if spec == "offline" else api_base
-        rows.append(
-            evaluate_judge(pool, spec, api_base=base, cache_dir=cache_dir, concurrency=concurrency, listwise=listwise)
-        )
+    specs = [*judges, *(f"panel:{rule}:{','.join(judges)}" for rule in panels)]
+    settings = {"api_base": api_base, "cache_dir": cache_dir, "concurrency": concurrency, "listwise": listwise}
+    rows.extend(evaluate_judge(pool, spec, **settings) for spec in specs)  # type: ignore[arg-type]
     human = system_scores(pool, collection.relevant) if systems else {}
     return Result(collection.name, len(pool.query_ids), rows, human)
 
@@ -368,6 +396,12 @@ def find_cisi(start: Path) -> Path | None:
     return None
 
 
+def _panels(rules: Sequence[str], judges: Sequence[str]) -> list[str]:
+    if rules and len(set(judges)) < 2:
+        raise SystemExit("--panel needs two different --judge models or more")
+    return list(rules)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("folders", nargs="*", type=Path, help="BEIR, TREC or Cranfield folders with human qrels")
@@ -380,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--listwise", type=int, help="grade N passages per call (default: pointwise)")
     parser.add_argument("--no-systems", action="store_true", help="skip the system orderings (fewer pairs to judge)")
+    parser.add_argument(
+        "--panel", action="append", choices=["majority", "mean", "min"], help="the judges as one panel too (repeatable)"
+    )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     collections: list[Collection] = []
@@ -404,10 +441,16 @@ def main(argv: list[str] | None = None) -> int:
                 concurrency=args.concurrency,
                 listwise=args.listwise,
                 systems=not args.no_systems,
+                panels=_panels(args.panel or [], args.judge or ["offline"]),
             )
             for c in collections
         ]
     print(format_table(results))
+    for result in results:
+        for row in result.rows:
+            if row.panel:
+                print(f"\n{result.collection}, {row.judge}: agreement between the judges")
+                print("\n".join(f"  {line}" for line in row.panel))
     if not args.no_systems:
         print()
         print(format_systems(results))

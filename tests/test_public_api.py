@@ -39,7 +39,7 @@ def test_public_surface_is_exactly_all() -> None:
 
 def test_public_names_are_the_pipeline_objects() -> None:
     from assay.formats.golden import GoldenSet
-    from assay.judge import Judge, make_judge
+    from assay.judge import Judge, Panel, make_judge
     from assay.pipelines.bootstrap import BuildSettings, build_golden
     from assay.pipelines.evaluate import EvalSettings
     from assay.pipelines.evaluate.called import evaluate
@@ -48,7 +48,7 @@ def test_public_names_are_the_pipeline_objects() -> None:
     expected = {
         "BuildSettings": BuildSettings, "EvalSettings": EvalSettings, "GoldenSet": GoldenSet, "Judge": Judge,
         "build": build_golden, "evaluate": evaluate, "make_judge": make_judge, "run": run_target,
-        "TargetSettings": TargetSettings, "TargetSpec": TargetSpec,
+        "TargetSettings": TargetSettings, "TargetSpec": TargetSpec, "Panel": Panel,
     }  # fmt: skip
     assert {name: getattr(assay, name) for name in expected} == expected
     assert isinstance(assay.make_judge("offline"), assay.Judge)

@@ -7,7 +7,8 @@ The public Python API is exactly ``__all__`` (README "Python API" shows it at wo
 - :func:`evaluate` (``EvalSettings``): a golden set and runs (files, or Python functions and targets asked first)
   in, an ``EvalResult`` and per-query rows out;
 - :func:`run` (``TargetSettings``, ``TargetSpec``): ask the system under test every golden question, write its run;
-- :func:`make_judge`: a :class:`Judge` from a model string (``offline``, ``openai/gpt-4o-mini``, ...).
+- :func:`make_judge`: a :class:`Judge` from a model string (``offline``, ``openai/gpt-4o-mini``, ...);
+  :class:`Panel`: several judges whose relevance grades combine by a named rule (``judge=`` of build and evaluate).
 
 Every name is imported on first use (PEP 562), so ``import assay`` loads no model client, cache library or pipeline.
 """
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from assay.formats.golden import GoldenSet
     from assay.judge.client import Judge
     from assay.judge.factory import make_judge
+    from assay.judge.panel import Panel
     from assay.pipelines.bootstrap import BuildSettings
     from assay.pipelines.bootstrap import build_golden as build
     from assay.pipelines.evaluate import EvalSettings
@@ -39,6 +41,7 @@ __all__ = [
     "EvalSettings",
     "GoldenSet",
     "Judge",
+    "Panel",
     "TargetSettings",
     "TargetSpec",
     "__version__",
@@ -56,6 +59,7 @@ _LAZY = {
     "build": ("assay.pipelines.bootstrap", "build_golden"),
     "evaluate": ("assay.pipelines.evaluate.called", "evaluate"),
     "make_judge": ("assay.judge.factory", "make_judge"),
+    "Panel": ("assay.judge.panel", "Panel"),
     "run": ("assay.targets", "run_target"),
     "TargetSettings": ("assay.targets", "TargetSettings"),
     "TargetSpec": ("assay.targets", "TargetSpec"),

@@ -35,6 +35,7 @@ __all__ = [
     "RunItem",
     "StageUsage",
     "Unscored",
+    "Vote",
     "utc_now",
 ]
 
@@ -154,14 +155,30 @@ class Unscored(_Record):
     raw: str | None = None
 
 
+class Vote(_Record):
+    """One judge's grade of a pair that a panel of judges graded (:mod:`assay.judge.panel`); ``grade`` is None when
+    that judge could not score it (``unscored`` says why)."""
+
+    model: str
+    grade: int | None
+    prompt: str | None = None
+    rationale: str | None = None
+    unscored: Unscored | None = None
+
+
 class RelevanceLabel(_Record):
-    """A graded relevance label for a (question, chunk) pair; ``grade`` is None when the judge could not score it."""
+    """A graded relevance label for a (question, chunk) pair; ``grade`` is None when the judge could not score it.
+
+    ``votes``: set only on a label a panel of judges combined, each judge's own grade (written to the file only
+    then, so the labels of one judge stay as they were).
+    """
 
     query_id: str
     chunk_id: str
     grade: int | None
     provenance: Provenance
     unscored: Unscored | None = None
+    votes: list[Vote] | None = Field(default=None, exclude_if=lambda votes: votes is None)
 
     @field_validator("grade")
     @classmethod

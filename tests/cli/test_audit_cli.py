@@ -141,11 +141,15 @@ def test_audit_prints_url_and_warns_off_loopback(golden: Path, monkeypatch: pyte
     monkeypatch.setattr(audit_cli, "_serve", lambda app, sock: served.append((app, sock.getsockname())))
     result = run("audit", str(golden), "--port", "0", "--annotator", "alice", "--no-browser", "--blind")
     assert result.exit_code == 0, result.output
-    ((app, (host, port)),) = served
+    ((app, (host, port)),) = served[:1]
     assert host == "127.0.0.1" and port > 0
     assert f"http://127.0.0.1:{port}/" in result.output and "alice" in result.output
-    assert app.state.audit.blind is True and app.state.audit.queue == "stratified"
+    # the fixture's listwise label disagrees with its pointwise one: by default, where judges disagree comes first
+    assert app.state.audit.blind is True and app.state.audit.queue == "disagreement"
+    assert "(disagreement queue, seed 0, blind)" in result.output
     assert "Warning" not in result.output
+    chosen = run("audit", str(golden), "--port", "0", "--no-browser", "--queue", "stratified")
+    assert chosen.exit_code == 0 and served[-1][0].state.audit.queue == "stratified"
     wide = CliRunner().invoke(main, ["audit", str(golden), "--port", "0", "--host", "0.0.0.0", "--no-browser"])
     assert "Warning: serving on 0.0.0.0" in wide.output
 

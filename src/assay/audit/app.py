@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 from assay.audit._golden import GoldenView
 from assay.audit.access import open_store
-from assay.audit.queues import check_queue, queue_for
+from assay.audit.queues import check_queue, default_queue, queue_for
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.security import BodyTooLarge, Guard, read_json
 from assay.audit.store import LabelStore
@@ -51,9 +51,9 @@ class AuditState:
     """What the page serves: the store, the golden set, the settings, and each annotator's queue."""
 
     def __init__(
-        self, store: LabelStore, golden: GoldenView, *, annotator: str, blind: bool, queue: str, seed: int
+        self, store: LabelStore, golden: GoldenView, *, annotator: str, blind: bool, queue: str | None, seed: int
     ) -> None:
-        self.queue = check_queue(queue)
+        self.queue = check_queue(queue) if queue is not None else default_queue(store.current_labels())
         self.store, self.golden = store, golden
         self.annotator, self.blind, self.seed = check_annotator(annotator), blind, seed
         self._queues: dict[str, list[Item]] = {}
@@ -174,12 +174,14 @@ def create_app(
     *,
     annotator: str,
     blind: bool = False,
-    queue: str = "stratified",
+    queue: str | None = None,
     seed: int = 0,
     hosts: Iterable[str] = (),
     token: str | None = None,
 ) -> Starlette:
-    """The audit app for ``golden_dir``. ``hosts`` adds Host names besides loopback (the ``--host`` given)."""
+    """The audit app for ``golden_dir``. ``hosts`` adds Host names besides loopback (the ``--host`` given). ``queue``
+    None: :func:`~assay.audit.queues.default_queue` (disagreement when judges disagree on some item, else
+    stratified); ``app.state.audit.queue`` says which."""
     store, golden = open_store(golden_dir)
     state = AuditState(store, golden, annotator=annotator, blind=blind, queue=queue, seed=seed)
     csrf = token or secrets.token_urlsafe(32)

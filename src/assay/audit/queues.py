@@ -14,6 +14,10 @@ Three queues over the items the judge labelled:
     listwise, or repeats), or a judge label left unscored; most uncertain first (largest spread between judge
     grades, an unscored label counting as a spread of 1), ties shuffled; then the rest in stratified order.
 
+The default queue (:func:`default_queue`) is ``disagreement`` when judges disagree on some item (the votes of a
+panel of judges, imported as one judge label each, or two judge prompts), else ``stratified``: where a panel's
+judges disagree, people look first.
+
 An item's order is computed once per (annotator, queue, seed) and saved; items added to the golden set later are
 appended at the end, so labels in progress never move.
 """
@@ -27,7 +31,16 @@ from assay.audit.records import CurrentLabel, Item, first_judge
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
 
-__all__ = ["QUEUES", "check_queue", "disagreement", "order", "queue_for", "stratified", "uncertainty"]
+__all__ = [
+    "QUEUES",
+    "check_queue",
+    "default_queue",
+    "disagreement",
+    "order",
+    "queue_for",
+    "stratified",
+    "uncertainty",
+]
 
 _UNSCORED = 99
 
@@ -49,16 +62,28 @@ def stratified(labels: list[CurrentLabel], seed: int) -> list[Item]:
     return ordered
 
 
-def disagreement(labels: list[CurrentLabel], seed: int) -> list[Item]:
-    """Items where annotators or judge prompts disagree first, then the rest stratified."""
+def _grades(labels: list[CurrentLabel]) -> dict[Item, tuple[set[int], set[int]]]:
+    """Per item, the distinct scored grades of people and of judges."""
     by_item: dict[Item, tuple[set[int], set[int]]] = {}
     for lab in labels:
         if lab.grade is None:
             continue
         humans, judges = by_item.setdefault(lab.item, (set(), set()))
         (judges if lab.source == "judge" else humans).add(lab.grade)
+    return by_item
+
+
+def disagreement(labels: list[CurrentLabel], seed: int) -> list[Item]:
+    """Items where annotators or judges (a panel's judges, or judge prompts) disagree first, then the rest
+    stratified."""
+    by_item = _grades(labels)
     disputed = sorted(item for item, (humans, judges) in by_item.items() if len(humans) > 1 or len(judges) > 1)
     return _first(disputed, labels, seed)
+
+
+def default_queue(labels: list[CurrentLabel]) -> str:
+    """``disagreement`` when judges disagree on some item, else ``stratified``."""
+    return "disagreement" if any(len(judges) > 1 for _, judges in _grades(labels).values()) else "stratified"
 
 
 def uncertainty(labels: list[CurrentLabel], seed: int) -> list[Item]:

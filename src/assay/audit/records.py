@@ -30,6 +30,7 @@ __all__ = [
     "first_judge",
     "fold",
     "judge_event",
+    "judge_events",
     "strata_of",
 ]
 
@@ -150,6 +151,7 @@ def strata_of(questions: Mapping[str, Question] | None, query_id: str, judge_gra
 
 
 def judge_event(label: RelevanceLabel) -> LabelEvent:
+    """The judge event of a qrels label (a panel's combined label included; its votes: :func:`judge_events`)."""
     prov = label.provenance
     reason = label.unscored.reason if label.unscored else prov.rationale
     return LabelEvent(
@@ -162,6 +164,25 @@ def judge_event(label: RelevanceLabel) -> LabelEvent:
         prompt=prov.prompt,
         time=prov.time,
     )
+
+
+def judge_events(label: RelevanceLabel) -> list[LabelEvent]:
+    """The label's judge event, then (for a label a panel combined) one per judge's vote, under that judge's model:
+    the combined label comes first, so it is the item's first judge label (the one agreement and PPI read)."""
+    votes = [
+        LabelEvent(
+            query_id=label.query_id,
+            chunk_id=label.chunk_id,
+            grade=vote.grade,
+            reason=vote.unscored.reason if vote.unscored else vote.rationale,
+            source="judge",
+            annotator=vote.model,
+            prompt=vote.prompt,
+            time=label.provenance.time,
+        )
+        for vote in label.votes or ()
+    ]
+    return [judge_event(label), *votes]
 
 
 ANNOTATOR_PATTERN = re.compile(r"^[A-Za-z0-9][\w.@+ -]{0,63}$")

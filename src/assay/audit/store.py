@@ -32,7 +32,7 @@ from assay.audit.records import (
     current_of,
     first_judge,
     fold,
-    judge_event,
+    judge_events,
     strata_of,
 )
 from assay.errors import AuditError
@@ -155,7 +155,8 @@ class LabelStore:
     # -- writing --------------------------------------------------------------------------------------------------
 
     def import_judge_labels(self, labels: Iterable[RelevanceLabel]) -> int:
-        """Add the judge labels of a golden set's qrels as ``judge`` events; labels seen before are skipped.
+        """Add the judge labels of a golden set's qrels as ``judge`` events; labels seen before are skipped. A label
+        a panel of judges combined adds one event more per judge's vote (under that judge's model).
 
         Returns the number of new events. Unscored labels become events with grade NULL and the unscored reason.
         """
@@ -165,10 +166,10 @@ class LabelStore:
                 key = content_hash(canonical_json(label.model_dump(mode="json")), 16)
                 if conn.execute("SELECT 1 FROM imported WHERE key = ?", (key,)).fetchone():
                     continue
-                event = judge_event(label)
-                event_id = _insert(conn, event, kind="label", undoes=None, session=None, queue=None)
-                conn.execute("INSERT INTO imported VALUES (?, ?)", (key, event_id))
-                added += 1
+                events = judge_events(label)
+                ids = [_insert(conn, event, kind="label", undoes=None, session=None, queue=None) for event in events]
+                conn.execute("INSERT INTO imported VALUES (?, ?)", (key, ids[0]))
+                added += len(ids)
         return added
 
     def record(self, event: LabelEvent, *, session: str | None = None, queue: str | None = None) -> StoredEvent:

@@ -17,6 +17,7 @@ from assay.judge import Judge, Price
 from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
 from assay.judge.batches.setup import batch_price
 from assay.judge.batches.status import batches
+from assay.judge.panel import Panel
 
 __all__ = ["batch_dry_run", "batch_options", "batch_summary", "echo_batch_summary", "saving_line", "start_batches"]
 
@@ -46,10 +47,13 @@ def batch_options(function: F) -> F:
     return function
 
 
-def start_batches(judge: Judge, options: dict[str, Any]) -> BatchRunner | None:
-    """With ``--batch``: the judge's lists go through batches from now on (progress lines on stderr)."""
+def start_batches(judge: Judge | Panel, options: dict[str, Any]) -> BatchRunner | None:
+    """With ``--batch``: the judge's lists go through batches from now on (progress lines on stderr). A panel never
+    gets here with ``--batch`` (:func:`assay.cli._judge_options.judge_from_options` refuses it)."""
     if not options["batch"]:
         return None
+    if isinstance(judge, Panel):
+        raise ConfigError("--batch sends one judge's calls through a batch API, not a panel's")
     return use_batches(judge, retry=options["batch_retry"], report=lambda line: click.echo(line, err=True))
 
 

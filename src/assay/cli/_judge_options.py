@@ -1,12 +1,16 @@
-"""The judge options and the judges made from them: one group shared by ``assay build``, ``grade`` and ``eval``.
+"""The judge options and the judges made from them: one group shared by ``assay build``, ``grade``, ``eval`` and
+``judge-check``.
 
-An option added to ``_OPTIONS`` (and read in :func:`judge_from_options`) appears in all three commands, in the same
-place of their ``--help``. ``build`` and ``grade`` need a judge (:func:`judge_options`); ``eval`` can run without
-one (:func:`optional_judge_options`, with its ``--no-judge`` right after ``--judge``).
+An option added to ``_OPTIONS`` (and read in :func:`judge_from_options`) appears in all of them, in the same place of
+their ``--help``. ``build`` and ``grade`` need a judge and take several (:func:`panel_options`: ``--judge`` repeated,
+``--combine``); ``eval`` can run without one (:func:`optional_judge_options`, with its ``--no-judge`` right after
+``--judge``); ``judge-check`` measures one (:func:`judge_options`). Commands read ``judge_spec`` (the first judge, or
+None) and ``judge_specs`` (all of them) from the options.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +23,7 @@ from assay.cli.cache import CACHE_DIR, resolve_cache_dir
 from assay.errors import ConfigError
 from assay.judge import Judge, Price, make_judge
 from assay.judge.factory import make_dry_run_judge
+from assay.judge.panel import COMBINE_RULES, Grader, Panel, judges_of
 from assay.judge.prompts import prompt_names
 
 __all__ = [
@@ -27,7 +32,10 @@ __all__ = [
     "dry_run_judge",
     "judge_from_options",
     "judge_options",
+    "one_dry_run_judge",
+    "one_judge",
     "optional_judge_options",
+    "panel_options",
     "parse_max_tokens",
     "parse_price",
 ]
@@ -86,15 +94,42 @@ def _with(options: list[Any], function: F) -> F:
     return function
 
 
+_PANEL_HELP = f"{_JUDGE_HELP} Repeat for a panel: each relevance pair judged by each (other prompts: the first)."
+_COMBINE = click.option(
+    "--combine",
+    type=click.Choice(COMBINE_RULES),
+    default=None,
+    help="How a panel's grades of a pair combine (default majority; ties and halves go to the lower grade).",
+)
+
+
 def judge_options(function: F) -> F:
-    """Add the judge options (``--judge`` required ... ``--prompt-dir``); :func:`judge_from_options` reads them."""
+    """Add the judge options (``--judge`` required, once ... ``--prompt-dir``); :func:`one_judge` reads them."""
     return _with([click.option("--judge", "judge_spec", required=True, help=_JUDGE_HELP), *_OPTIONS], function)
 
 
+def _several(function: F) -> F:
+    """Turn click's ``judge_specs`` tuple into ``judge_spec`` (the first, or None) beside ``judge_specs``."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **options: Any) -> Any:
+        options["judge_spec"] = options["judge_specs"][0] if options["judge_specs"] else None
+        return function(*args, **options)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def panel_options(function: F) -> F:
+    """The judge options with ``--judge`` required and repeatable, and ``--combine`` after it."""
+    judge = click.option("--judge", "judge_specs", required=True, multiple=True, help=_PANEL_HELP)
+    return _with([judge, _COMBINE, *_OPTIONS], _several(function))
+
+
 def optional_judge_options(*after_judge: Any) -> Callable[[F], F]:
-    """The judge options with ``--judge`` optional (None when not given), and ``after_judge`` options right after it."""
-    judge = click.option("--judge", "judge_spec", default=None, help=_JUDGE_HELP)
-    return lambda function: _with([judge, *after_judge, *_OPTIONS], function)
+    """The judge options with ``--judge`` optional and repeatable (``judge_spec`` None when not given), then
+    ``after_judge`` options, then ``--combine``."""
+    judge = click.option("--judge", "judge_specs", multiple=True, help=_PANEL_HELP)
+    return lambda function: _with([judge, *after_judge, _COMBINE, *_OPTIONS], _several(function))
 
 
 def parse_max_tokens(values: Sequence[str], prompt_dir: Path | None = None) -> dict[str, int] | None:
@@ -112,34 +147,67 @@ def parse_max_tokens(values: Sequence[str], prompt_dir: Path | None = None) -> d
     return limits or None
 
 
-def check_context(judge: Judge, prompt_names: Sequence[str]) -> None:
-    """Ask the model's server how many tokens a request may hold (when it says) and refuse, before any call, a
+def check_context(judge: Grader, prompt_names: Sequence[str]) -> None:
+    """Ask each model's server how many tokens a request may hold (when it says) and refuse, before any call, a
     prompt whose ``max_tokens`` leaves no room for its input; then close the connection made for asking."""
-    if not hasattr(judge.backend, "context_window"):  # the offline judge, litellm: nothing to ask
-        return
+    asking = [j for j in judges_of(judge) if hasattr(j.backend, "context_window")]  # not offline, litellm
 
     async def ask() -> None:
-        try:
-            await judge.acheck_output_limits(prompt_names)
-        finally:
-            await judge.aclose()
+        for one in asking:
+            try:
+                await one.acheck_output_limits(prompt_names)
+            finally:
+                await one.aclose()
 
-    run_sync(ask)
+    if asking:
+        run_sync(ask)
 
 
-def _cache_dir(options: dict[str, Any]) -> Path | None:
-    use_cache = not options["no_cache"] and (options["judge_spec"] != "offline" or options["cache_dir"] is not None)
+def _cache_dir(spec: str, options: dict[str, Any]) -> Path | None:
+    use_cache = not options["no_cache"] and (spec != "offline" or options["cache_dir"] is not None)
     return resolve_cache_dir(options["cache_dir"]) if use_cache else None
 
 
-def judge_from_options(options: dict[str, Any]) -> Judge:
-    """A judge from the values of :func:`judge_options` (the offline judge uses a cache only with --cache-dir)."""
-    spec = options["judge_spec"]
+def _specs(options: dict[str, Any]) -> tuple[str, ...]:
+    """The judges named (``--judge`` once or more), checked against ``--combine`` and ``--batch``."""
+    specs: tuple[str, ...] = options.get("judge_specs") or (options["judge_spec"],)
+    if len(specs) == 1 and options.get("combine"):
+        raise ConfigError(f"--combine {options['combine']} combines several judges: give --judge twice or more")
+    if len(specs) > 1 and options.get("batch"):
+        raise ConfigError(
+            "--batch sends one judge's calls through a batch API, not a panel's: batch each judge on its own first "
+            "(the same command with one --judge and --batch, once per judge), then run the panel, which reads every "
+            "answer from the cache"
+        )
+    return specs
+
+
+def _panel(judges: list[Judge], options: dict[str, Any]) -> Grader:
+    return judges[0] if len(judges) == 1 else Panel(tuple(judges), combine=options.get("combine") or "majority")
+
+
+def judge_from_options(options: dict[str, Any]) -> Grader:
+    """A judge from the values of :func:`judge_options` (the offline judge uses a cache only with --cache-dir), or a
+    panel of one judge per ``--judge`` when several are named."""
+    return _panel([_one_judge(spec, options) for spec in _specs(options)], options)
+
+
+def one_judge(options: dict[str, Any]) -> Judge:
+    """The one judge of a command that measures a single judge (:func:`judge_options`)."""
+    return _one_judge(options["judge_spec"], options)
+
+
+def one_dry_run_judge(options: dict[str, Any]) -> Judge:
+    """:func:`one_judge` for ``--dry-run``: renders prompts and reads the cache, never calls a model."""
+    return _one_dry_run_judge(options["judge_spec"], options)
+
+
+def _one_judge(spec: str, options: dict[str, Any]) -> Judge:
     return make_judge(
         spec,
         api_base=options["api_base"],
         api_key=api_key_for(spec, options["api_key"], options["api_base"]),
-        cache_dir=_cache_dir(options),
+        cache_dir=_cache_dir(spec, options),
         concurrency=options["concurrency"],
         rpm=options["rpm"],
         tpm=options["tpm"],
@@ -152,11 +220,15 @@ def judge_from_options(options: dict[str, Any]) -> Judge:
     )
 
 
-def dry_run_judge(options: dict[str, Any]) -> Judge:
-    """A judge that renders prompts and reads the cache but never calls a model (for ``--dry-run``)."""
+def dry_run_judge(options: dict[str, Any]) -> Grader:
+    """A judge (or a panel of them) that renders prompts and reads the cache but never calls a model."""
+    return _panel([_one_dry_run_judge(spec, options) for spec in _specs(options)], options)
+
+
+def _one_dry_run_judge(spec: str, options: dict[str, Any]) -> Judge:
     return make_dry_run_judge(
-        options["judge_spec"],
-        cache_dir=_cache_dir(options),
+        spec,
+        cache_dir=_cache_dir(spec, options),
         prompt_dir=options["prompt_dir"],
         structured=not options["no_structured"],
         price=parse_price(options["price"]),

@@ -53,11 +53,24 @@ def _annotator(name: str | None) -> str:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind; others than loopback warn.")
 @click.option("--annotator", help="Your name on the labels [default: $ASSAY_ANNOTATOR or your login name].")
 @click.option("--blind", is_flag=True, help="Hide the judge's grade and reason until you have graded the item.")
-@click.option("--queue", type=click.Choice(list(QUEUES)), default="stratified", show_default=True)
+@click.option(
+    "--queue",
+    type=click.Choice(list(QUEUES)),
+    default=None,
+    help="Order of the items [default: disagreement when judges disagree on some item (a panel of judges), else "
+    "stratified].",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the queue order (recorded).")
 @click.option("--no-browser", is_flag=True, help="Only print the URL; do not open a browser.")
 def audit(  # noqa: PLR0917 (click passes options positionally by name)
-    golden: Path, port: int, host: str, annotator: str | None, blind: bool, queue: str, seed: int, no_browser: bool
+    golden: Path,
+    port: int,
+    host: str,
+    annotator: str | None,
+    blind: bool,
+    queue: str | None,
+    seed: int,
+    no_browser: bool,
 ) -> None:
     """Review judge labels by hand on a local web page, with the keyboard.
 
@@ -84,6 +97,7 @@ def audit(  # noqa: PLR0917 (click passes options positionally by name)
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{sock.getsockname()[1]}/"
+    queue = app.state.audit.queue
     click.echo(f"Auditing {golden} as {name} ({queue} queue, seed {seed}{', blind' if blind else ''}): {url}")
     click.echo("Press Ctrl-C to stop; every label is saved as it is made.")
     if not no_browser:

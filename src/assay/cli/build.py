@@ -13,12 +13,15 @@ from rich.table import Table
 
 from assay.cli._app import main
 from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
-from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
+from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
+from assay.judge.panel import Grader, Panel, judges_of, merged_usage
 from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
 from assay.pipelines.bootstrap.estimate import ACCEPT_LOW, FILTER_PASS_LOW
+from assay.pipelines.evaluate.agreement import panel_agreement
+from assay.report.panel import panel_lines
 
 __all__ = ["build"]
 
@@ -44,8 +47,8 @@ _SUMMARY = (
 class _StageProgress:
     """A rich progress bar per stage, with cache hits, tokens and cost of judge stages."""
 
-    def __init__(self, judge: Judge, console: Console) -> None:
-        self.judge = judge
+    def __init__(self, judge: Grader, console: Console) -> None:
+        self.judges = judges_of(judge)
         columns = (
             TextColumn("{task.fields[stage]:<14}"),
             BarColumn(),
@@ -56,7 +59,7 @@ class _StageProgress:
         self.tasks: dict[str, TaskID] = {}
 
     def _text(self, stage: str) -> str:
-        usage = self.judge.usage.get(stage)
+        usage = merged_usage(self.judges).get(stage)
         if stage not in _JUDGE_STAGES or usage is None:
             return ""
         cost = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
@@ -97,7 +100,7 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @main.command()
 @click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Golden-set folder to write.")
-@judge_options
+@panel_options
 @batch_options
 @click.option(
     "--questions",
@@ -172,6 +175,10 @@ def build(
     --pool-run NAME=cmd:COMMAND asks it per question during the build; with run files, build in two steps,
     --stop-after questions, then --pool-run NAME=RUN (same options and judge cache, so the same questions).
 
+    Several --judge make a panel: every pooled pair is graded by each judge and combined by --combine (each label
+    keeps every judge's vote; the summary gives their agreement and assay audit shows the pairs they disagree on
+    first); the other stages use the first judge.
+
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
     for no call twice. The folder appears only once complete.
 
@@ -181,6 +188,8 @@ def build(
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --dry-run
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 10000 --batch   # half price
+      assay build docs/ -o golden/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest \\
+          --judge openai/gpt-4.1-mini --combine majority   # a panel grades relevance
       assay build chunks.jsonl -o golden/ --judge offline --questions 200 \\
           --pool-run 'es=cmd:python es_search.py --query {query} --k {k}' --no-pool-bm25
       assay build docs/ -o golden/ --judge hosted_vllm/Qwen2.5-7B --api-base http://gpu:8000/v1 \\
@@ -192,10 +201,10 @@ def build(
     console = Console(stderr=True)
     if dry_run:
         estimator = dry_run_judge(options)
-        direct = batch_dry_run(estimator, options)
+        direct = batch_dry_run(estimator, options) if isinstance(estimator, Judge) else None
         estimate = estimate_build(paths, judge=estimator, settings=settings)
         _print_estimate(estimate, console)
-        if options["batch"]:
+        if options["batch"] and isinstance(estimator, Judge):
             click.echo(saving_line(estimate.cost_usd, direct, estimator.price))
         return
     judge = judge_from_options(options)
@@ -217,7 +226,8 @@ def build(
                 stop_after="questions" if stop_after == "questions" else None,
             )
     except BudgetExceeded as exc:
-        click.echo(f"Stopped: {exc}. Nothing was written to {output}; {judge.stats.calls} calls were made.", err=True)
+        calls = sum(one.stats.calls for one in judges_of(judge))
+        click.echo(f"Stopped: {exc}. Nothing was written to {output}; {calls} calls were made.", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         click.echo(f"Interrupted. Nothing was written to {output}; rerun the same command to resume.", err=True)
@@ -292,7 +302,7 @@ def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
     )
 
 
-def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Console) -> None:
+def _print_summary(golden: GoldenSet, judge: Grader, output: Path, console: Console) -> None:
     counts = golden.manifest.counts
     warnings: list[str] = list((golden.manifest.model_extra or {}).get("warnings", []))
     for warning in warnings:
@@ -303,7 +313,7 @@ def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Conso
     for stage, keys in _SUMMARY:
         shown = [f"{k}={counts[k]}" for k in keys if k in counts]
         stages.add_row(stage, "  ".join(shown))
-    usage = Table(title=f"judge usage ({judge.model})")
+    usage = Table(title=f"judge usage ({', '.join(one.model for one in judges_of(judge))})")
     for column in ("stage", "calls", "cached", "unscored", "prompt tokens", "completion tokens", "cost"):
         usage.add_column(column, justify="left" if column == "stage" else "right")
     for stage, u in golden.manifest.usage.items():
@@ -312,6 +322,12 @@ def _print_summary(golden: GoldenSet, judge: Judge, output: Path, console: Conso
     out = Console()
     out.print(stages)
     out.print(usage)
+    if isinstance(judge, Panel):
+        for one in judge.judges:
+            click.echo(f"judge {one.model}: cost {'unknown' if one.cost is None else f'${one.cost:.4f}'}")
+        agreement = panel_agreement(golden.qrels)
+        for line in panel_lines(agreement) if agreement is not None else []:
+            click.echo(line)
     click.echo(f"{len(warnings)} warning(s); wrote the golden set to {output}")
     click.echo(
         f"next: assay eval {output} RUN.jsonl -o report/  (score a retriever's run)  |  assay audit {output}  "

@@ -20,6 +20,7 @@ from assay.cli._target_options import ask_targets, target_options
 from assay.cli.cache import resolve_cache_dir
 from assay.errors import ConfigError
 from assay.judge import Judge
+from assay.judge.panel import Grader, judges_of
 from assay.judge.prompts import load_prompt, prompt_names
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
@@ -99,17 +100,19 @@ def audit_labels(
 class _Bar:
     """A progress bar of judge calls with calls made, cache hits, tokens and cost so far."""
 
-    def __init__(self, judge: Judge, console: Console) -> None:
-        self.judge = judge
+    def __init__(self, judge: Grader, console: Console) -> None:
+        self.judges = judges_of(judge)
         columns = (TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
         self.bar = Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal)
         self.task: TaskID | None = None
 
     def _text(self) -> str:
-        s, usage = self.judge.stats, self.judge.usage.values()
-        tokens = sum(u.prompt_tokens + u.completion_tokens for u in usage)
-        cost = "cost unknown" if self.judge.price is None else f"${self.judge.spent:.4f}"
-        return f"calls {s.calls}  cached {s.cache_hits + s.deduped}  unscored {s.unscored}  tokens {tokens}  {cost}"
+        stats = [one.stats for one in self.judges]
+        tokens = sum(u.prompt_tokens + u.completion_tokens for one in self.judges for u in one.usage.values())
+        priced = all(one.price is not None for one in self.judges)
+        cost = f"${self.judges[0].spent:.4f}" if priced else "cost unknown"
+        calls, cached = sum(s.calls for s in stats), sum(s.cache_hits + s.deduped for s in stats)
+        return f"calls {calls}  cached {cached}  unscored {sum(s.unscored for s in stats)}  tokens {tokens}  {cost}"
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.task is None:
@@ -308,11 +311,20 @@ _BATCH_ROUNDS = (
 
 
 def judge_card(options: dict[str, Any]) -> JudgeCardSummary:
-    """The card of the judge in use: ``--judge-card``, else the one ``assay judge-check`` kept beside the cache."""
+    """The card of the judge in use: ``--judge-card``, else the one ``assay judge-check`` kept beside the cache. With
+    a panel, the first judge's card, with a note naming the judges whose cards are not shown."""
     spec = options["judge_spec"]
     where = options["judge_card"] or card_home(resolve_cache_dir(options["cache_dir"]), spec)
     prompts = [load_prompt(name, options["prompt_dir"]) for name in (POINTWISE_PROMPT, LISTWISE_PROMPT)]
-    return summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
+    card = summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
+    others = options["judge_specs"][1:]
+    if others:
+        note = (
+            f"the panel's other judges ({', '.join(others)}) have their own cards: assay judge-check --judge MODEL "
+            "for each; the agreement between the judges is under judges"
+        )
+        card.note = f"{card.note}; {note}" if card.note else note
+    return card
 
 
 def _report(done: Evaluated, output: Path, console: Console) -> None:
@@ -334,7 +346,7 @@ def _dry_run(
         console.print("dry run without a judge: no calls to make")
         return
     estimator = dry_run_judge(options)
-    direct = batch_dry_run(estimator, options)
+    direct = batch_dry_run(estimator, options) if isinstance(estimator, Judge) else None
     estimates = estimate_evaluation(golden, list(specs), estimator, settings)
     table = Table(title="dry run: judge calls of this evaluation")
     for column in ("stage", "calls", "cached", "prompt tokens", "cost bound"):
@@ -343,7 +355,7 @@ def _dry_run(
         cost = "unknown (give --price)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
         table.add_row(stage, str(e.calls), str(e.cached), str(e.prompt_tokens), cost)
     console.print(table)
-    if options["batch"]:
+    if options["batch"] and isinstance(estimator, Judge):
         costs = [e.cost_usd for e in estimates.values()]
         total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
         click.echo(saving_line(total, direct, estimator.price))

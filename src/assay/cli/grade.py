@@ -14,13 +14,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from assay.aio import run_sync
 from assay.cli._app import main
 from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
-from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
+from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import NothingProduced
 from assay.formats.atomic import atomic_write
 from assay.formats.pairs import read_pairs as load_pairs
-from assay.judge import Graded, Judge, Pair, estimate_pairs, grade_pairs_detailed
+from assay.judge import Graded, Judge, Pair, grade_pairs_detailed
 from assay.judge.guards import ECHO
-from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
+from assay.judge.panel import Grader, Panel, judges_of
+from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT, estimate_each, estimate_pairs
+from assay.pipelines.evaluate.agreement import panel_agreement
+from assay.report.panel import panel_lines
+from assay.types import Unscored
 
 __all__ = ["grade", "read_pairs"]
 
@@ -44,6 +48,8 @@ def _record(graded: Graded) -> dict[str, Any]:
     }
     if label.unscored is not None:
         record["unscored"] = label.unscored.model_dump(mode="json")
+    if label.votes is not None:
+        record["votes"] = [vote.model_dump(mode="json") for vote in label.votes]
     return record
 
 
@@ -54,22 +60,43 @@ def _tokens_and_cost(judge: Judge) -> tuple[int, int, str]:
     return *tokens, "unknown" if judge.price is None else f"${judge.spent:.4f}"
 
 
-def _summary(judge: Judge, graded: list[Graded]) -> str:
-    prompt_tokens, completion_tokens, cost = _tokens_and_cost(judge)
+def _summary(grader: Grader, graded: list[Graded]) -> list[str]:
+    """One line for one judge; for a panel, one per judge, then the combined labels and the judges' agreement."""
+    if not isinstance(grader, Panel):
+        return [_judge_line(f"graded {len(graded)} pairs", grader, [g.label.unscored for g in graded])]
+    lines = [
+        _judge_line(
+            f"judge {judge.model}", judge, [v.unscored for g in graded for v in (g.label.votes or ())[i : i + 1]]
+        )
+        for i, judge in enumerate(grader.judges)
+    ]
+    unscored = sum(g.label.grade is None for g in graded)
+    cost = "unknown" if not grader.price_known else f"${grader.spent:.4f}"
+    lines.append(
+        f"graded {len(graded)} pairs by {grader.model}: {unscored} unscored (no more than half the judges scored "
+        f"them); cost {cost} in all"
+    )
+    agreement = panel_agreement([g.label for g in graded])
+    return [*lines, *(panel_lines(agreement) if agreement is not None else [])]
+
+
+def _judge_line(head: str, judge: Judge, unscored: list[Unscored | None]) -> str:
+    prompt_tokens, completion_tokens, _ = _tokens_and_cost(judge)
+    cost = "unknown" if judge.cost is None else f"${judge.cost:.4f}"
     stats = judge.stats
-    kinds = _kinds(judge, graded)
+    kinds = _kinds(judge, unscored)
     return (
-        f"graded {len(graded)} pairs: {stats.calls} calls, {stats.cache_hits + stats.deduped} cached, "
+        f"{head}: {stats.calls} calls, {stats.cache_hits + stats.deduped} cached, "
         f"{stats.retries} retries, {sum(kinds.values())} unscored{_kinds_text(kinds)}; tokens {prompt_tokens} in / "
         f"{completion_tokens} out; cost {cost}"
     )
 
 
-def _kinds(judge: Judge, graded: list[Graded]) -> Counter[str]:
+def _kinds(judge: Judge, unscored: list[Unscored | None]) -> Counter[str]:
     """Unscored answers by kind: the judge's counts, and the answers it parsed that the relevance guard then refused
     (``echo``: an answer copied from inside the passage), which the judge counted as answered."""
     kinds = Counter(judge.stats.unscored_kinds)
-    kinds[ECHO] += sum(g.label.unscored is not None and g.label.unscored.kind == ECHO for g in graded)
+    kinds[ECHO] += sum(u is not None and u.kind == ECHO for u in unscored)
     return +kinds
 
 
@@ -79,14 +106,17 @@ def _kinds_text(kinds: Counter[str]) -> str:
     return f" ({text})" if text else ""
 
 
-def _progress_text(judge: Judge) -> str:
-    prompt_tokens, completion_tokens, cost = _tokens_and_cost(judge)
-    s = judge.stats
-    tokens = prompt_tokens + completion_tokens
-    return f"cached {s.cache_hits + s.deduped}  retries {s.retries}  unscored {s.unscored}  tokens {tokens}  {cost}"
+def _progress_text(grader: Grader) -> str:
+    judges = judges_of(grader)
+    spent = [_tokens_and_cost(judge) for judge in judges]
+    tokens = sum(p + c for p, c, _ in spent)
+    cached = sum(j.stats.cache_hits + j.stats.deduped for j in judges)
+    retries, unscored = sum(j.stats.retries for j in judges), sum(j.stats.unscored for j in judges)
+    cost = "unknown" if any(j.price is None for j in judges) else f"${judges[0].spent:.4f}"
+    return f"cached {cached}  retries {retries}  unscored {unscored}  tokens {tokens}  {cost}"
 
 
-async def _run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int) -> list[Graded]:
+async def _run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int) -> list[Graded]:
     console = Console(stderr=True)
     columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
     with Progress(*columns, TimeElapsedColumn(), console=console, disable=not console.is_terminal) as progress:
@@ -104,7 +134,7 @@ async def _run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int)
 @main.command()
 @click.argument("pairs_file", metavar="PAIRS.jsonl", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Labels JSONL.")
-@judge_options
+@panel_options
 @batch_options
 @click.option("--listwise", type=click.IntRange(1, 50), default=None, help="Grade N chunks of a question per call.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the listwise shuffle.")
@@ -123,6 +153,12 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
       assay grade pairs.jsonl -o labels.jsonl --judge openai/gpt-4o-mini --batch   # half price, within 24 h
       assay grade pairs.jsonl -o labels.jsonl --judge hosted_vllm/Qwen2.5-7B --api-base http://gpu:8000/v1 \\
           --concurrency 64 --listwise 5
+      assay grade pairs.jsonl -o labels.jsonl --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest \\
+          --judge openai/gpt-4.1-mini --combine majority   # a panel: each judge's vote on every line
+
+    With several --judge, every pair is graded by each judge (each cached on its own) and the grades are combined
+    by --combine; each line then carries "votes" (each judge's grade and reason), and the summary gives the
+    agreement between the judges (Krippendorff's alpha, Cohen's kappa per pair of judges).
     """
     pairs = read_pairs(pairs_file)
     if dry_run:
@@ -135,27 +171,34 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
     with atomic_write(output) as handle:
         for item in graded:
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")
-    click.echo(_summary(judge, graded))
+    for line in _summary(judge, graded):
+        click.echo(line)
     echo_batch_summary(runner)
     click.echo(f"wrote {output}")
     if graded and all(item.label.grade is None for item in graded):
+        kinds = Counter(item.label.unscored.kind for item in graded if item.label.unscored is not None)
         raise NothingProduced(
-            f"every one of the {len(graded)} pairs is unscored{_kinds_text(_kinds(judge, graded))}: the judge cannot "
+            f"every one of the {len(graded)} pairs is unscored{_kinds_text(kinds)}: the judge cannot "
             f"grade with this model or these settings; each line of {output} gives its reason and fix"
         )
 
 
-def _dry_run(judge: Judge, pairs: list[Pair], listwise: int | None, seed: int, options: dict[str, Any]) -> None:
-    direct = batch_dry_run(judge, options)
+def _dry_run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int, options: dict[str, Any]) -> None:
+    direct = batch_dry_run(judge, options) if isinstance(judge, Judge) else None
     estimate = estimate_pairs(judge, pairs, listwise=listwise, seed=seed)
-    cost = (
-        "unknown (no price for this model; give --price)"
-        if estimate.cost_usd is None
-        else f"<= ${estimate.cost_usd:.4f}"
-    )
     click.echo(
         f"dry run: {len(pairs)} pairs, {estimate.cached} cached, {estimate.calls} calls to make, "
-        f"~{estimate.prompt_tokens} prompt tokens, cost {cost}"
+        f"~{estimate.prompt_tokens} prompt tokens, cost {_bound(estimate.cost_usd)}"
     )
-    if options["batch"]:
+    if isinstance(judge, Panel):
+        for model, each in estimate_each(judge, pairs, listwise=listwise, seed=seed):
+            click.echo(
+                f"  judge {model}: {each.cached} cached, {each.calls} calls, ~{each.prompt_tokens} prompt tokens, "
+                f"cost {_bound(each.cost_usd)}"
+            )
+    if options["batch"] and isinstance(judge, Judge):
         click.echo(saving_line(estimate.cost_usd, direct, judge.price))
+
+
+def _bound(cost: float | None) -> str:
+    return "unknown (no price for this model; give --price)" if cost is None else f"<= ${cost:.4f}"

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.aio import run_sync
 from assay.cli._app import main
-from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, judge_options
+from assay.cli._judge_options import check_context, judge_options, one_dry_run_judge, one_judge
 from assay.cli.cache import resolve_cache_dir
 from assay.judge import Judge
 from assay.pipelines.judgecheck import CheckSettings, JudgeCard, check_judge, estimate_check, load_source, write_card
@@ -100,9 +100,9 @@ def judge_check(
     settings = CheckSettings(queries=queries, seed=seed, repeats=repeats, per_probe=per_probe, groups=groups)
     source = load_source(labels, queries=queries, seed=seed)
     if dry_run:
-        _dry_run(dry_run_judge(options), source, settings)
+        _dry_run(one_dry_run_judge(options), source, settings)
         return
-    judge = judge_from_options(options)
+    judge = one_judge(options)
     check_context(judge, [POINTWISE, LISTWISE])
     card = run_sync(lambda: _run(judge, source, settings))
     write_card(card, output)

@@ -2,9 +2,10 @@
 
 :class:`Judge` renders prompt files, caches answers, limits concurrency, retries transient failures, validates
 structured outputs and records unscored items; :func:`make_judge` builds one from a litellm-style model string;
-:func:`grade_pairs` grades (question, chunk) pairs for relevance. A Python user's own ``openai.AsyncOpenAI`` or
-``AsyncAzureOpenAI`` client can carry the calls: ``make_judge("azure/DEPLOYMENT", client=client)``, or
-``Judge(OpenAIClientBackend(client), model=...)`` (:class:`OpenAIClientBackend` has the details).
+:func:`grade_pairs` grades (question, chunk) pairs for relevance, with one judge or a :class:`Panel` of several. A
+Python user's own ``openai.AsyncOpenAI`` or ``AsyncAzureOpenAI`` client can carry the calls:
+``make_judge("azure/DEPLOYMENT", client=client)``, or ``Judge(OpenAIClientBackend(client), model=...)``
+(:class:`OpenAIClientBackend` has the details).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from assay.judge.cache import JudgeCache
 from assay.judge.client import Estimate, Judge, Judgement, JudgeStats
 from assay.judge.factory import make_judge
 from assay.judge.limits import RateLimiter, RetryPolicy
+from assay.judge.panel import Panel
 from assay.judge.pricing import Price, price_for
 from assay.judge.prompts import Prompt, list_prompts, load_prompt
 from assay.judge.relevance import Graded, Pair, estimate_pairs, grade_pairs, grade_pairs_detailed
@@ -31,6 +33,7 @@ __all__ = [
     "Judgement",
     "OpenAIClientBackend",
     "Pair",
+    "Panel",
     "Price",
     "Prompt",
     "RateLimiter",

@@ -35,7 +35,7 @@ from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.batch import Batcher, Prepared, estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.cache_access import CacheAccess
-from assay.judge.limits import LoopState, RateLimiter, RetryPolicy
+from assay.judge.limits import Budget, LoopState, RateLimiter, RetryPolicy
 from assay.judge.output_limits import check_max_tokens, check_room, truncated
 from assay.judge.pricing import Price, price_for
 from assay.judge.prompts import Prompt, load_prompt
@@ -91,7 +91,7 @@ class Judge(CacheAccess):
         self.cache = cache
         self.concurrency = concurrency
         self.rpm, self.tpm = rpm, tpm
-        self.max_cost = max_cost
+        self.budget = Budget(max_cost)
         self.prompt_dir = prompt_dir
         self.structured = structured
         self.params = dict(params or {})
@@ -102,11 +102,31 @@ class Judge(CacheAccess):
             raise ConfigError(f"--max-cost needs a price for model {model!r}, which has none; give one with --price")
         self.usage: dict[str, StageUsage] = {}
         self.stats = JudgeStats()
-        self.spent = 0.0
         self._prompts: dict[str, Prompt] = {}
         self._state: LoopState | None = None
         self._context: int | bool | None = False  # False: not asked yet
         self.batching: Batcher | None = None  # set by assay.judge.batches.use_batches: lists go through batches
+
+    @property
+    def max_cost(self) -> float | None:
+        """The USD this judge may spend (its budget's, shared with the other judges of a panel); None: no limit."""
+        return self.budget.max_cost
+
+    @property
+    def spent(self) -> float:
+        """USD spent from this judge's budget (by every judge sharing it: :func:`assay.judge.panel.Panel`)."""
+        return self.budget.spent
+
+    @spent.setter
+    def spent(self, value: float) -> None:
+        self.budget.spent = value
+
+    @property
+    def cost(self) -> float | None:
+        """USD this judge's own calls cost, over every stage; None without a price."""
+        if self.price is None:
+            return None
+        return sum(usage.cost_usd or 0.0 for usage in self.usage.values())
 
     # -- preparing -------------------------------------------------------------------------------------------------
 

@@ -133,3 +133,11 @@ class LoopState:
     limiter: RateLimiter | None
     writer: Any = None  # assay.judge.cache.CacheWriter when the judge has a cache
     inflight: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Budget:
+    """USD spent and the most that may be (None: no limit); judges of one panel share one."""
+
+    max_cost: float | None = None
+    spent: float = 0.0

@@ -12,12 +12,17 @@ inside the passage (:mod:`assay.judge.guards`) is unscored too, kind ``echo``: t
 A group whose prompt does not fit the model's context (the server says so: unscored ``too_long``) is split in two
 and each half judged again, down to one passage, so a small context costs more calls, not labels; only a single
 passage too long for the context stays unscored.
+
+A :class:`~assay.judge.panel.Panel` in place of the judge grades every pair with each of its judges (each with its
+own cache, all at once) and combines the grades by the panel's rule; each combined label keeps every judge's vote.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +30,15 @@ from typing import Any
 from assay.judge.cache import derived_key
 from assay.judge.client import Estimate, Judge, Judgement
 from assay.judge.guards import ECHO, echoed_answer
-from assay.types import Provenance, RelevanceLabel, Unscored
+from assay.judge.panel import NO_QUORUM, Grader, Panel, combine_grades
+from assay.types import Provenance, RelevanceLabel, Unscored, Vote
 
 __all__ = [
     "LISTWISE_PROMPT",
     "POINTWISE_PROMPT",
     "Graded",
     "Pair",
+    "estimate_each",
     "estimate_pairs",
     "grade_pairs",
     "grade_pairs_detailed",
@@ -226,8 +233,80 @@ def _store(
     judge.cache_put_many(derived)
 
 
+def _vote(graded: Graded) -> Vote:
+    label = graded.label
+    prov = label.provenance
+    return Vote(
+        model=prov.model or "judge", grade=label.grade, prompt=prov.prompt, rationale=prov.rationale,
+        unscored=label.unscored,
+    )  # fmt: skip
+
+
+def _combined(panel: Panel, pair: Pair, votes: Sequence[Graded]) -> Graded:
+    """One pair's label from its judges' labels, by the panel's rule (module docstring of :mod:`.panel`)."""
+    grade = combine_grades([v.label.grade for v in votes], panel.combine)
+    given = ", ".join(f"{v.label.provenance.model} {_grade_text(v.label.grade)}" for v in votes)
+    first = votes[0].label.provenance
+    unscored = None
+    if grade is None:
+        why = "; ".join(
+            f"{v.label.provenance.model}: {v.label.unscored.reason}" for v in votes if v.label.unscored is not None
+        )
+        scored = sum(v.label.grade is not None for v in votes)
+        unscored = Unscored(
+            reason=f"only {scored} of {len(votes)} judges scored this pair, and a panel label needs more than half "
+            f"({why})",
+            kind=NO_QUORUM,
+        )
+    provenance = Provenance(
+        source="judge", model=panel.model, prompt=first.prompt, prompt_hash=first.prompt_hash,
+        rationale=f"{panel.combine} of {len(votes)} judges: {given}",
+    )  # fmt: skip
+    label = RelevanceLabel(
+        query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance, unscored=unscored,
+        votes=[_vote(v) for v in votes],
+    )  # fmt: skip
+    return Graded(label, all(v.cached for v in votes))
+
+
+def _grade_text(grade: int | None) -> str:
+    return "unscored" if grade is None else str(grade)
+
+
+async def _panel(
+    panel: Panel, pairs: Sequence[Pair], *, listwise: int | None, seed: int, stage: str, on_label: OnLabel | None
+) -> list[Graded]:
+    """Every pair graded by each judge at once, then combined; ``on_label`` gets a pair's combined label as soon as
+    its last judge has answered."""
+    n = len(panel.judges)
+    votes: dict[tuple[str, str], list[Graded | None]] = {}
+    wanted: Counter[tuple[str, str]] = Counter((p.query_id, p.chunk_id) for p in pairs)
+    received: Counter[tuple[str, str]] = Counter()
+    by_key = {(p.query_id, p.chunk_id): p for p in pairs}
+
+    def arrive(index: int) -> OnLabel:
+        def take(graded: Graded) -> None:
+            key = (graded.label.query_id, graded.label.chunk_id)
+            votes.setdefault(key, [None] * n)[index] = graded
+            received[key] += 1
+            if on_label is not None and received[key] == n * wanted[key]:
+                done = [v for v in votes[key] if v is not None]
+                for _ in range(wanted[key]):
+                    on_label(_combined(panel, by_key[key], done))
+
+        return take
+
+    results = await asyncio.gather(
+        *(
+            grade_pairs_detailed(judge, pairs, listwise=listwise, seed=seed, stage=stage, on_label=arrive(i))
+            for i, judge in enumerate(panel.judges)
+        )
+    )
+    return [_combined(panel, pair, [r[i] for r in results]) for i, pair in enumerate(pairs)]
+
+
 async def grade_pairs_detailed(
-    judge: Judge,
+    judge: Grader,
     pairs: Sequence[Pair],
     *,
     listwise: int | None = None,
@@ -238,26 +317,74 @@ async def grade_pairs_detailed(
     """Grade ``pairs`` in order; like :func:`grade_pairs` with whether each label came from the cache."""
     if listwise is not None and listwise < 1:
         raise ValueError(f"listwise group size must be at least 1, got {listwise}")
+    if isinstance(judge, Panel):
+        return await _panel(judge, pairs, listwise=listwise, seed=seed, stage=stage, on_label=on_label)
     if listwise is None:
         return await _pointwise(judge, pairs, stage, on_label)
     return await _listwise(judge, pairs, size=listwise, seed=seed, stage=stage, on_label=on_label)
 
 
 async def grade_pairs(
-    judge: Judge, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0, stage: str = "relevance"
+    judge: Grader, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0, stage: str = "relevance"
 ) -> list[RelevanceLabel]:
-    """Relevance labels for ``pairs``, in order; unscored pairs have ``grade=None`` and ``unscored`` set."""
+    """Relevance labels for ``pairs``, in order; unscored pairs have ``grade=None`` and ``unscored`` set. With a
+    panel, each label is the panel's combined label with every judge's vote."""
     graded = await grade_pairs_detailed(judge, pairs, listwise=listwise, seed=seed, stage=stage)
     return [g.label for g in graded]
 
 
-def estimate_pairs(judge: Judge, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0) -> Estimate:
-    """A dry-run estimate (calls, cached, prompt tokens, cost bound) for :func:`grade_pairs` with these settings."""
+def estimate_pairs(judge: Grader, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0) -> Estimate:
+    """A dry-run estimate (calls, cached, prompt tokens, cost bound) for :func:`grade_pairs` with these settings;
+    for a panel, summed over its judges (``cached``: pairs every judge has cached; cost None when a judge has no
+    price). :func:`estimate_each` gives one estimate per judge."""
+    if isinstance(judge, Panel):
+        return _sum_estimates(estimate_each(judge, pairs, listwise=listwise, seed=seed), pairs, judge, listwise)
     if listwise is None:
         return judge.estimate(POINTWISE_PROMPT, [{"question": p.question, "passage": p.text} for p in pairs])
-    keys = _pair_keys(judge, pairs)
-    stored = judge.cache_get_many(keys)
-    todo = [(i, p) for i, p in enumerate(pairs) if keys[i] not in stored]
+    todo, _ = _uncached(judge, pairs)
     groups = _groups(todo, listwise, seed)
     estimate = judge.estimate(LISTWISE_PROMPT, [_group_variables(g) for g in groups])
     return Estimate(estimate.calls, len(pairs) - len(todo), estimate.prompt_tokens, estimate.cost_usd)
+
+
+def estimate_each(
+    grader: Grader, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0
+) -> list[tuple[str, Estimate]]:
+    """(model, estimate) for each judge of ``grader`` (one for a single judge)."""
+    judges = grader.judges if isinstance(grader, Panel) else (grader,)
+    return [(j.model, estimate_pairs(j, pairs, listwise=listwise, seed=seed)) for j in judges]
+
+
+def _uncached(judge: Judge, pairs: Sequence[Pair]) -> tuple[list[tuple[int, Pair]], Mapping[str, str]]:
+    keys = _pair_keys(judge, pairs)
+    stored = judge.cache_get_many(keys)
+    return [(i, p) for i, p in enumerate(pairs) if keys[i] not in stored], stored
+
+
+def _sum_estimates(
+    each: list[tuple[str, Estimate]], pairs: Sequence[Pair], panel: Panel, listwise: int | None
+) -> Estimate:
+    estimates = [e for _, e in each]
+    costs = [e.cost_usd for e in estimates]
+    cached = _cached_by_all(panel, pairs, listwise)
+    return Estimate(
+        calls=sum(e.calls for e in estimates),
+        cached=cached,
+        prompt_tokens=sum(e.prompt_tokens for e in estimates),
+        cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
+    )
+
+
+def _cached_by_all(panel: Panel, pairs: Sequence[Pair], listwise: int | None) -> int:
+    """How many pairs every judge of the panel has in its cache."""
+    if listwise is None:
+        hit = [True] * len(pairs)
+        for judge in panel.judges:
+            prepared = [judge._prepare(POINTWISE_PROMPT, {"question": p.question, "passage": p.text}) for p in pairs]
+            stored = judge.cache_get_many([x.key for x in prepared])
+            hit = [h and x.key in stored for h, x in zip(hit, prepared, strict=True)]
+        return sum(hit)
+    todo: set[int] = set()
+    for judge in panel.judges:
+        todo.update(i for i, _ in _uncached(judge, pairs)[0])
+    return len(pairs) - len(todo)

@@ -22,6 +22,7 @@ from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 from assay.report import _system as sysr
+from assay.report import panel as pn
 from assay.report import plots
 
 __all__ = ["render_html", "write_html"]
@@ -168,6 +169,18 @@ def _agreement_view(result: EvalResult) -> dict[str, Any] | None:
     }
 
 
+def _judges_view(result: EvalResult) -> dict[str, Any] | None:
+    agreement = result.judges
+    if agreement is None:
+        return None
+    return {
+        "line": pn.summary_line(agreement),
+        "judges": pn.judge_lines(agreement),
+        "columns": pn.PAIR_COLUMNS,
+        "rows": pn.pair_rows(agreement),
+    }
+
+
 def _number(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
@@ -248,6 +261,7 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
             for c in result.corrected
         ],
         "agreement": _agreement_view(result),
+        "judges": _judges_view(result),
         "not_audited": agr.not_audited(result),
         "labels": agr.labels_line(result),
         "queries": None if per_query is None else _query_table(per_query),

@@ -17,6 +17,7 @@ from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 from assay.report import _system as sysr
+from assay.report import panel as pn
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 
@@ -45,6 +46,7 @@ def render_markdown(result: EvalResult) -> str:
     lines += _comparisons(result)
     lines += _diagnosis(result)
     lines += _agreement(result)
+    lines += _judges(result)
     lines += _corrected(result)
     lines += _usage(result)
     lines += _system(result)
@@ -242,6 +244,17 @@ def _agreement(result: EvalResult) -> list[str]:
     for field, blocks in summary.strata.items():
         lines += _agreement_strata(field, blocks)
     return lines
+
+
+def _judges(result: EvalResult) -> list[str]:
+    """Agreement between the judges of a panel: the summary, each judge, a table with a row per pair of judges."""
+    agreement = result.judges
+    if agreement is None:
+        return []
+    lines = ["## Judges", "", md_escape(pn.summary_line(agreement)), ""]
+    lines += [f"- {md_escape(line)}" for line in pn.judge_lines(agreement)]
+    rows = [[md_escape(cell) for cell in row] for row in pn.pair_rows(agreement)]
+    return [*lines, "", *_table(list(pn.PAIR_COLUMNS), rows, "lrrrrrrr")]
 
 
 def _matrix(block: AgreementBlock) -> list[str]:

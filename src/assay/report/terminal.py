@@ -15,11 +15,19 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.pipelines.evaluate.results import AgreementSummary, Comparison, EvalResult, MetricSummary, RunResult
+from assay.pipelines.evaluate.results import (
+    AgreementSummary,
+    Comparison,
+    EvalResult,
+    MetricSummary,
+    PanelAgreement,
+    RunResult,
+)
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 from assay.report import _system as sysr
+from assay.report import panel as pn
 
 __all__ = ["render_terminal"]
 
@@ -43,6 +51,9 @@ def render_terminal(result: EvalResult, console: Console) -> None:
         console.print(Text(advice, style="dim"))
     elif result.agreement is not None:
         console.print(_agreement(result.agreement))
+    if result.judges is not None:
+        console.print()
+        console.print(_judges(result.judges))
     if result.corrected:
         console.print()
         console.print(_corrected(result))
@@ -249,6 +260,17 @@ def _agreement(summary: AgreementSummary) -> Table:
         table.add_row(Text(row.label), Text(row.value, style="bold"), Text(row.interval))
     for row in agr.human_rows(summary):
         table.add_row(Text(f"between annotators: {row.label}"), Text(row.value), Text(row.interval))
+    return table
+
+
+def _judges(agreement: PanelAgreement) -> Table:
+    """Agreement between the judges of a panel: the summary and each judge as the title, a row per pair of judges."""
+    title = "\n".join([f"Judges: {pn.summary_line(agreement)}", *pn.judge_lines(agreement)])
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
+    for name in pn.PAIR_COLUMNS:
+        table.add_column(name, justify="left" if name == "judges" else "right")
+    for row in pn.pair_rows(agreement):
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 

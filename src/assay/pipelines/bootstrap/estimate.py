@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.corpus.pooling import Bm25Index, PoolEntry
-from assay.judge.client import Estimate, Judge
+from assay.judge.client import Estimate
+from assay.judge.panel import Grader, judges_of, primary_of
 from assay.judge.relevance import Pair, estimate_pairs
 from assay.pipelines.bootstrap.judging import generation_variables, passages_of
 from assay.pipelines.bootstrap.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
@@ -146,8 +147,10 @@ def _proxy_query(chunk: Chunk, size: int = 10) -> str:
     return chunk_query(chunk, size) or chunk.text[:200]
 
 
-def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: BuildSettings) -> BuildEstimate:
-    """Estimate a build of ``corpus`` (module docstring); the judge is only asked to render and look up its cache."""
+def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: BuildSettings) -> BuildEstimate:
+    """Estimate a build of ``corpus`` (module docstring); the judge is only asked to render and look up its cache.
+    With a panel, the relevance stage has one row per judge (``relevance MODEL``); the rest is its first judge's."""
+    grader, judge = judge, primary_of(judge)
     ingested, chunks, index = prepare_corpus(corpus, settings)
     sampled = plan_seeds(chunks, index, settings, ingested.documents)
     by_id = {c.id: c for c in chunks}
@@ -167,11 +170,14 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Judge, settings: Bui
         result.stages.append(_ranged("critic", critic, critic, FILTER_PASS_LOW))
     high = {s.id: _pool_high(s, by_id, index, settings) for s in seeds}
     low = {s.id: _pool_low(s, by_id, index, settings) for s in seeds}
-    relevance = [
-        estimate_pairs(judge, _pairs(seeds, pools, by_id, asked), listwise=settings.listwise, seed=settings.seed)
-        for pools in (high, low)
-    ]
-    result.stages.append(_ranged("relevance", relevance[0], relevance[1], ACCEPT_LOW))
+    panel = judges_of(grader)
+    for one in panel:
+        relevance = [
+            estimate_pairs(one, _pairs(seeds, pools, by_id, asked), listwise=settings.listwise, seed=settings.seed)
+            for pools in (high, low)
+        ]
+        stage = "relevance" if len(panel) == 1 else f"relevance {one.model}"
+        result.stages.append(_ranged(stage, relevance[0], relevance[1], ACCEPT_LOW))
     answerable = [s for s in seeds if s.type != "unanswerable"]
     size = settings.support_passages
     support_high = [v for s in answerable for v in _support_calls(asked[s.id], high[s.id], by_id, size)]

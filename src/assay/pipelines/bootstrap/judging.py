@@ -23,6 +23,7 @@ from typing import Any
 
 from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Judge, Judgement
+from assay.judge.panel import Grader
 from assay.judge.relevance import Pair, grade_pairs_detailed
 from assay.pipelines.bootstrap.sampling import Seed
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput, drop
@@ -179,14 +180,15 @@ def _critic_verdict(question: Question, j: Judgement[Any], minimum: int) -> tupl
 
 async def grade_pools(
     questions: Sequence[Question],
-    judge: Judge,
+    judge: Grader,
     settings: BuildSettings,
     ctx: BuildContext,
     progress: ProgressFn | None,
     *,
     runs: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> StageOutput[RelevanceLabel]:
-    """Pool candidate chunks for every question and grade every pooled pair (qrels, unscored kept with grade None).
+    """Pool candidate chunks for every question and grade every pooled pair (qrels, unscored kept with grade None);
+    with a panel, by each of its judges, combined.
     ``runs``: run name -> question id -> ranked chunk ids (the top k of the user's retrievers), pooled too."""
     pairs: list[Pair] = []
     counts = dict.fromkeys(("pooled_pairs", "pool_source", "pool_bm25", "pool_neighbour", "pool_near_duplicate"), 0)

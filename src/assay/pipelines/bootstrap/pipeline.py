@@ -21,6 +21,11 @@ Counts in the manifest add up: ``seeds = generated + dropped_by_generation_unsco
 sum of dropped_by_<filter>`` over evidence, leakage, near_duplicate, critic, critic_unscored and
 unanswerable_answered; ``relabelled`` counts accepted-or-not questions whose type changed.
 
+Several judges: ``judge`` may be a :class:`~assay.judge.panel.Panel`; the relevance stage then grades every pooled pair
+with each of its judges and keeps the combined label with every vote; the other stages use its first judge. The
+manifest names the panel as the relevance model, its judges and rule under ``settings["panel"]``, and sums usage per
+stage over the judges (each judge's cost under ``settings["panel"]["cost_usd"]``).
+
 Resuming: every judge call is cached by the judge (when it has a cache), and every choice is seeded, so an
 interrupted build (``--max-cost`` reached, Ctrl-C, a crash) rerun with the same settings pays for no call twice.
 Nothing is written before the last stage, and the golden folder is swapped in atomically.
@@ -40,6 +45,7 @@ from assay.formats.atomic import atomic_dir
 from assay.formats.golden import GoldenSet
 from assay.formats.topics import write_topics
 from assay.judge.client import Judge
+from assay.judge.panel import Grader, Panel, judges_of, merged_usage, primary_of
 from assay.pipelines.bootstrap.estimate import BuildEstimate, StageEstimate, estimate_build
 from assay.pipelines.bootstrap.filters import (
     assign_difficulty,
@@ -118,7 +124,7 @@ class _Run:
 async def abuild_golden(
     corpus: Path | Sequence[Path],
     *,
-    judge: Judge,
+    judge: Grader,
     settings: BuildSettings,
     progress: ProgressFn | None = None,
     output: Path | None = None,
@@ -127,6 +133,7 @@ async def abuild_golden(
     stop_after: Literal["questions"] | None = None,
 ) -> GoldenSet:
     """:func:`build_golden` in a running event loop (the judge is not closed)."""
+    grader, judge = judge, primary_of(judge)
     _check_output(output, overwrite)
     for spec in settings.pool_runs:
         parse_pool_run(spec)  # a malformed --pool-run fails before any work
@@ -148,21 +155,21 @@ async def abuild_golden(
     run.counts["accepted"] = len(questions)
     check_something_built(run.counts, judge)  # before paying for pools
     if stop_after == "questions":
-        stage = _stopped(_manifest(judge, settings, ingested, chunks, run), chunks, questions)
+        stage = _stopped(_manifest(grader, settings, ingested, chunks, run), chunks, questions)
         if output is not None:
             _write_stopped(stage, output, overwrite)
         return stage
     runs = await _pool_runs(questions, settings, ctx, run)
-    graded = run.take("relevance", await grade_pools(questions, judge, settings, ctx, progress, runs=runs))
+    graded = run.take("relevance", await grade_pools(questions, grader, settings, ctx, progress, runs=runs))
     checked, labels = check_unanswerable(questions, graded)
     questions = run.take("unanswerable", checked)
     run.counts["accepted"] = len(questions)
-    check_something_built(run.counts, judge)
+    check_something_built(run.counts, grader)
     nuggets = run.take(
         "support", await map_support(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
     )
     golden = GoldenSet(
-        manifest=_manifest(judge, settings, ingested, chunks, run),
+        manifest=_manifest(grader, settings, ingested, chunks, run),
         documents=list(ingested.documents),
         chunks=chunks,
         questions=questions,
@@ -204,13 +211,16 @@ _CAUSES = {
 }
 
 
-def check_something_built(counts: dict[str, int], judge: Judge) -> None:
+def check_something_built(counts: dict[str, int], judge: Grader) -> None:
     """Raise :class:`NothingProduced` when no question was accepted or every relevance label is unscored.
 
     The message names the stage that dropped the most, the likely cause, and what the judge's unscored answers
-    were (truncated, loops, over the context, invalid), so a too-small model or an unfollowed prompt is plain.
+    were (truncated, loops, over the context, invalid; per judge of a panel), so a too-small model or an unfollowed
+    prompt is plain.
     """
-    unscored = judge.stats.unscored_text()
+    judges = judges_of(judge)
+    texts = [(one.model, one.stats.unscored_text()) for one in judges]
+    unscored = "; ".join(f"{model}: {text}" if len(judges) > 1 else text for model, text in texts if text)
     unscored_note = f"; unscored judge answers: {unscored}" if unscored else ""
     if counts.get("accepted", 0) == 0:
         stages = {key: counts.get(key, 0) for key in _CAUSES}
@@ -274,7 +284,7 @@ def _write_stopped(stage: GoldenSet, output: Path, overwrite: bool) -> None:
 def build_golden(
     corpus: Path | Sequence[Path],
     *,
-    judge: Judge,
+    judge: Grader,
     settings: BuildSettings,
     progress: ProgressFn | None = None,
     output: Path | None = None,
@@ -282,7 +292,8 @@ def build_golden(
     notify: Callable[[str], None] | None = None,
     stop_after: Literal["questions"] | None = None,
 ) -> GoldenSet:
-    """Build a golden set from ``corpus`` (a folder, or a list of files/folders) with ``judge``.
+    """Build a golden set from ``corpus`` (a folder, or a list of files/folders) with ``judge`` (a judge, or a
+    :class:`~assay.judge.panel.Panel` whose judges all grade relevance and whose first judge does the rest).
 
     ``progress(stage, done, total)`` is called as stages advance. With ``output`` the folder is written atomically
     (an existing non-empty folder needs ``overwrite``; checked before any work). ``notify(line)`` is given the plan
@@ -325,20 +336,27 @@ def _check_output(output: Path | None, overwrite: bool) -> None:
 
 
 def _manifest(
-    judge: Judge, settings: BuildSettings, ingested: IngestResult, chunks: list[Chunk], run: _Run
+    grader: Grader, settings: BuildSettings, ingested: IngestResult, chunks: list[Chunk], run: _Run
 ) -> Manifest:
+    judge = primary_of(grader)
     relevance = "relevance_listwise" if settings.listwise is not None else "relevance"
     used = [relevance if name == "relevance" else name for name in PROMPTS]
     prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in used}
+    models = {role: judge.model for role in ("generator", "critic", "relevance", "support")}
+    models["relevance"] = grader.model
+    panel = {}
+    if isinstance(grader, Panel):
+        cost = {one.model: one.cost for one in grader.judges}
+        panel = {"panel": {"judges": grader.models, "combine": grader.combine, "cost_usd": cost}}
     manifest = Manifest(
         assay_version=__version__,
         corpus_hash=corpus_hash(ingested.documents, ingested.chunks_given),
-        models={role: judge.model for role in ("generator", "critic", "relevance", "support")},
+        models=models,
         prompts=prompts,
         seeds={"sampling": settings.seed, "listwise": settings.seed},
-        settings={**settings.as_dict(), "mix": parse_mix(settings.mix)},
+        settings={**settings.as_dict(), "mix": parse_mix(settings.mix), **panel},
         counts=dict(run.counts),
-        usage={stage: usage.model_copy() for stage, usage in judge.usage.items()},
+        usage=merged_usage(judges_of(grader)),
     )
     manifest.warnings = list(run.warnings)  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
     manifest.sampling = run.sampling  # type: ignore[attr-defined]  # the plan and the drawn seed documents

@@ -10,14 +10,18 @@ interval over items: percent agreement p_o, Cohen's kappa (p_o - p_e) / (1 - p_e
 kappa 1 - sum w O / sum w E, Krippendorff's alpha (ordinal; judge and human as two raters) and leniency
 mean(judge - human) (> 0: the judge grades higher); plus the confusion matrix (rows judge, columns human) and both
 grade histograms. Between people (two or more annotators): Krippendorff's alpha over everyone's grades (missing
-allowed), and Fleiss' kappa over the items every one of more than two annotators graded.
+allowed), and Fleiss' kappa over the items every one of more than two annotators graded. Between the judges of a
+panel (:func:`panel_agreement`, from the votes its labels keep): the same alpha and Fleiss' kappa over the judges,
+and each pair of judges as two raters.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 import numpy as np
 
@@ -29,10 +33,22 @@ from assay.pipelines.evaluate.results import (
     AgreementStat,
     AgreementSummary,
     AnnotatorAgreement,
+    JudgePairAgreement,
+    JudgeVotes,
+    PanelAgreement,
     rounded,
 )
+from assay.types import RelevanceLabel
 
-__all__ = ["CATEGORIES", "GradedItem", "agreement_block", "agreement_summary", "annotator_agreement", "stratum_blocks"]
+__all__ = [
+    "CATEGORIES",
+    "GradedItem",
+    "agreement_block",
+    "agreement_summary",
+    "annotator_agreement",
+    "panel_agreement",
+    "stratum_blocks",
+]
 
 CATEGORIES = (0, 1, 2, 3)
 Item = tuple[str, str]
@@ -163,4 +179,90 @@ def agreement_summary(
         overall=_block_of(items, n_resamples, seed),
         between_humans=annotator_agreement(annotations or {}, n_resamples=n_resamples, seed=seed),
         strata={name: blocks for name, blocks in strata.items() if blocks},
+    )
+
+
+def _at_least(grades: np.ndarray, cut: int) -> np.ndarray:
+    """1.0 where a grade is >= ``cut``, 0.0 below, NaN where missing."""
+    return np.where(np.isnan(grades), math.nan, (grades >= cut).astype(np.float64))
+
+
+def _judge_pair(
+    names: tuple[str, str], a: np.ndarray, b: np.ndarray, *, n_resamples: int, seed: int
+) -> JudgePairAgreement:
+    first, second = names
+    both = ~(np.isnan(a) | np.isnan(b))
+    n = int(both.sum())
+    if not n:
+        return JudgePairAgreement(judges=[first, second], n=0)
+    a, b = a[both], b[both]
+    binary = (0, 1)
+    return JudgePairAgreement(
+        judges=[first, second],
+        n=n,
+        percent_agreement=_stat(ag.percent_agreement_ci(a, b, CATEGORIES, n_resamples=n_resamples, seed=seed)),
+        cohen_kappa=_stat(ag.cohen_kappa_ci(a, b, CATEGORIES, n_resamples=n_resamples, seed=seed)),
+        weighted_kappa_linear=_stat(
+            ag.weighted_kappa_ci(a, b, CATEGORIES, "linear", n_resamples=n_resamples, seed=seed)
+        ),
+        kappa_relevant_1=_stat(
+            ag.cohen_kappa_ci(_at_least(a, 1), _at_least(b, 1), binary, n_resamples=n_resamples, seed=seed)
+        ),
+        kappa_relevant_2=_stat(
+            ag.cohen_kappa_ci(_at_least(a, 2), _at_least(b, 2), binary, n_resamples=n_resamples, seed=seed)
+        ),
+        leniency=_stat(lenient.leniency_ci(a, b, CATEGORIES, n_resamples=n_resamples, seed=seed)),
+    )
+
+
+def panel_agreement(
+    labels: Iterable[RelevanceLabel], *, n_resamples: int = 2000, seed: int = 0
+) -> PanelAgreement | None:
+    """Agreement between the judges whose votes ``labels`` keep (labels without votes are skipped); None when no
+    label has votes. Judges are listed in the order they first vote; a judge missing from a label counts as not
+    having scored it."""
+    voted = [label for label in labels if label.votes]
+    if not voted:
+        return None
+    judges = list(dict.fromkeys(vote.model for label in voted for vote in label.votes or ()))
+    grades = np.full((len(judges), len(voted)), math.nan)
+    unscored: list[Counter[str]] = [Counter() for _ in judges]
+    for column, label in enumerate(voted):
+        for vote in label.votes or ():
+            row = judges.index(vote.model)
+            if vote.grade is not None:
+                grades[row, column] = vote.grade
+            else:
+                unscored[row][vote.unscored.kind if vote.unscored else "missing"] += 1
+    scored = ~np.isnan(grades)
+    spread = [set(grades[scored[:, c], c].tolist()) for c in range(len(voted))]
+    everyone = scored.all(axis=0)
+    items = {
+        (label.query_id, label.chunk_id): {judges[r]: int(grades[r, c]) for r in range(len(judges)) if scored[r, c]}
+        for c, label in enumerate(voted)
+    }
+    between = annotator_agreement(items, n_resamples=n_resamples, seed=seed)
+    return PanelAgreement(
+        judges=judges,
+        combine=sorted({(label.provenance.model or "").split("(", 1)[0] for label in voted}),
+        n_pairs=len(voted),
+        n_unanimous=sum(1 for c in range(len(voted)) if everyone[c] and len(spread[c]) == 1),
+        n_disagree=sum(1 for values in spread if len(values) > 1),
+        n_no_quorum=sum(1 for label in voted if label.grade is None),
+        krippendorff_alpha=between.krippendorff_alpha if between is not None else None,
+        fleiss_kappa=between.fleiss_kappa if between is not None else None,
+        per_judge=[
+            JudgeVotes(
+                model=name,
+                n_scored=int(scored[r].sum()),
+                n_unscored=int(len(voted) - scored[r].sum()),
+                unscored_kinds=dict(sorted(unscored[r].items())),
+                histogram=lenient.grade_histogram(grades[r], CATEGORIES).tolist(),
+            )
+            for r, name in enumerate(judges)
+        ],
+        pairs=[
+            _judge_pair((judges[i], judges[j]), grades[i], grades[j], n_resamples=n_resamples, seed=seed)
+            for i, j in combinations(range(len(judges)), 2)
+        ],
     )

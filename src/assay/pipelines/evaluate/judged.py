@@ -35,6 +35,7 @@ import numpy as np
 
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
+from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
 from assay.pipelines.evaluate.ranking import QueryValues
@@ -95,7 +96,7 @@ def unlabelled_pairs(golden: GoldenSet, runs: Sequence[LoadedRun], depth: int) -
 
 
 async def judge_unlabelled(
-    judge: Judge, pairs: Sequence[Pair], *, listwise: int | None, seed: int, on_label: Callable[[Graded], None]
+    judge: Grader, pairs: Sequence[Pair], *, listwise: int | None, seed: int, on_label: Callable[[Graded], None]
 ) -> list[RelevanceLabel]:
     """Grade ``pairs`` (listwise groups of ``listwise`` per question, or pointwise); unscored labels included."""
     if not pairs:

@@ -18,7 +18,8 @@ from typing import Any
 
 from assay.aio import run_sync
 from assay.formats.golden import GoldenSet
-from assay.judge import Estimate, Judge, Pair, estimate_pairs
+from assay.judge import Estimate, Pair, estimate_pairs
+from assay.judge.panel import Grader, judges_of, primary_of
 from assay.judge.relevance import Graded
 from assay.pipelines.evaluate.carry import Carried
 from assay.pipelines.evaluate.diagnosis import (
@@ -70,7 +71,7 @@ def judge_runs(
     gold: GoldenSet,
     folder: Path | None,
     runs: list[LoadedRun],
-    judge: Judge,
+    judge: Grader,
     *,
     families: set[str],
     depth: int,
@@ -133,7 +134,7 @@ def _passages(runs: list[LoadedRun], labels: list[RelevanceLabel]) -> list[Passa
 
 
 def judge_pool(
-    judge: Judge,
+    judge: Grader,
     gold: GoldenSet,
     folder: Path | None,
     pairs: list[Pair],
@@ -168,7 +169,7 @@ def judge_pool(
 def estimate_judging(
     gold: GoldenSet,
     runs: list[LoadedRun],
-    judge: Judge,
+    judge: Grader,
     *,
     families: set[str],
     depth: int,
@@ -178,9 +179,17 @@ def estimate_judging(
     carried: Carried | None = None,
     diagnosis: str = DEFAULT_MODE,
 ) -> dict[str, Estimate]:
-    """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called."""
+    """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called. With
+    a panel, one relevance stage per judge (``relevance MODEL``); the other stages are its first judge's."""
     pairs = unlabelled_pairs(gold, runs, depth) + (carried.pool + carried.pending if carried is not None else [])
-    out = {"relevance": estimate_pairs(judge, pairs, listwise=listwise, seed=seed)}
+    panel = judges_of(judge)
+    out = {
+        "relevance" if len(panel) == 1 else f"relevance {one.model}": estimate_pairs(
+            one, pairs, listwise=listwise, seed=seed
+        )
+        for one in panel
+    }
+    judge = primary_of(judge)
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
     for kind in ("context", "answer", "nuggets"):
@@ -207,7 +216,7 @@ def _call_families(families: set[str]) -> set[str]:
 
 
 async def _judge_all(
-    judge: Judge,
+    grader: Grader,
     gold: GoldenSet,
     pairs: list[Pair],
     plan: JudgedPlan,
@@ -221,7 +230,9 @@ async def _judge_all(
 ) -> tuple[list[RelevanceLabel], list[DiagnosisExample]]:
     """Relevance labels and the planned calls at once; then, with ``diagnosis`` (the runs), the claim_check calls
     that need the answer calls' claims (after the per-(claim, chunk) checks of ``sides``, which replace those
-    support matrices). Returns the new labels and the diagnosis examples."""
+    support matrices). Returns the new labels and the diagnosis examples. A panel grades the relevance pairs; its
+    first judge makes the other calls."""
+    judge = primary_of(grader)
     total = len(pairs) + len(plan.calls)
     count = [0]
 
@@ -232,7 +243,7 @@ async def _judge_all(
 
     try:
         labels, _ = await asyncio.gather(
-            judge_unlabelled(judge, pairs, listwise=listwise, seed=seed, on_label=tick),
+            judge_unlabelled(grader, pairs, listwise=listwise, seed=seed, on_label=tick),
             assess_runs(judge, gold, plan, on_result=tick),
         )
         examples: list[DiagnosisExample] = []
@@ -243,5 +254,5 @@ async def _judge_all(
                 await check_pairs(judge, calls, sides, on_result=tick)
             examples = await diagnose_runs(judge, gold, calls, plan.assessed, on_result=tick)
     finally:
-        await judge.aclose()
+        await grader.aclose()
     return labels, examples

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.formats.golden import GoldenSet
-from assay.judge import Judge
+from assay.judge.panel import Grader
 from assay.pipelines.evaluate import ranking as er
 from assay.pipelines.evaluate.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.judging import Progress, judge_pool
@@ -26,7 +26,7 @@ def label_passages(
     *,
     folder: Path | None,
     loaded: list[LoadedRun],
-    judge: Judge | None,
+    judge: Grader | None,
     depth: int,
     listwise: int | None,
     seed: int,

@@ -11,6 +11,10 @@ Steps (each in its own module):
 4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, PPI++; comparisons of runs, one
    family per metric (:mod:`~assay.pipelines.evaluate.compare`).
 
+With a panel (``judge`` a :class:`~assay.judge.panel.Panel`), every relevance pair is judged by each of its judges
+and combined by its rule, the other calls go to its first judge, and ``results.json`` gets the agreement between the
+judges (``judges``) over every golden label that keeps votes.
+
 Without a judge (``judge=None``) the evaluation keeps trec_eval's convention: unjudged = not relevant, no LLM
 metric, and judged@k in the result shows how complete the labels are.
 """
@@ -26,7 +30,9 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
+from assay.judge.panel import Grader, judges_of
 from assay.pipelines.evaluate import ranking as er
+from assay.pipelines.evaluate.agreement import panel_agreement
 from assay.pipelines.evaluate.alignment import Resolver
 from assay.pipelines.evaluate.carry import SpanIndex, carry_labels
 from assay.pipelines.evaluate.compare import CORRECTIONS, compare_runs
@@ -150,7 +156,7 @@ class EvalSettings:
                             correction=self.correction, baseline=self.baseline, primary=self.primary)  # fmt: skip
 
 
-def _needs_judge(settings: EvalSettings, judge: Judge | None) -> None:
+def _needs_judge(settings: EvalSettings, judge: Grader | None) -> None:
     """An LLM-judged metric named without a judge cannot be computed: say so rather than leave it out."""
     named = [m for m in (*settings.metrics, *settings.also) if family(m) in NEEDS_JUDGE]
     if judge is None and named:
@@ -167,7 +173,7 @@ def evaluate(
     golden: GoldenSet | Path | str,
     runs: Runs,
     *,
-    judge: Judge | None = None,
+    judge: Grader | None = None,
     settings: EvalSettings | None = None,
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
@@ -177,7 +183,8 @@ def evaluate(
     evaluation data) or a list of dicts in the JSONL run format; give runs as paths, ``(name, run)`` pairs or a
     mapping ``{name: run}``.
 
-    ``judge`` None: no judging (trec_eval convention). ``human_labels`` ``{(query_id, chunk_id): grade}`` (e.g. the
+    ``judge`` None: no judging (trec_eval convention); a :class:`~assay.judge.panel.Panel`: relevance by each of its
+    judges, combined. ``human_labels`` ``{(query_id, chunk_id): grade}`` (e.g. the
     audit store's) enable the PPI corrections and the judge-vs-human agreement; human labels in the qrels count too.
     ``annotations`` ``{(query_id, chunk_id): {annotator: grade}}`` add agreement between people. See
     :func:`evaluate_detailed`.
@@ -193,7 +200,7 @@ def evaluate_detailed(
     golden: GoldenSet | Path | str,
     runs: Runs,
     *,
-    judge: Judge | None = None,
+    judge: Grader | None = None,
     settings: EvalSettings | None = None,
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
@@ -207,7 +214,8 @@ def evaluate_detailed(
     loaded = load_runs(specs_of(runs), gold, resolver)
     index = SpanIndex(gold, resolver)
     ranking, families, spans = split_metrics(config, gold, loaded, index)
-    before = {stage: usage.model_copy() for stage, usage in judge.usage.items()} if judge is not None else {}
+    judges = judges_of(judge)
+    before = [{stage: usage.model_copy() for stage, usage in one.usage.items()} for one in judges]
     carried = label_passages(gold, index, folder=folder, loaded=loaded, judge=judge, progress=progress,
                              **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
@@ -235,7 +243,8 @@ def evaluate_detailed(
     passages = passage_rows(loaded, labels, carried, config.depth)
     result = _result(gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config,
                      humans=humans, passages=passages)  # fmt: skip
-    result.usage = _spent(judge, before)
+    result.usage = _spent(judges, before)
+    result.judges = panel_agreement(gold.qrels, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed
     resolver.save_cache()
     rows = [row for rows in per_run.values() for row in rows.values()]
@@ -243,27 +252,28 @@ def evaluate_detailed(
     return Evaluated(result, rows, support, passages)
 
 
-def _spent(judge: Judge | None, before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
-    """What this evaluation spent per stage: the judge's usage now minus its usage before (a judge may be reused)."""
+def _spent(judges: Sequence[Judge], before: Sequence[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
+    """What this evaluation spent per stage: each judge's usage now minus its usage before (a judge may be reused),
+    summed over the judges of a panel (cost None where a judge has no price)."""
     out: dict[str, StageUsage] = {}
-    for stage, now in (judge.usage if judge is not None else {}).items():
-        old = before.get(stage, StageUsage())
-        cost = None if now.cost_usd is None else now.cost_usd - (old.cost_usd or 0.0)
-        out[stage] = StageUsage(
-            calls=now.calls - old.calls,
-            cached=now.cached - old.cached,
-            unscored=now.unscored - old.unscored,
-            prompt_tokens=now.prompt_tokens - old.prompt_tokens,
-            completion_tokens=now.completion_tokens - old.completion_tokens,
-            cost_usd=cost,
-        )
+    for judge, was in zip(judges, before, strict=True):
+        for stage, now in judge.usage.items():
+            old = was.get(stage, StageUsage())
+            cost = None if now.cost_usd is None else now.cost_usd - (old.cost_usd or 0.0)
+            into = out.setdefault(stage, StageUsage())
+            into.calls += now.calls - old.calls
+            into.cached += now.cached - old.cached
+            into.unscored += now.unscored - old.unscored
+            into.prompt_tokens += now.prompt_tokens - old.prompt_tokens
+            into.completion_tokens += now.completion_tokens - old.completion_tokens
+            into.cost_usd = None if into.cost_usd is None or cost is None else into.cost_usd + cost
     return {stage: usage for stage, usage in out.items() if usage.calls or usage.cached or usage.unscored}
 
 
 def estimate_evaluation(
     golden: GoldenSet | Path | str,
     runs: Runs,
-    judge: Judge,
+    judge: Grader,
     settings: EvalSettings | None = None,
 ) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage, without calling the model (``--dry-run``)."""
@@ -380,7 +390,7 @@ def _result(
     runs: list[LoadedRun],
     per_run: Mapping[str, Mapping[str, QueryResult]],
     labels: Mapping[str, er.Labels],
-    judge: Judge | None,
+    judge: Grader | None,
     config: EvalSettings,
     humans: PPIInputs,
     passages: Sequence[Mapping[str, Any]],
@@ -393,7 +403,7 @@ def _result(
         result.passage_labels = dict(Counter(row["labelled_by"] for row in passages if row["run"] == run.name))
     own = any(set(r.passage_labels) - {"chunk"} for r in results)  # a run chunked its own way
     warnings = [note for run in runs for note in run.notes] + (length_note(results) if own else [])
-    if judge is not None and judge.model == "offline":
+    if any(one.model == "offline" for one in judges_of(judge)):
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
     diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family

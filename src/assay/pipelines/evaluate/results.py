@@ -28,7 +28,10 @@ __all__ = [
     "DiagnosisExample",
     "EvalResult",
     "JudgeCardSummary",
+    "JudgePairAgreement",
+    "JudgeVotes",
     "MetricSummary",
+    "PanelAgreement",
     "QueryResult",
     "RunCounts",
     "RunResult",
@@ -277,6 +280,50 @@ class AgreementSummary(_Model):
     strata: dict[str, dict[str, AgreementBlock]] = Field(default_factory=dict)  # field -> value -> block
 
 
+class JudgePairAgreement(_Model):
+    """Two judges of a panel on the pairs both scored: percent agreement, Cohen's kappa over the four grades, linear
+    weighted kappa, the kappas of relevant at >= 1 and at >= 2 (each judge's grades cut the same way), and leniency
+    mean(first - second) in grade points (> 0: the first judge grades higher)."""
+
+    judges: list[str]  # [first, second]
+    n: int  # pairs both scored
+    percent_agreement: AgreementStat | None = None
+    cohen_kappa: AgreementStat | None = None
+    weighted_kappa_linear: AgreementStat | None = None
+    kappa_relevant_1: AgreementStat | None = None
+    kappa_relevant_2: AgreementStat | None = None
+    leniency: AgreementStat | None = None
+
+
+class JudgeVotes(_Model):
+    """One panel judge's votes: how many it scored and left unscored (by kind), and its grade histogram 0..3."""
+
+    model: str
+    n_scored: int
+    n_unscored: int = 0
+    unscored_kinds: dict[str, int] = Field(default_factory=dict)
+    histogram: list[int] = Field(default_factory=list)
+
+
+class PanelAgreement(_Model):
+    """Agreement between the judges of a panel over the labels they combined (the golden set's labels that carry
+    votes). ``n_pairs`` labels; ``n_disagree`` of them where the scored votes differ (``n_unanimous``: every judge
+    scored and all gave the same grade); ``n_no_quorum`` left unscored because no more than half the judges scored
+    them. Krippendorff's alpha (ordinal) over every judge (missing votes allowed), Fleiss' kappa with more than two
+    judges over the pairs all scored, and each pair of judges on its own."""
+
+    judges: list[str]
+    combine: list[str] = Field(default_factory=list)  # the rules the labels were combined by
+    n_pairs: int
+    n_unanimous: int = 0
+    n_disagree: int = 0
+    n_no_quorum: int = 0
+    krippendorff_alpha: AgreementStat | None = None
+    fleiss_kappa: AgreementStat | None = None
+    per_judge: list[JudgeVotes] = Field(default_factory=list)
+    pairs: list[JudgePairAgreement] = Field(default_factory=list)
+
+
 class DiagnosisExample(_Model):
     """One claim that shows a failure the diagnosis metrics count, with the evidence, for the report to show.
 
@@ -334,3 +381,5 @@ class EvalResult(_Model):
     # the diagnosis metrics compared in their own Holm family (verdicts read "lower is better" where it is)
     diagnosis_comparisons: list[Comparison] = Field(default_factory=list)
     judge_card: JudgeCardSummary | None = None  # the judge's card (assay eval looks it up); None without a judge
+    # agreement between the judges of a panel, over the golden set's labels that carry votes; None: no such label
+    judges: PanelAgreement | None = None

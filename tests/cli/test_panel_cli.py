@@ -1,0 +1,189 @@
+"""Several judges at once through the CLI: ``assay grade``, ``build`` and ``eval`` with ``--judge`` repeated and
+``--combine``, against the fake OpenAI-compatible server (one scripted judge per model name) and the offline judge;
+the votes in the outputs, the agreement in the summaries, results.json and the reports, the audit queue."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from assay.audit.access import open_store
+from assay.audit.app import create_app
+from assay.audit.queues import queue_for
+from assay.cli import main
+from assay.formats.golden import GoldenSet
+from assay.testing import FakeOpenAIServer
+from assay.testing.scripted_judges import responder
+
+DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "corpus"
+PAIRS = [
+    {"query_id": "q1", "question": "What is BM25?", "chunk_id": "c1", "text": "BM25 is a ranking function."},
+    {"query_id": "q1", "question": "What is BM25?", "chunk_id": "c2", "text": "Cats sleep a lot."},
+    {"query_id": "q2", "question": "Who wrote trec_eval?", "chunk_id": "c3", "text": "NIST wrote trec_eval."},
+]
+TRUTH = {("What is BM25?", "BM25 is a ranking function."): 3, ("Who wrote trec_eval?", "NIST wrote trec_eval."): 2}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    """One server, a scripted judge per model: ``*/truth`` grades by TRUTH, ``*/zero`` grades 0 (it knows nothing)."""
+    truthful, zero = responder("unbiased", TRUTH), responder("unbiased", {})
+    with FakeOpenAIServer(lambda body: zero(body) if body["model"].endswith("zero") else truthful(body)) as fake:
+        yield fake
+
+
+def run(*args: str | Path) -> tuple[int, str]:
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    return result.exit_code, result.output
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def pairs_file(tmp_path: Path) -> Path:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
+    return path
+
+
+def test_grade_with_a_panel_writes_votes_and_the_agreement(
+    pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    out = tmp_path / "labels.jsonl"
+    judges = ("--judge", "hosted_vllm/truth", "--judge", "hosted_vllm/zero", "--judge", "hosted_vllm/truth2")
+    code, text = run("grade", pairs_file, "-o", out, *judges, "--api-base", server.url, "--cache-dir", tmp_path / "c")
+    assert code == 0, text
+    labels = read(out)
+    assert [x["grade"] for x in labels] == [3, 0, 2]  # majority of (3, 0, 3), (0, 0, 0), (2, 0, 2)
+    assert labels[0]["model"] == "majority(hosted_vllm/truth, hosted_vllm/zero, hosted_vllm/truth2)"
+    assert [(v["model"], v["grade"]) for v in labels[0]["votes"]] == [
+        ("hosted_vllm/truth", 3),
+        ("hosted_vllm/zero", 0),
+        ("hosted_vllm/truth2", 3),
+    ]
+    assert server.calls == 9  # each judge asked each pair once
+    assert "judge hosted_vllm/zero: 3 calls" in text
+    assert (
+        "3 judges (hosted_vllm/truth, hosted_vllm/zero, hosted_vllm/truth2), combined by majority, on 3 pairs" in text
+    )
+    assert "they disagree on 2 (66.7%)" in text and "all agree on 1 (33.3%)" in text
+    assert "hosted_vllm/truth vs hosted_vllm/truth2 on 3 pairs: agreement 1.000" in text
+
+    # min of the same votes: read from each judge's cache, nothing asked again
+    code, text = run(
+        "grade", pairs_file, "-o", out, *judges, "--api-base", server.url, "--cache-dir", tmp_path / "c", "--combine",
+        "min",
+    )  # fmt: skip
+    assert code == 0, text
+    assert [x["grade"] for x in read(out)] == [0, 0, 0] and server.calls == 9
+
+
+def test_grade_panel_dry_run_prices_each_judge(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    judges = ("--judge", "hosted_vllm/truth", "--judge", "hosted_vllm/zero", "--price", "1/2")
+    code, text = run("grade", pairs_file, "-o", tmp_path / "x.jsonl", *judges, "--api-base", server.url, "--dry-run")
+    assert code == 0, text
+    assert "dry run: 3 pairs, 0 cached, 6 calls to make" in text
+    assert (
+        "  judge hosted_vllm/truth: 0 cached, 3 calls" in text and "  judge hosted_vllm/zero: 0 cached, 3 calls" in text
+    )
+    assert server.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--judge", "offline", "--combine", "min"), "--combine min combines several judges"),
+        (("--judge", "offline", "--judge", "offline"), "judge offline is on the panel twice"),
+        (("--judge", "offline", "--judge", "openai/x", "--batch"), "batch each judge on its own first"),
+    ],
+)
+def test_panel_options_that_cannot_work_are_refused(
+    pairs_file: Path, tmp_path: Path, extra: tuple[str, ...], message: str
+) -> None:
+    code, text = run("grade", pairs_file, "-o", tmp_path / "x.jsonl", *extra, "--api-key", "k")
+    assert code != 0 and message in text, text
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.fixture
+def panel_golden(tmp_path: Path, server: FakeOpenAIServer) -> Path:
+    out = tmp_path / "golden"
+    code, text = run(
+        "build", DEMO, "-o", out, "--judge", "offline", "--judge", "hosted_vllm/zero", "--combine", "mean",
+        "--api-base", server.url, "--questions", "6", "--cache-dir", tmp_path / "cache",
+    )  # fmt: skip
+    assert code == 0, text
+    assert "2 judges (offline, hosted_vllm/zero), combined by mean" in text
+    return out
+
+
+def test_build_with_a_panel(panel_golden: Path, server: FakeOpenAIServer) -> None:
+    golden = GoldenSet.load(panel_golden)
+    manifest = golden.manifest
+    assert manifest.models["relevance"] == "mean(offline, hosted_vllm/zero)"
+    assert manifest.models["generator"] == "offline"  # every other prompt: the first judge
+    assert manifest.settings["panel"]["judges"] == ["offline", "hosted_vllm/zero"]
+    assert manifest.settings["panel"]["combine"] == "mean"
+    assert all(label.votes and len(label.votes) == 2 for label in golden.qrels)
+    halves_down = {0: 0, 1: 0, 2: 1, 3: 1}  # mean of (offline, 0): 0, 0.5, 1, 1.5
+    for label in golden.qrels:
+        offline, zero = (v.grade for v in label.votes or [])
+        assert zero == 0 and offline is not None
+        assert label.grade == halves_down[offline]
+    assert any(label.grade for label in golden.qrels)
+    # the server saw relevance calls only: generation, critic and support went to the first judge (offline)
+    schemas = {r["response_format"]["json_schema"]["name"] for r in server.requests}
+    assert server.calls > 0 and schemas == {"ListwiseRelevance"}
+    # the golden set's qrels file keeps the votes; labels of one judge stay without the field
+    line = json.loads((panel_golden / "qrels.jsonl").read_text().splitlines()[1])
+    assert [v["model"] for v in line["votes"]] == ["offline", "hosted_vllm/zero"]
+
+
+def test_audit_shows_where_the_panel_disagrees_first(panel_golden: Path) -> None:
+    golden = GoldenSet.load(panel_golden)
+    disputed = {(x.query_id, x.chunk_id) for x in golden.qrels if len({v.grade for v in x.votes or []}) > 1}
+    assert disputed  # the offline judge grades some pooled chunks above 0; the zero judge never does
+    app = create_app(panel_golden, annotator="alice")
+    assert app.state.audit.queue == "disagreement"
+    store, _ = open_store(panel_golden)
+    judges = {lab.annotator for lab in store.current_labels(role="judge")}
+    assert judges == {"mean(offline, hosted_vllm/zero)", "offline", "hosted_vllm/zero"}
+    order = queue_for(store, "alice", "disagreement", 0)
+    assert set(order[: len(disputed)]) == disputed and len(order) == len(golden.qrels)
+
+
+def test_eval_with_a_panel_reports_the_judges(panel_golden: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    golden = GoldenSet.load(panel_golden)
+    chunk_ids = [c.id for c in golden.chunks]
+    lines = [{"query_id": q.id, "retrieved": chunk_ids[i : i + 5]} for i, q in enumerate(golden.questions)]
+    run_file = tmp_path / "run.jsonl"
+    run_file.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = tmp_path / "report"
+    code, text = run(
+        "eval", panel_golden, run_file, "-o", report, "--judge", "offline", "--judge", "hosted_vllm/zero",
+        "--combine", "min", "--api-base", server.url, "--cache-dir", tmp_path / "cache", "--n-boot", "200",
+    )  # fmt: skip
+    assert code == 0, text
+    result = json.loads((report / "results.json").read_text())
+    assert result["judge"] == "min(offline, hosted_vllm/zero)"
+    judges = result["judges"]
+    assert judges["judges"] == ["offline", "hosted_vllm/zero"] and sorted(judges["combine"]) == ["mean", "min"]
+    again = GoldenSet.load(panel_golden)
+    assert judges["n_pairs"] == sum(1 for x in again.qrels if x.votes)
+    new = [x for x in again.qrels if (x.provenance.model or "").startswith("min(")]
+    assert new and all(x.grade == 0 for x in new)  # min with a judge that always says 0
+    (pair,) = judges["pairs"]
+    assert pair["judges"] == ["offline", "hosted_vllm/zero"] and pair["n"] == judges["n_pairs"]
+    markdown = (report / "report.md").read_text()
+    assert "## Judges" in markdown and "offline vs hosted_vllm/zero" in markdown
+    html = (report / "report.html").read_text()
+    assert 'id="judges-pairs"' in html
+    assert "Judges: 2 judges (offline, hosted_vllm/zero)" in text
+    assert "the panel's other judges (hosted_vllm/zero) have their own cards" in result["judge_card"]["note"]
