@@ -187,3 +187,28 @@ def test_eval_with_a_panel_reports_the_judges(panel_golden: Path, tmp_path: Path
     assert 'id="judges-pairs"' in html
     assert "Judges: 2 judges (offline, hosted_vllm/zero)" in text
     assert "the panel's other judges (hosted_vllm/zero) have their own cards" in result["judge_card"]["note"]
+
+
+def test_build_and_eval_dry_runs_price_each_judge(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    judges = ("--judge", "offline", "--judge", "hosted_vllm/zero", "--api-base", server.url, "--price", "1/2")
+    code, text = run("build", DEMO, "-o", tmp_path / "g", *judges, "--questions", "6", "--dry-run")
+    assert code == 0, text
+    assert "relevance offline" in text and "relevance" in text and "hosted_vllm/zero" in text
+    offline_row = next(line for line in text.splitlines() if "relevance offline" in line)
+    assert "$0.000 " in offline_row  # --price is for the panel's models: the offline judge stays free
+    assert server.calls == 0 and not (tmp_path / "g").exists()
+
+
+def test_eval_dry_run_prices_each_judge(panel_golden: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
+    golden = GoldenSet.load(panel_golden)
+    run_file = tmp_path / "run.jsonl"
+    lines = [{"query_id": q.id, "retrieved": [c.id for c in golden.chunks[:8]]} for q in golden.questions]
+    run_file.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    calls = server.calls
+    code, text = run(
+        "eval", panel_golden, run_file, "--judge", "offline", "--judge", "hosted_vllm/zero", "--api-base", server.url,
+        "--dry-run", "--cache-dir", tmp_path / "cache",
+    )  # fmt: skip
+    assert code == 0, text
+    assert "relevance offline" in text and "relevance" in text and "hosted_vllm/zero" in text
+    assert server.calls == calls

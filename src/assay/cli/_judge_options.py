@@ -192,6 +192,11 @@ def judge_from_options(options: dict[str, Any]) -> Grader:
     return _panel([_one_judge(spec, options) for spec in _specs(options)], options)
 
 
+def _price(spec: str, options: dict[str, Any]) -> Price | None:
+    """``--price`` for a model judge; the offline judge stays free (a panel's ``--price`` is for its models)."""
+    return None if spec == "offline" else parse_price(options["price"])
+
+
 def one_judge(options: dict[str, Any]) -> Judge:
     """The one judge of a command that measures a single judge (:func:`judge_options`)."""
     return _one_judge(options["judge_spec"], options)
@@ -215,7 +220,7 @@ def _one_judge(spec: str, options: dict[str, Any]) -> Judge:
         structured=not options["no_structured"],
         timeout=options["timeout"],
         prompt_dir=options["prompt_dir"],
-        price=parse_price(options["price"]),
+        price=_price(spec, options),
         max_tokens=parse_max_tokens(options["max_tokens"], options["prompt_dir"]),
     )
 
@@ -231,6 +236,6 @@ def _one_dry_run_judge(spec: str, options: dict[str, Any]) -> Judge:
         cache_dir=_cache_dir(spec, options),
         prompt_dir=options["prompt_dir"],
         structured=not options["no_structured"],
-        price=parse_price(options["price"]),
+        price=_price(spec, options),
         max_tokens=parse_max_tokens(options["max_tokens"], options["prompt_dir"]),
     )
