@@ -19,6 +19,7 @@ from assay.cli import main
 from assay.formats.golden import GoldenSet
 from assay.testing import FakeOpenAIServer
 from assay.testing.scripted_judges import responder
+from assay.types import LabelEvent
 
 DEMO = Path(__file__).resolve().parents[2] / "datasets" / "demo" / "corpus"
 PAIRS = [
@@ -165,6 +166,10 @@ def test_eval_with_a_panel_reports_the_judges(panel_golden: Path, tmp_path: Path
     lines = [{"query_id": q.id, "retrieved": chunk_ids[i : i + 5]} for i, q in enumerate(golden.questions)]
     run_file = tmp_path / "run.jsonl"
     run_file.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    store, _ = open_store(panel_golden)  # a person audited three pairs: each judge is set against them
+    audited = [(x.query_id, x.chunk_id) for x in golden.qrels[:3]]
+    for qid, cid in audited:
+        store.record(LabelEvent(query_id=qid, chunk_id=cid, grade=1, source="human", annotator="ann"))
     report = tmp_path / "report"
     code, text = run(
         "eval", panel_golden, run_file, "-o", report, "--judge", "offline", "--judge", "hosted_vllm/zero",
@@ -181,6 +186,9 @@ def test_eval_with_a_panel_reports_the_judges(panel_golden: Path, tmp_path: Path
     assert new and all(x.grade == 0 for x in new)  # min with a judge that always says 0
     (pair,) = judges["pairs"]
     assert pair["judges"] == ["offline", "hosted_vllm/zero"] and pair["n"] == judges["n_pairs"]
+    zero = judges["with_people"]["hosted_vllm/zero"]
+    assert zero["n"] == 3 and zero["confusion_matrix"][0][1] == 3  # it said 0 where the person said 1, three times
+    assert set(judges["with_people"]) == {"offline", "hosted_vllm/zero"}
     markdown = (report / "report.md").read_text()
     assert "## Judges" in markdown and "offline vs hosted_vllm/zero" in markdown
     html = (report / "report.html").read_text()

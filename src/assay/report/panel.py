@@ -57,15 +57,23 @@ def summary_line(agreement: PanelAgreement) -> str:
 
 
 def judge_lines(agreement: PanelAgreement) -> list[str]:
-    """One line per judge: scored, unscored by kind, grade histogram."""
+    """One line per judge: scored, unscored by kind, grade histogram, and against people where pairs are audited."""
     lines = []
     for judge in agreement.per_judge:
         kinds = ", ".join(f"{n} {kind}" for kind, n in judge.unscored_kinds.items())
         histogram = "/".join(str(n) for n in judge.histogram)
-        lines.append(
+        line = (
             f"{judge.model}: {judge.n_scored} scored, {judge.n_unscored} unscored{f' ({kinds})' if kinds else ''}; "
             f"grades 0/1/2/3: {histogram}"
         )
+        people = agreement.with_people.get(judge.model)
+        if people is not None:
+            line += (
+                f"; against people on {people.n} audited pairs: Cohen's kappa {_stat(people.cohen_kappa)}, "
+                f"weighted kappa (linear) {_stat(people.weighted_kappa_linear)}, "
+                f"leniency {_stat(people.leniency, signed=True)}"
+            )
+        lines.append(line)
     return lines
 
 

@@ -72,3 +72,17 @@ def test_no_votes_no_section() -> None:
     plain = RelevanceLabel(query_id="q", chunk_id="c", grade=1, provenance=Provenance(source="judge"))
     assert panel_agreement([plain]) is None
     assert panel_agreement([]) is None
+
+
+def test_each_judge_against_people_on_the_audited_pairs() -> None:
+    a, b = [0, 0, 1, 1], [0, 1, 1, 1]
+    labels = [_label(f"q{i}", {"m/a": x, "m/b": y}, min(x, y)) for i, (x, y) in enumerate(zip(a, b, strict=True))]
+    people = {("q0", "c"): 0, ("q1", "c"): 1, ("q2", "c"): 1, ("q9", "c"): 3}  # q9: no panel label, left out
+    found = panel_agreement(labels, human=people, n_resamples=200)
+    assert found is not None and set(found.with_people) == {"m/a", "m/b"}
+    # a = 0 0 1 against people 0 1 1: p_o 2/3, p_e = 2/3 * 1/3 + 1/3 * 2/3 = 4/9, kappa (2/9) / (5/9) = 0.4
+    block = found.with_people["m/a"]
+    assert block.n == 3 and block.cohen_kappa is not None and block.cohen_kappa.value == pytest.approx(0.4)
+    assert found.with_people["m/b"].cohen_kappa is not None
+    assert found.with_people["m/b"].cohen_kappa.value == pytest.approx(1.0)
+    assert panel_agreement(labels, human={}, n_resamples=200).with_people == {}  # type: ignore[union-attr]

@@ -216,11 +216,16 @@ def _judge_pair(
 
 
 def panel_agreement(
-    labels: Iterable[RelevanceLabel], *, n_resamples: int = 2000, seed: int = 0
+    labels: Iterable[RelevanceLabel],
+    *,
+    human: Mapping[Item, int] | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> PanelAgreement | None:
     """Agreement between the judges whose votes ``labels`` keep (labels without votes are skipped); None when no
     label has votes. Judges are listed in the order they first vote; a judge missing from a label counts as not
-    having scored it."""
+    having scored it. ``human`` ``{(query_id, chunk_id): grade}`` (the audited pairs) adds each judge against
+    people on the pairs it voted on (``with_people``; the junk grade -1 counts as 0)."""
     voted = [label for label in labels if label.votes]
     if not voted:
         return None
@@ -265,4 +270,25 @@ def panel_agreement(
             _judge_pair((judges[i], judges[j]), grades[i], grades[j], n_resamples=n_resamples, seed=seed)
             for i, j in combinations(range(len(judges)), 2)
         ],
+        with_people=_with_people(voted, judges, grades, human or {}, n_resamples=n_resamples, seed=seed),
     )
+
+
+def _with_people(
+    voted: Sequence[RelevanceLabel],
+    judges: Sequence[str],
+    grades: np.ndarray,
+    human: Mapping[Item, int],
+    *,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, AgreementBlock]:
+    audited = [c for c, label in enumerate(voted) if (label.query_id, label.chunk_id) in human]
+    if not audited:
+        return {}
+    people = [max(human[(voted[c].query_id, voted[c].chunk_id)], 0) for c in audited]
+    out = {}
+    for row, name in enumerate(judges):
+        votes = [None if math.isnan(g) else max(int(g), 0) for g in grades[row, audited]]
+        out[name] = agreement_block(votes, people, n_resamples=n_resamples, seed=seed)
+    return out

@@ -244,7 +244,7 @@ def evaluate_detailed(
     result = _result(gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config,
                      humans=humans, passages=passages)  # fmt: skip
     result.usage = _spent(judges, before)
-    result.judges = panel_agreement(gold.qrels, n_resamples=config.n_boot, seed=config.seed)
+    result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed
     resolver.save_cache()
     rows = [row for rows in per_run.values() for row in rows.values()]

@@ -322,6 +322,8 @@ class PanelAgreement(_Model):
     fleiss_kappa: AgreementStat | None = None
     per_judge: list[JudgeVotes] = Field(default_factory=list)
     pairs: list[JudgePairAgreement] = Field(default_factory=list)
+    # each judge against people on the audited pairs it voted on (empty when nothing is audited)
+    with_people: dict[str, AgreementBlock] = Field(default_factory=dict)
 
 
 class DiagnosisExample(_Model):
