@@ -218,6 +218,9 @@ def eval_command(
     --baseline), corrected by Holm (or --correction tukey|none); the interval beside a verdict is adjusted in the
     same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict.
 
+    Several --judge make a panel: each unlabelled chunk is graded by every judge and combined by --combine (the
+    other calls go to the first judge); the report adds the agreement between the judges.
+
     \b
     Examples:
       assay eval golden/ --target app=python:examples.rag_app:answer runs/v1.jsonl -o report/ --judge offline
@@ -227,9 +230,12 @@ def eval_command(
       assay eval golden/ bm25.jsonl a.jsonl b.jsonl -o report/ --no-judge --baseline bm25 --correction tukey
       assay eval golden/ mine=ragas_eval.csv chunks400=runs/by_text.jsonl -o report/ --judge offline
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --batch   # half price, within 24 h
+      assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest
     """
     if options["judge_spec"] and options["no_judge"]:
         raise ConfigError("give --judge MODEL or --no-judge, not both")
+    if options["combine"] and len(options["judge_specs"]) < 2:
+        raise ConfigError(f"--combine {options['combine']} combines several judges: give --judge twice or more")
     gates = parse_fail_under(options["fail_under"])
     settings = _settings(options, gates)
     specs = parse_runs(runs)

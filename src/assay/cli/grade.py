@@ -146,6 +146,10 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
     (0-3, or null when the judge could not score it: see "unscored"), reason, model, prompt and cached. Answers
     are cached, so a rerun (or an interrupted run) pays only for pairs never judged before.
 
+    With several --judge, every pair is graded by each judge (each cached on its own) and the grades are combined
+    by --combine; each line then carries "votes" (each judge's grade and reason), and the summary gives the
+    agreement between the judges (Krippendorff's alpha, Cohen's kappa per pair of judges).
+
     \b
     Examples:
       assay grade pairs.jsonl -o labels.jsonl --judge offline
@@ -155,10 +159,6 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
           --concurrency 64 --listwise 5
       assay grade pairs.jsonl -o labels.jsonl --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest \\
           --judge openai/gpt-4.1-mini --combine majority   # a panel: each judge's vote on every line
-
-    With several --judge, every pair is graded by each judge (each cached on its own) and the grades are combined
-    by --combine; each line then carries "votes" (each judge's grade and reason), and the summary gives the
-    agreement between the judges (Krippendorff's alpha, Cohen's kappa per pair of judges).
     """
     pairs = read_pairs(pairs_file)
     if dry_run:
