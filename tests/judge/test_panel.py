@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
 
-from assay.errors import BudgetExceeded, ConfigError
+from assay.errors import BackendError, BudgetExceeded, ConfigError
 from assay.judge import Judge, JudgeCache, Pair, Price, estimate_pairs, grade_pairs_detailed
-from assay.judge.base import ChatRequest
+from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.panel import NO_QUORUM, Panel, combine_grades, judges_of, merged_usage, primary_of
 from assay.judge.relevance import estimate_each
 from assay.testing import FakeBackend
@@ -175,3 +176,21 @@ def test_estimates_are_per_judge_and_summed(tmp_path: Path) -> None:
     assert total.cost_usd is None  # m/b has no price
     listwise = estimate_pairs(panel, PAIRS, listwise=5)
     assert listwise.calls == 2 + 2  # one group per question per judge: pointwise answers do not serve listwise
+
+
+def test_a_judge_that_cannot_go_on_stops_the_panel_and_the_others_are_cancelled() -> None:
+    slow_calls: list[str] = []
+
+    async def slow(request: ChatRequest) -> ChatResponse:
+        slow_calls.append(request.variables["passage"])
+        await asyncio.sleep(10)
+        return ChatResponse(content=json.dumps({"reason": "late", "grade": 1}))
+
+    broken = FakeBackend([BackendError("401 Unauthorized: check the API key")] * 10, name="broken")
+    sleeper = FakeBackend(name="slow")
+    sleeper.complete = slow  # type: ignore[method-assign]
+    panel = Panel((_judge(sleeper, "m/slow"), _judge(broken, "m/broken")))
+    started = time.perf_counter()
+    with pytest.raises(BackendError, match="401"):
+        asyncio.run(grade_pairs_detailed(panel, PAIRS))
+    assert time.perf_counter() - started < 5  # the slow judge was cancelled, not waited for

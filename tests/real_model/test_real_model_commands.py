@@ -112,6 +112,26 @@ def test_grade_parses_every_answer_or_says_why_and_a_rerun_makes_no_call(
         assert ": 0 calls" in text, text
 
 
+def test_a_panel_with_the_real_model_combines_its_votes_and_never_reads_a_missing_one_as_0(
+    real_model: Any, tmp_path: Path
+) -> None:
+    out = tmp_path / "labels.jsonl"
+    code, text = run("grade", PAIRS, "-o", out, "--judge", "offline", *judge_args(real_model, tmp_path / "cache"))
+    assert code == 0, text
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    model_votes = [line["votes"][1] for line in lines]
+    counts = check_labels(model_votes)
+    require_parsed(counts.pop("graded", 0), counts, "assay grade with a panel")
+    for line in lines:
+        offline, model = line["votes"]
+        assert offline["model"] == "offline" and offline["grade"] in (0, 1, 2, 3)
+        if model["grade"] is None:  # one of two votes: no majority of scored votes, never a 0
+            assert line["grade"] is None and line["unscored"]["kind"] == "no_quorum", line
+        else:  # majority of two that disagree is the lower grade
+            assert line["grade"] == min(offline["grade"], model["grade"]), line
+    assert f"2 judges (offline, {real_model.judge}), combined by majority, on 6 pairs" in text
+
+
 def test_a_passage_over_the_servers_context_is_unscored_not_a_stopped_run(real_model: Any, tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.jsonl"
     lines = PAIRS.read_text().splitlines()[:2]

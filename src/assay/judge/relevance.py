@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.errors import BudgetExceeded
 from assay.judge.cache import derived_key
 from assay.judge.client import Estimate, Judge, Judgement
 from assay.judge.guards import ECHO, echoed_answer
@@ -296,12 +297,22 @@ async def _panel(
 
         return take
 
-    results = await asyncio.gather(
-        *(
+    tasks = [
+        asyncio.ensure_future(
             grade_pairs_detailed(judge, pairs, listwise=listwise, seed=seed, stage=stage, on_label=arrive(i))
-            for i, judge in enumerate(panel.judges)
         )
-    )
+        for i, judge in enumerate(panel.judges)
+    ]
+    try:
+        results = await asyncio.gather(*tasks)
+    except BudgetExceeded:  # the budget is shared: the other judges stop too, once their calls in flight are cached
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    except BaseException:  # a judge that cannot go on (a bad key, a missing model) stops the panel
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     return [_combined(panel, pair, [r[i] for r in results]) for i, pair in enumerate(pairs)]
 
 
