@@ -21,9 +21,9 @@ Templates render with autoescape off and strict undefined variables; the ``data`
 and ``>`` so a passage cannot close its delimiter tag, and ``enumerate`` is available. ``nonce`` is supplied by the
 renderer, never by the caller (it is not an input): a code of 12 hex digits for delimiter tags, the keyed blake2b
 digest of the call's variables (canonical JSON) under the prompt file's hash (:func:`data_nonce`). The author of a
-passage cannot write its closing tag, since the code is a hash of the passage itself, and the same call renders the
-same messages, so the cache still answers a rerun. The packaged prompts live in
-``assay/_prompts`` (the top-level ``prompts/`` folder); a user directory overrides them name by name.
+passage cannot write its closing tag, since the code is a digest of the passage itself, and the same call renders the
+same messages, so the cache still answers a rerun. The packaged prompts live in ``assay/_prompts`` (the top-level
+``prompts/`` folder); a user directory overrides them name by name.
 """
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def escape_data(value: Any) -> str:
 def data_nonce(variables: Mapping[str, Any], prompt_hash: str) -> str:
     """The delimiter code of one call: blake2b of the canonical JSON of ``variables``, keyed by ``prompt_hash``.
 
-    Deterministic (the same call gives the same code, so the rendered messages and the cache key are stable) and
-    unpredictable to the author of any variable: text cannot contain the digest of itself, and 48 bits make a search
-    for a passage that does impractical (the XML escaping stops a forged tag in any case).
+    Deterministic (the same call gives the same code, so the rendered messages and the cache key are stable) and out
+    of reach of the author of a variable: the code changes with the text that would have to contain it, so a passage
+    that carries its own closing tag takes a search of about 2**48 digests, with every other variable of the call
+    (the question, the other passages) known beforehand; the XML escaping stops a forged tag in any case.
     """
     data = canonical_json(dict(variables)).encode("utf-8")
     return hashlib.blake2b(data, key=prompt_hash.encode("ascii"), digest_size=_NONCE_BYTES).hexdigest()
