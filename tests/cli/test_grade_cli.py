@@ -62,6 +62,12 @@ def test_grade_through_an_openai_compatible_server(pairs_file: Path, tmp_path: P
         assert label["prompt"] == "relevance@3" and label["cached"] is False and "unscored" not in label
         assert label["reason"] == "scripted answer"
     assert server.calls == 3 and "3 calls" in text
+    # Each request fences its pair in tags carrying that call's code, one code per pair.
+    users = [str(r["messages"][-1]["content"]) for r in server.requests]
+    codes = [re.findall(r"^<passage-([0-9a-f]{12})>$", user, flags=re.M) for user in users]
+    for found, user in zip(codes, users, strict=True):
+        assert len(found) == 1 and f"</passage-{found[0]}>" in user and f"<question-{found[0]}>" in user
+    assert len({c[0] for c in codes}) == 3
     code, text = run(*base, "--cache-dir", tmp_path / "cache")
     assert code == 0 and server.calls == 3 and all(x["cached"] for x in read(out))
 
