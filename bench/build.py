@@ -37,7 +37,9 @@ from assay.pipelines.bootstrap import BuildSettings, build_golden
 from assay.testing import FakeOpenAIServer
 from assay.text import count_tokens, numbers, sentences, terms
 
-_PASSAGE = re.compile(r'<passage id="([^"]+)"[^>]*>\n(.*?)\n</passage>', re.DOTALL)
+_PASSAGE = re.compile(r'<passage-\w+ id="([^"]+)"[^>]*>\n(.*?)\n</passage-\w+>', re.DOTALL)
+_SINGLE = re.compile(r"<passage-\w+>\n(.*?)\n</passage-\w+>", re.DOTALL)
+_QUESTION = re.compile(r"<question-\w+>\n(.*?)\n</question-\w+>", re.DOTALL)
 NAMES = (
     "Alder Birch Cedar Dunlin Eider Fulmar Gannet Heron Ibis Jay Kestrel Linnet Merlin Nuthatch Osprey Plover".split()
 )
@@ -109,14 +111,16 @@ def answer(body: dict[str, Any]) -> str:
         )
     if schema == "QuestionCritique":
         return json.dumps({"reason": "scripted", "answerable": 4, "self_contained": 4, "clear": 4})
-    question = html.unescape(user.split("<question>\n", 1)[-1].split("\n</question>", 1)[0])
+    found = _QUESTION.search(user)
+    question = html.unescape(found.group(1)) if found else ""
     if schema == "RelevanceGrade":
-        text = html.unescape(user.split("<passage>\n", 1)[-1].split("\n</passage>", 1)[0])
+        single = _SINGLE.search(user)
+        text = html.unescape(single.group(1)) if single else ""
         return json.dumps({"reason": "scripted", "grade": _grade(question, text)})
     if schema == "ListwiseRelevance":
         items = [{"id": pid, "reason": "scripted", "grade": _grade(question, text)} for pid, text in passages]
         return json.dumps({"judgements": items})
-    ids = re.findall(r'<statement id="([^"]+)">', user)
+    ids = re.findall(r'<statement-\w+ id="([^"]+)">', user)
     items = [{"statement_id": s, "reason": "s", "support": "support", "passage_ids": [passages[0][0]]} for s in ids]
     return json.dumps({"assignments": items})
 

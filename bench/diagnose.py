@@ -53,10 +53,10 @@ from assay.text import sentences
 from diagnosis_movement import measure, print_movement
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "demo"
-PASSAGE = re.compile(r'<passage id="([^"]+)">')
-STATEMENT = re.compile(r'<statement id="([^"]+)">')
-QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.S)
-ANSWER = re.compile(r"<answer>\n(.*?)\n</answer>", re.S)
+PASSAGE = re.compile(r'<passage-\w+ id="([^"]+)">')
+STATEMENT = re.compile(r'<statement-\w+ id="([^"]+)">')
+QUESTION = re.compile(r"<question-\w+>\n(.*?)\n</question-\w+>", re.S)
+ANSWER = re.compile(r"<answer-\w+>\n(.*?)\n</answer-\w+>", re.S)
 DIAGNOSIS_SCHEMAS = ("SupportAssignments", "AnswerAssessment", "ClaimCheck")
 
 

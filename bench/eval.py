@@ -46,8 +46,8 @@ from assay.testing import FakeOpenAIServer
 from assay.text import count_tokens
 
 DEMO = Path(__file__).resolve().parents[1] / "datasets" / "demo"
-PASSAGE = re.compile(r'<passage id="([^"]+)">')
-STATEMENT = re.compile(r'<statement id="([^"]+)">')
+PASSAGE = re.compile(r'<passage-\w+ id="([^"]+)">')
+STATEMENT = re.compile(r'<statement-\w+ id="([^"]+)">')
 
 
 def answer(body: dict[str, Any]) -> str:

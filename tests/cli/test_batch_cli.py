@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -151,7 +152,7 @@ def _eval_answer(body: dict[str, Any]) -> str:
     schema = body["response_format"]["json_schema"]["name"]
     if schema == "ListwiseRelevance":
         text = body["messages"][-1]["content"]
-        ids = [part.split('"')[0] for part in text.split('<passage id="')[1:]]
+        ids = re.findall(r'<passage-\w+ id="([^"]+)"', text)
         return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 1} for i in ids]})
     return "not JSON"  # every other prompt fails: its metrics are unscored, never 0
 

@@ -79,7 +79,9 @@ def test_bad_mix_is_a_clear_error(tmp_path: Path) -> None:
 def _answer(body: dict[str, Any]) -> str:
     schema = body["response_format"]["json_schema"]["name"]
     user = body["messages"][-1]["content"]
-    passages = [html.unescape(t) for t in re.findall(r'<passage id="[^"]+"[^>]*>\n(.*?)\n</passage>', user, re.S)]
+    passages = [
+        html.unescape(t) for t in re.findall(r'<passage-\w+ id="[^"]+"[^>]*>\n(.*?)\n</passage-\w+>', user, re.S)
+    ]
     if schema == "GeneratedQuestion":
         quote = passages[0].split(".")[0] + "."
         kind = user.split("Question type: ", 1)[1].split("\n", 1)[0]
@@ -98,9 +100,9 @@ def _answer(body: dict[str, Any]) -> str:
     if schema == "RelevanceGrade":
         return json.dumps({"reason": "r", "grade": 3})
     if schema == "ListwiseRelevance":
-        ids = re.findall(r'<passage id="([^"]+)">', user)
+        ids = re.findall(r'<passage-\w+ id="([^"]+)">', user)
         return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 3} for i in ids]})
-    ids = re.findall(r'<statement id="([^"]+)">', user)
+    ids = re.findall(r'<statement-\w+ id="([^"]+)">', user)
     items = [{"statement_id": i, "reason": "r", "support": "support", "passage_ids": ["P1"]} for i in ids]
     return json.dumps({"assignments": items})
 

@@ -4,6 +4,7 @@ store, the fake OpenAI server, and bad input."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -241,7 +242,7 @@ def test_through_the_fake_openai_server(setup: dict[str, Path], tmp_path: Path) 
         schema = body["response_format"]["json_schema"]["name"]
         if schema == "ListwiseRelevance":
             text = body["messages"][-1]["content"]
-            ids = [part.split('"')[0] for part in text.split('<passage id="')[1:]]
+            ids = re.findall(r'<passage-\w+ id="([^"]+)"', text)
             return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 1} for i in ids]})
         return "not JSON"  # every other prompt fails: its metrics are unscored, never 0
 

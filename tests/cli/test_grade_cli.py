@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -58,9 +59,15 @@ def test_grade_through_an_openai_compatible_server(pairs_file: Path, tmp_path: P
     assert [(x["query_id"], x["chunk_id"]) for x in labels] == [(p["query_id"], p["chunk_id"]) for p in PAIRS]
     for label in labels:
         assert label["grade"] in (0, 1, 2, 3) and label["model"] == "hosted_vllm/judge"
-        assert label["prompt"] == "relevance@2" and label["cached"] is False and "unscored" not in label
+        assert label["prompt"] == "relevance@3" and label["cached"] is False and "unscored" not in label
         assert label["reason"] == "scripted answer"
     assert server.calls == 3 and "3 calls" in text
+    # Each request fences its pair in tags carrying that call's code, one code per pair.
+    users = [str(r["messages"][-1]["content"]) for r in server.requests]
+    codes = [re.findall(r"^<passage-([0-9a-f]{12})>$", user, flags=re.M) for user in users]
+    for found, user in zip(codes, users, strict=True):
+        assert len(found) == 1 and f"</passage-{found[0]}>" in user and f"<question-{found[0]}>" in user
+    assert len({c[0] for c in codes}) == 3
     code, text = run(*base, "--cache-dir", tmp_path / "cache")
     assert code == 0 and server.calls == 3 and all(x["cached"] for x in read(out))
 
@@ -109,7 +116,7 @@ def test_every_pair_unscored_is_a_failure_with_the_causes(
 def test_listwise_through_the_server(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
     def listwise(body: dict[str, object]) -> str:
         user = body["messages"][-1]["content"]  # type: ignore[index]
-        ids = [part.split('"')[0] for part in user.split('<passage id="')[1:]]
+        ids = re.findall(r'<passage-\w+ id="([^"]+)"', user)
         return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 2} for i in ids]})
 
     server.responder = listwise
@@ -119,7 +126,7 @@ def test_listwise_through_the_server(pairs_file: Path, tmp_path: Path, server: F
     )
     assert code == 0, text
     assert [x["grade"] for x in read(out)] == [2, 2, 2] and server.calls == 2
-    assert read(out)[0]["prompt"] == "relevance_listwise@2"
+    assert read(out)[0]["prompt"] == "relevance_listwise@3"
 
 
 def test_offline_judge(pairs_file: Path, tmp_path: Path) -> None:

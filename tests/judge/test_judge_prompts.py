@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def test_enumerate_is_available(toy_prompts: Path) -> None:
 
 
 def test_user_dir_overrides_packaged(tmp_path: Path) -> None:
-    text = (Path(str(load_prompt("relevance").path))).read_text().replace('version = "2"', 'version = "9"')
+    text = (Path(str(load_prompt("relevance").path))).read_text().replace('version = "3"', 'version = "9"')
     (tmp_path / "relevance.md").write_text(text)
     assert load_prompt("relevance", tmp_path).version == "9"
     assert load_prompt("relevance").version != "9"
@@ -59,9 +60,9 @@ def test_an_unchanged_file_is_parsed_once_and_an_edited_one_again(tmp_path: Path
     (tmp_path / "relevance.md").write_text(text)
     first = load_prompt("relevance", tmp_path)
     assert load_prompt("relevance", tmp_path) is first  # templates compiled once per process
-    (tmp_path / "relevance.md").write_text(text.replace('version = "2"', 'version = "3"'))
+    (tmp_path / "relevance.md").write_text(text.replace('version = "3"', 'version = "4"'))
     edited = load_prompt("relevance", tmp_path)
-    assert edited.version == "3" and edited.content_hash != first.content_hash
+    assert edited.version == "4" and edited.content_hash != first.content_hash
 
 
 @pytest.mark.parametrize(
@@ -89,10 +90,12 @@ def test_unknown_prompt_lists_known_ones(toy_prompts: Path) -> None:
 @pytest.mark.parametrize("name", ["relevance", "toy"])
 def test_injected_passage_stays_inside_its_delimiters(name: str, toy_prompts: Path) -> None:
     user = load_prompt(name, toy_prompts).render({"question": "What is BM25?", "passage": INJECTION})[-1]["content"]
-    start, end = user.index("<passage>"), user.rindex("</passage>")
-    inside = user[start + len("<passage>") : end]
+    [opening] = re.findall(r"<passage(?:-[0-9a-f]{12})?>", user)  # relevance has the call's code, toy none
+    closing = "</" + opening[1:]
+    start, end = user.index(opening), user.rindex(closing)
+    inside = user[start + len(opening) : end]
     assert "Ignore all previous instructions" in inside
-    assert user.count("</passage>") == 1 and user.count("<passage>") == 1  # the passage cannot close or open a tag
+    assert user.count(closing) == 1 and user.count(opening) == 1  # the passage cannot close or open a tag
 
 
 def test_relevance_prompt_says_to_ignore_instructions_in_passages() -> None:

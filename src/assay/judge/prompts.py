@@ -15,15 +15,20 @@ sections started by lines that are exactly ``[system]`` and ``[user]``, each a j
     [system]
     ...
     [user]
-    <passage>{{ passage | data }}</passage>
+    <passage-{{ nonce }}>{{ passage | data }}</passage-{{ nonce }}>
 
 Templates render with autoescape off and strict undefined variables; the ``data`` filter XML-escapes ``&``, ``<``
-and ``>`` so a passage cannot close its delimiter tag, and ``enumerate`` is available. The packaged prompts live in
-``assay/_prompts`` (the top-level ``prompts/`` folder); a user directory overrides them name by name.
+and ``>`` so a passage cannot close its delimiter tag, and ``enumerate`` is available. ``nonce`` is supplied by the
+renderer, never by the caller (it is not an input): a code of 12 hex digits for delimiter tags, the keyed blake2b
+digest of the call's variables (canonical JSON) under the prompt file's hash (:func:`data_nonce`). The author of a
+passage cannot write its closing tag, since the code is a digest of the passage itself, and the same call renders the
+same messages, so the cache still answers a rerun. The packaged prompts live in ``assay/_prompts`` (the top-level
+``prompts/`` folder); a user directory overrides them name by name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import tomllib
 from collections.abc import Collection, Mapping
@@ -38,18 +43,41 @@ import jinja2.runtime
 from pydantic import BaseModel
 
 from assay.errors import PromptError
-from assay.text import content_hash
+from assay.text import canonical_json, content_hash
 
-__all__ = ["Prompt", "escape_data", "list_prompts", "load_prompt", "packaged_prompt_dir", "parse_prompt"]
+__all__ = [
+    "NONCE",
+    "Prompt",
+    "data_nonce",
+    "escape_data",
+    "list_prompts",
+    "load_prompt",
+    "packaged_prompt_dir",
+    "parse_prompt",
+]
 
 _FENCE = "+++"
 _SECTIONS = {"[system]": "system", "[user]": "user"}
 _REQUIRED_KEYS = ("name", "version", "inputs", "output")
+NONCE = "nonce"
+_NONCE_BYTES = 6
 
 
 def escape_data(value: Any) -> str:
     """XML-escape ``&``, ``<`` and ``>`` so text placed inside a delimiter tag cannot close or open one."""
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def data_nonce(variables: Mapping[str, Any], prompt_hash: str) -> str:
+    """The delimiter code of one call: blake2b of the canonical JSON of ``variables``, keyed by ``prompt_hash``.
+
+    Deterministic (the same call gives the same code, so the rendered messages and the cache key are stable) and out
+    of reach of the author of a variable: the code changes with the text that would have to contain it, so a passage
+    that carries its own closing tag takes a search of about 2**48 digests, with every other variable of the call
+    (the question, the other passages) known beforehand; the XML escaping stops a forged tag in any case.
+    """
+    data = canonical_json(dict(variables)).encode("utf-8")
+    return hashlib.blake2b(data, key=prompt_hash.encode("ascii"), digest_size=_NONCE_BYTES).hexdigest()
 
 
 def _environment() -> jinja2.Environment:
@@ -67,7 +95,8 @@ class Prompt:
     """A loaded prompt: metadata, the output model, and compiled templates.
 
     ``content_hash`` is the blake2b digest of the file's bytes; ``ref`` is ``name@version``; ``schema`` is the output
-    model's JSON schema in the strict subset structured-output servers accept.
+    model's JSON schema in the strict subset structured-output servers accept; ``uses_nonce`` says whether a template
+    writes ``{{ nonce }}`` (a prompt that does not pays nothing for it).
     """
 
     name: str
@@ -81,6 +110,7 @@ class Prompt:
     schema: Mapping[str, Any]
     templates: Mapping[str, jinja2.Template] = field(repr=False)
     static: Mapping[str, str] = field(default_factory=dict, repr=False)
+    uses_nonce: bool = False
 
     @property
     def ref(self) -> str:
@@ -107,6 +137,8 @@ class Prompt:
         self.check(variables)
         messages = []
         context = {**_ENV.globals, **variables}
+        if self.uses_nonce:
+            context[NONCE] = data_nonce(variables, self.content_hash)
         for role, template in self.templates.items():
             content = self.static.get(role)
             if content is None:
@@ -234,6 +266,8 @@ def _meta(front: str, path: Path) -> dict[str, Any]:
         raise PromptError(f"{path}: front matter lacks {', '.join(missing)}; add them")
     if not isinstance(meta["inputs"], list) or not all(isinstance(x, str) for x in meta["inputs"]):
         raise PromptError(f'{path}: inputs must be a list of variable names, e.g. inputs = ["question"]')
+    if NONCE in meta["inputs"]:
+        raise PromptError(f"{path}: {NONCE!r} is supplied by the renderer (the delimiter code); remove it from inputs")
     if not isinstance(meta.get("params", {}), dict):
         raise PromptError(f"{path}: params must be a table, e.g. [params] temperature = 0.0")
     return meta
@@ -253,7 +287,8 @@ def parse_prompt(data: bytes, path: Path) -> Prompt:
         sources = _sections(body, path)
         templates = {role: _ENV.from_string(src) for role, src in sources.items()}
         # A section that uses no variable renders once, here: the same string object on every call.
-        static = {role: templates[role].render().strip() for role, src in sources.items() if not _variables(src)}
+        used = {role: _variables(src) for role, src in sources.items()}
+        static = {role: templates[role].render().strip() for role in sources if not used[role]}
     except jinja2.TemplateSyntaxError as exc:
         raise PromptError(f"{path}: template error in the body, line {exc.lineno}: {exc.message}") from exc
     model = _output_model(str(meta["output"]), path)
@@ -269,4 +304,5 @@ def parse_prompt(data: bytes, path: Path) -> Prompt:
         schema=strict_schema(model),
         templates=templates,
         static=static,
+        uses_nonce=any(NONCE in names for names in used.values()),
     )

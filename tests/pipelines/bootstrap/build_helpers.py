@@ -15,7 +15,7 @@ from assay.testing import FakeBackend
 from assay.text import sentences, terms
 from assay.types import Chunk, Question
 
-_PASSAGE = re.compile(r'<passage id="([^"]+)"[^>]*>\n(.*?)\n</passage>', re.DOTALL)
+_PASSAGE = re.compile(r'<passage-\w+ id="([^"]+)"[^>]*>\n(.*?)\n</passage-\w+>', re.DOTALL)
 
 
 def chunk(doc: str, ordinal: int, text: str, heading: list[str] | None = None) -> Chunk:
@@ -61,7 +61,7 @@ def scripted_answer(schema: str, messages: list[dict[str, str]], qtype: str = "f
     if schema == "ListwiseRelevance":
         return json.dumps({"judgements": [{"id": pid, "reason": "scripted", "grade": 2} for pid, _ in passages]})
     if schema == "SupportAssignments":
-        ids = re.findall(r'<statement id="([^"]+)">', messages[-1]["content"])
+        ids = re.findall(r'<statement-\w+ id="([^"]+)">', messages[-1]["content"])
         first = passages[0][0]
         items = [{"statement_id": s, "reason": "scripted", "support": "support", "passage_ids": [first]} for s in ids]
         return json.dumps({"assignments": items})

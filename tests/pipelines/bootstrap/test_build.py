@@ -57,7 +57,7 @@ def test_demo_every_question_has_its_sources_graded_and_nuggets_supported(demo: 
             assert 3 not in qrels.get(q.id, {}).values()
         else:
             assert q.difficulty in ("easy", "medium", "hard")
-            assert q.provenance is not None and q.provenance.prompt == "question_generation@1"
+            assert q.provenance is not None and q.provenance.prompt == "question_generation@2"
     supported = [s for s in golden.nuggets if s.chunk_ids]
     assert supported, "no nugget is supported by any chunk"
     for s in golden.nuggets:
@@ -69,13 +69,13 @@ def test_demo_manifest_records_versions_prompts_seeds_and_usage(demo: tuple[Gold
     golden, folder = demo
     m = golden.manifest
     assert m.corpus_hash and m.models["relevance"] == "offline"
-    assert set(m.prompts) == {"question_generation@1", "question_critic@1", "relevance_listwise@2", "support@1"}
+    assert set(m.prompts) == {"question_generation@2", "question_critic@2", "relevance_listwise@3", "support@2"}
     assert m.seeds == {"sampling": 0, "listwise": 0} and m.settings["pool_k"] == 20 and m.settings["listwise"] == 10
     # listwise by default: ceil(pool / 10) calls per question, one per group of up to 10 pooled chunks
     pools = [q.metadata["pool"]["size"] for q in golden.questions]
     assert sum(pools) == m.counts["pooled_pairs"] and max(pools) > 10
     assert m.usage["relevance"].calls == sum(-(-size // 10) for size in pools) < m.counts["pooled_pairs"] / 5
-    assert {label.provenance.prompt for label in golden.qrels} == {"relevance_listwise@2"}
+    assert {label.provenance.prompt for label in golden.qrels} == {"relevance_listwise@3"}
     assert m.usage["generation"].calls == 80 and m.usage["generation"].prompt_tokens > 0
     assert sorted(p.name for p in folder.parent.iterdir()) == ["golden"]  # no temporary folder left beside it
 
@@ -105,7 +105,7 @@ def test_demo_pointwise_build_gives_the_same_golden_set(
     golden, _ = demo
     pointwise = demo_pointwise
     assert pointwise.manifest.usage["relevance"].calls == pointwise.manifest.counts["pooled_pairs"]
-    assert "relevance@2" in pointwise.manifest.prompts
+    assert "relevance@3" in pointwise.manifest.prompts
     assert [(r.query_id, r.chunk_id, r.grade) for r in pointwise.qrels] == [
         (r.query_id, r.chunk_id, r.grade) for r in golden.qrels
     ]

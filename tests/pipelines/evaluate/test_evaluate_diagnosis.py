@@ -22,7 +22,7 @@ from assay.testing import FakeOpenAIServer
 from assay.types import StageUsage
 
 N = len(PRODUCTS)
-STATEMENT = re.compile(r'<statement id="([^"]+)">')
+STATEMENT = re.compile(r'<statement-\w+ id="([^"]+)">')
 # the one-call reading: the hand-worked values below read the matrices off the context and answer calls
 SETTINGS = EvalSettings(n_boot=200, metrics=(*DIAGNOSIS_NAMES, "faithfulness", "context_recall"), diagnosis="approx")
 
@@ -38,7 +38,7 @@ def scripted(body: dict[str, Any]) -> str:
     text = body["messages"][-1]["content"]
     schema = _schema(body)
     if schema == "ListwiseRelevance":
-        ids = re.findall(r'<passage id="([^"]+)">', text)
+        ids = re.findall(r'<passage-\w+ id="([^"]+)">', text)
         return json.dumps({"judgements": [{"id": pid, "reason": "s", "grade": 0} for pid in ids]})
     if schema == "SupportAssignments":
         items = [{"statement_id": s, "reason": "s", "support": "support", "passage_ids": ["1"]}
@@ -154,10 +154,10 @@ def per_pair(body: dict[str, Any]) -> str:
             {"claim": "a care fact", "reason": "s", "verdict": "supported", "passage_ids": []},
         ]
         return json.dumps({"claims": claims, "relevance_reason": "s", "relevance": 3, "noncommittal": False})
-    passages = re.findall(r'<passage id="[^"]+">\n(.*?)\n</passage>', text, re.S)
+    passages = re.findall(r'<passage-\w+ id="[^"]+">\n(.*?)\n</passage-\w+>', text, re.S)
     if schema != "SupportAssignments" or len(passages) != 1:
         return scripted(body)
-    statements = re.findall(r'<statement id="([^"]+)">\n(.*?)\n</statement>', text, re.S)
+    statements = re.findall(r'<statement-\w+ id="([^"]+)">\n(.*?)\n</statement-\w+>', text, re.S)
     topic = [("warranty", "warranty"), ("care", "mild soap")]
     items = [{"statement_id": sid, "reason": "s", "passage_ids": ["1"],
               "support": "support" if any(a in st and b in passages[0] for a, b in topic) else "none"}
@@ -191,7 +191,7 @@ def test_pair_checks_per_mode_values_and_calls(tmp_path: Path, mode: str) -> Non
         pair_calls = [
             b
             for b in server.requests
-            if _schema(b) == "SupportAssignments" and b["messages"][-1]["content"].count("<passage ") == 1
+            if _schema(b) == "SupportAssignments" and b["messages"][-1]["content"].count("<passage-") == 1
         ]
     run = done.result.runs[0]
     want = {**PER_MODE[mode], "hallucination": 0.0, "self_knowledge": 0.0, "faithfulness": 1.0, "context_recall": 1.0}
@@ -205,7 +205,7 @@ def test_pair_checks_per_mode_values_and_calls(tmp_path: Path, mode: str) -> Non
 def test_a_failed_pair_check_leaves_the_sample_unscored_with_its_reason(tmp_path: Path) -> None:
     def failing(body: dict[str, Any]) -> str:
         text = body["messages"][-1]["content"]
-        if text.count("<passage ") == 1 and "Alder" in text and "warranty fact" in text:
+        if text.count("<passage-") == 1 and "Alder" in text and "warranty fact" in text:
             return "not json"
         return per_pair(body)
 

@@ -22,9 +22,9 @@ from assay.testing import FakeOpenAIServer
 
 N = len(PRODUCTS)
 FAST = EvalSettings(n_boot=200, diagnosis="approx")  # the one-call reading: no per-(claim, chunk) checks to count
-PASSAGE = re.compile(r'<passage id="([^"]+)">\n(.*?)\n</passage>', re.S)
-STATEMENT = re.compile(r'<statement id="([^"]+)">')
-QUESTION = re.compile(r"<question>\n(.*?)\n</question>", re.S)
+PASSAGE = re.compile(r'<passage-\w+ id="([^"]+)">\n(.*?)\n</passage-\w+>', re.S)
+STATEMENT = re.compile(r'<statement-\w+ id="([^"]+)">')
+QUESTION = re.compile(r"<question-\w+>\n(.*?)\n</question-\w+>", re.S)
 
 
 def _schema(body: dict[str, Any]) -> str:
@@ -104,7 +104,7 @@ def test_offline_judge_end_to_end_adds_labels_with_provenance(tmp_path: Path) ->
     saved = GoldenSet.load(folder)
     new = [q for q in saved.qrels if q.provenance.model == "offline"]
     assert len(new) == 2 * N
-    assert all(q.provenance.source == "judge" and q.provenance.prompt == "relevance_listwise@2" for q in new)
+    assert all(q.provenance.source == "judge" and q.provenance.prompt == "relevance_listwise@3" for q in new)
     assert all(q.provenance.rationale and "not an LLM" in q.provenance.rationale for q in new)
     assert run.judged_at_k["10"] == 1.0
     for name in ("context_recall", "faithfulness", "answer_relevance", "attribution_rate",
