@@ -119,7 +119,7 @@ def test_a_panel_with_the_real_model_combines_its_votes_and_never_reads_a_missin
     code, text = run("grade", PAIRS, "-o", out, "--judge", "offline", *judge_args(real_model, tmp_path / "cache"))
     assert code == 0, text
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    model_votes = [line["votes"][1] for line in lines]
+    model_votes = [{**line["votes"][1], "reason": line["votes"][1]["rationale"]} for line in lines]
     counts = check_labels(model_votes)
     require_parsed(counts.pop("graded", 0), counts, "assay grade with a panel")
     for line in lines:
