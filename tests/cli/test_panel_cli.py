@@ -18,6 +18,7 @@ from assay.audit.queues import queue_for
 from assay.cli import main
 from assay.formats.golden import GoldenSet
 from assay.testing import FakeOpenAIServer
+from assay.testing.fake_batches import FakeBatchServer
 from assay.testing.scripted_judges import responder
 from assay.types import LabelEvent
 
@@ -102,7 +103,7 @@ def test_grade_panel_dry_run_prices_each_judge(pairs_file: Path, tmp_path: Path,
     [
         (("--judge", "offline", "--combine", "min"), "--combine min combines several judges"),
         (("--judge", "offline", "--judge", "offline"), "judge offline is on the panel twice"),
-        (("--judge", "offline", "--judge", "openai/x", "--batch"), "batch each judge on its own first"),
+        (("--judge", "offline", "--judge", "anthropic/x", "--batch"), "no judge of the panel is called that way"),
     ],
 )
 def test_panel_options_that_cannot_work_are_refused(
@@ -220,3 +221,25 @@ def test_eval_dry_run_prices_each_judge(panel_golden: Path, tmp_path: Path, serv
     assert code == 0, text
     assert "relevance offline" in text and "relevance" in text and "hosted_vllm/zero" in text
     assert server.calls == calls
+
+
+def test_a_panel_batches_each_judge_that_can_and_calls_the_offline_judge_directly(
+    pairs_file: Path, tmp_path: Path
+) -> None:
+    truthful, zero = responder("unbiased", TRUTH), responder("unbiased", {})
+    out = tmp_path / "labels.jsonl"
+    judges = ("--judge", "offline", "--judge", "openai/truth", "--judge", "openai/zero", "--api-key", "k")
+    with FakeBatchServer(lambda body: zero(body) if body["model"].endswith("zero") else truthful(body)) as server:
+        args = ("grade", pairs_file, "-o", out, *judges, "--api-base", server.url, "--cache-dir", tmp_path / "c")
+        code, text = run(*args, "--batch", "--price", "1/2")
+        assert code == 0, text
+        assert server.calls == 0 and len(server.batches) == 2  # one batch per model judge, none for the offline one
+        assert "openai/truth: batch: 3 requests submitted in 1 batch" in text
+        assert "openai/zero: batch: 3 requests submitted in 1 batch" in text
+        lines = read(out)
+        assert [[v["model"] for v in x["votes"]] for x in lines] == [["offline", "openai/truth", "openai/zero"]] * 3
+        assert [x["votes"][1]["grade"] for x in lines] == [3, 0, 2] and all(x["votes"][2]["grade"] == 0 for x in lines)
+        code, _ = run(*args)  # a direct rerun of the panel: every vote from the cache
+        assert code == 0 and server.calls == 0 and read(out) == [{**x, "cached": True} for x in lines]
+        code, dry = run(*args, "--dry-run", "--batch", "--price", "1/2")
+        assert code == 0 and "with --batch: the costs of openai/truth, openai/zero are at their batch prices" in dry

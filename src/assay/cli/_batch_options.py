@@ -1,8 +1,10 @@
 """``--batch`` and ``--batch-retry`` of ``assay build``, ``grade`` and ``eval``, and what they print.
 
 :func:`start_batches` turns a judge made by :func:`assay.cli._judge_options.judge_from_options` into one that sends
-its uncached calls through the provider's batch API; progress lines go to stderr. :func:`batch_dry_run` prices a
-dry run at the batch price and :func:`saving_line` says what the same calls cost direct.
+its uncached calls through the provider's batch API (for a panel, each judge that calls an OpenAI-compatible server:
+their batches run side by side; the offline judge is called directly); progress lines go to stderr.
+:func:`batch_dry_run` prices a dry run at the batch price and :func:`batch_line` says what the same calls cost
+direct.
 """
 
 from __future__ import annotations
@@ -13,13 +15,21 @@ from typing import Any, TypeVar
 import click
 
 from assay.errors import ConfigError
-from assay.judge import Judge, Price
+from assay.judge import Price
 from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
-from assay.judge.batches.setup import batch_price
+from assay.judge.batches.setup import batch_price, can_batch
 from assay.judge.batches.status import batches
-from assay.judge.panel import Panel
+from assay.judge.panel import Grader, Panel, judges_of
 
-__all__ = ["batch_dry_run", "batch_options", "batch_summary", "echo_batch_summary", "saving_line", "start_batches"]
+__all__ = [
+    "batch_dry_run",
+    "batch_line",
+    "batch_options",
+    "batch_summary",
+    "echo_batch_summary",
+    "saving_line",
+    "start_batches",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -47,20 +57,36 @@ def batch_options(function: F) -> F:
     return function
 
 
-def start_batches(judge: Judge | Panel, options: dict[str, Any]) -> BatchRunner | None:
-    """With ``--batch``: the judge's lists go through batches from now on (progress lines on stderr). A panel never
-    gets here with ``--batch`` (:func:`assay.cli._judge_options.judge_from_options` refuses it)."""
+def start_batches(judge: Grader, options: dict[str, Any]) -> dict[str, BatchRunner]:
+    """With ``--batch``: the judge's lists go through batches from now on (progress lines on stderr); for a panel,
+    the lists of each judge that can (an OpenAI-compatible server), with its model before each progress line. The
+    runners by judge model (none without ``--batch``)."""
     if not options["batch"]:
-        return None
-    if isinstance(judge, Panel):
-        raise ConfigError("--batch sends one judge's calls through a batch API, not a panel's")
-    return use_batches(judge, retry=options["batch_retry"], report=lambda line: click.echo(line, err=True))
+        return {}
+    judges = judges_of(judge)
+    several = len(judges) > 1
+    batched = [one for one in judges if can_batch(one)] if several else list(judges)
+    if not batched:
+        raise ConfigError(
+            "--batch uses the OpenAI-compatible batch API, and no judge of the panel is called that way (openai/..., "
+            "or a server given by --api-base): drop --batch"
+        )
+    return {
+        one.model: use_batches(one, retry=options["batch_retry"], report=_reporter(one.model if several else None))
+        for one in batched
+    }
 
 
-def echo_batch_summary(runner: BatchRunner | None) -> None:
-    """Print one line on what went through batches and what it saved (nothing without ``--batch``)."""
-    if runner is not None:
-        click.echo(batch_summary(runner))
+def _reporter(model: str | None) -> Callable[[str], None]:
+    prefix = f"{model}: " if model else ""
+    return lambda line: click.echo(prefix + line, err=True)
+
+
+def echo_batch_summary(runners: dict[str, BatchRunner]) -> None:
+    """Print one line per batched judge on what went through batches and what it saved (nothing without
+    ``--batch``)."""
+    for model, runner in runners.items():
+        click.echo((f"{model}: " if len(runners) > 1 else "") + batch_summary(runner))
 
 
 def batch_summary(runner: BatchRunner) -> str:
@@ -74,9 +100,15 @@ def batch_summary(runner: BatchRunner) -> str:
     return f"{head}; {t.answered} answers cost ${t.cost_usd:.4f} at the batch price{direct}{saved}"
 
 
-def batch_dry_run(judge: Judge, options: dict[str, Any]) -> Price | None:
-    """With ``--batch``, price the dry-run judge at the batch price; the direct price it replaced (else None)."""
+def batch_dry_run(judge: Grader, options: dict[str, Any]) -> Price | None:
+    """With ``--batch``, price the dry-run judge at the batch price; the direct price it replaced (else None). For a
+    panel, each judge that can batch at its batch price (None: there is no one direct price to compare with)."""
     if not options["batch"]:
+        return None
+    if isinstance(judge, Panel):
+        for one in judge.judges:
+            if one.model != "offline" and (options["api_base"] or one.model.startswith("openai/")):
+                one.price = batch_price(one)
         return None
     if not (options["api_base"] or judge.model.startswith("openai/")):
         raise ConfigError(
@@ -85,6 +117,14 @@ def batch_dry_run(judge: Judge, options: dict[str, Any]) -> Price | None:
         )
     direct, judge.price = judge.price, batch_price(judge)
     return direct
+
+
+def batch_line(judge: Grader, batch_cost: float | None, direct: Price | None) -> str:
+    """:func:`saving_line` for one judge; for a panel, which judges the costs price at their batch price."""
+    if isinstance(judge, Panel):
+        models = [one.model for one in judge.judges if one.model != "offline"]
+        return f"with --batch: the costs of {', '.join(models)} are at their batch prices (the offline judge is free)"
+    return saving_line(batch_cost, direct, judge.price)
 
 
 def saving_line(batch_cost: float | None, direct: Price | None, batch: Price | None) -> str:

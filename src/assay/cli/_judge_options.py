@@ -169,16 +169,10 @@ def _cache_dir(spec: str, options: dict[str, Any]) -> Path | None:
 
 
 def _specs(options: dict[str, Any]) -> tuple[str, ...]:
-    """The judges named (``--judge`` once or more), checked against ``--combine`` and ``--batch``."""
+    """The judges named (``--judge`` once or more), checked against ``--combine``."""
     specs: tuple[str, ...] = options.get("judge_specs") or (options["judge_spec"],)
     if len(specs) == 1 and options.get("combine"):
         raise ConfigError(f"--combine {options['combine']} combines several judges: give --judge twice or more")
-    if len(specs) > 1 and options.get("batch"):
-        raise ConfigError(
-            "--batch sends one judge's calls through a batch API, not a panel's: batch each judge on its own first "
-            "(the same command with one --judge and --batch, once per judge), then run the panel, which reads every "
-            "answer from the cache"
-        )
     return specs
 
 

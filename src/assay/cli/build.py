@@ -12,11 +12,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from assay.cli._app import main
-from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
+from assay.cli._batch_options import batch_dry_run, batch_line, batch_options, echo_batch_summary, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
-from assay.judge import Judge
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage
 from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
 from assay.pipelines.bootstrap.estimate import ACCEPT_LOW, FILTER_PASS_LOW
@@ -201,15 +200,15 @@ def build(
     console = Console(stderr=True)
     if dry_run:
         estimator = dry_run_judge(options)
-        direct = batch_dry_run(estimator, options) if isinstance(estimator, Judge) else None
+        direct = batch_dry_run(estimator, options)
         estimate = estimate_build(paths, judge=estimator, settings=settings)
         _print_estimate(estimate, console)
-        if options["batch"] and isinstance(estimator, Judge):
-            click.echo(saving_line(estimate.cost_usd, direct, estimator.price))
+        if options["batch"]:
+            click.echo(batch_line(estimator, estimate.cost_usd, direct))
         return
     judge = judge_from_options(options)
-    runner = start_batches(judge, options)
-    if runner is not None:
+    runners = start_batches(judge, options)
+    if runners:
         click.echo(_rounds(settings, stop_after), err=True)
     check_context(judge, ["question_generation", "question_critic", "relevance", "relevance_listwise", "support"])
     progress = _StageProgress(judge, console)
@@ -236,7 +235,7 @@ def build(
         _print_stopped(golden, output, corpus)
         return
     _print_summary(golden, judge, output, console)
-    echo_batch_summary(runner)
+    echo_batch_summary(runners)
 
 
 def _rounds(settings: BuildSettings, stop_after: str | None) -> str:

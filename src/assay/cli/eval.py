@@ -14,12 +14,11 @@ from rich.table import Table
 
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main
-from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
+from assay.cli._batch_options import batch_dry_run, batch_line, batch_options, echo_batch_summary, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, optional_judge_options
 from assay.cli._target_options import ask_targets, target_options
 from assay.cli.cache import resolve_cache_dir
 from assay.errors import ConfigError
-from assay.judge import Judge
 from assay.judge.panel import Grader, judges_of
 from assay.judge.prompts import load_prompt, prompt_names
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
@@ -295,8 +294,8 @@ def _evaluate(
         return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans,
                                  annotations=everyone)  # fmt: skip
     judge = judge_from_options(options)
-    runner = start_batches(judge, options)
-    if runner is not None:
+    runners = start_batches(judge, options)
+    if runners:
         click.echo(_BATCH_ROUNDS, err=True)
     check_context(judge, [name for name in prompt_names() if name not in ("question_generation", "question_critic")])
     bar = _Bar(judge, Console(stderr=True))
@@ -304,7 +303,7 @@ def _evaluate(
         done = evaluate_detailed(
             golden, list(specs), judge=judge, settings=settings, progress=bar, human_labels=humans, annotations=everyone
         )
-    echo_batch_summary(runner)
+    echo_batch_summary(runners)
     return done
 
 
@@ -352,7 +351,7 @@ def _dry_run(
         console.print("dry run without a judge: no calls to make")
         return
     estimator = dry_run_judge(options)
-    direct = batch_dry_run(estimator, options) if isinstance(estimator, Judge) else None
+    direct = batch_dry_run(estimator, options)
     estimates = estimate_evaluation(golden, list(specs), estimator, settings)
     table = Table(title="dry run: judge calls of this evaluation")
     for column in ("stage", "calls", "cached", "prompt tokens", "cost bound"):
@@ -361,7 +360,7 @@ def _dry_run(
         cost = "unknown (give --price)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
         table.add_row(stage, str(e.calls), str(e.cached), str(e.prompt_tokens), cost)
     console.print(table)
-    if options["batch"] and isinstance(estimator, Judge):
+    if options["batch"]:
         costs = [e.cost_usd for e in estimates.values()]
         total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-        click.echo(saving_line(total, direct, estimator.price))
+        click.echo(batch_line(estimator, total, direct))

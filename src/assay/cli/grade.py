@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.aio import run_sync
 from assay.cli._app import main
-from assay.cli._batch_options import batch_dry_run, batch_options, echo_batch_summary, saving_line, start_batches
+from assay.cli._batch_options import batch_dry_run, batch_line, batch_options, echo_batch_summary, start_batches
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import NothingProduced
 from assay.formats.atomic import atomic_write
@@ -165,7 +165,7 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
         _dry_run(dry_run_judge(options), pairs, listwise, seed, options)
         return
     judge = judge_from_options(options)
-    runner = start_batches(judge, options)
+    runners = start_batches(judge, options)
     check_context(judge, [LISTWISE_PROMPT if listwise else POINTWISE_PROMPT])
     graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
     with atomic_write(output) as handle:
@@ -173,7 +173,7 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")
     for line in _summary(judge, graded):
         click.echo(line)
-    echo_batch_summary(runner)
+    echo_batch_summary(runners)
     click.echo(f"wrote {output}")
     if graded and all(item.label.grade is None for item in graded):
         kinds = Counter(item.label.unscored.kind for item in graded if item.label.unscored is not None)
@@ -184,7 +184,7 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
 
 
 def _dry_run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int, options: dict[str, Any]) -> None:
-    direct = batch_dry_run(judge, options) if isinstance(judge, Judge) else None
+    direct = batch_dry_run(judge, options)
     estimate = estimate_pairs(judge, pairs, listwise=listwise, seed=seed)
     click.echo(
         f"dry run: {len(pairs)} pairs, {estimate.cached} cached, {estimate.calls} calls to make, "
@@ -196,8 +196,8 @@ def _dry_run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int, 
                 f"  judge {model}: {each.cached} cached, {each.calls} calls, ~{each.prompt_tokens} prompt tokens, "
                 f"cost {_bound(each.cost_usd)}"
             )
-    if options["batch"] and isinstance(judge, Judge):
-        click.echo(saving_line(estimate.cost_usd, direct, judge.price))
+    if options["batch"]:
+        click.echo(batch_line(judge, estimate.cost_usd, direct))
 
 
 def _bound(cost: float | None) -> str:

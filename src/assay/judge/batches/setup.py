@@ -1,4 +1,4 @@
-"""Turn batch judging on for a judge: :func:`use_batches`."""
+"""Turn batch judging on for a judge: :func:`use_batches`; :func:`can_batch` says whether a judge can."""
 
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ from assay.judge.batches.runner import MAX_BYTES, MAX_REQUESTS, BatchRunner
 from assay.judge.client import Judge
 from assay.judge.pricing import Price, batch_price_for, price_for
 
-__all__ = ["batch_price", "use_batches"]
+__all__ = ["batch_price", "can_batch", "use_batches"]
+
+
+def can_batch(judge: Judge) -> bool:
+    """Whether the judge calls an OpenAI-compatible server, whose batch API :func:`use_batches` uses."""
+    return isinstance(judge.backend, OpenAICompatBackend)
 
 
 def batch_price(judge: Judge) -> Price | None:
