@@ -195,7 +195,10 @@ def test_eval_with_a_panel_reports_the_judges(panel_golden: Path, tmp_path: Path
     html = (report / "report.html").read_text()
     assert 'id="judges-pairs"' in html
     assert "Judges: 2 judges (offline, hosted_vllm/zero)" in text
-    assert "the panel's other judges (hosted_vllm/zero) have their own cards" in result["judge_card"]["note"]
+    assert result["judge_card"]["model"] == "offline" or not result["judge_card"]["found"]
+    (other,) = result["panel_cards"]  # the other judge has no card: said plainly, with how to make one
+    assert not other["found"] and "hosted_vllm/zero" in other["note"] and "judge-check" in other["note"]
+    assert other["note"] in markdown
 
 
 def test_build_and_eval_dry_runs_price_each_judge(tmp_path: Path, server: FakeOpenAIServer) -> None:

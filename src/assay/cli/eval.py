@@ -165,7 +165,7 @@ def _options(f: Any) -> Any:
             "--judge-card",
             type=click.Path(path_type=Path),
             default=None,
-            help="The judge's card to show beside the metrics (default: the one judge-check kept by the cache).",
+            help="The (first) judge's card to show beside the metrics (default: the one judge-check kept).",
         ),
         click.option("--dry-run", is_flag=True, help="Count calls, cached items, tokens and cost; call nothing."),
     ]
@@ -253,6 +253,7 @@ def eval_command(
     done = _evaluate(golden, specs, options, settings)
     if options["judge_spec"]:
         done.result.judge_card = judge_card(options)
+        done.result.panel_cards = [judge_card(options, spec) for spec in options["judge_specs"][1:]]
     _report(done, output, console)
     failures = check_fail_under(done.result, gates)
     if failures:
@@ -315,21 +316,15 @@ _BATCH_ROUNDS = (
 )
 
 
-def judge_card(options: dict[str, Any]) -> JudgeCardSummary:
-    """The card of the judge in use: ``--judge-card``, else the one ``assay judge-check`` kept beside the cache. With
-    a panel, the first judge's card, with a note naming the judges whose cards are not shown."""
-    spec = options["judge_spec"]
-    where = options["judge_card"] or card_home(resolve_cache_dir(options["cache_dir"]), spec)
+def judge_card(options: dict[str, Any], spec: str | None = None) -> JudgeCardSummary:
+    """The card of the judge in use (or of the panel's judge ``spec``): ``--judge-card`` for the first judge, else the
+    one ``assay judge-check`` kept beside the cache."""
+    first = spec is None
+    spec = spec or options["judge_spec"]
+    home = card_home(resolve_cache_dir(options["cache_dir"]), spec)
+    where = (options["judge_card"] if first else None) or home
     prompts = [load_prompt(name, options["prompt_dir"]) for name in (POINTWISE_PROMPT, LISTWISE_PROMPT)]
-    card = summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
-    others = options["judge_specs"][1:]
-    if others:
-        note = (
-            f"the panel's other judges ({', '.join(others)}) have their own cards: assay judge-check --judge MODEL "
-            "for each; the agreement between the judges is under judges"
-        )
-        card.note = f"{card.note}; {note}" if card.note else note
-    return card
+    return summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
 
 
 def _report(done: Evaluated, output: Path, console: Console) -> None:

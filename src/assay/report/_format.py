@@ -10,7 +10,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
+from assay.pipelines.evaluate.results import (
+    Comparison,
+    EvalResult,
+    JudgeCardSummary,
+    MetricSummary,
+    RunCounts,
+    RunResult,
+)
 from assay.pipelines.evaluate.results import headline_k as results_headline_k
 from assay.pipelines.evaluate.results import headline_metrics as results_headline_metrics
 
@@ -310,10 +317,13 @@ def verdict_text(comparison: Comparison) -> str:
 
 def judge_card_lines(result: EvalResult) -> list[str]:
     """The judge card beside the metrics: its headline figures (with where it came from and any note), or the plain
-    statement that the judge in use has none; nothing without a judge."""
-    card = result.judge_card
-    if card is None:
-        return []
+    statement that the judge in use has none; then the same for each other judge of a panel; nothing without a
+    judge."""
+    cards = [result.judge_card] if result.judge_card is not None else []
+    return [line for card in [*cards, *result.panel_cards] for line in _card_lines(card)]
+
+
+def _card_lines(card: JudgeCardSummary) -> list[str]:
     if not card.found:
         return [card.note or f"no judge card for this judge (looked in {card.where})"]
     figures = "; ".join(f"{label}: {value}" for label, value in card.figures.items())

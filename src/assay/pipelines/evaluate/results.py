@@ -383,5 +383,6 @@ class EvalResult(_Model):
     # the diagnosis metrics compared in their own Holm family (verdicts read "lower is better" where it is)
     diagnosis_comparisons: list[Comparison] = Field(default_factory=list)
     judge_card: JudgeCardSummary | None = None  # the judge's card (assay eval looks it up); None without a judge
+    panel_cards: list[JudgeCardSummary] = Field(default_factory=list)  # the cards of a panel's other judges
     # agreement between the judges of a panel, over the golden set's labels that carry votes; None: no such label
     judges: PanelAgreement | None = None
