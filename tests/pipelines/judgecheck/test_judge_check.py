@@ -111,11 +111,11 @@ def test_dry_run_prices_every_kind_and_calls_nothing(collection: Path, tmp_path:
         )  # fmt: skip
     assert code == 0, text
     assert server.calls == 0 and not (tmp_path / "card").exists()
-    # 40 baseline + 2 x 40 repeats + 8 + 32 (length) + 32 (stuffing) + 4 x 32 (injections) + 4 groups x 4 orders
-    # + 10 + 10 (generation, claims) = 356 items; an item whose call repeats another one's is counted as cached
+    # 40 baseline + 2 x 40 repeats + 8 + 32 (length) + 32 (stuffing) + 5 x 32 (injections) + 4 groups x 4 orders
+    # + 10 + 10 (generation, claims) = 388 items; an item whose call repeats another one's is counted as cached
     rows = [line.split() for line in text.splitlines() if "calls to make," in line]
-    assert len(rows) == 13
-    assert sum(int(row[1]) + int(row[5]) for row in rows) == 356, text
+    assert len(rows) == 14
+    assert sum(int(row[1]) + int(row[5]) for row in rows) == 388, text
 
 
 def test_a_judge_that_scores_nothing_fails_with_the_reason(collection: Path, tmp_path: Path) -> None:
