@@ -246,3 +246,27 @@ def test_a_panel_batches_each_judge_that_can_and_calls_the_offline_judge_directl
         assert code == 0 and server.calls == 0 and read(out) == [{**x, "cached": True} for x in lines]
         code, dry = run(*args, "--dry-run", "--batch", "--price", "1/2")
         assert code == 0 and "with --batch: the costs of openai/truth, openai/zero are at their batch prices" in dry
+
+
+def test_each_judge_can_have_its_own_server(pairs_file: Path, tmp_path: Path) -> None:
+    zero, truthful = responder("unbiased", {}), responder("unbiased", TRUTH)
+    out = tmp_path / "labels.jsonl"
+    with FakeOpenAIServer(zero) as first, FakeOpenAIServer(truthful) as second:
+        judges = ("--judge", "hosted_vllm/a", "--judge", f"hosted_vllm/b={second.url}", "--api-base", first.url)
+        code, text = run("grade", pairs_file, "-o", out, *judges, "--cache-dir", tmp_path / "c")
+        assert code == 0, text
+        assert first.calls == 3 and second.calls == 3  # a: --api-base; b: its own server
+        assert {r["model"] for r in first.requests} == {"a"}  # the route prefix is not sent
+        assert {r["model"] for r in second.requests} == {"b"}
+    lines = read(out)
+    assert [[v["model"] for v in x["votes"]] for x in lines] == [["hosted_vllm/a", "hosted_vllm/b"]] * 3
+    assert [x["votes"][1]["grade"] for x in lines] == [3, 0, 2]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("hosted_vllm/b=gpu:8000", "MODEL=URL"), ("offline=http://x/v1", "the offline judge calls no server")],
+)
+def test_a_judge_server_that_cannot_be_is_refused(pairs_file: Path, tmp_path: Path, value: str, message: str) -> None:
+    code, text = run("grade", pairs_file, "-o", tmp_path / "x.jsonl", "--judge", "offline", "--judge", value)
+    assert code != 0 and message in text, text

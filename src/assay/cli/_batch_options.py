@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
+from assay.cli._judge_options import api_base_for
 from assay.errors import ConfigError
 from assay.judge import Price
 from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
@@ -107,7 +108,7 @@ def batch_dry_run(judge: Grader, options: dict[str, Any]) -> Price | None:
         return None
     if isinstance(judge, Panel):
         for one in judge.judges:
-            if one.model != "offline" and (options["api_base"] or one.model.startswith("openai/")):
+            if one.model != "offline" and (api_base_for(one.model, options) or one.model.startswith("openai/")):
                 one.price = batch_price(one)
         return None
     if not (options["api_base"] or judge.model.startswith("openai/")):

@@ -27,6 +27,7 @@ from assay.judge.panel import COMBINE_RULES, Grader, Panel, judges_of
 from assay.judge.prompts import prompt_names
 
 __all__ = [
+    "api_base_for",
     "api_key_for",
     "check_context",
     "dry_run_judge",
@@ -38,6 +39,7 @@ __all__ = [
     "panel_options",
     "parse_max_tokens",
     "parse_price",
+    "split_judge",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -94,7 +96,10 @@ def _with(options: list[Any], function: F) -> F:
     return function
 
 
-_PANEL_HELP = f"{_JUDGE_HELP} Repeat for a panel: each relevance pair judged by each (other prompts: the first)."
+_PANEL_HELP = (
+    f"{_JUDGE_HELP} Repeat for a panel: each relevance pair judged by each (other prompts: the first); "
+    "MODEL=URL gives that judge its own server (else --api-base)."
+)
 _COMBINE = click.option(
     "--combine",
     type=click.Choice(COMBINE_RULES),
@@ -105,18 +110,51 @@ _COMBINE = click.option(
 
 def judge_options(function: F) -> F:
     """Add the judge options (``--judge`` required, once ... ``--prompt-dir``); :func:`one_judge` reads them."""
-    return _with([click.option("--judge", "judge_spec", required=True, help=_JUDGE_HELP), *_OPTIONS], function)
-
-
-def _several(function: F) -> F:
-    """Turn click's ``judge_specs`` tuple into ``judge_spec`` (the first, or None) beside ``judge_specs``."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **options: Any) -> Any:
+        spec, url = split_judge(options["judge_spec"])
+        options.update(judge_spec=spec, judge_api_bases={spec: url} if url else {})
+        return function(*args, **options)
+
+    judge = click.option("--judge", "judge_spec", required=True, help=f"{_JUDGE_HELP} MODEL=URL: its server.")
+    return _with([judge, *_OPTIONS], wrapper)  # type: ignore[return-value]
+
+
+def _several(function: F) -> F:
+    """Turn click's ``judge_specs`` tuple into ``judge_spec`` (the first, or None) beside ``judge_specs``, each
+    without its ``=URL``; the URLs go to ``judge_api_bases`` (model -> URL)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **options: Any) -> Any:
+        split = [split_judge(value) for value in options["judge_specs"]]
+        options["judge_specs"] = tuple(spec for spec, _ in split)
+        options["judge_api_bases"] = {spec: url for spec, url in split if url}
         options["judge_spec"] = options["judge_specs"][0] if options["judge_specs"] else None
         return function(*args, **options)
 
     return wrapper  # type: ignore[return-value]
+
+
+def split_judge(value: str) -> tuple[str, str | None]:
+    """``hosted_vllm/qwen=http://gpu:8000/v1`` -> (``hosted_vllm/qwen``, its server); a plain model -> (model, None)."""
+    spec, sep, url = value.partition("=")
+    if not sep:
+        return value, None
+    if not url.startswith(("http://", "https://")) or not spec:
+        raise ConfigError(
+            f"--judge {value!r}: give MODEL, or MODEL=URL with the judge's OpenAI-compatible server, e.g. "
+            "hosted_vllm/qwen=http://gpu:8000/v1"
+        )
+    if spec == "offline":
+        raise ConfigError(f"--judge {value!r}: the offline judge calls no server; give --judge offline")
+    return spec, url
+
+
+def api_base_for(spec: str, options: dict[str, Any]) -> str | None:
+    """The server of judge ``spec``: its own (``--judge MODEL=URL``), else ``--api-base``."""
+    own: dict[str, str] = options.get("judge_api_bases") or {}
+    return own.get(spec) or options["api_base"]
 
 
 def panel_options(function: F) -> F:
@@ -204,8 +242,8 @@ def one_dry_run_judge(options: dict[str, Any]) -> Judge:
 def _one_judge(spec: str, options: dict[str, Any]) -> Judge:
     return make_judge(
         spec,
-        api_base=options["api_base"],
-        api_key=api_key_for(spec, options["api_key"], options["api_base"]),
+        api_base=api_base_for(spec, options),
+        api_key=api_key_for(spec, options["api_key"], api_base_for(spec, options)),
         cache_dir=_cache_dir(spec, options),
         concurrency=options["concurrency"],
         rpm=options["rpm"],
