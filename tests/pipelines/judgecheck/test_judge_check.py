@@ -141,3 +141,15 @@ def test_card_json_md_and_html_are_written(collection: Path, tmp_path: Path) -> 
     assert data["format_version"] == 1 and data["model"] == "offline"
     assert "## stuffing" in (tmp_path / "card" / "card.md").read_text()
     assert "<h2>position</h2>" in (tmp_path / "card" / "card.html").read_text()
+
+
+def test_the_judge_may_name_its_server(collection: Path, tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder("unbiased", truth())) as server:
+        code, text = run(
+            "judge-check", "--judge", f"hosted_vllm/scripted={server.url}", "--labels", collection,
+            "--cache-dir", tmp_path / "cache", "-o", tmp_path / "card", "--queries", "2", "--repeats", "1",
+        )  # fmt: skip
+        assert code == 0, text
+        assert server.calls > 0
+    card = json.loads((tmp_path / "card" / "card.json").read_text())
+    assert card["model"] == "hosted_vllm/scripted"
