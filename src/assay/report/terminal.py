@@ -264,13 +264,19 @@ def _agreement(summary: AgreementSummary) -> Table:
 
 
 def _judges(agreement: PanelAgreement) -> Table:
-    """Agreement between the judges of a panel: the summary and each judge as the title, a row per pair of judges."""
-    title = "\n".join([f"Judges: {pn.summary_line(agreement)}", *pn.judge_lines(agreement)])
+    """Agreement between the judges of a panel: the summary and each judge (numbered) as the title, a row per pair of
+    judges named by their numbers, so long model names do not squeeze the figures."""
+    number = {model: str(i) for i, model in enumerate(agreement.judges, 1)}
+    judges = [
+        f"{number[j.model]}. {line}" for j, line in zip(agreement.per_judge, pn.judge_lines(agreement), strict=True)
+    ]
+    title = "\n".join([f"Judges: {pn.summary_line(agreement)}", *judges])
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", title_style="bold", pad_edge=False)
     for name in pn.PAIR_COLUMNS:
         table.add_column(name, justify="left" if name == "judges" else "right")
-    for row in pn.pair_rows(agreement):
-        table.add_row(*(Text(cell) for cell in row))
+    for pair, row in zip(agreement.pairs, pn.pair_rows(agreement), strict=True):
+        first, second = (number[model] for model in pair.judges)
+        table.add_row(Text(f"{first} vs {second}"), *(Text(cell) for cell in row[1:]))
     return table
 
 
