@@ -159,6 +159,9 @@ def test_audit_shows_where_the_panel_disagrees_first(panel_golden: Path) -> None
     assert judges == {"mean(offline, hosted_vllm/zero)", "offline", "hosted_vllm/zero"}
     order = queue_for(store, "alice", "disagreement", 0)
     assert set(order[: len(disputed)]) == disputed and len(order) == len(golden.qrels)
+    shown = app.state.audit.item_view("alice", 0, order[0])["judges"]  # the page shows the combined label and votes
+    assert [j["annotator"] for j in shown] == ["mean(offline, hosted_vllm/zero)", "offline", "hosted_vllm/zero"]
+    assert len({j["grade"] for j in shown[1:]}) == 2  # the first item is one where the judges disagree
 
 
 def test_eval_with_a_panel_reports_the_judges(panel_golden: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
