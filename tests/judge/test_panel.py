@@ -158,7 +158,7 @@ def test_the_panel_is_one_budget_and_the_rest_goes_to_the_first_judge() -> None:
     assert panel.spent == pytest.approx(a.cost + b.cost) and 0.5 <= panel.spent < 0.5 + 0.12 * 16
     calls = a.backend.calls  # type: ignore[attr-defined]
     assert calls * 0.12 == pytest.approx(panel.spent) and calls < 2 * len(many)
-    usage = merged_usage(panel.judges)["relevance"]
+    usage = merged_usage(one.usage for one in panel.judges)["relevance"]
     assert usage.calls == calls and usage.cost_usd == pytest.approx(panel.spent)
 
 

@@ -58,7 +58,7 @@ class _StageProgress:
         self.tasks: dict[str, TaskID] = {}
 
     def _text(self, stage: str) -> str:
-        usage = merged_usage(self.judges).get(stage)
+        usage = merged_usage(one.usage for one in self.judges).get(stage)
         if stage not in _JUDGE_STAGES or usage is None:
             return ""
         cost = "cost unknown" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"

@@ -26,7 +26,7 @@ label is unscored, kind ``no_quorum``, with each judge's reason. Every combined 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -129,11 +129,12 @@ def primary_of(grader: Grader) -> Judge:
     return grader.primary if isinstance(grader, Panel) else grader
 
 
-def merged_usage(judges: Iterable[Judge]) -> dict[str, StageUsage]:
-    """Usage per stage summed over ``judges`` (cost None for a stage where some judge has no price)."""
+def merged_usage(usages: Iterable[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
+    """Usage per stage summed over ``usages`` (each a judge's, or what it spent in one run); the cost is None for a
+    stage where one of them has no price."""
     out: dict[str, StageUsage] = {}
-    for judge in judges:
-        for stage, usage in judge.usage.items():
+    for usage_of in usages:
+        for stage, usage in usage_of.items():
             into = out.get(stage)
             if into is None:
                 out[stage] = usage.model_copy()

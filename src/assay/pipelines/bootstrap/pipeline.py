@@ -356,7 +356,7 @@ def _manifest(
         seeds={"sampling": settings.seed, "listwise": settings.seed},
         settings={**settings.as_dict(), "mix": parse_mix(settings.mix), **panel},
         counts=dict(run.counts),
-        usage=merged_usage(judges_of(grader)),
+        usage=merged_usage(one.usage for one in judges_of(grader)),
     )
     manifest.warnings = list(run.warnings)  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
     manifest.sampling = run.sampling  # type: ignore[attr-defined]  # the plan and the drawn seed documents

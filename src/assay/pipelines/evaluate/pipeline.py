@@ -30,7 +30,7 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
-from assay.judge.panel import Grader, judges_of
+from assay.judge.panel import Grader, judges_of, merged_usage
 from assay.pipelines.evaluate import ranking as er
 from assay.pipelines.evaluate.agreement import panel_agreement
 from assay.pipelines.evaluate.alignment import Resolver
@@ -255,19 +255,23 @@ def evaluate_detailed(
 def _spent(judges: Sequence[Judge], before: Sequence[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
     """What this evaluation spent per stage: each judge's usage now minus its usage before (a judge may be reused),
     summed over the judges of a panel (cost None where a judge has no price)."""
-    out: dict[str, StageUsage] = {}
-    for judge, was in zip(judges, before, strict=True):
-        for stage, now in judge.usage.items():
-            old = was.get(stage, StageUsage())
-            cost = None if now.cost_usd is None else now.cost_usd - (old.cost_usd or 0.0)
-            into = out.setdefault(stage, StageUsage())
-            into.calls += now.calls - old.calls
-            into.cached += now.cached - old.cached
-            into.unscored += now.unscored - old.unscored
-            into.prompt_tokens += now.prompt_tokens - old.prompt_tokens
-            into.completion_tokens += now.completion_tokens - old.completion_tokens
-            into.cost_usd = None if into.cost_usd is None or cost is None else into.cost_usd + cost
-    return {stage: usage for stage, usage in out.items() if usage.calls or usage.cached or usage.unscored}
+    spent = merged_usage(_since(judge.usage, was) for judge, was in zip(judges, before, strict=True))
+    return {stage: usage for stage, usage in spent.items() if usage.calls or usage.cached or usage.unscored}
+
+
+def _since(now: Mapping[str, StageUsage], before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
+    out = {}
+    for stage, usage in now.items():
+        old = before.get(stage, StageUsage())
+        out[stage] = StageUsage(
+            calls=usage.calls - old.calls,
+            cached=usage.cached - old.cached,
+            unscored=usage.unscored - old.unscored,
+            prompt_tokens=usage.prompt_tokens - old.prompt_tokens,
+            completion_tokens=usage.completion_tokens - old.completion_tokens,
+            cost_usd=None if usage.cost_usd is None else usage.cost_usd - (old.cost_usd or 0.0),
+        )
+    return out
 
 
 def estimate_evaluation(
