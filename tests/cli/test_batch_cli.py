@@ -292,3 +292,13 @@ def test_max_cost_bounds_what_is_submitted(pairs_file: Path, tmp_path: Path) -> 
                          "--max-cost", "1")  # fmt: skip
         assert code == 1 and "rerun with a higher --max-cost" in text
         assert not server.batches and not out.exists()
+
+
+def test_batch_dry_run_knows_a_judge_by_its_own_server_and_never_batches_the_offline_one(
+    pairs_file: Path, tmp_path: Path
+) -> None:
+    out = ("grade", pairs_file, "-o", tmp_path / "x.jsonl", "--cache-dir", tmp_path, "--dry-run", "--batch")
+    code, text = run(*out, "--judge", "hosted_vllm/x=http://127.0.0.1:9/v1", "--price", "1/2")
+    assert code == 0 and "3 calls to make" in text, text
+    code, text = run(*out, "--judge", "offline", "--api-base", "http://127.0.0.1:9/v1")
+    assert code == 1 and "drop --batch" in text

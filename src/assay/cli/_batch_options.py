@@ -16,7 +16,7 @@ import click
 
 from assay.cli._judge_options import api_base_for
 from assay.errors import ConfigError
-from assay.judge import Price
+from assay.judge import Judge, Price
 from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
 from assay.judge.batches.setup import batch_price, can_batch
 from assay.judge.batches.status import batches
@@ -108,16 +108,22 @@ def batch_dry_run(judge: Grader, options: dict[str, Any]) -> Price | None:
         return None
     if isinstance(judge, Panel):
         for one in judge.judges:
-            if one.model != "offline" and (api_base_for(one.model, options) or one.model.startswith("openai/")):
+            if _batched(one, options):
                 one.price = batch_price(one)
         return None
-    if not (options["api_base"] or judge.model.startswith("openai/")):
+    if not _batched(judge, options):
         raise ConfigError(
             f"batch judging uses the OpenAI-compatible batch API (openai/..., or a server given by --api-base); "
             f"judge {judge.model!r} is not called that way: drop --batch"
         )
     direct, judge.price = judge.price, batch_price(judge)
     return direct
+
+
+def _batched(judge: Judge, options: dict[str, Any]) -> bool:
+    """Whether a dry-run judge would be called through the OpenAI-compatible API (so batched): ``openai/...`` or a
+    server of its own or from ``--api-base``; the offline judge never is. (A dry-run judge has no backend to ask.)"""
+    return judge.model != "offline" and bool(api_base_for(judge.model, options) or judge.model.startswith("openai/"))
 
 
 def batch_line(judge: Grader, batch_cost: float | None, direct: Price | None) -> str:
