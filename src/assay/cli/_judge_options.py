@@ -110,24 +110,19 @@ _COMBINE = click.option(
 
 def judge_options(function: F) -> F:
     """Add the judge options (``--judge`` required, once ... ``--prompt-dir``); :func:`one_judge` reads them."""
-
-    @functools.wraps(function)
-    def wrapper(*args: Any, **options: Any) -> Any:
-        spec, url = split_judge(options["judge_spec"])
-        options.update(judge_spec=spec, judge_api_bases={spec: url} if url else {})
-        return function(*args, **options)
-
     judge = click.option("--judge", "judge_spec", required=True, help=f"{_JUDGE_HELP} MODEL=URL: its server.")
-    return _with([judge, *_OPTIONS], wrapper)  # type: ignore[return-value]
+    return _with([judge, *_OPTIONS], _split(function))
 
 
-def _several(function: F) -> F:
-    """Turn click's ``judge_specs`` tuple into ``judge_spec`` (the first, or None) beside ``judge_specs``, each
-    without its ``=URL``; the URLs go to ``judge_api_bases`` (model -> URL)."""
+def _split(function: F) -> F:
+    """Read ``--judge`` values (``judge_specs``, repeatable, or ``judge_spec``, once) as models with optional
+    ``=URL``: ``judge_specs`` (all models), ``judge_spec`` (the first, or None) and ``judge_api_bases``
+    (model -> URL) reach the command."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **options: Any) -> Any:
-        split = [split_judge(value) for value in options["judge_specs"]]
+        values = options["judge_specs"] if "judge_specs" in options else (options["judge_spec"],)
+        split = [split_judge(value) for value in values]
         options["judge_specs"] = tuple(spec for spec, _ in split)
         options["judge_api_bases"] = {spec: url for spec, url in split if url}
         options["judge_spec"] = options["judge_specs"][0] if options["judge_specs"] else None
@@ -153,21 +148,21 @@ def split_judge(value: str) -> tuple[str, str | None]:
 
 def api_base_for(spec: str, options: dict[str, Any]) -> str | None:
     """The server of judge ``spec``: its own (``--judge MODEL=URL``), else ``--api-base``."""
-    own: dict[str, str] = options.get("judge_api_bases") or {}
+    own: dict[str, str] = options["judge_api_bases"]
     return own.get(spec) or options["api_base"]
 
 
 def panel_options(function: F) -> F:
     """The judge options with ``--judge`` required and repeatable, and ``--combine`` after it."""
     judge = click.option("--judge", "judge_specs", required=True, multiple=True, help=_PANEL_HELP)
-    return _with([judge, _COMBINE, *_OPTIONS], _several(function))
+    return _with([judge, _COMBINE, *_OPTIONS], _split(function))
 
 
 def optional_judge_options(*after_judge: Any) -> Callable[[F], F]:
     """The judge options with ``--judge`` optional and repeatable (``judge_spec`` None when not given), then
     ``after_judge`` options, then ``--combine``."""
     judge = click.option("--judge", "judge_specs", multiple=True, help=_PANEL_HELP)
-    return lambda function: _with([judge, *after_judge, _COMBINE, *_OPTIONS], _several(function))
+    return lambda function: _with([judge, *after_judge, _COMBINE, *_OPTIONS], _split(function))
 
 
 def parse_max_tokens(values: Sequence[str], prompt_dir: Path | None = None) -> dict[str, int] | None:
@@ -208,7 +203,7 @@ def _cache_dir(spec: str, options: dict[str, Any]) -> Path | None:
 
 def _specs(options: dict[str, Any]) -> tuple[str, ...]:
     """The judges named (``--judge`` once or more), checked against ``--combine``."""
-    specs: tuple[str, ...] = options.get("judge_specs") or (options["judge_spec"],)
+    specs: tuple[str, ...] = options["judge_specs"]
     if len(specs) == 1 and options.get("combine"):
         raise ConfigError(f"--combine {options['combine']} combines several judges: give --judge twice or more")
     return specs
