@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,11 @@ from assay.audit.app import create_app
 from assay.audit.queues import queue_for
 from assay.cli import main
 from assay.formats.golden import GoldenSet
+from assay.judge import Price
+from assay.judge.factory import make_dry_run_judge
+from assay.judge.panel import Panel
+from assay.pipelines.bootstrap import BuildSettings, estimate_build
+from assay.pipelines.evaluate.pipeline import estimate_evaluation
 from assay.testing import FakeOpenAIServer
 from assay.testing.fake_batches import FakeBatchServer
 from assay.testing.scripted_judges import responder
@@ -211,10 +217,22 @@ def test_build_and_eval_dry_runs_price_each_judge(tmp_path: Path, server: FakeOp
     judges = ("--judge", "offline", "--judge", "hosted_vllm/zero", "--api-base", server.url, "--price", "1/2")
     code, text = run("build", DEMO, "-o", tmp_path / "g", *judges, "--questions", "6", "--dry-run")
     assert code == 0, text
-    assert "relevance offline" in text and "relevance" in text and "hosted_vllm/zero" in text
     offline_row = next(line for line in text.splitlines() if "relevance offline" in line)
     assert "$0.000 " in offline_row  # --price is for the panel's models: the offline judge stays free
     assert server.calls == 0 and not (tmp_path / "g").exists()
+    # each judge's relevance row is what that judge alone would cost; the other stages are the first judge's
+    settings = BuildSettings(questions=6)
+    zero = make_dry_run_judge("hosted_vllm/zero", price=Price.per_million(1, 2))
+    panel = Panel((make_dry_run_judge("offline"), zero))
+    together = {s.stage: s for s in estimate_build([DEMO], judge=panel, settings=settings).stages}
+    alone = {s.stage: s for s in estimate_build([DEMO], judge=zero, settings=settings).stages}
+    offline = {
+        s.stage: s for s in estimate_build([DEMO], judge=make_dry_run_judge("offline"), settings=settings).stages
+    }
+    assert list(together) == ["generation", "critic", "relevance offline", "relevance hosted_vllm/zero", "support"]
+    assert together["relevance hosted_vllm/zero"] == replace(alone["relevance"], stage="relevance hosted_vllm/zero")
+    assert together["relevance offline"] == replace(offline["relevance"], stage="relevance offline")
+    assert together["support"] == offline["support"] and together["generation"] == offline["generation"]
 
 
 def test_eval_dry_run_prices_each_judge(panel_golden: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:
@@ -228,8 +246,12 @@ def test_eval_dry_run_prices_each_judge(panel_golden: Path, tmp_path: Path, serv
         "--dry-run", "--cache-dir", tmp_path / "cache",
     )  # fmt: skip
     assert code == 0, text
-    assert "relevance offline" in text and "relevance" in text and "hosted_vllm/zero" in text
     assert server.calls == calls
+    zero = make_dry_run_judge("hosted_vllm/zero")
+    together = estimate_evaluation(panel_golden, [run_file], Panel((make_dry_run_judge("offline"), zero)))
+    alone = estimate_evaluation(panel_golden, [run_file], zero)
+    assert together["relevance hosted_vllm/zero"] == alone["relevance"] and alone["relevance"].calls > 0
+    assert "relevance offline" in together and "relevance" not in together
 
 
 def test_a_panel_batches_each_judge_that_can_and_calls_the_offline_judge_directly(
