@@ -174,6 +174,9 @@ def test_estimates_are_per_judge_and_summed(tmp_path: Path) -> None:
     assert total.calls == 4 and total.cached == 0  # no pair is cached by every judge
     assert total.prompt_tokens == each["m/a"].prompt_tokens + each["m/b"].prompt_tokens
     assert total.cost_usd is None  # m/b has no price
+    b = _grader(dict.fromkeys(TEXTS, 2), "b")
+    asyncio.run(grade_pairs_detailed(_judge(b, "m/b", tmp_path / "cache"), PAIRS[1:]))  # b has the last two
+    assert estimate_pairs(panel, PAIRS).cached == 1  # PAIRS[1] is the one both judges have
     listwise = estimate_pairs(panel, PAIRS, listwise=5)
     assert listwise.calls == 2 + 2  # one group per question per judge: pointwise answers do not serve listwise
 

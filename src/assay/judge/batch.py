@@ -50,6 +50,7 @@ __all__ = [
     "check_inputs",
     "estimate_items",
     "judge_items",
+    "looked_up",
     "misses",
 ]
 
@@ -208,7 +209,7 @@ def estimate_items(judge: BatchJudge, prompt_name: str, list_of_variables: Seque
     """
     calls = cached = prompt_tokens = max_tokens = 0
     seen: set[str] = set()
-    for prepared, stored in _looked_up(judge, prompt_name, list_of_variables):
+    for prepared, stored in looked_up(judge, prompt_name, list_of_variables):
         if stored or prepared.key in seen:
             cached += 1
             continue
@@ -220,7 +221,7 @@ def estimate_items(judge: BatchJudge, prompt_name: str, list_of_variables: Seque
     return Estimate(calls=calls, cached=cached, prompt_tokens=prompt_tokens, cost_usd=cost)
 
 
-def _looked_up(
+def looked_up(
     judge: BatchJudge, prompt_name: str, list_of_variables: Sequence[Mapping[str, Any]]
 ) -> Iterator[tuple[Prepared, bool]]:
     """Each item prepared, and whether the cache holds its answer: MAX_CHUNK items per cache query."""

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import BudgetExceeded
+from assay.judge.batch import looked_up
 from assay.judge.cache import derived_key
 from assay.judge.client import Estimate, Judge, Judgement
 from assay.judge.guards import ECHO, echoed_answer
@@ -389,12 +390,9 @@ def _sum_estimates(
 def _cached_by_all(panel: Panel, pairs: Sequence[Pair], listwise: int | None) -> int:
     """How many pairs every judge of the panel has in its cache."""
     if listwise is None:
-        hit = [True] * len(pairs)
-        for judge in panel.judges:
-            prepared = [judge._prepare(POINTWISE_PROMPT, {"question": p.question, "passage": p.text}) for p in pairs]
-            stored = judge.cache_get_many([x.key for x in prepared])
-            hit = [h and x.key in stored for h, x in zip(hit, prepared, strict=True)]
-        return sum(hit)
+        variables = [{"question": p.question, "passage": p.text} for p in pairs]
+        found = [[hit for _, hit in looked_up(judge, POINTWISE_PROMPT, variables)] for judge in panel.judges]
+        return sum(all(hits) for hits in zip(*found, strict=True))
     todo: set[int] = set()
     for judge in panel.judges:
         todo.update(i for i, _ in _uncached(judge, pairs)[0])
