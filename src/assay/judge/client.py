@@ -254,20 +254,26 @@ class Judge(CacheAccess):
                 "rerun with a higher --max-cost to resume without paying twice"
             )
 
-    def _account(self, stage: str, response: ChatResponse) -> None:
+    def account(self, stage: str, response: ChatResponse, price: Price | None = None) -> float | None:
+        """Count one answer the provider charged for: calls and tokens of ``stage``, and its cost at ``price`` (the
+        judge's own by default; a batch passes the batch price) in the stage and the budget. The cost, or None
+        without a price."""
         usage = self._stage(stage)
         usage.calls += 1
         usage.prompt_tokens += response.prompt_tokens
         usage.completion_tokens += response.completion_tokens
         self.stats.calls += 1
-        if self.price is not None:
-            cost = self.price.cost(response.prompt_tokens, response.completion_tokens)
-            self.spent += cost
-            usage.cost_usd = (usage.cost_usd or 0.0) + cost
+        price = price or self.price
+        if price is None:
+            return None
+        cost = price.cost(response.prompt_tokens, response.completion_tokens)
+        self.spent += cost
+        usage.cost_usd = (usage.cost_usd or 0.0) + cost
+        return cost
 
     async def _complete_once(self, request: ChatRequest, stage: str) -> ChatResponse:
         response = await self.backend.complete(request)
-        self._account(stage, response)
+        self.account(stage, response)
         if response.finish_reason == "length":
             raise truncated(request, response)
         if response.finish_reason == "content_filter":

@@ -322,22 +322,11 @@ class BatchRunner:
 
     def _account(self, judge: Judge, stage: str, response: ChatResponse) -> float | None:
         """Count one answer the provider returned (and charged) at the batch price; its cost."""
-        usage = judge._stage(stage)
-        usage.calls += 1
-        usage.prompt_tokens += response.prompt_tokens
-        usage.completion_tokens += response.completion_tokens
-        judge.stats.calls += 1
         self.totals.answered += 1
-        tokens = (response.prompt_tokens, response.completion_tokens)
         if self.totals.direct_cost_usd is not None and self.direct_price is not None:
-            self.totals.direct_cost_usd += self.direct_price.cost(*tokens)
-        price = self.price or judge.price
-        if price is None:
-            return None
-        cost = price.cost(*tokens)
-        judge.spent += cost
-        usage.cost_usd = (usage.cost_usd or 0.0) + cost
-        if self.totals.cost_usd is not None:
+            self.totals.direct_cost_usd += self.direct_price.cost(response.prompt_tokens, response.completion_tokens)
+        cost = judge.account(stage, response, self.price)
+        if cost is not None and self.totals.cost_usd is not None:
             self.totals.cost_usd += cost
         return cost
 
