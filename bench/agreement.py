@@ -326,8 +326,9 @@ def run_collection(
     pool = build_pool(collection, limit_queries, systems)
     rows = bm25_rows(pool)
     specs = [*judges, *(f"panel:{rule}:{','.join(judges)}" for rule in panels)]
-    settings = {"api_base": api_base, "cache_dir": cache_dir, "concurrency": concurrency, "listwise": listwise}
-    rows.extend(evaluate_judge(pool, spec, **settings) for spec in specs)  # type: ignore[arg-type]
+    for spec in specs:
+        rows.append(evaluate_judge(pool, spec, api_base=api_base, cache_dir=cache_dir, concurrency=concurrency,
+                                   listwise=listwise))  # fmt: skip
     human = system_scores(pool, collection.relevant) if systems else {}
     return Result(collection.name, len(pool.query_ids), rows, human)
 

@@ -98,8 +98,8 @@ def _pair_row(pair: JudgePairAgreement) -> list[str]:
 def panel_lines(agreement: PanelAgreement) -> list[str]:
     """Everything as plain lines (command summaries): the summary, each judge, each pair of judges."""
     pairs = [
-        f"{row[0]} on {row[1]} pairs: agreement {row[2]}, kappa {row[3]}, weighted kappa {row[4]}, "
-        f"kappa >= 1 {row[5]}, kappa >= 2 {row[6]}, leniency {row[7]}"
-        for row in pair_rows(agreement)
+        f"{judges} on {n} pairs: agreement {agree}, kappa {kappa}, weighted kappa {weighted}, kappa >= 1 {k1}, "
+        f"kappa >= 2 {k2}, leniency {leniency}"
+        for judges, n, agree, kappa, weighted, k1, k2, leniency in pair_rows(agreement)
     ]
     return [summary_line(agreement), *judge_lines(agreement), *pairs]
