@@ -53,11 +53,10 @@ def _record(graded: Graded) -> dict[str, Any]:
     return record
 
 
-def _tokens_and_cost(judge: Judge) -> tuple[int, int, str]:
-    """Prompt and completion tokens of the relevance stage so far, and the cost spent ("unknown" without a price)."""
+def _tokens(judge: Judge) -> tuple[int, int]:
+    """Prompt and completion tokens of the relevance stage so far."""
     usage = judge.usage.get("relevance")
-    tokens = (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
-    return *tokens, "unknown" if judge.price is None else f"${judge.spent:.4f}"
+    return (usage.prompt_tokens, usage.completion_tokens) if usage else (0, 0)
 
 
 def _summary(grader: Grader, graded: list[Graded]) -> list[str]:
@@ -65,9 +64,7 @@ def _summary(grader: Grader, graded: list[Graded]) -> list[str]:
     if not isinstance(grader, Panel):
         return [_judge_line(f"graded {len(graded)} pairs", grader, [g.label.unscored for g in graded])]
     lines = [
-        _judge_line(
-            f"judge {judge.model}", judge, [v.unscored for g in graded for v in (g.label.votes or ())[i : i + 1]]
-        )
+        _judge_line(f"judge {judge.model}", judge, [g.label.votes[i].unscored for g in graded if g.label.votes])
         for i, judge in enumerate(grader.judges)
     ]
     unscored = sum(g.label.grade is None for g in graded)
@@ -81,7 +78,7 @@ def _summary(grader: Grader, graded: list[Graded]) -> list[str]:
 
 
 def _judge_line(head: str, judge: Judge, unscored: list[Unscored | None]) -> str:
-    prompt_tokens, completion_tokens, _ = _tokens_and_cost(judge)
+    prompt_tokens, completion_tokens = _tokens(judge)
     cost = "unknown" if judge.cost is None else f"${judge.cost:.4f}"
     stats = judge.stats
     kinds = _kinds(judge, unscored)
@@ -108,8 +105,7 @@ def _kinds_text(kinds: Counter[str]) -> str:
 
 def _progress_text(grader: Grader) -> str:
     judges = judges_of(grader)
-    spent = [_tokens_and_cost(judge) for judge in judges]
-    tokens = sum(p + c for p, c, _ in spent)
+    tokens = sum(sum(_tokens(judge)) for judge in judges)
     cached = sum(j.stats.cache_hits + j.stats.deduped for j in judges)
     retries, unscored = sum(j.stats.retries for j in judges), sum(j.stats.unscored for j in judges)
     cost = "unknown" if any(j.price is None for j in judges) else f"${judges[0].spent:.4f}"
