@@ -34,7 +34,18 @@ from assay.errors import ConfigError
 from assay.judge.client import Judge
 from assay.types import StageUsage
 
-__all__ = ["COMBINE_RULES", "NO_QUORUM", "Combine", "Grader", "Panel", "combine_grades", "judges_of", "primary_of"]
+__all__ = [
+    "COMBINE_RULES",
+    "NO_QUORUM",
+    "Combine",
+    "Grader",
+    "Panel",
+    "combine_grades",
+    "each_judge",
+    "judges_of",
+    "merged_usage",
+    "primary_of",
+]
 
 Combine = Literal["majority", "mean", "min"]
 COMBINE_RULES: tuple[str, ...] = get_args(Combine)
@@ -127,6 +138,13 @@ def judges_of(grader: Grader | None) -> tuple[Judge, ...]:
 def primary_of(grader: Grader) -> Judge:
     """The judge that answers every prompt but relevance: a panel's first judge, or the judge itself."""
     return grader.primary if isinstance(grader, Panel) else grader
+
+
+def each_judge(grader: Grader, stage: str) -> list[tuple[str, Judge]]:
+    """(stage name, judge) for a stage every judge of ``grader`` runs, as dry runs list it: ``stage`` for a single
+    judge, ``stage MODEL`` per judge of a panel."""
+    judges = judges_of(grader)
+    return [(stage if len(judges) == 1 else f"{stage} {one.model}", one) for one in judges]
 
 
 def merged_usage(usages: Iterable[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:

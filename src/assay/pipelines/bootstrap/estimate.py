@@ -30,7 +30,7 @@ from typing import Any
 
 from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Estimate
-from assay.judge.panel import Grader, judges_of, primary_of
+from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Pair, estimate_pairs
 from assay.pipelines.bootstrap.judging import generation_variables, passages_of
 from assay.pipelines.bootstrap.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
@@ -170,13 +170,11 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: Bu
         result.stages.append(_ranged("critic", critic, critic, FILTER_PASS_LOW))
     high = {s.id: _pool_high(s, by_id, index, settings) for s in seeds}
     low = {s.id: _pool_low(s, by_id, index, settings) for s in seeds}
-    panel = judges_of(grader)
-    for one in panel:
+    for stage, one in each_judge(grader, "relevance"):
         relevance = [
             estimate_pairs(one, _pairs(seeds, pools, by_id, asked), listwise=settings.listwise, seed=settings.seed)
             for pools in (high, low)
         ]
-        stage = "relevance" if len(panel) == 1 else f"relevance {one.model}"
         result.stages.append(_ranged(stage, relevance[0], relevance[1], ACCEPT_LOW))
     answerable = [s for s in seeds if s.type != "unanswerable"]
     size = settings.support_passages

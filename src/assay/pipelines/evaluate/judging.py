@@ -19,7 +19,7 @@ from typing import Any
 from assay.aio import run_sync
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Pair, estimate_pairs
-from assay.judge.panel import Grader, judges_of, primary_of
+from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Graded
 from assay.pipelines.evaluate.carry import Carried
 from assay.pipelines.evaluate.diagnosis import (
@@ -182,12 +182,8 @@ def estimate_judging(
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called. With
     a panel, one relevance stage per judge (``relevance MODEL``); the other stages are its first judge's."""
     pairs = unlabelled_pairs(gold, runs, depth) + (carried.pool + carried.pending if carried is not None else [])
-    panel = judges_of(judge)
     out = {
-        "relevance" if len(panel) == 1 else f"relevance {one.model}": estimate_pairs(
-            one, pairs, listwise=listwise, seed=seed
-        )
-        for one in panel
+        stage: estimate_pairs(one, pairs, listwise=listwise, seed=seed) for stage, one in each_judge(judge, "relevance")
     }
     judge = primary_of(judge)
     kinds = _call_families(families)
