@@ -13,7 +13,7 @@ import pytest
 from assay.errors import BackendError, BudgetExceeded, ConfigError
 from assay.judge import Judge, JudgeCache, Pair, Price, estimate_pairs, grade_pairs_detailed
 from assay.judge.base import ChatRequest, ChatResponse
-from assay.judge.panel import NO_QUORUM, Panel, combine_grades, judges_of, merged_usage, primary_of
+from assay.judge.panel import NO_QUORUM, Panel, combine_grades, judges_of, merged_usage, primary_of, rule_of
 from assay.judge.relevance import estimate_each
 from assay.testing import FakeBackend
 
@@ -197,3 +197,9 @@ def test_a_judge_that_cannot_go_on_stops_the_panel_and_the_others_are_cancelled(
     with pytest.raises(BackendError, match="401"):
         asyncio.run(grade_pairs_detailed(panel, PAIRS))
     assert time.perf_counter() - started < 5  # the slow judge was cancelled, not waited for
+
+
+def test_the_rule_is_read_back_from_the_panel_name() -> None:
+    panel = Panel((_judge(FakeBackend(), "m/a"), _judge(FakeBackend(), "hosted_vllm/b")), combine="mean")
+    assert rule_of(panel.model) == "mean"
+    assert rule_of("openai/gpt-4o-mini") is None and rule_of("median(a, b)") is None

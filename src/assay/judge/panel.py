@@ -45,6 +45,7 @@ __all__ = [
     "judges_of",
     "merged_usage",
     "primary_of",
+    "rule_of",
 ]
 
 Combine = Literal["majority", "mean", "min"]
@@ -107,7 +108,7 @@ class Panel:
 
     @property
     def model(self) -> str:
-        """The name combined labels carry: ``majority(openai/a, openai/b)``."""
+        """The name combined labels carry: ``majority(openai/a, openai/b)`` (:func:`rule_of` reads the rule back)."""
         return f"{self.combine}({', '.join(self.models)})"
 
     @property
@@ -126,6 +127,13 @@ class Panel:
 
 
 Grader = Judge | Panel
+
+
+def rule_of(model: str) -> str | None:
+    """The combining rule a :attr:`Panel.model` name carries (``majority(a, b)`` -> ``majority``); None for the name
+    of a single judge."""
+    rule, sep, _ = model.partition("(")
+    return rule if sep and rule in COMBINE_RULES and model.endswith(")") else None
 
 
 def judges_of(grader: Grader | None) -> tuple[Judge, ...]:

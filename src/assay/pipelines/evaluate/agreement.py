@@ -25,6 +25,7 @@ from itertools import combinations
 
 import numpy as np
 
+from assay.judge.panel import rule_of
 from assay.metrics import agreement as ag
 from assay.metrics import leniency as lenient
 from assay.metrics.stats import Interval
@@ -249,7 +250,7 @@ def panel_agreement(
     between = annotator_agreement(items, n_resamples=n_resamples, seed=seed)
     return PanelAgreement(
         judges=judges,
-        combine=sorted({(label.provenance.model or "").split("(", 1)[0] for label in voted}),
+        combine=sorted({rule for label in voted if (rule := rule_of(label.provenance.model or ""))}),
         n_pairs=len(voted),
         n_unanimous=sum(1 for c in range(len(voted)) if everyone[c] and len(spread[c]) == 1),
         n_disagree=sum(1 for values in spread if len(values) > 1),
