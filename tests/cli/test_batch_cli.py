@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from test_build_cli import TINY, _answer
+from test_eval_cli import relevant_or_invalid
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines" / "evaluate"))
 from evaluate_fixture import PRODUCTS, good_lines, save_golden, write_run
@@ -148,19 +147,10 @@ def _wait_for_a_created_batch(cache: Path, process: subprocess.Popen[bytes]) -> 
     raise AssertionError("no batch was created within 60 s")
 
 
-def _eval_answer(body: dict[str, Any]) -> str:
-    schema = body["response_format"]["json_schema"]["name"]
-    if schema == "ListwiseRelevance":
-        text = body["messages"][-1]["content"]
-        ids = re.findall(r'<passage-\w+ id="([^"]+)"', text)
-        return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 1} for i in ids]})
-    return "not JSON"  # every other prompt fails: its metrics are unscored, never 0
-
-
 def test_eval_batch_labels_the_unjudged_and_leaves_failures_unscored(tmp_path: Path) -> None:
     golden = save_golden(tmp_path / "golden")
     good = write_run(tmp_path / "good.jsonl", good_lines())
-    with FakeBatchServer(_eval_answer) as server:
+    with FakeBatchServer(relevant_or_invalid) as server:
         code, text = run(
             "eval", golden, good, "-o", tmp_path / "report", "--judge", "openai/judge-x", "--api-base", server.url,
             "--api-key", "sk-test", "--cache-dir", tmp_path / "cache", "--n-boot", "200", "--batch",
@@ -235,7 +225,7 @@ def test_eval_killed_mid_batch_resumes_on_the_rerun(tmp_path: Path) -> None:
     golden = save_golden(tmp_path / "golden")
     good = write_run(tmp_path / "good.jsonl", good_lines())
     cache = tmp_path / "cache"
-    with FakeBatchServer(_eval_answer, turnaround=3600.0) as server:
+    with FakeBatchServer(relevant_or_invalid, turnaround=3600.0) as server:
         args = ["eval", str(golden), str(good), "-o", str(tmp_path / "report"), "--judge", "openai/judge-x",
                 "--api-base", server.url, "--api-key", "k", "--cache-dir", str(cache), "--n-boot", "200",
                 "--batch", "--batch-retry", "none"]  # fmt: skip

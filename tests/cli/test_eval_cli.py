@@ -235,18 +235,21 @@ def test_without_an_audit_store_the_summary_says_how_to_audit(setup: dict[str, P
     assert json.loads((s["out"] / "results.json").read_text())["agreement"] is None
 
 
+def relevant_or_invalid(body: dict[str, Any]) -> str:
+    """A scripted server answer: every passage of a listwise relevance call graded 1, anything else not JSON (so
+    its metrics are unscored, never 0)."""
+    schema = body["response_format"]["json_schema"]["name"]
+    if schema == "ListwiseRelevance":
+        text = body["messages"][-1]["content"]
+        ids = re.findall(r'<passage-\w+ id="([^"]+)"', text)
+        return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 1} for i in ids]})
+    return "not JSON"
+
+
 def test_through_the_fake_openai_server(setup: dict[str, Path], tmp_path: Path) -> None:
     s = setup
 
-    def answer(body: dict[str, Any]) -> str:
-        schema = body["response_format"]["json_schema"]["name"]
-        if schema == "ListwiseRelevance":
-            text = body["messages"][-1]["content"]
-            ids = re.findall(r'<passage-\w+ id="([^"]+)"', text)
-            return json.dumps({"judgements": [{"id": i, "reason": "r", "grade": 1} for i in ids]})
-        return "not JSON"  # every other prompt fails: its metrics are unscored, never 0
-
-    with FakeOpenAIServer(answer) as server:
+    with FakeOpenAIServer(relevant_or_invalid) as server:
         result = run(
             "eval", s["golden"], s["good"], "-o", s["out"], "--judge", "openai/judge-x", "--api-base", server.url,
             "--api-key", "sk-test", "--cache-dir", tmp_path / "cache", "--n-boot", "200",
