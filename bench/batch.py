@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.pipelines.build import BuildSettings, build_golden
+from assay.pipelines.bootstrap import BuildSettings, build_golden
 
 from assay.judge import make_judge
 from assay.judge.batches import BatchAPI, Ledger, use_batches
