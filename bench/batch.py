@@ -36,12 +36,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.pipelines.bootstrap import BuildSettings, build_golden
-
 from assay.judge import make_judge
 from assay.judge.batches import BatchAPI, Ledger, use_batches
 from assay.judge.batches.status import batches
 from assay.judge.relevance import POINTWISE_PROMPT
+from assay.pipelines.bootstrap import BuildSettings, build_golden
 from assay.testing.fake_batches import FakeBatchServer
 from build import answer, document, write_corpus
 
