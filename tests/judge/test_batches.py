@@ -230,3 +230,45 @@ def test_the_version_1_ledger_keeps_loading() -> None:
         first.ref,
         second.ref,
     ]
+
+
+def test_a_batch_created_before_its_id_was_saved_is_found_not_created_again(
+    server: FakeBatchServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge, _ = _batched(server, tmp_path)
+    create = BatchAPI.create
+
+    async def create_then_killed(self: BatchAPI, *args: Any) -> Any:
+        await create(self, *args)  # the provider has the batch; the process dies before the ledger names it
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BatchAPI, "create", create_then_killed)
+        with pytest.raises(Killed):
+            judge.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
+    [record] = Ledger.beside(tmp_path).load()
+    assert (record.status, record.id, len(server.batches)) == ("submitting", None, 1)
+    rerun, runner = _batched(server, tmp_path)
+    assert all(r.ok for r in rerun.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance"))
+    assert len(server.batches) == 1  # the rerun found the batch on the server instead of running it a second time
+    assert (runner.totals.submitted, runner.totals.resumed) == (0, len(ITEMS))
+    assert server.paid_twice() == 0 and sum(server.answered.values()) == len(ITEMS)
+    assert Ledger.beside(tmp_path).load()[0].id == next(iter(server.batches))
+
+
+def test_an_open_batch_of_another_model_is_left_to_that_model(server: FakeBatchServer, tmp_path: Path) -> None:
+    server.turnaround = 3600.0
+    first, _ = _batched(server, tmp_path, sleep=_killed)
+    with pytest.raises(Killed):
+        first.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
+    other = make_judge("openai/gpt-4o", api_base=server.url, cache_dir=tmp_path)
+    runner = use_batches(other)
+    runner.sleep = _passes(server)
+    assert all(r.ok for r in other.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance"))
+    assert (runner.totals.submitted, runner.totals.resumed) == (len(ITEMS), 0)  # its own keys: nothing to pick up
+    ledger = Ledger.beside(tmp_path)
+    mini, gpt4o = sorted(ledger.load(), key=lambda r: r.model != first.model)
+    assert (mini.model, mini.collected, gpt4o.model, gpt4o.collected) == (first.model, False, other.model, True)
+    # the ledger answers for one model: the other model's open batch waits for its own rerun
+    assert [r.ref for r in ledger.open_batches(mini.api_base, first.model)] == [mini.ref]
+    assert ledger.open_batches(gpt4o.api_base, other.model) == []
