@@ -179,6 +179,25 @@ def test_cache_reuses_answers_of_the_same_target_and_label(tmp_path: Path) -> No
     assert len(calls) == 10
 
 
+def test_a_plain_rerun_after_refresh_returns_the_refreshed_answers(tmp_path: Path) -> None:
+    version = ["v1"]
+    calls: list[str] = []
+
+    def app(question: str, query_id: str) -> dict[str, str]:
+        calls.append(query_id)
+        return {"answer": f"{version[0]} answer to {query_id}"}
+
+    cache = tmp_path / "cache"
+    run_target(make_golden(3), app, label="prod", settings=FAST, cache_dir=cache)
+    version[0] = "v2"  # the app changed; the same target and label
+    refreshed = run_target(make_golden(3), app, label="prod", settings=FAST, cache_dir=cache, refresh=True)
+    assert [line["answer"] for line in refreshed.lines] == [f"v2 answer to q{i}" for i in (1, 2, 3)]
+    asked = len(calls)
+    again = run_target(make_golden(3), app, label="prod", settings=FAST, cache_dir=cache)
+    assert len(calls) == asked and again.stats.cached == 3  # the rerun asks nothing
+    assert [line["answer"] for line in again.lines] == [f"v2 answer to q{i}" for i in (1, 2, 3)]  # not the stale v1
+
+
 def test_cache_survives_a_cut_last_line(tmp_path: Path) -> None:
     def app(question: str) -> str:
         return "ok"
