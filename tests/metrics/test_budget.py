@@ -1,0 +1,147 @@
+"""Budget measures (assay.metrics.budget) against a reference written here on character lists, hand-computed cases,
+and hypothesis-generated re-chunkings of the same text, which must leave every measure unchanged."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assay.metrics.budget import budget_scores, stream
+
+# Two documents: "a" of 100 characters, "b" of 60.
+GRADES = {"a": [(10, 30, 3), (30, 50, 0), (70, 80, 1)], "b": [(0, 20, 2)]}
+
+
+def reference(passages, grades, budget, threshold=1):
+    """Every character a ranked document: expand the stream into (doc, offset) characters, drop repeats, cut."""
+    grade_of = {(doc, i): g for doc, segs in grades.items() for s, e, g in segs for i in range(s, e)}
+    chars, seen = [], set()
+    for p in passages:
+        if isinstance(p, int):
+            chars += [None] * p
+            continue
+        doc, s, e = p
+        for i in range(s, e):
+            if (doc, i) not in seen:
+                seen.add((doc, i))
+                chars.append((doc, i))
+    chars = chars[:budget]
+    gains = [0 if c is None else grade_of.get(c, 0) for c in chars]
+    rel = [g >= threshold for g in gains]
+    n = sum(g >= threshold for g in grade_of.values())
+    found = sum(rel)
+    ap, hits = 0.0, 0
+    for i, r in enumerate(rel, start=1):
+        if r:
+            hits += 1
+            ap += hits / i
+    dcg = sum(g / math.log2(i + 1) for i, g in enumerate(gains, start=1))
+    ideal_gains = sorted(grade_of.values(), reverse=True)[:budget]
+    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal_gains, start=1))
+    ndcg = dcg / idcg if idcg > 0 else math.nan
+    if n == 0:
+        return (math.nan, 0.0, math.nan, ndcg)
+    return (found / n, found / budget, ap / n, ndcg)
+
+
+def close(a, b):
+    return all((math.isnan(x) and math.isnan(y)) or abs(x - y) < 1e-9 for x, y in zip(a, b, strict=True))
+
+
+def test_hand_computed_case():
+    # stream: a[0:20] (10 unjudged, then 10 of grade 3), 5 characters found nowhere, b[10:30] (10 of grade 2, 10
+    # unjudged); budget 40 cuts b at 35 + 5 = its first 5... 20 + 5 + 15 = 40: b[10:25]
+    got = budget_scores([("a", 0, 20), 5, ("b", 10, 30)], GRADES, 40)
+    n = 20 + 10 + 20  # a[10:30] grade 3, a[70:80] grade 1, b[0:20] grade 2
+    found = 10 + 10  # a[10:20] and b[10:20]
+    assert got.recall == pytest.approx(found / n)
+    assert got.precision == pytest.approx(found / 40)
+    # AP: relevant characters at positions 11..20 (hits 1..10) and 26..35 (hits 11..20)
+    ap = sum(h / p for h, p in zip(range(1, 11), range(11, 21), strict=True))
+    ap += sum(h / p for h, p in zip(range(11, 21), range(26, 36), strict=True))
+    assert got.map == pytest.approx(ap / n)
+    dcg = sum(3 / math.log2(i + 1) for i in range(11, 21)) + sum(2 / math.log2(i + 1) for i in range(26, 36))
+    ideal = [3] * 20 + [2] * 20
+    idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))
+    assert got.ndcg == pytest.approx(dcg / idcg)
+    assert (got.found, got.shown, got.n_relevant) == (20, 40, 50)
+
+
+def test_repeated_text_counts_once_and_the_budget_is_the_denominator():
+    once = budget_scores([("a", 10, 30)], GRADES, 100)
+    twice = budget_scores([("a", 10, 30), ("a", 15, 25), ("a", 10, 30)], GRADES, 100)
+    assert once == twice
+    assert once.precision == pytest.approx(20 / 100)  # less text than the budget: still divided by B
+
+
+def test_nothing_relevant_is_nan_not_zero():
+    got = budget_scores([("a", 0, 50)], {"a": [(0, 50, 0)]}, 100)
+    assert math.isnan(got.recall) and math.isnan(got.map) and math.isnan(got.ndcg)
+    assert got.precision == 0.0
+
+
+def test_an_empty_stream_scores_zero():
+    got = budget_scores([], GRADES, 100)
+    assert (got.recall, got.precision, got.map, got.ndcg) == (0.0, 0.0, 0.0, 0.0)
+
+
+def test_a_budget_below_one_character_is_refused():
+    with pytest.raises(ValueError, match="at least 1"):
+        stream([("a", 0, 5)], 0)
+
+
+passage = st.one_of(
+    st.tuples(st.sampled_from(["a", "b"]), st.integers(0, 59), st.integers(1, 40)).map(
+        lambda t: (t[0], t[1], min(t[1] + t[2], 100 if t[0] == "a" else 60))
+    ),
+    st.integers(1, 15),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(passage, max_size=12), st.integers(1, 200), st.integers(1, 3))
+def test_matches_the_character_reference(passages, budget, threshold):
+    got = budget_scores(passages, GRADES, budget, threshold)
+    assert close(got[:4], reference(passages, GRADES, budget, threshold))
+
+
+def recut(passages, cuts):
+    """The same text cut differently: each located passage split at the given fractions, pieces kept in order."""
+    out = []
+    for p in passages:
+        if isinstance(p, int):
+            out.append(p)
+            continue
+        doc, s, e = p
+        points = sorted({s + int((e - s) * c) for c in cuts} | {s, e})
+        out += [(doc, a, b) for a, b in itertools.pairwise(points) if b > a]
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(passage, max_size=10),
+    st.lists(st.floats(0.05, 0.95), max_size=4),
+    st.integers(1, 200),
+)
+def test_the_same_text_cut_differently_scores_the_same(passages, cuts, budget):
+    assert close(budget_scores(passages, GRADES, budget), budget_scores(recut(passages, cuts), GRADES, budget))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(passage, max_size=10), st.integers(1, 200))
+def test_overlapping_windows_of_the_same_text_score_the_same(passages, budget):
+    # each passage shown as two windows overlapping by a third: the new characters are the same, in the same order
+    windows = []
+    for p in passages:
+        if isinstance(p, int):
+            windows.append(p)
+            continue
+        doc, s, e = p
+        third = (e - s) // 3
+        windows += [(doc, s, s + 2 * third or e), (doc, s + third, e)]
+    assert close(budget_scores(passages, GRADES, budget), budget_scores(windows, GRADES, budget))
