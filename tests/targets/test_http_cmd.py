@@ -84,6 +84,18 @@ def test_http_body_template_map_and_secret_header() -> None:
     )
 
 
+def test_a_rotated_secret_keeps_the_answers_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    with FakeTarget() as server:
+        spec = TargetSpec(server.url + "?key=${RAG_KEY}", headers=(("Authorization", "Bearer ${RAG_KEY}"),))
+        first = run_target(make_golden(3), spec, secrets={"RAG_KEY": "k-old"}, cache_dir=cache)
+        asked = len(server.requests)
+        rotated = run_target(make_golden(3), spec, secrets={"RAG_KEY": "k-new"}, cache_dir=cache)
+        assert len(server.requests) == asked  # the new key re-asks nothing
+    assert rotated.stats.cached == 3 and rotated.lines == first.lines
+    assert len(list(cache.iterdir())) == 1  # one answers file: the key's value is not part of the target
+
+
 def test_http_map_to_lists() -> None:
     def answer(body: dict[str, Any]) -> dict[str, Any]:
         return {"out": {"docs": ["first text", "second text"], "text": "A", "cost": {"prompt_tokens": 4}}}
