@@ -292,3 +292,29 @@ def test_batch_dry_run_knows_a_judge_by_its_own_server_and_never_batches_the_off
     assert code == 0 and "3 calls to make" in text, text
     code, text = run(*out, "--judge", "offline", "--api-base", "http://127.0.0.1:9/v1")
     assert code == 1 and "drop --batch" in text
+
+
+def test_batches_check_and_cancel_leave_collected_batches_alone(tmp_path: Path) -> None:
+    items = [{"question": f"q{i}?", "passage": f"passage {i}"} for i in range(4)]
+    with FakeBatchServer(turnaround=100.0, clock=lambda: 0.0) as server:
+
+        async def passes(seconds: float) -> None:
+            server.advance(seconds)
+
+        judge = make_judge("openai/gpt-4o-mini", api_base=server.url, cache_dir=tmp_path)
+        use_batches(judge).sleep = passes  # this run waits for its batch and collects it
+        assert all(r.ok for r in judge.judge_many("relevance", items[:2], stage="relevance"))
+        use_batches(judge).sleep = _killed  # the process "dies" once this batch is submitted: it stays open
+        with pytest.raises(_Killed):
+            judge.judge_many("relevance", items[2:], stage="relevance")
+        collected, still_open = sorted(Ledger.beside(tmp_path).load(), key=lambda r: not r.collected)
+        assert collected.collected and not still_open.collected
+        assert collected.id is not None and still_open.id is not None
+        code, checked = run("batches", "check", "--cache-dir", tmp_path, "--api-key", "k")
+        assert code == 0 and still_open.id in checked and collected.id not in checked, checked
+        code, text = run("batches", "cancel", collected.id, "--cache-dir", tmp_path)
+        assert code == 1 and f"no open batch {collected.id}" in text
+        code, cancelled = run("batches", "cancel", "--all", "--cache-dir", tmp_path)
+        assert code == 0 and still_open.id in cancelled and collected.id not in cancelled, cancelled
+        assert server.batches[collected.id].stopped is None and server.batches[still_open.id].stopped is not None
+    assert {r.ref: r for r in Ledger.beside(tmp_path).load()}[collected.ref] == collected  # untouched
