@@ -13,10 +13,13 @@ from click.testing import CliRunner
 from smart_fixture import truth, write_collection
 
 from assay.cli import main
-from assay.pipelines.judgecheck import JudgeCard, load_card
+from assay.pipelines.judgecheck import CheckSettings, JudgeCard, load_card, load_source, plan
+from assay.pipelines.judgecheck.plan import Batch
 from assay.pipelines.judgecheck.probes import INJECTIONS
+from assay.pipelines.judgecheck.source import ProbeItem
 from assay.testing import FakeOpenAIServer
 from assay.testing.scripted_judges import responder
+from assay.text import sentences
 
 INJECTION_KEYS = [f"injection_{form}.rise" for form in INJECTIONS]
 PROBES = ["stuffing.rise", *INJECTION_KEYS, "position.changed", "consistency.changed"]
@@ -153,3 +156,41 @@ def test_the_judge_may_name_its_server(collection: Path, tmp_path: Path) -> None
         assert server.calls > 0
     card = json.loads((tmp_path / "card" / "card.json").read_text())
     assert card["model"] == "hosted_vllm/scripted"
+
+
+def planned(collection: Path, seed: int = 0) -> tuple[list[ProbeItem], dict[str, Batch]]:
+    """The items drawn from the toy collection and the card's batches by kind, as `assay judge-check` plans them."""
+    source = load_source(collection, queries=4, seed=seed)
+    return source.items, {b.kind: b for b in plan(source.items, CheckSettings(queries=4, seed=seed, groups=4))}
+
+
+def test_every_probe_keeps_the_original_passage_first_and_whole(collection: Path) -> None:
+    _, batches = planned(collection)
+    pointwise = ["length_relevant", "length_irrelevant", "stuffing", *(f"injection_{form}" for form in INJECTIONS)]
+    for kind in pointwise:
+        assert batches[kind].variables, kind
+        for [item], variables in zip(batches[kind].items, batches[kind].variables, strict=True):
+            assert variables["passage"].startswith(item.text.rstrip() + "\n\n"), (kind, item.chunk_id)
+    generation = batches["question_generation"]
+    for [item], variables in zip(generation.items, generation.variables, strict=True):
+        assert variables["passages"][0]["text"].startswith(item.text.rstrip() + "\n\n")
+
+
+def test_length_padding_comes_from_passages_of_other_questions_only(collection: Path) -> None:
+    items, batches = planned(collection)
+    for kind in ("length_relevant", "length_irrelevant"):
+        assert batches[kind].variables, kind
+        for [item], variables in zip(batches[kind].items, batches[kind].variables, strict=True):
+            padding = variables["passage"][len(item.text.rstrip()) :]
+            own = {s for other in items if other.query_id == item.query_id for s in sentences(other.text)}
+            assert padding.strip() and not [s for s in own if s in padding], (kind, item.query_id, padding)
+
+
+def test_every_position_group_holds_a_relevant_passage(collection: Path) -> None:
+    for seed in range(6):
+        items, batches = planned(collection, seed)
+        assert all(any(i.relevant for i in items if i.query_id == item.query_id) for item in items)
+        orders = batches["position"].items
+        assert orders
+        for order in orders:
+            assert any(item.relevant for item in order), (seed, [(i.query_id, i.chunk_id) for i in order])
