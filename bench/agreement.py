@@ -58,7 +58,7 @@ from assay.judge.factory import make_judge
 from assay.judge.panel import Panel
 from assay.judge.relevance import Pair, grade_pairs
 from assay.metrics.agreement import cohen_kappa
-from assay.pipelines.evaluate.agreement import panel_agreement
+from assay.pipelines.agreement import panel_agreement
 from assay.report.panel import panel_lines
 from assay.text import sentences, terms
 from assay.types import Chunk, RelevanceLabel

@@ -151,10 +151,10 @@ def carried_agreement(golden: GoldenSet, runs: dict[str, list[dict]]) -> None:
     """(c): label every system's top-K passages as ``assay eval --judge offline`` does (the rule; the golden chunks
     undecided passages reach judged first; what is still undecided judged as a passage), then judge every retrieved
     passage directly with the same judge and compare the grades that came without a passage call."""
-    from assay.pipelines.evaluate.alignment import Resolver
-    from assay.pipelines.evaluate.carry import SpanIndex
-    from assay.pipelines.evaluate.passages import label_passages
-    from assay.pipelines.evaluate.runs import load_runs
+    from assay.pipelines.evaluate.judging.passages import label_passages
+    from assay.pipelines.evaluate.runs.carry import SpanIndex
+    from assay.pipelines.evaluate.runs.locate import Resolver
+    from assay.pipelines.evaluate.runs.read import load_runs
 
     resolver = Resolver(golden)
     loaded = load_runs(list(runs.items()), golden, resolver)

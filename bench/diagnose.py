@@ -46,8 +46,8 @@ from assay.judge import make_judge
 from assay.judge.limits import RetryPolicy
 from assay.pipelines.bootstrap import DEMO_SETTINGS, build_golden
 from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
-from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES
-from assay.pipelines.evaluate.pair_checks import DIAGNOSIS_MODES, JOINT
+from assay.pipelines.evaluate.judging.pair_checks import DIAGNOSIS_MODES, JOINT
+from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES
 from assay.testing import FakeOpenAIServer
 from assay.text import sentences
 from diagnosis_movement import measure, print_movement

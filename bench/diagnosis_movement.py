@@ -16,10 +16,10 @@ from assay.aio import run_sync
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
 from assay.metrics.diagnosis import DIAGNOSIS_METRICS, diagnose
-from assay.pipelines.evaluate.diagnosis import DiagnosisCall, diagnose_runs, plan_diagnosis
-from assay.pipelines.evaluate.judged import assess_runs, plan_calls
-from assay.pipelines.evaluate.pair_checks import check_pairs
-from assay.pipelines.evaluate.runs import load_runs
+from assay.pipelines.evaluate.judging.calls import assess_runs, plan_calls
+from assay.pipelines.evaluate.judging.diagnosis import DiagnosisCall, diagnose_runs, plan_diagnosis
+from assay.pipelines.evaluate.judging.pair_checks import check_pairs
+from assay.pipelines.evaluate.runs.read import load_runs
 
 THRESHOLD = 0.05
 NAMES = [name for names in DIAGNOSIS_METRICS.values() for name in names]

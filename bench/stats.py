@@ -16,8 +16,9 @@ second metric is coarse (tenths). Four runs, 50 queries, three metrics; the prim
   on the primary metric; the mean deltas and d_z are printed). Power = share of simulations where the pair is found
   significant (in the right direction), all pairs compared, and also against the baseline ``a`` only.
 
-Every comparison goes through assay's own comparison stage (``assay.pipelines.evaluate.compare.compare_runs``)
-with its default resample counts; the correlations of the simulated scores are printed so the setting can be judged.
+Every comparison goes through assay's own comparison stage
+(``assay.pipelines.evaluate.statistics.compare.compare_runs``) with its default resample counts; the correlations of the
+simulated scores are printed so the setting can be judged.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ import time
 
 import numpy as np
 
-from assay.pipelines.evaluate.compare import compare_runs
-from assay.pipelines.evaluate.results import Comparison, QueryResult
-from assay.pipelines.evaluate.stats import StatSettings
+from assay.pipelines.evaluate.statistics.compare import compare_runs
+from assay.pipelines.evaluate.statistics.stats import StatSettings
+from assay.results import Comparison, QueryResult
 
 RUNS = ("a", "a2", "b", "c")
 METRICS = ("ndcg@10", "P@10", "mrr")

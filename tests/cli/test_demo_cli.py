@@ -20,7 +20,7 @@ from assay.cli import main
 from assay.cli.demo import demo_root
 from assay.formats.golden import GoldenSet
 from assay.metrics import agreement as ag
-from assay.pipelines.evaluate.results import EvalResult
+from assay.results import EvalResult
 
 
 def test_demo_refuses_a_non_empty_folder_without_overwrite(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from assay.cli import main
 from assay.formats.golden import GoldenSet
-from assay.pipelines.evaluate.judging import LLM_FAMILIES
+from assay.pipelines.evaluate.scoring.names import LLM_FAMILIES
 
 pytestmark = pytest.mark.real_model
 

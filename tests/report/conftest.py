@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from report_fixture import load
 
-from assay.pipelines.evaluate.results import EvalResult, QueryResult
 from assay.report import render_html
+from assay.results import EvalResult, QueryResult
 
 
 @pytest.fixture(scope="session")

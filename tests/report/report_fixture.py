@@ -19,7 +19,7 @@ from typing import Any
 import krippendorff
 import numpy as np
 
-from assay.pipelines.evaluate.results import (
+from assay.results import (
     AgreementBlock,
     AgreementStat,
     AgreementSummary,

@@ -9,8 +9,8 @@ import re
 from report_fixture import XSS_STRATUM
 from rich.console import Console
 
-from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_html, render_markdown, render_terminal
+from assay.results import EvalResult
 
 AUDIT_LINE = "audit a sample of the judge's labels with `assay audit golden/demo`"
 

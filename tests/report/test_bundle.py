@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from assay.formats.jsonl import read_header, read_jsonl
-from assay.pipelines.evaluate.results import EvalResult, QueryResult
 from assay.report import REPORT_FILES, bundle, write_report
+from assay.results import EvalResult, QueryResult
 
 
 def test_writes_four_files_that_round_trip(tmp_path: Path, result: EvalResult, rows: list[QueryResult]) -> None:

@@ -9,9 +9,9 @@ import re
 
 from rich.console import Console
 
-from assay.pipelines.evaluate.results import Comparison, DiagnosisExample, EvalResult, MetricSummary
 from assay.report import render_html, render_markdown, render_terminal
 from assay.report._diagnosis import MODULES
+from assay.results import Comparison, DiagnosisExample, EvalResult, MetricSummary
 
 XSS = "<script>alert(3)</script>"
 

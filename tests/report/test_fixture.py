@@ -6,7 +6,7 @@ import math
 
 from report_fixture import FIXTURE_DIR, XSS_QUERY, fixture_texts
 
-from assay.pipelines.evaluate.results import EvalResult, QueryResult
+from assay.results import EvalResult, QueryResult
 
 
 def test_committed_fixture_matches_builder() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
 from assay.report import _format as fmt
+from assay.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
 
 
 @pytest.mark.parametrize(

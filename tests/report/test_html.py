@@ -11,9 +11,9 @@ from pathlib import Path
 
 from report_fixture import XSS_QUERY
 
-from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult
 from assay.report import render_html, write_html
 from assay.report._format import fmt_unscored
+from assay.results import EvalResult, QueryResult, RunResult
 
 
 class _Collector(HTMLParser):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from report_fixture import FIXTURE_DIR, XSS_QUERY
 
-from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_markdown, write_markdown
 from assay.report._format import fmt_unscored
+from assay.results import EvalResult
 
 
 def _table_rows(text: str) -> list[str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from assay.pipelines.evaluate.results import EvalResult
 from assay.report import render_terminal
 from assay.report._format import fmt_unscored
+from assay.results import EvalResult
 
 
 def _render(result: EvalResult, width: int = 100) -> str:

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from assay.pipelines.evaluate.compare import compare_runs
-from assay.pipelines.evaluate.results import EvalResult, QueryResult, RunResult
-from assay.pipelines.evaluate.stats import StatSettings
+from assay.pipelines.evaluate.statistics.compare import compare_runs
+from assay.pipelines.evaluate.statistics.stats import StatSettings
 from assay.report import render_terminal
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
+from assay.results import EvalResult, QueryResult, RunResult
 
 INTERVAL = re.compile(r"([+-]\d+\.\d+) \[(-?[\d.e+-]+), (-?[\d.e+-]+)\]")
 EFFECTS = {"base": 0.0, "same": 0.0, "small": 0.06, "large": 0.2}

@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.audit.records import AuditedPair
 from assay.errors import AuditError
-from assay.pipelines.evaluate.agreement import GradedItem, agreement_block, annotator_agreement, stratum_blocks
+from assay.pipelines.agreement import GradedItem, agreement_block, annotator_agreement, stratum_blocks
 
 __all__ = ["agreement_report"]
 
@@ -33,7 +33,7 @@ def agreement_report(
 
     ``human_pairs`` (one per item and annotator) feed the between-people figures. Raises AuditError when nothing
     was audited, or when ``by`` names a field no pair has (the message lists the fields there are). The figures
-    come from :mod:`assay.pipelines.evaluate.agreement`, the same computation as the agreement in `assay eval`.
+    come from :mod:`assay.pipelines.agreement`, the same computation as the agreement in `assay eval`.
     """
     if not pairs:
         raise AuditError("nothing audited yet")

@@ -17,9 +17,9 @@ from assay.cli._judge_options import check_context, dry_run_judge, judge_from_op
 from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage
+from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
 from assay.pipelines.bootstrap.estimate import ACCEPT_LOW, FILTER_PASS_LOW
-from assay.pipelines.evaluate.agreement import panel_agreement
 from assay.report.panel import panel_lines
 
 __all__ = ["build"]

@@ -23,11 +23,11 @@ from assay.judge.panel import Grader, judges_of
 from assay.judge.prompts import load_prompt, prompt_names
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
-from assay.pipelines.evaluate.gates import Gate, check_gates
-from assay.pipelines.evaluate.names import check_gate, joined_k
-from assay.pipelines.evaluate.results import EvalResult, JudgeCardSummary
+from assay.pipelines.evaluate.scoring.names import check_gate, joined_k
+from assay.pipelines.evaluate.statistics.gates import Gate, check_gates
 from assay.pipelines.judgecheck.lookup import card_home, summarize_card
 from assay.report import render_terminal, write_report
+from assay.results import EvalResult, JudgeCardSummary
 
 __all__ = ["audit_labels", "check_fail_under", "eval_command", "judge_card", "parse_k", "parse_runs"]
 
@@ -71,9 +71,9 @@ def parse_fail_under(values: Sequence[str]) -> list[tuple[str, float]]:
 
 def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> list[str]:
     """One message per run and gate whose mean is below the threshold (or has no scored query): the rule of
-    :func:`assay.pipelines.evaluate.gates.check_gates`, shared with the pytest plugin. A gated metric that was not
-    computed (names are checked before the work, so: nothing to compute it from, such as faithfulness when no run
-    has an answer) fails with that reason."""
+    :func:`assay.pipelines.evaluate.statistics.gates.check_gates`, shared with the pytest plugin. A gated metric that
+    was not computed (names are checked before the work, so: nothing to compute it from, such as faithfulness when no
+    run has an answer) fails with that reason."""
     known = {name for run in result.runs for name in run.metrics}
     missing = [f"{m} was not computed: nothing in the golden set or the runs to compute it from" for m, _ in gates
                if m not in known]  # fmt: skip

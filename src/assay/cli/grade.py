@@ -22,7 +22,7 @@ from assay.judge import Graded, Judge, Pair, grade_pairs_detailed
 from assay.judge.guards import ECHO
 from assay.judge.panel import Grader, Panel, judges_of
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT, estimate_each, estimate_pairs
-from assay.pipelines.evaluate.agreement import panel_agreement
+from assay.pipelines.agreement import panel_agreement
 from assay.report.panel import panel_lines
 from assay.types import Unscored
 

@@ -1,8 +1,8 @@
 """Judge-versus-human agreement as typed records: the one computation behind `assay agreement` and `assay eval`.
 
 It lives here, below both users: :mod:`assay.audit.agreement` (the `assay agreement` command, above pipelines in
-the layers) and :mod:`assay.pipelines.evaluate.stats` (the evaluator, which may not import ``assay.audit``) call it.
-Every figure comes from :mod:`assay.metrics.agreement`; nothing is computed twice.
+the layers) and :mod:`assay.pipelines.evaluate.statistics.stats` (the evaluator, which may not import ``assay.audit``)
+call it. Every figure comes from :mod:`assay.metrics.agreement`; nothing is computed twice.
 
 Judge against human uses one human grade per item. Items the judge left unscored (grade None) are counted
 (``n_unscored``) and left out of every statistic, never read as a grade. Each statistic carries a bootstrap
@@ -29,7 +29,7 @@ from assay.judge.panel import rule_of
 from assay.metrics import agreement as ag
 from assay.metrics import leniency as lenient
 from assay.metrics.stats import Interval
-from assay.pipelines.evaluate.results import (
+from assay.results import (
     AgreementBlock,
     AgreementStat,
     AgreementSummary,

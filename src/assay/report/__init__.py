@@ -1,6 +1,6 @@
 """Reports of an evaluation: a terminal summary (rich), ``report.md``, and one self-contained ``report.html``.
 
-All of them render an :class:`~assay.pipelines.evaluate.results.EvalResult`; :func:`write_report` writes the
+All of them render an :class:`~assay.results.EvalResult`; :func:`write_report` writes the
 whole folder. matplotlib is imported only when the HTML plots are drawn, so importing this package stays cheap.
 """
 

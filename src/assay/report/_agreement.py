@@ -1,8 +1,8 @@
 """Shared wording of the judge-versus-human agreement and the audit-size figures, for all three reports.
 
-The numbers come from :class:`~assay.pipelines.evaluate.results.AgreementSummary` (computed by the evaluator from
+The numbers come from :class:`~assay.results.AgreementSummary` (computed by the evaluator from
 the same audited pairs that correct the metrics) and from each
-:class:`~assay.pipelines.evaluate.results.CorrectedMetric`'s ``audit_targets``; this module only words them, the same
+:class:`~assay.results.CorrectedMetric`'s ``audit_targets``; this module only words them, the same
 way in the terminal, Markdown and HTML.
 """
 
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assay.pipelines.evaluate.results import (
+from assay.report._format import fmt_interval, fmt_value
+from assay.results import (
     AgreementBlock,
     AgreementStat,
     AgreementSummary,
     CorrectedMetric,
     EvalResult,
 )
-from assay.report._format import fmt_interval, fmt_value
 
 __all__ = [
     "STATS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assay.pipelines.evaluate.results import Comparison, DiagnosisExample, EvalResult, MetricSummary
+from assay.results import Comparison, DiagnosisExample, EvalResult, MetricSummary
 
 __all__ = [
     "CATEGORIES",

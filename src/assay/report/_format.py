@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from assay.pipelines.evaluate.results import (
+from assay.results import (
     Comparison,
     EvalResult,
     JudgeCardSummary,
@@ -18,8 +18,8 @@ from assay.pipelines.evaluate.results import (
     RunCounts,
     RunResult,
 )
-from assay.pipelines.evaluate.results import headline_k as results_headline_k
-from assay.pipelines.evaluate.results import headline_metrics as results_headline_metrics
+from assay.results import headline_k as results_headline_k
+from assay.results import headline_metrics as results_headline_metrics
 
 __all__ = [
     "NO_JUDGE",
@@ -101,12 +101,12 @@ def all_metrics(result: EvalResult) -> list[str]:
 
 
 def headline_k(result: EvalResult) -> int | None:
-    """The cut-off shown in summaries (:func:`assay.pipelines.evaluate.results.headline_k` holds the rule)."""
+    """The cut-off shown in summaries (:func:`assay.results.headline_k` holds the rule)."""
     return results_headline_k(result.k_values)
 
 
 def headline_metrics(result: EvalResult) -> list[str]:
-    """The metrics a summary shows (:func:`assay.pipelines.evaluate.results.headline_metrics` holds the rule; the
+    """The metrics a summary shows (:func:`assay.results.headline_metrics` holds the rule; the
     metrics named in the settings, by ``-m`` or ``--fail-under``, are shown too)."""
     named = [*(result.settings.get("metrics") or ()), *(result.settings.get("also") or ())]
     return results_headline_metrics(all_metrics(result), result.k_values, named)

@@ -3,9 +3,9 @@ quality-versus-latency plot when several runs recorded their latency."""
 
 from __future__ import annotations
 
-from assay.pipelines.evaluate.results import EvalResult, RunResult, SystemSummary
 from assay.report import plots
 from assay.report._format import headline_metrics
+from assay.results import EvalResult, RunResult, SystemSummary
 
 __all__ = ["HEADER", "quality_metric", "quality_vs_latency_svg", "system_rows"]
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.evaluate.results import EvalResult, QueryResult
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
+from assay.results import EvalResult, QueryResult
 
 __all__ = ["REPORT_FILES", "per_query_jsonl", "write_report"]
 

@@ -17,13 +17,13 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.evaluate.results import AgreementBlock, EvalResult, MetricSummary, QueryResult, RunResult
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report import plots
+from assay.results import AgreementBlock, EvalResult, MetricSummary, QueryResult, RunResult
 
 __all__ = ["render_html", "write_html"]
 

@@ -12,12 +12,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.evaluate.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 from assay.report import _system as sysr
 from assay.report import panel as pn
+from assay.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
 

@@ -1,15 +1,15 @@
 """Wording of the agreement between the judges of a panel, the same in the terminal, Markdown, HTML and the command
 summaries of ``assay grade`` and ``build``.
 
-The figures come from :class:`~assay.pipelines.evaluate.results.PanelAgreement` (computed from the votes the golden
+The figures come from :class:`~assay.results.PanelAgreement` (computed from the votes the golden
 set's labels keep); this module only words them: one summary line, one line per judge, and a table with one row per
 pair of judges.
 """
 
 from __future__ import annotations
 
-from assay.pipelines.evaluate.results import AgreementStat, JudgePairAgreement, PanelAgreement
 from assay.report._format import fmt_interval, fmt_value
+from assay.results import AgreementStat, JudgePairAgreement, PanelAgreement
 
 __all__ = ["PAIR_COLUMNS", "judge_lines", "pair_rows", "panel_lines", "summary_line"]
 

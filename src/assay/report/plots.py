@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from assay.pipelines.evaluate.results import AgreementSummary, Comparison, EvalResult
 from assay.report import _format as fmt
+from assay.results import AgreementSummary, Comparison, EvalResult
 
 __all__ = ["PALETTE", "agreement_grades_svg", "curves_svg", "forest_svg", "grades_svg", "pr_svg", "strata_svg"]
 

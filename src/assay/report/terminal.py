@@ -15,7 +15,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from assay.pipelines.evaluate.results import (
+from assay.report import _agreement as agr
+from assay.report import _diagnosis as diag
+from assay.report import _format as fmt
+from assay.report import _system as sysr
+from assay.report import panel as pn
+from assay.results import (
     AgreementSummary,
     Comparison,
     EvalResult,
@@ -23,11 +28,6 @@ from assay.pipelines.evaluate.results import (
     PanelAgreement,
     RunResult,
 )
-from assay.report import _agreement as agr
-from assay.report import _diagnosis as diag
-from assay.report import _format as fmt
-from assay.report import _system as sysr
-from assay.report import panel as pn
 
 __all__ = ["render_terminal"]
 

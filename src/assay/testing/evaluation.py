@@ -1,11 +1,12 @@
 """An evaluation with assertions for tests: the pytest plugin's fixtures return an :class:`Evaluation`.
 
-``assert_metric`` applies a :class:`~assay.pipelines.evaluate.gates.Gate` (the rule of ``assay eval --fail-under``)
-to one run or all; ``assert_not_worse`` applies :func:`~assay.pipelines.evaluate.gates.regression` against a
-baseline run evaluated together with it. A failing assertion raises :class:`AssayAssertionError` (an
-``AssertionError``) whose message gives the metric, its mean and interval, how many queries were scored, the worst
-queries with their values and the judge's reasons (the claims it found unsupported, the diagnosis examples, or the
-relevance labels with rationale of the chunks the run retrieved first).
+``assert_metric`` applies a :class:`~assay.pipelines.evaluate.statistics.gates.Gate` (the rule of ``assay eval
+--fail-under``) to one run or all; ``assert_not_worse`` applies
+:func:`~assay.pipelines.evaluate.statistics.gates.regression` against a baseline run evaluated together with it. A
+failing assertion raises :class:`AssayAssertionError` (an ``AssertionError``) whose message gives the metric, its mean
+and interval, how many queries were scored, the worst queries with their values and the judge's reasons (the claims it
+found unsupported, the diagnosis examples, or the relevance labels with rationale of the chunks the run retrieved
+first).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from typing import Any
 
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import Evaluated
-from assay.pipelines.evaluate.gates import LOWER_IS_BETTER, Gate, Statistic, check_gates, regression
-from assay.pipelines.evaluate.results import EvalResult, MetricSummary, QueryResult
-from assay.pipelines.evaluate.runs import load_runs
+from assay.pipelines.evaluate.runs.read import load_runs
+from assay.pipelines.evaluate.statistics.gates import LOWER_IS_BETTER, Gate, Statistic, check_gates, regression
+from assay.results import EvalResult, MetricSummary, QueryResult
 
 __all__ = ["AssayAssertionError", "Evaluation"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from assay.corpus.align import Span
-from assay.pipelines.evaluate.carry import decide
+from assay.pipelines.evaluate.runs.carry import decide
 
 
 def span(start: int, end: int, doc: str = "d") -> Span:

@@ -19,8 +19,7 @@ from assay.formats.golden import GoldenSet
 from assay.metrics import agreement as ag
 from assay.metrics.leniency import leniency
 from assay.metrics.stats import norm_ppf
-from assay.pipelines.evaluate.judging import LLM_FAMILIES
-from assay.pipelines.evaluate.names import family
+from assay.pipelines.evaluate.scoring.names import LLM_FAMILIES, family
 from assay.pipelines.transfer import import_beir
 
 FAST = EvalSettings(n_boot=200)

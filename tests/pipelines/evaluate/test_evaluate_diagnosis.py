@@ -17,7 +17,7 @@ from assay import EvalSettings
 from assay.judge import make_judge
 from assay.judge.limits import RetryPolicy
 from assay.pipelines.evaluate import evaluate_detailed
-from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES
+from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES
 from assay.testing import FakeOpenAIServer
 from assay.types import StageUsage
 

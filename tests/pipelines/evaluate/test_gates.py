@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from assay.errors import ConfigError
-from assay.pipelines.evaluate.gates import Gate, check_gates, gate_failure, regression
-from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary, RunResult
+from assay.pipelines.evaluate.statistics.gates import Gate, check_gates, gate_failure, regression
+from assay.results import Comparison, EvalResult, MetricSummary, RunResult
 
 
 def _result() -> EvalResult:

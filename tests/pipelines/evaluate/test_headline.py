@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assay.pipelines.evaluate import EvalSettings
-from assay.pipelines.evaluate.results import headline_k, headline_metrics
+from assay.results import headline_k, headline_metrics
 
 
 def test_headline_k_is_10_when_evaluated_else_the_largest() -> None:

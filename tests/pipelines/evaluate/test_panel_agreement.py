@@ -7,7 +7,7 @@ import math
 import pytest
 
 from assay.metrics.agreement import krippendorff_alpha
-from assay.pipelines.evaluate.agreement import panel_agreement
+from assay.pipelines.agreement import panel_agreement
 from assay.types import Provenance, RelevanceLabel, Unscored, Vote
 
 

@@ -18,7 +18,7 @@ from assay.errors import FormatError
 from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.pipelines.evaluate import EvalSettings, evaluate
-from assay.pipelines.evaluate.alignment import ALIGNMENT_CACHE
+from assay.pipelines.evaluate.runs.locate import ALIGNMENT_CACHE
 
 FAST = EvalSettings(k_values=(1, 3), n_boot=200, add_labels=False)
 
@@ -258,7 +258,7 @@ def test_coverage_and_citations_follow_passages(golden: Path) -> None:
         {"query_id": "q2", "retrieved": [{"id": "mine-1", "text": weight[3:]}], "citations": ["mine-1"]},
     ]
     short = [{"query_id": "q2", "retrieved": [{"id": "mine-1", "text": half}]}]
-    from assay.pipelines.evaluate.runs import load_runs
+    from assay.pipelines.evaluate.runs.read import load_runs
 
     at = DOCS["tent"].index(weight)
     # the span runs from "Brackenhow" (after "The " and the space the slice kept) to "people" (the final period is

@@ -1,11 +1,20 @@
-"""``assay eval``: a golden set and RAG runs in, an :class:`~.results.EvalResult` out.
+"""``assay eval``: a golden set and RAG runs in, an :class:`~assay.results.EvalResult` out.
 
-Flow: :mod:`.runs` reads and checks the runs; :mod:`.judging` has :mod:`.judged` grade the unlabelled retrieved chunks
-and make the LLM metric calls (adding the new labels to the golden set); :mod:`.ranking` computes the label-based
-metrics per query; :mod:`.stats` adds intervals, strata, paired comparisons and the PPI-corrected metrics, with
-:mod:`.agreement` for judge-vs-human agreement (also used by ``assay agreement``); :mod:`.pipeline` ties them
-together. :mod:`.results` is the record that ``assay.report`` renders and ``results.json`` stores (with the
-headline-k rule that summaries, strata and comparisons share).
+Split by what each part does, with imports pointing one way (top to bottom; checked by import-linter):
+
+- :mod:`.called` evaluates a Python callable or a target (it writes the run first), then calls :mod:`.pipeline`,
+  which ties the steps together (settings, the metrics asked for, the order of the steps);
+  :mod:`.evaluated` bundles what it produced beside the result (per-query, support-matrix and passage rows).
+- :mod:`.statistics`: intervals, strata, PPI corrections, paired comparisons of runs, release gates.
+- :mod:`.judging`: what is still unlabelled goes to the judge; the LLM metrics; the diagnosis (RAGChecker's
+  metrics) on the claim x chunk support matrix; the labels of the runs' own passages.
+- :mod:`.scoring`: per-query metric values from the labels (ranking, span, system); :mod:`.scoring.names` is the one
+  home of the metric names.
+- :mod:`.runs`: reading and checking the runs, locating their passages in the documents, carrying labels by span.
+
+The result records live in :mod:`assay.results` (what ``assay.report`` renders and ``results.json`` stores), and
+judge-versus-human agreement in :mod:`assay.pipelines.agreement` (also used by ``assay agreement``), both outside
+this package so that their readers need none of it.
 """
 
 from assay.pipelines.evaluate.pipeline import (

@@ -19,8 +19,8 @@ from typing import Any
 from assay.errors import InputError
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.pipeline import Evaluated, evaluate_detailed
-from assay.pipelines.evaluate.results import EvalResult, QueryResult
-from assay.pipelines.evaluate.runs import RunSpec
+from assay.pipelines.evaluate.runs.read import RunSpec
+from assay.results import EvalResult, QueryResult
 from assay.targets import TargetSettings, TargetSpec, run_target
 
 __all__ = ["RunSource", "evaluate", "evaluate_systems", "materialize"]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.formats.atomic import atomic_write_text
-from assay.pipelines.evaluate.results import EvalResult, QueryResult
+from assay.results import EvalResult, QueryResult
 
 __all__ = ["Evaluated"]
 

@@ -2,14 +2,15 @@
 
 Steps (each in its own module):
 
-1. read and check the runs (:mod:`~assay.pipelines.evaluate.runs`): unknown ids, duplicates, empty lists are counted;
+1. read and check the runs (:mod:`~assay.pipelines.evaluate.runs.read`): unknown ids, duplicates, empty lists are
+   counted;
 2. with a judge, grade the retrieved chunks of the top k_max that have no label (listwise, cached per pair) and add
-   the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.evaluate.judging` drives
-   them in one event loop; :mod:`~assay.pipelines.evaluate.judged` holds the steps);
-3. label-based metrics per query (:mod:`~assay.pipelines.evaluate.ranking`): trec_eval ranking measures, RAGAS context
-   precision, coverage recall, judged@k, grade histogram, precision-recall curve;
-4. statistics (:mod:`~assay.pipelines.evaluate.stats`): bootstrap intervals, strata, PPI++; comparisons of runs, one
-   family per metric (:mod:`~assay.pipelines.evaluate.compare`).
+   the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.evaluate.judging.drive`
+   drives them in one event loop; :mod:`~assay.pipelines.evaluate.judging.calls` holds the steps);
+3. label-based metrics per query (:mod:`~assay.pipelines.evaluate.scoring.ranking`): trec_eval ranking measures,
+   RAGAS context precision, coverage recall, judged@k, grade histogram, precision-recall curve;
+4. statistics (:mod:`~assay.pipelines.evaluate.statistics.stats`): bootstrap intervals, strata, PPI++; comparisons
+   of runs, one family per metric (:mod:`~assay.pipelines.evaluate.statistics.compare`).
 
 With a panel (``judge`` a :class:`~assay.judge.panel.Panel`), every relevance pair is judged by each of its judges
 and combined by its rule, the other calls go to its first judge, and ``results.json`` gets the agreement between the
@@ -31,35 +32,38 @@ from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
 from assay.judge.panel import Grader, judges_of, merged_usage
-from assay.pipelines.evaluate import ranking as er
-from assay.pipelines.evaluate.agreement import panel_agreement
-from assay.pipelines.evaluate.alignment import Resolver
-from assay.pipelines.evaluate.carry import SpanIndex, carry_labels
-from assay.pipelines.evaluate.compare import CORRECTIONS, compare_runs
-from assay.pipelines.evaluate.diagnosis import DIAGNOSIS_NAMES, directed
+from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.evaluate.evaluated import Evaluated
-from assay.pipelines.evaluate.judged import Assessed
-from assay.pipelines.evaluate.judging import Progress, estimate_judging, judge_runs
-from assay.pipelines.evaluate.names import NEEDS_JUDGE, check_names, family, joined_k, split_metrics
-from assay.pipelines.evaluate.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
-from assay.pipelines.evaluate.passages import (
+from assay.pipelines.evaluate.judging.calls import Assessed
+from assay.pipelines.evaluate.judging.diagnosis import directed
+from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
+from assay.pipelines.evaluate.judging.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
+from assay.pipelines.evaluate.judging.passages import (
     label_passages,
     labels_with_passages,
     length_note,
     passage_rows,
 )
-from assay.pipelines.evaluate.results import (
-    DiagnosisExample,
-    EvalResult,
-    MetricSummary,
-    QueryResult,
-    RunResult,
-    headline_k,
-    headline_metrics,
+from assay.pipelines.evaluate.runs.carry import SpanIndex, carry_labels
+from assay.pipelines.evaluate.runs.locate import Resolver
+from assay.pipelines.evaluate.runs.read import FAILED, LoadedRun, Runs, load_runs, specs_of
+from assay.pipelines.evaluate.scoring import ranking as er
+from assay.pipelines.evaluate.scoring.names import (
+    ANSWER_METRICS,
+    AT_K,
+    DIAGNOSIS_NAMES,
+    LLM_FAMILIES,
+    NEEDS_JUDGE,
+    check_names,
+    default_measures,
+    family,
+    joined_k,
+    kind_of,
 )
-from assay.pipelines.evaluate.runs import FAILED, LoadedRun, Runs, load_runs, specs_of
-from assay.pipelines.evaluate.spans import span_values
-from assay.pipelines.evaluate.stats import (
+from assay.pipelines.evaluate.scoring.spans import default_span_names, span_values
+from assay.pipelines.evaluate.scoring.system import system_summary
+from assay.pipelines.evaluate.statistics.compare import CORRECTIONS, compare_runs
+from assay.pipelines.evaluate.statistics.stats import (
     PPIInputs,
     StatSettings,
     agreement_of,
@@ -68,14 +72,19 @@ from assay.pipelines.evaluate.stats import (
     question_strata,
     strata_summaries,
 )
-from assay.pipelines.evaluate.stats import summaries as summarize_all
-from assay.pipelines.evaluate.system import system_summary
+from assay.pipelines.evaluate.statistics.stats import summaries as summarize_all
+from assay.results import (
+    DiagnosisExample,
+    EvalResult,
+    MetricSummary,
+    QueryResult,
+    RunResult,
+    headline_k,
+    headline_metrics,
+)
 from assay.types import StageUsage
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "Runs", "estimate_evaluation", "evaluate", "evaluate_detailed"]
-
-
-LABEL_CURVES = ("ragas_context_precision", "coverage_recall")  # at the k values; ranking curves are dense
 
 
 @dataclass(frozen=True)
@@ -89,14 +98,15 @@ class EvalSettings:
     into the golden folder. ``strata``: question fields to stratify by, besides type and difficulty. ``metrics``:
     only these (ranking names, or LLM metric families such as ``faithfulness``); empty = all. A named metric is
     computed whatever ``k_values`` say: :meth:`checked` joins its cut-off to them (``k_values=(10,)``,
-    ``metrics=("P@5",)`` evaluates at k = 5 and 10), see :mod:`~assay.pipelines.evaluate.names`. ``also``: metrics
-    computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones.
-    Comparisons (:mod:`~assay.pipelines.evaluate.compare`): ``correction`` ``holm`` | ``tukey`` | ``none`` within
-    each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the metric
-    leading the verdict; None: ndcg@10, else the first compared), ``alpha`` the family-wise significance level.
-    ``diagnosis``: how the diagnosis gets its claim x chunk entailment (:mod:`~assay.pipelines.evaluate.pair_checks`):
-    ``answers`` (default: each answer claim checked against each chunk, the reference claims read off the context
-    call), ``exact`` (both sides checked per pair, as RAGChecker does) or ``approx`` (both read off the calls).
+    ``metrics=("P@5",)`` evaluates at k = 5 and 10), see :mod:`~assay.pipelines.evaluate.scoring.names`. ``also``:
+    metrics computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones.
+    Comparisons (:mod:`~assay.pipelines.evaluate.statistics.compare`): ``correction`` ``holm`` | ``tukey`` | ``none``
+    within each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the
+    metric leading the verdict; None: ndcg@10, else the first compared), ``alpha`` the family-wise significance level.
+    ``diagnosis``: how the diagnosis gets its claim x chunk entailment
+    (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
+    chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
+    or ``approx`` (both read off the calls).
     """
 
     k_values: tuple[int, ...] = (1, 3, 5, 10)
@@ -142,7 +152,7 @@ class EvalSettings:
 
     @property
     def k_head(self) -> int:
-        """The headline cut-off (:func:`~.results.headline_k`: 10 when evaluated, else the largest k)."""
+        """The headline cut-off (:func:`~assay.results.headline_k`: 10 when evaluated, else the largest k)."""
         return headline_k(self.k_values) or self.depth
 
     @property
@@ -274,6 +284,39 @@ def _since(now: Mapping[str, StageUsage], before: Mapping[str, StageUsage]) -> d
     return out
 
 
+def split_metrics(
+    settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex
+) -> tuple[list[str], set[str], list[str]]:
+    """(ranking measure names, LLM families asked for, span metric names): those of ``metrics``, else the defaults
+    and every family that ``gold`` and ``runs`` can give (:func:`applicable`);
+    then those of ``also``. The names were checked by :meth:`EvalSettings.checked`."""
+    if settings.metrics:
+        ranking = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "ranking"))
+        families = {family(m) for m in settings.metrics if kind_of(m) == "llm"}
+        spans = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "span"))
+    else:
+        ranking, families = default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
+        spans = default_span_names(settings.k_values, gold, index)
+    ranking += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "ranking" and m not in ranking]
+    spans += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "span" and m not in spans]
+    return ranking, families | {family(m) for m in settings.also if kind_of(m) == "llm"}, spans
+
+
+def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -> set[str]:
+    """The judged ``families`` something in ``gold`` and ``runs`` can be computed from. Without named metrics, those
+    left out are shown nowhere rather than unscored for every query: answer metrics when no run has an answer,
+    ``context_recall`` without reference answers or claims, ``nugget_recall`` without nuggets or answers,
+    ``coverage_recall`` without nugget support (a golden set imported from BEIR or TREC has none of these)."""
+    answers = any(run.counts.with_answer for run in runs)
+    has = {
+        "coverage_recall": bool(gold.nuggets),
+        "context_recall": any(q.claims or q.reference_answer for q in gold.questions),
+        "nugget_recall": answers and any(q.nuggets for q in gold.questions),
+        **dict.fromkeys(ANSWER_METRICS, answers),
+    }
+    return {f for f in families if has.get(f, True)}
+
+
 def estimate_evaluation(
     golden: GoldenSet | Path | str,
     runs: Runs,
@@ -351,7 +394,7 @@ def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
 
 
 def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
-    """Metrics compared and stratified (:func:`~.results.headline_metrics`), the named ones among them."""
+    """Metrics compared and stratified (:func:`~assay.results.headline_metrics`), the named ones among them."""
     return headline_metrics(names, config.k_values, (*config.metrics, *config.also))
 
 
@@ -364,7 +407,7 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
     stat = config.stat()
     summaries = summarize_all(list(rows.values()), names, stat)
     curves = er.rank_curves(run, labels, config.threshold, config.depth)
-    for fam in LABEL_CURVES:
+    for fam in AT_K:  # at the k values; ranking curves are dense
         curves[fam] = {str(k): summaries[f"{fam}@{k}"].mean for k in config.k_values if f"{fam}@{k}" in summaries}
     fields = ["type", "difficulty", *config.strata]
     return RunResult(

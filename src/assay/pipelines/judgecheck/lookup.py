@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from assay.errors import DatasetError
-from assay.pipelines.evaluate.results import JudgeCardSummary
 from assay.pipelines.judgecheck.render import CARD_FILE, format_figure, headline, load_card
+from assay.results import JudgeCardSummary
 
 __all__ = ["card_home", "summarize_card"]
 

@@ -9,9 +9,9 @@ Calls per evaluated sample (one query of one run with an answer, context of k ch
 3. ``answer_assessment``: the answer's claims with verdicts and the passages each draws on (faithfulness,
    attribution) plus the answer's relevance (0-3, noncommittal), one call.
 
-The diagnosis (:mod:`~assay.pipelines.evaluate.diagnosis`) adds one ``claim_check`` call per answer, after these.
-Nugget recall adds one ``support`` call per answer (the nuggets as statements, the answer as the only passage), as
-the TREC 2024 RAG track assigns nuggets. Every call that fails leaves its metrics unscored with the reason.
+The diagnosis (:mod:`~assay.pipelines.evaluate.judging.diagnosis`) adds one ``claim_check`` call per answer, after
+these. Nugget recall adds one ``support`` call per answer (the nuggets as statements, the answer as the only passage),
+as the TREC 2024 RAG track assigns nuggets. Every call that fails leaves its metrics unscored with the reason.
 
 Metric definitions (per query; K is the context depth, ``settings["context_k"]`` in the result, 5 by default):
 
@@ -38,8 +38,9 @@ from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
 from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
-from assay.pipelines.evaluate.ranking import QueryValues
-from assay.pipelines.evaluate.runs import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, NUGGET_METRICS
+from assay.pipelines.evaluate.scoring.ranking import QueryValues
 from assay.text import sentences
 from assay.types import Question, RelevanceLabel
 
@@ -202,18 +203,12 @@ def _plan_context(q: _Query) -> list[_Call]:
     return [q.call(SUPPORT_PROMPT, {"statements": statements, "passages": q.passages}, "context")]
 
 
-ANSWER_METRICS = ["faithfulness", "answer_relevance", "attribution_rate"]  # what the answer call gives
-
-
 def _plan_answer(q: _Query) -> list[_Call]:
     if q.answer is None:
         q.out.fail(ANSWER_METRICS, "no_answer")
         return []
     variables = {"question": q.question.text, "answer": q.answer, "passages": q.passages}
     return [q.call(ANSWER_PROMPT, variables, "answer")]
-
-
-NUGGET_METRICS = [f"nugget_recall_{s}_{m}" for s in ("all", "vital") for m in ("strict", "lenient")]
 
 
 def _plan_nuggets(q: _Query) -> list[_Call]:

@@ -1,5 +1,5 @@
 """Claim-level diagnosis of each answer (RAGChecker's metrics, :mod:`assay.metrics.diagnosis`) on top of the calls
-:mod:`~assay.pipelines.evaluate.judged` already made.
+:mod:`~assay.pipelines.evaluate.judging.calls` already made.
 
 RAGChecker needs four entailment relations per sample: answer claims x reference, reference claims x answer, answer
 claims x chunks and reference claims x chunks. assay has two of them already: the ``answer_assessment`` call gives the
@@ -15,8 +15,8 @@ Conventions: a chunk entails a claim when the claim's support level for it is 1.
 count). Read off the two calls (``--diagnosis approx``), every passage the judge names as supporting a claim counts,
 including passages that support it only together, and an answer claim judged supported whose passages the judge did
 not name is credited to every top-K chunk (as context recall credits its reference claims); RAGChecker checks each
-(claim, chunk) pair alone, which :mod:`~assay.pipelines.evaluate.pair_checks` does for the answer side by default
-and for both sides with ``--diagnosis exact``. Reference claims are the golden set's, or the sentences of the
+(claim, chunk) pair alone, which :mod:`~assay.pipelines.evaluate.judging.pair_checks` does for the answer side by
+default and for both sides with ``--diagnosis exact``. Reference claims are the golden set's, or the sentences of the
 reference answer when a question has none. ``retriever_claim_recall`` is ``context_recall`` and ``faithfulness`` is
 the answer call's ``faithfulness`` (same definitions, same verdicts), so neither is written twice, unless that side
 was checked per pair: then the diagnosis rewrites it from the per-pair matrix.
@@ -33,16 +33,15 @@ import numpy.typing as npt
 
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement
-from assay.metrics.diagnosis import DIAGNOSIS_METRICS, LOWER_IS_BETTER, diagnose
-from assay.pipelines.evaluate.judged import Assessed, _reference_claims
-from assay.pipelines.evaluate.results import Comparison, DiagnosisExample
-from assay.pipelines.evaluate.runs import LoadedRun, RunLine
+from assay.metrics.diagnosis import LOWER_IS_BETTER, diagnose
+from assay.pipelines.evaluate.judging.calls import Assessed, _reference_claims
+from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES, SHARED_NAMES
+from assay.results import Comparison, DiagnosisExample
 from assay.text import sentences
 
 __all__ = [
     "CLAIM_CHECK_PROMPT",
-    "DIAGNOSIS_NAMES",
-    "SHARED_NAMES",
     "DiagnosisCall",
     "diagnose_runs",
     "directed",
@@ -52,8 +51,6 @@ __all__ = [
 ]
 
 CLAIM_CHECK_PROMPT = "claim_check"
-SHARED_NAMES = {"retriever_claim_recall": "context_recall", "faithfulness": "faithfulness"}  # written by judged
-DIAGNOSIS_NAMES = [n for names in DIAGNOSIS_METRICS.values() for n in names if n not in SHARED_NAMES]
 EXAMPLES_PER_CATEGORY = 3
 _CHUNK_CHARS = 600
 

@@ -1,11 +1,11 @@
 """Step 2 of an evaluation, driven: the judge's work over the runs in one event loop, and its dry run.
 
-:func:`judge_runs` grades the retrieved chunks of the top ``depth`` that have no label (:func:`~.judged.
-judge_unlabelled`, listwise, cached per pair) while the LLM-metric calls run beside them (:func:`~.judged.
+:func:`judge_runs` grades the retrieved chunks of the top ``depth`` that have no label (:func:`~.calls.
+judge_unlabelled`, listwise, cached per pair) while the LLM-metric calls run beside them (:func:`~.calls.
 assess_runs`), then adds the new labels to the golden set (and to its folder with ``add_labels``);
 :func:`estimate_judging` counts the same calls without making them. ``families`` are the LLM metric families asked
-for (:data:`LLM_FAMILIES` maps each to the call kind it needs). ``diagnosis`` (a mode of
-:data:`~.pair_checks.DIAGNOSIS_MODES`) adds the per-(claim, chunk) checks of :mod:`~.pair_checks` before the
+for (:data:`~assay.pipelines.evaluate.scoring.names.LLM_FAMILIES` maps each to the call kind it needs). ``diagnosis`` (a
+mode of :data:`~.pair_checks.DIAGNOSIS_MODES`) adds the per-(claim, chunk) checks of :mod:`~.pair_checks` before the
 claim_check calls.
 """
 
@@ -21,15 +21,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Pair, estimate_pairs
 from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Graded
-from assay.pipelines.evaluate.carry import Carried
-from assay.pipelines.evaluate.diagnosis import (
-    CLAIM_CHECK_PROMPT,
-    DIAGNOSIS_NAMES,
-    diagnose_runs,
-    estimate_variables,
-    plan_diagnosis,
-)
-from assay.pipelines.evaluate.judged import (
+from assay.pipelines.evaluate.judging.calls import (
     Assessed,
     JudgedPlan,
     assess_runs,
@@ -37,7 +29,13 @@ from assay.pipelines.evaluate.judged import (
     plan_calls,
     unlabelled_pairs,
 )
-from assay.pipelines.evaluate.pair_checks import (
+from assay.pipelines.evaluate.judging.diagnosis import (
+    CLAIM_CHECK_PROMPT,
+    diagnose_runs,
+    estimate_variables,
+    plan_diagnosis,
+)
+from assay.pipelines.evaluate.judging.pair_checks import (
     DEFAULT_MODE,
     DIAGNOSIS_MODES,
     PAIR_STAGE,
@@ -47,24 +45,15 @@ from assay.pipelines.evaluate.pair_checks import (
     estimate_pair_variables,
     plan_pair_checks,
 )
-from assay.pipelines.evaluate.results import DiagnosisExample
-from assay.pipelines.evaluate.runs import LoadedRun
+from assay.pipelines.evaluate.runs.carry import Carried
+from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.scoring.names import LLM_FAMILIES
+from assay.results import DiagnosisExample
 from assay.types import Passage, RelevanceLabel
 
-__all__ = ["LLM_FAMILIES", "Progress", "estimate_judging", "judge_pool", "judge_runs"]
+__all__ = ["Progress", "estimate_judging", "judge_pool", "judge_runs"]
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-# metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
-LLM_FAMILIES = {
-    "ragas_context_precision": "relevance",
-    "coverage_recall": "",
-    "context_recall": "context_recall",
-    "faithfulness": "answer",
-    "answer_relevance": "answer",
-    "attribution_rate": "answer",
-    "nugget_recall": "nugget_recall",
-    **dict.fromkeys(DIAGNOSIS_NAMES, "diagnosis"),  # claim_check after the context and answer calls
-}
 
 
 def judge_runs(
@@ -144,8 +133,8 @@ def judge_pool(
     add_labels: bool,
     progress: Progress | None,
 ) -> int:
-    """Grade golden chunks that undecided passages reach (:mod:`~.carry`) and add the labels to the golden set (and
-    its folder with ``add_labels``); returns how many were graded."""
+    """Grade golden chunks that undecided passages reach (:mod:`~assay.pipelines.evaluate.runs.carry`) and add the
+    labels to the golden set (and its folder with ``add_labels``); returns how many were graded."""
     count = [0]
 
     def tick(_: Graded | None = None) -> None:

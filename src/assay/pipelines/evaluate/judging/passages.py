@@ -1,6 +1,7 @@
 """The passages of runs that are not golden chunks, in an evaluation: their labels (carried over by span, the golden
-chunks they reach judged first, then the passages still undecided; :mod:`~.carry` has the rule), the labels each run
-is scored against, and what the reports say about them (how each passage was matched and labelled, their lengths).
+chunks they reach judged first, then the passages still undecided; :mod:`~assay.pipelines.evaluate.runs.carry` has the
+rule), the labels each run is scored against, and what the reports say about them (how each passage was matched and
+labelled, their lengths).
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from typing import Any
 
 from assay.formats.golden import GoldenSet
 from assay.judge.panel import Grader
-from assay.pipelines.evaluate import ranking as er
-from assay.pipelines.evaluate.carry import Carried, SpanIndex, carry_labels
-from assay.pipelines.evaluate.judging import Progress, judge_pool
-from assay.pipelines.evaluate.results import RunResult
-from assay.pipelines.evaluate.runs import LoadedRun
+from assay.pipelines.evaluate.judging.drive import Progress, judge_pool
+from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
+from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.scoring import ranking as er
+from assay.results import RunResult
 
 __all__ = ["label_passages", "labels_with_passages", "length_note", "passage_rows"]
 
@@ -33,8 +34,9 @@ def label_passages(
     add_labels: bool,
     progress: Progress | None,
 ) -> Carried:
-    """Labels of the runs' own passages (:mod:`~.carry`); with a judge, the golden chunks that undecided passages
-    reach are graded first, added to ``gold`` (``index`` reads them) and the rule applied again."""
+    """Labels of the runs' own passages (:mod:`~assay.pipelines.evaluate.runs.carry`); with a judge, the golden chunks
+    that undecided passages reach are graded first, added to ``gold`` (``index`` reads them) and the rule applied
+    again."""
     carried = carry_labels(gold, loaded, index, depth)
     if judge is None or not carried.pool:
         return carried
@@ -47,8 +49,9 @@ def label_passages(
 
 
 def labels_with_passages(base: er.Labels, run: LoadedRun, carried: Carried) -> er.Labels:
-    """The golden labels plus the labels of this run's own passages (see :mod:`~.carry`): each run is scored
-    against the golden chunks and its own passages, so its figures do not depend on the other runs evaluated."""
+    """The golden labels plus the labels of this run's own passages (see :mod:`~assay.pipelines.evaluate.runs.carry`):
+    each run is scored against the golden chunks and its own passages, so its figures do not depend on the other runs
+    evaluated."""
     qrels = {qid: dict(grades) for qid, grades in base.qrels.items()}
     unscored = set(base.unscored)
     for qid, line in run.lines.items():

@@ -10,8 +10,8 @@ rankings only. RAGAS evaluation data (JSONL or CSV: ``user_input``, ``retrieved_
 question by ``query_id`` when it has one, else by its question text (its words: case, spacing and punctuation
 folded).
 
-Passages that are not golden chunk ids are located in the golden documents (:mod:`~.alignment`). What the run gets
-wrong about the golden set is counted in :class:`~assay.pipelines.evaluate.results.RunCounts` and reported, never
+Passages that are not golden chunk ids are located in the golden documents (:mod:`~.locate`). What the run gets
+wrong about the golden set is counted in :class:`~assay.results.RunCounts` and reported, never
 fatal:
 
 * a query id the golden set does not have: counted (``unknown_query_ids``), the line is skipped; a RAGAS row whose
@@ -53,8 +53,8 @@ from assay.formats.jsonl import JsonlHeader, first_problem, iter_json_lines, rea
 from assay.formats.ragas import read_ragas_run
 from assay.formats.runs import ranked_lists, sniff_run_format
 from assay.metrics import Run
-from assay.pipelines.evaluate.alignment import Located, Resolver
-from assay.pipelines.evaluate.results import RunCounts
+from assay.pipelines.evaluate.runs.locate import Located, Resolver
+from assay.results import RunCounts
 from assay.types import RetrievedItem, RunError, RunItem
 
 __all__ = ["LoadedRun", "RunLine", "RunSpec", "Runs", "SystemTrace", "load_run", "load_runs", "run_name", "specs_of"]

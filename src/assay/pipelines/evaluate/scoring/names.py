@@ -6,49 +6,63 @@ metric of it (``nugget_recall_vital_strict``, ``ragas_context_precision@5``). Th
 computed whatever the k values say, since its cut-off joins them (``-k 10 -m P@5`` gives P@5 and evaluates at
 k = 5 and 10). Names are checked before any work; an unknown one raises :class:`ConfigError` with the close names.
 
-Without named metrics, the judged families that the golden set and the runs give nothing to compute from are left
-out (:func:`applicable`), rather than shown unscored for every query: answer metrics when no run has an answer,
-``context_recall`` without reference answers or claims, ``nugget_recall`` without nuggets or answers,
-``coverage_recall`` without nugget support (a golden set imported from BEIR or TREC has none of these).
+Every metric name and family of ``assay eval`` is defined here, once: the steps import them from here, and this
+module imports none of the steps (it is the ground floor of :mod:`assay.pipelines.evaluate`).
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from assay.errors import ConfigError
 from assay.metrics import MetricError, parse_measure
-from assay.pipelines.evaluate.judging import LLM_FAMILIES
-from assay.pipelines.evaluate.ranking import default_measures
-from assay.pipelines.evaluate.spans import SPAN_FAMILIES, default_span_names, parse_span_name
-
-if TYPE_CHECKING:
-    from assay.formats.golden import GoldenSet
-    from assay.pipelines.evaluate.carry import SpanIndex
-    from assay.pipelines.evaluate.pipeline import EvalSettings
-    from assay.pipelines.evaluate.runs import LoadedRun
+from assay.metrics.diagnosis import DIAGNOSIS_METRICS
 
 __all__ = [
+    "ANSWER_METRICS",
     "AT_K",
+    "CURVE_FAMILIES",
+    "DIAGNOSIS_NAMES",
+    "LLM_FAMILIES",
     "NEEDS_JUDGE",
-    "applicable",
+    "NUGGET_METRICS",
+    "SHARED_NAMES",
+    "SPAN_FAMILIES",
+    "SpanName",
     "check_gate",
     "check_names",
+    "default_measures",
     "family",
     "joined_k",
     "kind_of",
-    "split_metrics",
+    "parse_span_name",
 ]
 
+CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at each k by default, drawn as metric@k
+SPAN_FAMILIES = ("span_recall", "span_precision", "span_iou")
+ANSWER_METRICS = ["faithfulness", "answer_relevance", "attribution_rate"]  # what the answer call gives
+NUGGET_METRICS = [f"nugget_recall_{s}_{m}" for s in ("all", "vital") for m in ("strict", "lenient")]
+# diagnosis metrics that the one-call metrics already write (RAGChecker's name -> ours), computed once
+SHARED_NAMES = {"retriever_claim_recall": "context_recall", "faithfulness": "faithfulness"}
+DIAGNOSIS_NAMES = [n for names in DIAGNOSIS_METRICS.values() for n in names if n not in SHARED_NAMES]
+# metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
+LLM_FAMILIES = {
+    "ragas_context_precision": "relevance",
+    "coverage_recall": "",
+    "context_recall": "context_recall",
+    **dict.fromkeys(ANSWER_METRICS, "answer"),
+    "nugget_recall": "nugget_recall",
+    **dict.fromkeys(DIAGNOSIS_NAMES, "diagnosis"),  # claim_check after the context and answer calls
+}
 AT_K = ("ragas_context_precision", "coverage_recall")  # measured at each k value: ``family@k``
 NEEDS_JUDGE = frozenset(LLM_FAMILIES) - {"coverage_recall"}
-_NUGGETS = tuple(f"nugget_recall_{s}_{m}" for s in ("all", "vital") for m in ("strict", "lenient"))
-_UNCUT = ("context_recall", "faithfulness", "answer_relevance", "attribution_rate", *_NUGGETS)
+_UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS)
 _RANKING_WORDS = ("P", "recall", "ndcg", "ndcg_exp", "dcg", "dcg_exp", "map", "mrr", "rr", "hit", "err", "f1",
                   "f2", "fbeta", "rprec", "bpref", "iprec", "auc_pr", "num_rel", "num_ret")  # fmt: skip
 _JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall"])
+_SPAN_FIX = "e.g. span_recall@5, span_iou@10 or span_recall@5|g>=2"
 _FIX = (
     f"ranking names as in `assay metrics --help` (P@5, ndcg@10, map, recall@5|g>=2, ...); judged: {_JUDGED}; "
     "span: span_recall@K, span_precision@K, span_iou@K (|g>=G for graded chunks as evidence)"
@@ -78,7 +92,7 @@ def check_gate(name: str, *, judged: bool) -> int | None:
     cut = _cutoff(name)
     fam = family(name)
     if fam in LLM_FAMILIES and name not in _UNCUT and cut is None:
-        one = f"{fam}@10" if fam in AT_K else ", ".join(_NUGGETS)
+        one = f"{fam}@10" if fam in AT_K else ", ".join(NUGGET_METRICS)
         raise ConfigError(f"--fail-under {name}: a gate names one metric, not a family; e.g. {one}")
     if fam in NEEDS_JUDGE and not judged:
         raise ConfigError(f"--fail-under {name}: an LLM-judged metric needs --judge MODEL (not --no-judge)")
@@ -88,18 +102,6 @@ def check_gate(name: str, *, judged: bool) -> int | None:
 def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
     """The k values with the named cut-offs joined, sorted, without repeats."""
     return tuple(sorted({*k_values, *cuts}))
-
-
-def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -> set[str]:
-    """The judged ``families`` something in ``gold`` and ``runs`` can be computed from (see the module docstring)."""
-    answers = any(run.counts.with_answer for run in runs)
-    has = {
-        "coverage_recall": bool(gold.nuggets),
-        "context_recall": any(q.claims or q.reference_answer for q in gold.questions),
-        "nugget_recall": answers and any(q.nuggets for q in gold.questions),
-        **dict.fromkeys(("faithfulness", "answer_relevance", "attribution_rate"), answers),
-    }
-    return {f for f in families if has.get(f, True)}
 
 
 def _cutoff(name: str) -> int | None:
@@ -141,25 +143,36 @@ def _unknown(name: str) -> ConfigError:
     return ConfigError(f"unknown metric {name!r}; {hint}. Names: {_FIX}")
 
 
-def split_metrics(
-    settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex
-) -> tuple[list[str], set[str], list[str]]:
-    """(ranking measure names, LLM families asked for, span metric names): those of ``metrics``, else the defaults
-    and every family that ``gold`` and ``runs`` can give (:func:`~assay.pipelines.evaluate.names.applicable`); then
-    those of ``also``. The names were checked by :meth:`EvalSettings.checked`."""
-    if settings.metrics:
-        ranking = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "ranking"))
-        families = {family(m) for m in settings.metrics if kind_of(m) == "llm"}
-        spans = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "span"))
-    else:
-        ranking, families = default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
-        spans = default_span_names(settings.k_values, gold, index)
-    ranking += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "ranking" and m not in ranking]
-    spans += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "span" and m not in spans]
-    return ranking, families | {family(m) for m in settings.also if kind_of(m) == "llm"}, spans
-
-
 def kind_of(name: str) -> str:
     """``span``, ``llm`` or ``ranking``: which part of the evaluation computes the metric ``name``."""
     fam = family(name)
     return "span" if fam in SPAN_FAMILIES else "llm" if fam in LLM_FAMILIES else "ranking"
+
+
+def default_measures(k_values: Sequence[int]) -> list[str]:
+    """The ranking measures evaluated by default: per k nDCG, P, recall, hit, AP and ERR; then the uncut ones."""
+    per_k = [f"{family}@{k}" for k in k_values for family in CURVE_FAMILIES]
+    return [*per_k, "map", "mrr", "ndcg", "rprec", "bpref"]
+
+
+@dataclass(frozen=True)
+class SpanName:
+    """A parsed span metric name: family, cut-off, and the grade whose chunks are the evidence (None: quotes)."""
+
+    name: str
+    family: str
+    k: int
+    min_grade: int | None
+
+
+def parse_span_name(name: str) -> SpanName:
+    """Parse ``span_recall@5`` or ``span_iou@10|g>=2``; :class:`ConfigError` naming the fix otherwise."""
+    head, _, grade = name.partition("|")
+    family, at, cut = head.partition("@")
+    if family not in SPAN_FAMILIES or not at or not cut.isdigit() or int(cut) < 1:
+        raise ConfigError(
+            f"metric {name!r}: write {family or 'span_recall'}@K with K a whole number >= 1 ({_SPAN_FIX})"
+        )
+    if grade and not (grade.startswith("g>=") and grade[3:].isdigit() and 0 <= int(grade[3:]) <= 3):
+        raise ConfigError(f"metric {name!r}: the variant is |g>=G with G in 0..3 ({_SPAN_FIX})")
+    return SpanName(name, family, int(cut), int(grade[3:]) if grade else None)

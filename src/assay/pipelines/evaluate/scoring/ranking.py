@@ -32,30 +32,21 @@ from assay.formats.golden import GoldenSet
 from assay.metrics import Qrels, Run, evaluate, parse_measure, rag
 from assay.metrics.curves import curves
 from assay.metrics.ranking import IPREC_LEVELS
-from assay.pipelines.evaluate.runs import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.scoring.names import CURVE_FAMILIES
 
 __all__ = [
-    "CURVE_FAMILIES",
     "Labels",
     "QueryValues",
-    "default_measures",
     "grade_histogram",
     "judged_at_k",
     "rank_curves",
     "rank_run",
 ]
 
-CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at each k by default, drawn as metric@k
-
 NO_RELEVANT = "no_relevant_chunks"
 UNSCORED_LABEL = "unscored_relevance_label"
 _NEVER = 1 << 30  # a rank past every cut-off
-
-
-def default_measures(k_values: Sequence[int]) -> list[str]:
-    """The ranking measures evaluated by default: per k nDCG, P, recall, hit, AP and ERR; then the uncut ones."""
-    per_k = [f"{family}@{k}" for k in k_values for family in CURVE_FAMILIES]
-    return [*per_k, "map", "mrr", "ndcg", "rprec", "bpref"]
 
 
 @dataclass

@@ -13,41 +13,16 @@ length; an unknown id without text counts 0 characters.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from assay.corpus.align import Span
-from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.metrics.spans import Range, span_scores
-from assay.pipelines.evaluate.carry import SpanIndex
-from assay.pipelines.evaluate.ranking import QueryValues
-from assay.pipelines.evaluate.runs import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.carry import SpanIndex
+from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, parse_span_name
+from assay.pipelines.evaluate.scoring.ranking import QueryValues
 
-__all__ = ["SPAN_FAMILIES", "SpanName", "default_span_names", "parse_span_name", "span_values"]
-
-SPAN_FAMILIES = ("span_recall", "span_precision", "span_iou")
-_FIX = "e.g. span_recall@5, span_iou@10 or span_recall@5|g>=2"
-
-
-@dataclass(frozen=True)
-class SpanName:
-    """A parsed span metric name: family, cut-off, and the grade whose chunks are the evidence (None: quotes)."""
-
-    name: str
-    family: str
-    k: int
-    min_grade: int | None
-
-
-def parse_span_name(name: str) -> SpanName:
-    """Parse ``span_recall@5`` or ``span_iou@10|g>=2``; :class:`ConfigError` naming the fix otherwise."""
-    head, _, grade = name.partition("|")
-    family, at, cut = head.partition("@")
-    if family not in SPAN_FAMILIES or not at or not cut.isdigit() or int(cut) < 1:
-        raise ConfigError(f"metric {name!r}: write {family or 'span_recall'}@K with K a whole number >= 1 ({_FIX})")
-    if grade and not (grade.startswith("g>=") and grade[3:].isdigit() and 0 <= int(grade[3:]) <= 3):
-        raise ConfigError(f"metric {name!r}: the variant is |g>=G with G in 0..3 ({_FIX})")
-    return SpanName(name, family, int(cut), int(grade[3:]) if grade else None)
+__all__ = ["default_span_names", "span_values"]
 
 
 def default_span_names(k_values: Sequence[int], golden: GoldenSet, index: SpanIndex) -> list[str]:

@@ -40,8 +40,8 @@ import numpy as np
 from assay.errors import ConfigError
 from assay.metrics import randomization as rz
 from assay.metrics import stats
-from assay.pipelines.evaluate.results import Comparison, QueryResult
-from assay.pipelines.evaluate.stats import StatSettings
+from assay.pipelines.evaluate.statistics.stats import StatSettings
+from assay.results import Comparison, QueryResult
 
 __all__ = ["CORRECTIONS", "compare_runs", "family_pairs", "primary_metric", "resamples", "verdict"]
 

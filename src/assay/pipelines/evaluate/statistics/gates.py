@@ -19,7 +19,7 @@ from typing import Literal
 
 from assay.errors import ConfigError
 from assay.metrics.diagnosis import LOWER_IS_BETTER
-from assay.pipelines.evaluate.results import Comparison, EvalResult, MetricSummary
+from assay.results import Comparison, EvalResult, MetricSummary
 
 __all__ = ["LOWER_IS_BETTER", "Gate", "Statistic", "check_gates", "comparison_of", "gate_failure", "regression"]
 

@@ -4,7 +4,7 @@
   unscored queries are counted with their reasons, never averaged in.
 * Strata: the same summaries within each value of a question field (type, difficulty, any ``--by`` field).
 * Comparisons of runs, one family of pairs per metric, with intervals that agree with the verdicts:
-  :mod:`assay.pipelines.evaluate.compare`.
+  :mod:`assay.pipelines.evaluate.statistics.compare`.
 * PPI++ (:func:`ppi.ppi_mean`): ``pair_precision@k`` = mean relevance (grade >= threshold) over the (query, chunk)
   pairs of a run's top k, which equals P@k when every list has k chunks. The judge's label is the prediction on
   every pair; the human label (audit store or human qrels) is the truth on the audited ones. Skipped, with a note,
@@ -15,7 +15,7 @@
   correlation on the audited pairs, and N = the unaudited pairs of the top k; reported as "audit ~n - n_audited
   more". Not estimated when the pilot's human labels are all equal (sd 0 says nothing about the spread).
 * Agreement (:func:`agreement_of`): judge against human on every audited pair the judge labelled, overall, per
-  question type and difficulty, and between annotators (:mod:`assay.pipelines.evaluate.agreement`).
+  question type and difficulty, and between annotators (:mod:`assay.pipelines.agreement`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import numpy as np
 
 from assay.formats.golden import GoldenSet
 from assay.metrics import ppi, stats
-from assay.pipelines.evaluate.agreement import GradedItem, agreement_summary
-from assay.pipelines.evaluate.results import (
+from assay.pipelines.agreement import GradedItem, agreement_summary
+from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.results import (
     AgreementSummary,
     AuditTarget,
     CorrectedMetric,
@@ -38,7 +39,6 @@ from assay.pipelines.evaluate.results import (
     QueryResult,
     rounded,
 )
-from assay.pipelines.evaluate.runs import LoadedRun
 from assay.types import Question
 
 __all__ = [
@@ -58,12 +58,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class StatSettings:
-    """Resamples, seed, confidence, and how runs are compared (:mod:`assay.pipelines.evaluate.compare`).
+    """Resamples, seed, confidence, and how runs are compared (:mod:`assay.pipelines.evaluate.statistics.compare`).
 
     ``correction``: ``holm`` | ``tukey`` | ``none`` within each metric's family of run pairs; ``baseline``: compare
     each run with this one (None: every pair); ``primary``: the metric that leads the verdict (None: ndcg@10 when
     compared, else the first compared metric); ``n_perm``: least number of random rearrangements of a randomization
-    test (raised with the family size, see :func:`assay.pipelines.evaluate.compare.resamples`).
+    test (raised with the family size, see :func:`assay.pipelines.evaluate.statistics.compare.resamples`).
     """
 
     n_boot: int = 2000

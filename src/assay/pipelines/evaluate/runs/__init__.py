@@ -1,0 +1,6 @@
+"""The runs an evaluation scores, as it reads them: :mod:`.read` reads and checks JSONL, TREC and RAGAS runs (and
+runs given in memory) into :class:`~.read.LoadedRun`; :mod:`.locate` locates each retrieved passage that is not a
+golden chunk in the golden documents and gives it a unit id; :mod:`.carry` carries the golden labels over to those
+passages by span, by one written rule, and keeps the pool of labelled spans. The ground floor of ``evaluate``: it
+imports nothing else from it.
+"""
