@@ -19,11 +19,14 @@ deterministic.
 
 Near-duplicates are found with a prefix filter (shingles ordered rarest first; two sets with Jaccard >= t must
 share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verified exactly on 64-bit shingle
-hashes (no MinHash error; a hash collision, about 2^-64 per pair of shingles, is the only one).
+hashes (no MinHash error; a hash collision, about 2^-64 per pair of shingles, is the only one). The hashes are built
+from 8-byte BLAKE2b digests of the words, so they, and the order of shingles, are the same in every process and on
+every machine (Python's ``hash()`` of a string is salted per process).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -84,10 +87,11 @@ class Bm25Index:
         vocabulary: dict[str, int] = {}
         token_ids: list[list[int]] = []
         self._shingles: list[npt.NDArray[np.uint64]] = []
+        digests: dict[str, bytes] = {}  # a word's digest, computed once per index
         for chunk in self.chunks:  # one tokenization per chunk serves BM25 and the near-duplicate shingles
             tokens = words(chunk.text)
             token_ids.append([vocabulary.setdefault(t, len(vocabulary)) for t in content_terms(tokens)])
-            self._shingles.append(_hash_shingles(tokens))
+            self._shingles.append(_hash_shingles(tokens, digests))
         self._bm25.index((token_ids, vocabulary), show_progress=False)
         self._by_doc: dict[str, list[Chunk]] = defaultdict(list)
         for chunk in sorted(self.chunks, key=lambda c: (c.doc_id, c.ordinal)):
@@ -221,21 +225,30 @@ _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the polynomial hash below is
 
 
 def shingle_hashes(text: str, size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
-    """The :func:`shingles` of ``text`` as sorted unique 64-bit hashes: ``h = sum_j hash(w_(i+j)) * M^(size-1-j)``
-    modulo 2^64 over each run of ``size`` words (``hash`` is Python's string hash, fixed within a process)."""
-    return _hash_shingles(words(text), size)
+    """The :func:`shingles` of ``text`` as sorted unique 64-bit hashes: ``h = sum_j c(w_(i+j)) * M^(size-1-j)``
+    modulo 2^64 over each run of ``size`` words, ``c(w)`` the 8-byte BLAKE2b digest of ``w`` in UTF-8 read as a
+    little-endian integer (the same in every process and on every machine)."""
+    return _hash_shingles(words(text), {}, size)
 
 
-def _hash_shingles(tokens: list[str], size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
+def _hash_shingles(tokens: list[str], digests: dict[str, bytes], size: int = _SHINGLE) -> npt.NDArray[np.uint64]:
+    """:func:`shingle_hashes` of ``tokens``; ``digests`` holds the words' digests already computed (it is added to)."""
     if not tokens:
         return np.zeros(0, dtype=np.uint64)
-    codes = np.array([hash(t) for t in tokens], dtype=np.int64).view(np.uint64)
+    codes = np.frombuffer(b"".join([_digest(t, digests) for t in tokens]), dtype="<u8").astype(np.uint64)
     width = min(size, len(codes))
     out = np.zeros(len(codes) - width + 1, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(width):
             out = out * _MULTIPLIER + codes[j : j + len(out)]
     return np.unique(out)
+
+
+def _digest(word: str, digests: dict[str, bytes]) -> bytes:
+    digest = digests.get(word)
+    if digest is None:
+        digest = digests[word] = hashlib.blake2b(word.encode(), digest_size=8).digest()
+    return digest
 
 
 class _NearDuplicates:
@@ -272,7 +285,8 @@ class _NearDuplicates:
     @classmethod
     def of_texts(cls, texts: Sequence[str], threshold: float) -> _NearDuplicates:
         """The index over the 5-word shingles of ``texts``."""
-        return cls([shingle_hashes(text) for text in texts], threshold)
+        digests: dict[str, bytes] = {}
+        return cls([_hash_shingles(words(text), digests) for text in texts], threshold)
 
     def similar(self, i: int) -> list[int]:
         """Indices of the other sets with Jaccard >= threshold with set ``i``, ascending."""
