@@ -8,7 +8,7 @@ import random
 import pytest
 
 from assay.corpus import align
-from assay.corpus.align import Aligner, normalized_words
+from assay.corpus.align import Aligner, Span, normalized_words
 from assay.types import Document
 
 TEXT = (
@@ -105,3 +105,28 @@ def test_an_inner_word_cut_short_is_not_an_exact_match() -> None:
     span = aligner.locate(" ".join(passage))
     assert span is None or span.match != "exact"
     assert aligner.locate(" ".join(words[5:40])).match == "exact"  # type: ignore[union-attr]
+
+
+def test_anchors_are_chosen_by_crc32_of_the_words() -> None:
+    """The same triples on every machine and in every process. Changing the anchor hash changes which document wins
+    a tie between near-copies: bump the alignment cache's version with it."""
+    words = normalized_words(TEXT.split("\n\n")[1])
+    assert list(align._anchors(words)) == [(4, 1503415712), (9, 3505199072), (15, 280693768)]
+
+
+def test_exact_ties_go_to_the_lowest_document_id_then_the_earliest_place() -> None:
+    passage = "The refund is issued to the original payment method within five days."
+    a = f"Refunds. {passage} Some other words come here. {passage}"
+    aligner = Aligner([doc("b", passage), doc("c", passage), doc("a", a)])  # not in id order
+    first = Span("a", a.index(passage), a.index(passage) + len(passage) - 1, "exact", 1.0)  # no final full stop
+    assert aligner.locate(passage) == first
+    assert aligner.locate(passage, doc_ids=["c", "b", "a"]) == first
+    assert aligner.locate(passage, doc_ids=["c", "b"]) == Span("b", 0, len(passage) - 1, "exact", 1.0)
+    assert aligner.locate("payment method") == Span("a", a.index("payment"), a.index(" within"), "exact", 1.0)
+
+
+def test_approximate_ties_go_to_the_lowest_document_id() -> None:
+    """Four identical documents: the three candidates are the lowest ids (equal votes) and the lowest id wins."""
+    aligner = Aligner([doc(d, TEXT) for d in ("d3", "d1", "d2", "d0")])
+    span = aligner.locate("Refund policy. Customers may return any item within 30 days of delivery... the refund is")
+    assert span is not None and span.match == "approximate" and span.doc_id == "d0"

@@ -15,20 +15,36 @@ per passage), and says how it was matched:
   default: most of the passage must come from that document).
 * **unmatched**: no document holds enough of it.
 
-The index, built once: every document's word triples whose hash falls in one eighth of the range ("anchors",
-chosen by content alone, so a passage picks the same triples its document did) with where they occur, and an
-inverted index of words to documents. An exact occurrence of a passage holds each of the passage's anchors at the
-same offset, so looking up one anchor gives every place it can be (a passage too short to hold an anchor looks up
-its rarest words instead). Approximate candidates are the documents holding most of the passage's anchors (else its
-rarest words). Only the few documents so named are read.
+The index, built once: every document's word triples whose CRC-32 (of the three words joined by ``\\x1f``) is a
+multiple of 8 ("anchors", one triple in eight, chosen by content alone, so a passage picks the same triples its
+document did, in every process and on every machine) with where they occur, and an inverted index of words to
+documents. An exact occurrence of a passage holds each of the passage's anchors at the same offset, so looking up
+one anchor gives every place it can be (a passage too short to hold an anchor looks up its rarest words instead).
+Approximate candidates are the documents holding most of the passage's anchors (else its rarest words). Only the
+few documents so named are read.
+
+Which place wins when several could (documents are numbered in document-id order, whatever order they were given
+in; "id order" is Python's string order; no choice depends on a hash seed or on the order of a set or a dict):
+
+1. **Exact**: among every place holding the passage exactly (in the documents named by ``doc_ids`` when given),
+   the lowest document id, then the earliest position in that document.
+2. **Approximate candidates**: the three documents holding the most of the passage's anchors, ties by document id;
+   without an anchor in common, the three holding the most of its rarest words (words taken rarest first, ties by
+   the word), ties by document id. With ``doc_ids``, every document named.
+3. **Approximate**: the candidates are read in that order (most votes first); the first to score 0.95 or more wins
+   and the rest are not read (a speed-up: most passages that match at all score that much in their first
+   candidate); else the highest score wins, ties by document id, then the earliest span. Within a document: the
+   densest band of matches, the earliest of equally dense ones.
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 import re
 import unicodedata
+import zlib
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -48,7 +64,8 @@ _POSITION_BITS = 24  # an anchor stores (document number << 24) | word position
 _POSITION_MASK = (1 << _POSITION_BITS) - 1
 _RARE_VOTERS = 8
 _VOTE_BUDGET = 4096  # postings read to pick an approximate passage's candidate documents
-_CANDIDATES = 3  # documents read per approximate passage (fewer when one matches at 0.95)
+_CANDIDATES = 3  # documents read per approximate passage (fewer when one scores _GOOD_ENOUGH)
+_GOOD_ENOUGH = 0.95
 _ANCHOR_MAX = 16  # a word occurring more often than this in a document does not anchor the band
 
 
@@ -112,11 +129,14 @@ class _Doc:
 
 
 def _anchors(words: Sequence[str], first: int = 0, stop: int | None = None) -> Iterator[tuple[int, int]]:
-    """``(position, key)`` of the anchor word triples among ``words[first:stop]``: those whose hash falls in one
-    eighth of the range, chosen by content alone, so a passage and its document pick the same triples."""
+    """``(position, key)`` of the anchor word triples among ``words[first:stop]``: those whose key, the CRC-32 of the
+    three words joined by ``\\x1f`` (never in a word), is a multiple of 8. Chosen by content alone, the same in
+    every process (Python's ``hash()`` of a string is salted per process), so a passage and its document pick the
+    same triples. Two triples may share a key (32 bits): a lookup then returns more places, each one checked."""
     end = len(words) - 2 if stop is None else min(stop, len(words)) - 2
+    crc32 = zlib.crc32
     for i in range(first, end):
-        key = hash((words[i], words[i + 1], words[i + 2]))
+        key = crc32(f"{words[i]}\x1f{words[i + 1]}\x1f{words[i + 2]}".encode())
         if key % _ANCHOR_EVERY == 0:
             yield i, key
 
@@ -124,7 +144,8 @@ def _anchors(words: Sequence[str], first: int = 0, stop: int | None = None) -> I
 class Aligner:
     """An index over ``documents`` that locates passages in them (see the module docstring).
 
-    ``min_score``: the least share of a passage's words an approximate match must find in its span.
+    ``min_score``: the least share of a passage's words an approximate match must find in its span. Documents are
+    numbered in id order (the order ties are broken in), so the order they are given in does not matter.
     """
 
     def __init__(self, documents: Iterable[Document], *, min_score: float = 0.6) -> None:
@@ -135,7 +156,7 @@ class Aligner:
         self._by_id: dict[str, int] = {}
         self._postings: dict[str, array[int]] = {}
         self._anchors: dict[int, int | list[int]] = {}
-        for doc in documents:
+        for doc in sorted(documents, key=lambda d: (d.id, d.text)):
             self._add(doc)
         self._df = {word: len(posting) for word, posting in self._postings.items()}
 
@@ -174,7 +195,7 @@ class Aligner:
 
     def locate(self, text: str, *, doc_ids: Sequence[str] = ()) -> Span | None:
         """The span ``text`` came from: exact first, then approximate; None when unmatched. ``doc_ids`` (known
-        documents) restrict the search to them."""
+        documents, in any order) restrict the search to them. Ties: see the module docstring."""
         words = normalized_words(text)
         if not words:
             return None
@@ -185,12 +206,13 @@ class Aligner:
     def _restricted(self, doc_ids: Sequence[str]) -> list[int] | None:
         if not doc_ids:
             return None
-        return [self._by_id[d] for d in doc_ids if d in self._by_id]
+        return sorted({self._by_id[d] for d in doc_ids if d in self._by_id})  # id order
 
     def _exact(self, words: list[str], candidates: list[int] | None) -> Span | None:
         """The passage's words as a run of a document's words; the first and last may be cut (a window taken by
         characters starts and ends inside words): then the inner words match exactly and the end words are the
-        end of the word before and the start of the word after."""
+        end of the word before and the start of the word after. Documents are read in id order (``candidates`` and
+        :meth:`_holding` are sorted document numbers), each from its start: the first place found wins."""
         if len(words) < 3:
             needle = " ".join(words)
             for index in candidates if candidates is not None else self._holding(words):
@@ -222,7 +244,8 @@ class Aligner:
 
     def _exact_at_anchor(self, words: list[str], needle: str, i: int, key: int) -> Span | None:
         """Every exact occurrence holds each of the passage's anchors at the same place: check each document
-        position one anchor (the one found in the fewest places) has."""
+        position one anchor (the one found in the fewest places) has, in stored order: by document number (id
+        order), then position, so the first that holds the passage is the lowest id's earliest place."""
         hits = self._anchors.get(key)
         for packed in (hits,) if isinstance(hits, int) else hits or ():
             doc = self._docs[packed >> _POSITION_BITS]
@@ -267,13 +290,13 @@ class Aligner:
                 votes[hits >> _POSITION_BITS] += 1
             elif hits:
                 votes.update({packed >> _POSITION_BITS for packed in hits})
-        return [index for index, _ in votes.most_common(_CANDIDATES)]
+        return _most_voted(votes)
 
     def _voted(self, words: list[str]) -> list[int]:
         """Candidate documents for an approximate match: those holding most of the passage's rarest words (words
         taken rarest first while their postings stay under a budget, at least two)."""
         df, postings = self._df, self._postings
-        known = sorted({w for w in words if w in df}, key=df.__getitem__)
+        known = sorted({w for w in words if w in df}, key=lambda w: (df[w], w))  # ties by the word, not set order
         votes: Counter[int] = Counter()
         budget = 0
         for i, word in enumerate(known[:_RARE_VOTERS]):
@@ -281,21 +304,23 @@ class Aligner:
             if i >= 2 and budget > _VOTE_BUDGET:
                 break
             votes.update(postings[word])
-        return [index for index, _ in votes.most_common(_CANDIDATES)]
+        return _most_voted(votes)
 
     def _approximate(self, words: list[str], candidates: list[int] | None) -> Span | None:
-        best: tuple[float, int, int, int] | None = None
+        """The first candidate band scoring ``_GOOD_ENOUGH``, else the best: highest score, then lowest document number
+        (id order), then earliest (rule 3 of the module docstring)."""
+        best: tuple[float, int, int, int] | None = None  # (-score, document, first word, last word): least is best
         wanted = set(words)
         for index in candidates if candidates is not None else self._anchored(words) or self._voted(words):
             found = self._band(words, self._word_positions(index, wanted))
-            if found is not None and (best is None or found[0] > best[0]):
-                best = (found[0], index, found[1], found[2])
-            if best is not None and best[0] >= 0.95:
+            if found is not None and (best is None or (-found[0], index, found[1]) < best[:3]):
+                best = (-found[0], index, found[1], found[2])
+            if best is not None and -best[0] >= _GOOD_ENOUGH:
                 break
-        if best is None or best[0] < self.min_score:
+        if best is None or -best[0] < self.min_score:
             return None
         score, index, first, last = best
-        return self._span(index, first, last, "approximate", score)
+        return self._span(index, first, last, "approximate", -score)
 
     def _word_positions(self, index: int, wanted: set[str]) -> dict[str, list[int]]:
         """Positions in a document of the words in ``wanted``."""
@@ -323,6 +348,11 @@ class Aligner:
         if not matched:
             return None
         return len(matched) / len(words), min(matched), max(matched)
+
+
+def _most_voted(votes: Counter[int]) -> list[int]:
+    """The ``_CANDIDATES`` documents with the most votes, ties by document number (id order, never insertion order)."""
+    return heapq.nsmallest(_CANDIDATES, votes, key=lambda index: (-votes[index], index))
 
 
 def _cut_span(doc: _Doc, first: int, words: list[str], needle: str) -> Span | None:
