@@ -130,3 +130,22 @@ def test_approximate_ties_go_to_the_lowest_document_id() -> None:
     aligner = Aligner([doc(d, TEXT) for d in ("d3", "d1", "d2", "d0")])
     span = aligner.locate("Refund policy. Customers may return any item within 30 days of delivery... the refund is")
     assert span is not None and span.match == "approximate" and span.doc_id == "d0"
+
+
+def test_a_word_inside_a_longer_word_is_not_a_match() -> None:
+    """Whole words only: "cat" is the word at 26..29, not the letters inside "concatenate" (3..14)."""
+    aligner = Aligner([doc("d", "We concatenate files. The cat sat.")])
+    assert aligner.locate("cat") == Span("d", 26, 29, "exact", 1.0)
+
+
+def test_the_default_min_score_accepts_0_65_and_rejects_0_55() -> None:
+    """A title of 7 (then 9) words the document does not have before 13 (then 11) of its words, 20 words in all."""
+    words = [f"w{i}" for i in range(60)]
+    near = " ".join([f"x{i}" for i in range(7)] + words[10:23])
+    far = " ".join([f"x{i}" for i in range(9)] + words[10:21])
+    aligner = Aligner([doc("d", " ".join(words))])
+    span = aligner.locate(near)
+    assert span is not None and span.match == "approximate" and span.score == 0.65
+    assert aligner.locate(far) is None
+    lenient = Aligner([doc("d", " ".join(words))], min_score=0.5).locate(far)
+    assert lenient is not None and lenient.score == 0.55
