@@ -3,8 +3,9 @@
 Split by what each part does, with imports pointing one way (top to bottom; checked by import-linter):
 
 - :mod:`.called` evaluates a Python callable or a target (it writes the run first), then calls :mod:`.pipeline`,
-  which ties the steps together (settings, the metrics asked for, the order of the steps);
-  :mod:`.evaluated` bundles what it produced beside the result (per-query, support-matrix and passage rows).
+  which ties the steps together in order; :mod:`.settings` holds :class:`~.settings.EvalSettings` and the metrics
+  they select; :mod:`.evaluated` bundles what an evaluation produced beside the result (per-query, support-matrix
+  and passage rows).
 - :mod:`.statistics`: intervals, strata, PPI corrections, paired comparisons of runs, release gates.
 - :mod:`.judging`: what is still unlabelled goes to the judge; the LLM metrics; the diagnosis (RAGChecker's
   metrics) on the claim x chunk support matrix; the labels of the runs' own passages.
@@ -18,12 +19,12 @@ this package so that their readers need none of it.
 """
 
 from assay.pipelines.evaluate.pipeline import (
-    EvalSettings,
     Evaluated,
     Progress,
     estimate_evaluation,
     evaluate,
     evaluate_detailed,
 )
+from assay.pipelines.evaluate.settings import EvalSettings
 
 __all__ = ["EvalSettings", "Evaluated", "Progress", "estimate_evaluation", "evaluate", "evaluate_detailed"]

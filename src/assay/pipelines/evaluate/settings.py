@@ -1,0 +1,141 @@
+"""What ``assay eval`` is asked to do: :class:`EvalSettings` (frozen, checked once with :meth:`EvalSettings.checked`)
+and the metrics they select for a golden set and its runs (:func:`split_metrics`, :func:`applicable`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
+from assay.pipelines.evaluate.judging.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
+from assay.pipelines.evaluate.runs.carry import SpanIndex
+from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.scoring.names import (
+    ANSWER_METRICS,
+    LLM_FAMILIES,
+    check_names,
+    default_measures,
+    family,
+    joined_k,
+    kind_of,
+)
+from assay.pipelines.evaluate.scoring.spans import default_span_names
+from assay.pipelines.evaluate.statistics.compare import CORRECTIONS
+from assay.pipelines.evaluate.statistics.stats import StatSettings
+from assay.results import headline_k
+
+__all__ = ["EvalSettings", "applicable", "split_metrics"]
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """What to evaluate and how.
+
+    ``threshold``: relevant = grade >= it for ranking measures (trec_eval: 1). ``cp_threshold``: relevant for
+    ``ragas_context_precision@k`` (2: the chunk at least partly answers). ``context_k``: the chunks treated as the
+    answer's context for context recall, faithfulness and attribution (None: 5 when 5 is a k value, else the largest).
+    ``listwise``: chunks per relevance call (None: one call per chunk). ``add_labels``: write labels judged now back
+    into the golden folder. ``strata``: question fields to stratify by, besides type and difficulty. ``metrics``:
+    only these (ranking names, or LLM metric families such as ``faithfulness``); empty = all. A named metric is
+    computed whatever ``k_values`` say: :meth:`checked` joins its cut-off to them (``k_values=(10,)``,
+    ``metrics=("P@5",)`` evaluates at k = 5 and 10), see :mod:`~assay.pipelines.evaluate.scoring.names`. ``also``:
+    metrics computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones.
+    Comparisons (:mod:`~assay.pipelines.evaluate.statistics.compare`): ``correction`` ``holm`` | ``tukey`` | ``none``
+    within each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the
+    metric leading the verdict; None: ndcg@10, else the first compared), ``alpha`` the family-wise significance level.
+    ``diagnosis``: how the diagnosis gets its claim x chunk entailment
+    (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
+    chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
+    or ``approx`` (both read off the calls).
+    """
+
+    k_values: tuple[int, ...] = (1, 3, 5, 10)
+    metrics: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
+    seed: int = 0
+    n_boot: int = 2000
+    confidence: float = 0.95
+    threshold: int = 1
+    cp_threshold: int = 2
+    context_k: int | None = None
+    listwise: int | None = 10
+    add_labels: bool = True
+    strata: tuple[str, ...] = ()
+    min_audited: int = 10
+    correction: str = "holm"
+    baseline: str | None = None
+    primary: str | None = None
+    alpha: float = 0.05
+    diagnosis: str = DEFAULT_MODE
+
+    def checked(self) -> EvalSettings:
+        """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
+        close names); return the settings with the cut-offs of the named metrics joined to ``k_values``."""
+        if not self.k_values or min(self.k_values) < 1:
+            raise ConfigError(f"k values must be whole numbers >= 1, e.g. -k 1,3,5,10; got {list(self.k_values)}")
+        if self.listwise is not None and self.listwise < 1:
+            raise ConfigError(f"--listwise must be >= 1 (chunks per call), got {self.listwise}")
+        if self.n_boot < 100:
+            raise ConfigError(f"n_boot must be at least 100 resamples, got {self.n_boot}")
+        if self.correction not in CORRECTIONS:
+            raise ConfigError(f"--correction {self.correction}: use one of {', '.join(CORRECTIONS)}")
+        if not 0.0 < self.alpha < 1.0:
+            raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
+        if self.diagnosis not in DIAGNOSIS_MODES:
+            raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
+        k_values = joined_k(self.k_values, check_names((*self.metrics, *self.also)))
+        return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
+
+    @property
+    def depth(self) -> int:
+        return max(self.k_values)
+
+    @property
+    def k_head(self) -> int:
+        """The headline cut-off (:func:`~assay.results.headline_k`: 10 when evaluated, else the largest k)."""
+        return headline_k(self.k_values) or self.depth
+
+    @property
+    def ctx_k(self) -> int:
+        if self.context_k is not None:
+            return self.context_k
+        return 5 if 5 in self.k_values else max(self.k_values)
+
+    def stat(self) -> StatSettings:
+        return StatSettings(n_boot=self.n_boot, seed=self.seed, confidence=self.confidence, alpha=self.alpha,
+                            correction=self.correction, baseline=self.baseline, primary=self.primary)  # fmt: skip
+
+
+def split_metrics(
+    settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex
+) -> tuple[list[str], set[str], list[str]]:
+    """(ranking measure names, LLM families asked for, span metric names): those of ``metrics``, else the defaults
+    and every family that ``gold`` and ``runs`` can give (:func:`applicable`);
+    then those of ``also``. The names were checked by :meth:`EvalSettings.checked`."""
+    if settings.metrics:
+        ranking = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "ranking"))
+        families = {family(m) for m in settings.metrics if kind_of(m) == "llm"}
+        spans = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "span"))
+    else:
+        ranking, families = default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
+        spans = default_span_names(settings.k_values, gold, index)
+    ranking += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "ranking" and m not in ranking]
+    spans += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "span" and m not in spans]
+    return ranking, families | {family(m) for m in settings.also if kind_of(m) == "llm"}, spans
+
+
+def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -> set[str]:
+    """The judged ``families`` something in ``gold`` and ``runs`` can be computed from. Without named metrics, those
+    left out are shown nowhere rather than unscored for every query: answer metrics when no run has an answer,
+    ``context_recall`` without reference answers or claims, ``nugget_recall`` without nuggets or answers,
+    ``coverage_recall`` without nugget support (a golden set imported from BEIR or TREC has none of these)."""
+    answers = any(run.counts.with_answer for run in runs)
+    has = {
+        "coverage_recall": bool(gold.nuggets),
+        "context_recall": any(q.claims or q.reference_answer for q in gold.questions),
+        "nugget_recall": answers and any(q.nuggets for q in gold.questions),
+        **dict.fromkeys(ANSWER_METRICS, answers),
+    }
+    return {f for f in families if has.get(f, True)}
