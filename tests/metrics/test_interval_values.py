@@ -31,9 +31,9 @@ from assay.metrics.agreement import (
 from assay.metrics.leniency import leniency_ci
 from assay.metrics.randomization import sign_flip_interval, sign_flip_null
 from assay.metrics.stats import Interval
-from assay.pipelines.evaluate.compare import compare_runs
-from assay.pipelines.evaluate.results import QueryResult
-from assay.pipelines.evaluate.stats import StatSettings, summarize
+from assay.pipelines.evaluate.statistics.compare import compare_runs
+from assay.pipelines.evaluate.statistics.stats import StatSettings, summarize
+from assay.results import QueryResult
 
 ALPHA = 0.05
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from assay.metrics.rag import nugget_recall
-from assay.pipelines.evaluate.judged import NUGGET_METRICS, Assessed, _read_nuggets
+from assay.pipelines.evaluate.judging.calls import Assessed, _read_nuggets
+from assay.pipelines.evaluate.scoring.names import NUGGET_METRICS
 from assay.types import Nugget, Provenance, Question
 
 Query = list[tuple[str, str]]  # (importance, assignment) per nugget

@@ -11,8 +11,8 @@ import scipy.stats
 from assay.metrics import MetricError
 from assay.metrics.randomization import family_null, paired_effect, sign_flip_interval, sign_flip_null
 from assay.metrics.stats import paired_bootstrap_ci
-from assay.pipelines.evaluate.compare import resamples
-from assay.pipelines.evaluate.stats import StatSettings
+from assay.pipelines.evaluate.statistics.compare import resamples
+from assay.pipelines.evaluate.statistics.stats import StatSettings
 
 ALL_PAIRS = [(0, 1), (0, 2), (1, 2)]
 

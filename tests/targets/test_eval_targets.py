@@ -14,8 +14,8 @@ from targets_fixture import make_golden
 import assay
 from assay.cli import main
 from assay.errors import NothingProduced
-from assay.pipelines.evaluate.runs import load_run
-from assay.pipelines.evaluate.system import system_summary
+from assay.pipelines.evaluate.runs.read import load_run
+from assay.pipelines.evaluate.scoring.system import system_summary
 
 
 def _write(path: Path, header: dict[str, Any], lines: list[dict[str, Any]]) -> Path:
