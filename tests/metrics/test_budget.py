@@ -145,3 +145,15 @@ def test_overlapping_windows_of_the_same_text_score_the_same(passages, budget):
         third = (e - s) // 3
         windows += [(doc, s, s + 2 * third or e), (doc, s + third, e)]
     assert close(budget_scores(passages, GRADES, budget), budget_scores(windows, GRADES, budget))
+
+
+def test_overlapping_labels_resolve_to_the_shortest_span_then_the_highest_grade():
+    from assay.metrics.budget import resolve
+
+    labels = [("a", 0, 100, 3), ("a", 20, 40, 0), ("a", 30, 50, 1), ("a", 30, 50, 2), ("b", 5, 9, 1)]
+    # a[20:40] and a[30:50] are equally short (20): the later-painted highest grade (2) wins their overlap
+    assert resolve(labels) == {
+        "a": [(0, 20, 3), (20, 30, 0), (30, 50, 2), (50, 100, 3)],
+        "b": [(5, 9, 1)],
+    }
+    assert resolve(list(reversed(labels))) == resolve(labels)  # the order labels come in does not matter

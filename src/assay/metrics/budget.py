@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["CHARS_PER_TOKEN", "BudgetScores", "budget_scores", "stream"]
+__all__ = ["CHARS_PER_TOKEN", "BudgetScores", "budget_scores", "resolve", "stream"]
 
 CHARS_PER_TOKEN = 4  # the usual average of GPT-style tokenizers on English text
 Range = tuple[str, int, int]
@@ -51,6 +51,28 @@ class BudgetScores(NamedTuple):
     found: int
     shown: int
     n_relevant: int
+
+
+def resolve(labels: Sequence[Segment]) -> dict[str, list[tuple[int, int, int]]]:
+    """Graded spans that may overlap, as disjoint ``(start, end, grade)`` segments per document, sorted: where
+    labels overlap, a character takes the grade of the shortest labelled span holding it (a label on less text says
+    more about each of its characters); among spans of equal length, the highest grade."""
+    painted: dict[str, list[tuple[int, int, int]]] = {}
+    for doc, start, end, grade in sorted(labels, key=lambda lab: (-(lab[2] - lab[1]), lab[3], lab[0], lab[1])):
+        if end <= start:
+            continue
+        kept = []
+        for s, e, g in painted.get(doc, []):
+            if e <= start or s >= end:
+                kept.append((s, e, g))
+                continue
+            if s < start:
+                kept.append((s, start, g))
+            if e > end:
+                kept.append((end, e, g))
+        kept.append((start, end, grade))
+        painted[doc] = sorted(kept)
+    return painted
 
 
 def _subtract(covered: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:

@@ -37,7 +37,7 @@ from assay.types import Chunk, RetrievedItem
 __all__ = ["ALIGNMENT_CACHE", "Located", "Resolver"]
 
 ALIGNMENT_CACHE = ".alignments.jsonl"
-_ALIGNER_VERSION = "align-1"
+_ALIGNER_VERSION = "align-2"
 ITEM_FORMS = 'an id, {"text": ...}, or {"doc_id": ..., "start": ..., "end": ...}'
 
 
