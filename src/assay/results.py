@@ -57,12 +57,21 @@ def headline_k(k_values: Sequence[int]) -> int | None:
 
 def headline_metrics(names: Sequence[str], k_values: Sequence[int], named: Iterable[str] = ()) -> list[str]:
     """The metrics that summaries show, strata break down and comparisons test: those without a cut-off (``map``,
-    ``faithfulness``, ``map|g>=2``), those at :func:`headline_k` (``ndcg@10``, ``recall@10|g>=2``) and every one
-    ``named`` (asked for with ``-m`` or ``--fail-under``: ``P@5`` with k = 5, 10), in the order given; every name when
-    that leaves none (e.g. only ``ndcg@5`` asked for with k = 5, 10)."""
+    ``faithfulness``, ``map|g>=2``), those at :func:`headline_k` (``ndcg@10``, ``recall@10|g>=2``), those at a
+    budget (``ndcg@1000t``) and every one ``named`` (asked for with ``-m`` or ``--fail-under``: ``P@5`` with
+    k = 5, 10), in the order given; every name when that leaves none (e.g. only ``ndcg@5`` asked for with k = 5, 10)."""
     head, asked = headline_k(k_values), set(named)
-    chosen = [n for n in names if n in asked or n.split("|", 1)[0].partition("@")[2] in ("", str(head))]
+    chosen = [n for n in names if n in asked or _cut(n) in ("", str(head)) or _at_budget(_cut(n))]
     return chosen or list(names)
+
+
+def _cut(name: str) -> str:
+    return name.split("|", 1)[0].partition("@")[2]
+
+
+def _at_budget(cut: str) -> bool:
+    """A budget measure's cut-off (``1000t``, ``4000c``): the budget measures are headline figures."""
+    return cut[-1:] in ("t", "c") and cut[:-1].isdigit()
 
 
 def rounded(value: float) -> float | None:

@@ -92,9 +92,13 @@ def test_labels_carried_over_by_span(golden: Path) -> None:
     mine = result.runs[0]
     # rule 2 (evidence inside: the grade of returns#1, 3), rule 3a (a part of 0-graded text), rule 4 (unlabelled)
     assert mine.passage_labels == {"rule": 2, "unlabelled": 1}
-    assert mine.grade_histogram["3"] == 1 and mine.grade_histogram["0"] == 1 and mine.grade_histogram["unjudged"] == 1
+    # label-based measures count golden chunks the passages show at least half of: the two paragraphs show returns#1
+    # (3) and 72 of returns#2's 73 characters (1), the fragment 35 of returns#4's 55 (0), the last passage returns#3
+    # (the word "Exceptions": 10 of 13 characters, unlabelled) in fourth place, below the top 3
+    assert {g: n for g, n in mine.grade_histogram.items() if n} == {"3": 1, "1": 1, "0": 1}
     assert per_query[0].metrics["P@1"] == 1.0
-    assert mine.judged_at_k["3"] == pytest.approx(2 / 3)
+    assert per_query[0].metrics["P@3"] == pytest.approx(2 / 3)
+    assert mine.judged_at_k["3"] == 1.0
 
 
 def chars(doc: str, start: int, end: int) -> set[tuple[str, int]]:
@@ -225,9 +229,9 @@ def test_alignment_cache_is_reused(golden: Path, monkeypatch: pytest.MonkeyPatch
 def test_length_note_when_chunkings_differ(golden: Path) -> None:
     sentences = [{"query_id": "q1", "retrieved": [{"text": "within 30 days of delivery"}]}]
     result, _ = evaluate(golden, {"short": sentences, "chunks": by_id_run()}, settings=FAST)
-    assert any("ranking measures are not comparable" in w for w in result.warnings)
+    assert any(w.startswith("The runs cut their text differently") for w in result.warnings)
     same, _ = evaluate(golden, {"a": by_id_run(), "b": as_text(by_id_run())}, settings=FAST)
-    assert not any("not comparable" in w for w in same.warnings)
+    assert not any("cut their text differently" in w for w in same.warnings)
 
 
 def test_chunks_an_undecided_passage_reaches_are_judged_first(golden: Path) -> None:

@@ -37,20 +37,18 @@ from assay.pipelines.evaluate.evaluated import Evaluated
 from assay.pipelines.evaluate.judging.calls import Assessed
 from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
-from assay.pipelines.evaluate.judging.passages import (
-    label_passages,
-    labels_with_passages,
-    length_note,
-    passage_rows,
-)
-from assay.pipelines.evaluate.runs.carry import SpanIndex, carry_labels
+from assay.pipelines.evaluate.judging.passages import label_passages, passage_rows
+from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import FAILED, LoadedRun, Runs, load_runs, specs_of
+from assay.pipelines.evaluate.runs.units import Units, project_run
 from assay.pipelines.evaluate.scoring import ranking as er
+from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
+from assay.pipelines.evaluate.scoring.comparable import comparable
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, family
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
-from assay.pipelines.evaluate.settings import EvalSettings, split_metrics
+from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
 from assay.pipelines.evaluate.statistics.compare import compare_runs
 from assay.pipelines.evaluate.statistics.stats import (
     PPIInputs,
@@ -131,36 +129,36 @@ def evaluate_detailed(
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
     index = SpanIndex(gold, resolver)
-    ranking, families, spans = split_metrics(config, gold, loaded, index)
+    units = Units(gold, resolver)
+    projected = [project_run(run, units) for run in loaded]
+    chosen = split_metrics(config, gold, loaded, index)
     judges = judges_of(judge)
     before = [{stage: usage.model_copy() for stage, usage in one.usage.items()} for one in judges]
+    pool_before = len(gold.qrels) + sum(len(p.labels) for p in gold.passages)
     carried = label_passages(gold, index, folder=folder, loaded=loaded, judge=judge, progress=progress,
                              **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
     if judge is not None:
-        assessed, diagnosed = judge_runs(gold, folder, loaded, judge, families=families, progress=progress,
-                              add_labels=config.add_labels, carried=carried, **_judging_settings(config))  # fmt: skip
-    base = er.Labels.of(gold, strict_unscored=judge is not None)
-    labels = {run.name: labels_with_passages(base, run, carried) for run in loaded}
+        assessed, diagnosed = judge_runs(gold, folder, loaded, judge, families=chosen.families, progress=progress,
+                                         add_labels=config.add_labels, carried=carried, units=projected,
+                                         **_judging_settings(config))  # fmt: skip
+    index.relabelled()
+    labels = er.Labels.of(gold, strict_unscored=judge is not None)  # the same pool for every run
+    pool = SpanPool(gold, index)
     per_run = {
         run.name: _rows(
-            gold,
-            run,
-            labels=labels[run.name],
-            ranking=ranking,
-            families=families,
-            assessed=assessed,
-            config=config,
-            spans=(spans, index),
+            gold, run, unit_run, labels=labels, chosen=chosen, assessed=assessed, config=config, index=index, pool=pool
         )
-        for run in loaded
+        for run, unit_run in zip(loaded, projected, strict=True)
     }
     humans = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
     passages = passage_rows(loaded, labels, carried, config.depth)
-    result = _result(gold, folder, runs=loaded, per_run=per_run, labels=labels, judge=judge, config=config,
-                     humans=humans, passages=passages)  # fmt: skip
+    result = _result(gold, folder, runs=loaded, projected=projected, per_run=per_run, labels=labels, judge=judge,
+                     config=config, humans=humans, passages=passages)  # fmt: skip
+    grown = len(gold.qrels) + sum(len(p.labels) for p in gold.passages) - pool_before
+    result.warnings += _pool_note(grown, projected, carried)
     result.usage = _spent(judges, before)
     result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed
@@ -168,6 +166,17 @@ def evaluate_detailed(
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support, passages)
+
+
+def _pool_note(grown: int, projected: Sequence[LoadedRun], carried: Carried) -> list[str]:
+    """One sentence on how much this evaluation grew the pool of labels, and from which runs."""
+    if grown <= 0 or len(projected) < 2:
+        return []
+    by_run = ", ".join(f"{run.name} {run.counts.labels_judged_now}" for run in projected)
+    judged = sum(how == "judged" for how in carried.how.values())
+    passages = f", {judged} of them passages judged as passages" if judged else ""
+    return [f"This evaluation added {grown} labels to the pool{passages} (chunks judged in each run's top: "
+            f"{by_run}); every run is scored against the grown pool."]  # fmt: skip
 
 
 def _spent(judges: Sequence[Judge], before: Sequence[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
@@ -204,9 +213,12 @@ def estimate_evaluation(
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
     index = SpanIndex(gold, resolver)
-    _, families, _ = split_metrics(config, gold, loaded, index)
+    units = Units(gold, resolver)
+    projected = [project_run(run, units) for run in loaded]
+    families = split_metrics(config, gold, loaded, index).families
     carried = carry_labels(gold, loaded, index, config.depth)
-    return estimate_judging(gold, loaded, judge, families=families, carried=carried, **_judging_settings(config))
+    return estimate_judging(gold, loaded, judge, families=families, carried=carried, units=projected,
+                            **_judging_settings(config))  # fmt: skip
 
 
 def _passage_settings(config: EvalSettings) -> dict[str, Any]:
@@ -224,23 +236,28 @@ def _judging_settings(config: EvalSettings) -> dict[str, Any]:
 def _rows(
     gold: GoldenSet,
     run: LoadedRun,
+    unit_run: LoadedRun,
     *,
     labels: er.Labels,
-    ranking: list[str],
-    families: set[str],
+    chosen: Selected,
     assessed: Mapping[str, Mapping[str, Assessed]],
     config: EvalSettings,
-    spans: tuple[list[str], SpanIndex],
+    index: SpanIndex,
+    pool: SpanPool,
 ) -> dict[str, QueryResult]:
+    """Per-query values: label-based measures on the run's projection onto the golden chunks (``unit_run``), span
+    and budget measures on its passages, the LLM metrics as assessed."""
     parts: list[Mapping[str, er.QueryValues]] = []
-    if ranking:
-        parts.append(er.rank_run(run, labels, ranking, threshold=config.threshold, depth=config.depth))
-    if labels.strict_unscored and "ragas_context_precision" in families:  # strict_unscored: evaluated with a judge
-        parts.append(er.context_precision(run, labels, config.k_values, config.cp_threshold))
-    if "coverage_recall" in families:
-        parts.append(er.coverage(run, gold, config.k_values, spans[1].stands_for))
-    if spans[0]:
-        parts.append(span_values(run, spans[1], spans[0]))
+    if chosen.ranking:
+        parts.append(er.rank_run(unit_run, labels, chosen.ranking, threshold=config.threshold, depth=config.depth))
+    if labels.strict_unscored and "ragas_context_precision" in chosen.families:  # evaluated with a judge
+        parts.append(er.context_precision(unit_run, labels, config.k_values, config.cp_threshold))
+    if "coverage_recall" in chosen.families:
+        parts.append(er.coverage(unit_run, gold, config.k_values))
+    if chosen.spans:
+        parts.append(span_values(run, index, chosen.spans))
+    if chosen.budgets:
+        parts.append(budget_values(run, pool, chosen.budgets, config.threshold))
     parts.append(assessed.get(run.name, {}))
     rows: dict[str, QueryResult] = {}
     for qid in run.lines:
@@ -277,11 +294,14 @@ def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
     return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
 
 
-def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labels, config: EvalSettings) -> RunResult:
+def _run_result(
+    run: LoadedRun, unit_run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labels, config: EvalSettings
+) -> RunResult:
+    """A run's summaries; curves, judged@k, the precision-recall curve and the grade histogram on its projection."""
     names = _metric_names(rows)
     stat = config.stat()
     summaries = summarize_all(list(rows.values()), names, stat)
-    curves = er.rank_curves(run, labels, config.threshold, config.depth)
+    curves = er.rank_curves(unit_run, labels, config.threshold, config.depth)
     for fam in AT_K:  # at the k values; ranking curves are dense
         curves[fam] = {str(k): summaries[f"{fam}@{k}"].mean for k in config.k_values if f"{fam}@{k}" in summaries}
     fields = ["type", "difficulty", *config.strata]
@@ -292,9 +312,9 @@ def _run_result(run: LoadedRun, rows: Mapping[str, QueryResult], labels: er.Labe
         metrics=summaries,
         curves={family: curve for family, curve in curves.items() if curve},
         strata=_informative(strata_summaries(list(rows.values()), _headline(names, config), fields, stat), config),
-        judged_at_k=er.judged_at_k(run, labels, config.k_values),
-        pr_curve=er.pr_curve(run, labels, config.threshold),
-        grade_histogram=er.grade_histogram(run, labels, config.depth),
+        judged_at_k=er.judged_at_k(unit_run, labels, config.k_values),
+        pr_curve=er.pr_curve(unit_run, labels, config.threshold),
+        grade_histogram=er.grade_histogram(unit_run, labels, config.depth),
         system=system_summary(run),
     )
 
@@ -310,8 +330,9 @@ def _result(
     folder: Path | None,
     *,
     runs: list[LoadedRun],
+    projected: list[LoadedRun],
     per_run: Mapping[str, Mapping[str, QueryResult]],
-    labels: Mapping[str, er.Labels],
+    labels: er.Labels,
     judge: Grader | None,
     config: EvalSettings,
     humans: PPIInputs,
@@ -319,20 +340,24 @@ def _result(
 ) -> EvalResult:
     from assay import __version__
 
-    results = [_run_result(run, per_run[run.name], labels[run.name], config) for run in runs]
+    results = [_run_result(run, unit_run, per_run[run.name], labels, config)
+               for run, unit_run in zip(runs, projected, strict=True)]  # fmt: skip
     for run, result in zip(runs, results, strict=True):
         result.passage_lengths = run.length_summary()
         result.passage_labels = dict(Counter(row["labelled_by"] for row in passages if row["run"] == run.name))
-    own = any(set(r.passage_labels) - {"chunk"} for r in results)  # a run chunked its own way
-    warnings = [note for run in runs for note in run.notes] + (length_note(results) if own else [])
-    if any(one.model == "offline" for one in judges_of(judge)):
-        warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
     diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family
-    names = [name for name in names if name not in DIAGNOSIS_NAMES]
+    lengths = {r.name: r.passage_lengths["median"] for r in results if r.passage_lengths}
+    fair = comparable(runs, [n for n in names if n not in DIAGNOSIS_NAMES], depth=config.depth,
+                      budgets=config.budgets, primary=config.primary, lengths=lengths)  # fmt: skip
+    if not fair.alike:
+        diagnosed = []  # measured over the context's passages: see scoring.comparable
+    warnings = [*fair.notes, *(note for run in runs for note in run.notes)]
+    if any(one.model == "offline" for one in judges_of(judge)):
+        warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
     corrected = []
     audited = any(pair in humans.judge for pair in humans.human)  # else one line in the report says to audit
-    for run in runs if audited else []:  # PPI corrects judge labels with human ones
+    for run in projected if audited else []:  # PPI corrects judge labels with human ones
         found, notes = corrected_metrics(run, sorted({config.ctx_k, config.k_head}), humans, config.stat())
         corrected += found
         warnings += notes
@@ -344,7 +369,7 @@ def _result(
         k_values=list(config.k_values),
         settings=settings,
         runs=results,
-        comparisons=(comparisons := compare_runs(per_run, names, config.stat())),
+        comparisons=(comparisons := compare_runs(per_run, fair.compared, replace(config.stat(), primary=fair.primary))),
         primary_metric=next((c.metric for c in comparisons if c.primary), None),
         diagnosis_comparisons=directed(compare_runs(per_run, diagnosed, replace(config.stat(), primary=None))),
         corrected=corrected,

@@ -15,18 +15,20 @@ from assay.pipelines.evaluate.runs.read import LoadedRun
 from assay.pipelines.evaluate.scoring.names import (
     ANSWER_METRICS,
     LLM_FAMILIES,
+    budget_measures,
     check_names,
     default_measures,
     family,
     joined_k,
     kind_of,
+    parse_budget,
 )
 from assay.pipelines.evaluate.scoring.spans import default_span_names
 from assay.pipelines.evaluate.statistics.compare import CORRECTIONS
 from assay.pipelines.evaluate.statistics.stats import StatSettings
 from assay.results import headline_k
 
-__all__ = ["EvalSettings", "applicable", "split_metrics"]
+__all__ = ["EvalSettings", "Selected", "applicable", "split_metrics"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,9 @@ class EvalSettings:
     metrics computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones.
     Comparisons (:mod:`~assay.pipelines.evaluate.statistics.compare`): ``correction`` ``holm`` | ``tukey`` | ``none``
     within each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the
-    metric leading the verdict; None: ndcg@10, else the first compared), ``alpha`` the family-wise significance level.
+    metric leading the verdict; None: ndcg@10, or nDCG at the first budget when the runs cut their text differently,
+    else the first compared), ``alpha`` the family-wise significance level. ``budgets``: the context budgets of the
+    budget measures (``1000t`` tokens of 4 characters, ``4000c`` characters; :mod:`~.scoring.budget`).
     ``diagnosis``: how the diagnosis gets its claim x chunk entailment
     (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
     chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
@@ -67,6 +71,7 @@ class EvalSettings:
     correction: str = "holm"
     baseline: str | None = None
     primary: str | None = None
+    budgets: tuple[str, ...] = ("1000t",)
     alpha: float = 0.05
     diagnosis: str = DEFAULT_MODE
 
@@ -85,6 +90,8 @@ class EvalSettings:
             raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
         if self.diagnosis not in DIAGNOSIS_MODES:
             raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
+        for budget in self.budgets:
+            parse_budget(budget)
         k_values = joined_k(self.k_values, check_names((*self.metrics, *self.also)))
         return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
 
@@ -108,22 +115,39 @@ class EvalSettings:
                             correction=self.correction, baseline=self.baseline, primary=self.primary)  # fmt: skip
 
 
-def split_metrics(
-    settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex
-) -> tuple[list[str], set[str], list[str]]:
-    """(ranking measure names, LLM families asked for, span metric names): those of ``metrics``, else the defaults
-    and every family that ``gold`` and ``runs`` can give (:func:`applicable`);
-    then those of ``also``. The names were checked by :meth:`EvalSettings.checked`."""
+@dataclass(frozen=True)
+class Selected:
+    """The metrics an evaluation computes, by the part that computes them: ranking measure names, LLM families,
+    span metric names, budget measure names."""
+
+    ranking: list[str]
+    families: set[str]
+    spans: list[str]
+    budgets: list[str]
+
+
+def _named(names: Sequence[str], kind: str) -> list[str]:
+    return list(dict.fromkeys(m for m in names if kind_of(m) == kind))
+
+
+def split_metrics(settings: EvalSettings, gold: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex) -> Selected:
+    """Those of ``metrics``, else the defaults (budget measures when the documents have text to measure) and every
+    family that ``gold`` and ``runs`` can give (:func:`applicable`); then those of ``also``. The names were checked
+    by :meth:`EvalSettings.checked`."""
     if settings.metrics:
-        ranking = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "ranking"))
+        ranking, spans = _named(settings.metrics, "ranking"), _named(settings.metrics, "span")
         families = {family(m) for m in settings.metrics if kind_of(m) == "llm"}
-        spans = list(dict.fromkeys(m for m in settings.metrics if kind_of(m) == "span"))
+        budgets = _named(settings.metrics, "budget")
     else:
         ranking, families = default_measures(settings.k_values), applicable(set(LLM_FAMILIES), gold, runs)
         spans = default_span_names(settings.k_values, gold, index)
-    ranking += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "ranking" and m not in ranking]
-    spans += [m for m in dict.fromkeys(settings.also) if kind_of(m) == "span" and m not in spans]
-    return ranking, families | {family(m) for m in settings.also if kind_of(m) == "llm"}, spans
+        has_text = any(doc.text.strip() for doc in gold.documents)
+        budgets = budget_measures(settings.budgets) if has_text else []
+    ranking += [m for m in _named(settings.also, "ranking") if m not in ranking]
+    spans += [m for m in _named(settings.also, "span") if m not in spans]
+    budgets += [m for m in _named(settings.also, "budget") if m not in budgets]
+    families |= {family(m) for m in settings.also if kind_of(m) == "llm"}
+    return Selected(ranking, families, spans, budgets)
 
 
 def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -> set[str]:

@@ -71,12 +71,16 @@ def judge_runs(
     progress: Progress | None,
     carried: Carried | None = None,
     diagnosis: str = DEFAULT_MODE,
+    units: list[LoadedRun] | None = None,
 ) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
     """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
     diagnosis examples (when a diagnosis metric was asked for). The passages ``carried`` left undecided are judged
-    with the chunks; their labels go to ``carried`` and to the golden set's passages."""
+    with the chunks; their labels go to ``carried`` and to the golden set's passages. ``units``: the runs projected
+    onto the golden chunks (:mod:`~assay.pipelines.evaluate.runs.units`), whose unlabelled chunks in the top
+    ``depth`` are judged (None: the runs as given)."""
     pending = carried.pending if carried is not None else []
-    pairs = unlabelled_pairs(gold, runs, depth) + pending
+    ranked = units if units is not None else runs
+    pairs = unlabelled_pairs(gold, ranked, depth) + pending
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
     diagnosed_runs = runs if "diagnosis" in kinds else None
@@ -88,7 +92,7 @@ def judge_runs(
 
     labels, diagnosed = run_sync(work)
     judged = {(label.query_id, label.chunk_id) for label in labels}
-    for run in runs:
+    for run in ranked:
         run.counts.labels_judged_now = sum(
             (qid, cid) in judged for qid, line in run.lines.items() for cid in line.top(depth)
         )
@@ -167,10 +171,13 @@ def estimate_judging(
     seed: int,
     carried: Carried | None = None,
     diagnosis: str = DEFAULT_MODE,
+    units: list[LoadedRun] | None = None,
 ) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called. With
     a panel, one relevance stage per judge (``relevance MODEL``); the other stages are its first judge's."""
-    pairs = unlabelled_pairs(gold, runs, depth) + (carried.pool + carried.pending if carried is not None else [])
+    pairs = unlabelled_pairs(gold, units if units is not None else runs, depth) + (
+        carried.pool + carried.pending if carried is not None else []
+    )
     out = {
         stage: estimate_pairs(one, pairs, listwise=listwise, seed=seed) for stage, one in each_judge(judge, "relevance")
     }

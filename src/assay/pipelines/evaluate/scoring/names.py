@@ -13,6 +13,7 @@ module imports none of the steps (it is the ground floor of :mod:`assay.pipeline
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -23,20 +24,27 @@ from assay.metrics.diagnosis import DIAGNOSIS_METRICS
 __all__ = [
     "ANSWER_METRICS",
     "AT_K",
+    "BUDGET_FAMILIES",
     "CURVE_FAMILIES",
     "DIAGNOSIS_NAMES",
     "LLM_FAMILIES",
     "NEEDS_JUDGE",
     "NUGGET_METRICS",
+    "PASSAGE_BOUND",
     "SHARED_NAMES",
     "SPAN_FAMILIES",
+    "BudgetName",
     "SpanName",
+    "budget_measures",
     "check_gate",
     "check_names",
+    "counts_passages",
     "default_measures",
     "family",
     "joined_k",
     "kind_of",
+    "parse_budget",
+    "parse_budget_name",
     "parse_span_name",
 ]
 
@@ -61,11 +69,19 @@ NEEDS_JUDGE = frozenset(LLM_FAMILIES) - {"coverage_recall"}
 _UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS)
 _RANKING_WORDS = ("P", "recall", "ndcg", "ndcg_exp", "dcg", "dcg_exp", "map", "mrr", "rr", "hit", "err", "f1",
                   "f2", "fbeta", "rprec", "bpref", "iprec", "auc_pr", "num_rel", "num_ret")  # fmt: skip
+BUDGET_FAMILIES = ("ndcg", "recall", "P", "map", *SPAN_FAMILIES)  # at a budget of text: ``ndcg@1000t``
+CHARS_PER_TOKEN = 4  # as assay.metrics.budget counts a token
+_BUDGET = re.compile(r"^([A-Za-z_]+)@(\d+)([tc])(\|g>=\d+)?$")
+_BUDGET_FIX = "a whole number and a unit: t (tokens, 4 characters each) or c (characters), e.g. 1000t or 4000c"
+# metrics over the top k passages or the context's passages: in runs that cut their text differently, the same k
+# holds different amounts of text, so they compare chunkings rather than retrieval (no verdict across them)
+PASSAGE_BOUND = frozenset({*SPAN_FAMILIES, "context_recall", "faithfulness", "attribution_rate", *DIAGNOSIS_NAMES})
 _JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall"])
 _SPAN_FIX = "e.g. span_recall@5, span_iou@10 or span_recall@5|g>=2"
 _FIX = (
     f"ranking names as in `assay metrics --help` (P@5, ndcg@10, map, recall@5|g>=2, ...); judged: {_JUDGED}; "
-    "span: span_recall@K, span_precision@K, span_iou@K (|g>=G for graded chunks as evidence)"
+    "span: span_recall@K, span_precision@K, span_iou@K (|g>=G for graded chunks as evidence); "
+    "at a budget of text: ndcg@1000t, recall@1000t, P@4000c, map@1000t, span_recall@1000t"
 )
 
 
@@ -105,6 +121,9 @@ def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
 
 
 def _cutoff(name: str) -> int | None:
+    if _BUDGET.match(name):
+        parse_budget_name(name)
+        return None
     fam = family(name)
     if fam in SPAN_FAMILIES:
         return parse_span_name(name).k
@@ -144,9 +163,57 @@ def _unknown(name: str) -> ConfigError:
 
 
 def kind_of(name: str) -> str:
-    """``span``, ``llm`` or ``ranking``: which part of the evaluation computes the metric ``name``."""
+    """``budget``, ``span``, ``llm`` or ``ranking``: which part of the evaluation computes the metric ``name``."""
+    if _BUDGET.match(name):
+        return "budget"
     fam = family(name)
     return "span" if fam in SPAN_FAMILIES else "llm" if fam in LLM_FAMILIES else "ranking"
+
+
+def counts_passages(name: str) -> bool:
+    """Whether ``name`` is measured over a number of passages (the top k, or the answer's context), so that runs
+    which cut their text differently cannot be compared on it (see :data:`PASSAGE_BOUND`)."""
+    return kind_of(name) != "budget" and family(name) in PASSAGE_BOUND
+
+
+@dataclass(frozen=True)
+class BudgetName:
+    """A parsed budget measure: family, the budget in characters, and the relevance threshold (None: the
+    evaluation's)."""
+
+    name: str
+    family: str
+    chars: int
+    threshold: int | None
+
+
+def parse_budget(text: str) -> int:
+    """``1000t`` -> 4000 characters, ``4000c`` -> 4000; :class:`ConfigError` for a budget of 0 or without a unit."""
+    match = re.fullmatch(r"(\d+)([tc])", text.strip())
+    if match is None:
+        raise ConfigError(f"budget {text!r}: write {_BUDGET_FIX}")
+    size = int(match.group(1)) * (CHARS_PER_TOKEN if match.group(2) == "t" else 1)
+    if size < 1:
+        raise ConfigError(f"budget {text!r}: a budget is at least 1 character ({_BUDGET_FIX})")
+    return size
+
+
+def parse_budget_name(name: str) -> BudgetName:
+    """Parse ``ndcg@1000t``, ``recall@4000c`` or ``P@1000t|g>=2``; :class:`ConfigError` naming the fix otherwise."""
+    match = _BUDGET.match(name)
+    if match is None or match.group(1) not in BUDGET_FAMILIES:
+        known = ", ".join(f"{f}@1000t" for f in BUDGET_FAMILIES)
+        raise ConfigError(f"metric {name!r}: a budget measure is one of {known} (budget: {_BUDGET_FIX})")
+    fam, grade = match.group(1), match.group(4)
+    if grade and (fam in SPAN_FAMILIES or fam == "ndcg" or not 0 <= int(grade[3:]) <= 3):
+        raise ConfigError(f"metric {name!r}: |g>=G (G in 0..3) goes with recall, P and map at a budget")
+    chars = parse_budget(match.group(2) + match.group(3))
+    return BudgetName(name, fam, chars, int(grade[3:]) if grade else None)
+
+
+def budget_measures(budgets: Sequence[str]) -> list[str]:
+    """The budget measures evaluated by default: nDCG, recall, P and MAP at each budget."""
+    return [f"{fam}@{budget}" for budget in budgets for fam in ("ndcg", "recall", "P", "map")]
 
 
 def default_measures(k_values: Sequence[int]) -> list[str]:

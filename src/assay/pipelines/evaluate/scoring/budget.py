@@ -1,0 +1,106 @@
+"""Budget measures of ``assay eval``: recall, precision, MAP and nDCG of the first B tokens (or characters) of text a
+run retrieved, in characters of relevant text (:mod:`assay.metrics.budget` has the formulas), and the span measures
+at a budget against the question's evidence.
+
+**The pool of labelled spans.** A question's labels live on document spans: each golden chunk's label at the
+chunk's span, and each judged passage's label (``passages.jsonl``, judged in this or an earlier evaluation) at the
+passage's span. Where they overlap and disagree, a character takes the grade of the shortest labelled span holding
+it, the highest grade among equally short ones (:func:`assay.metrics.budget.resolve`); a character no label covers
+is unjudged (not relevant). Every run is scored against the same pool; a passage judged for one run grows it for
+all.
+
+Names (:func:`~.names.parse_budget_name`): ``recall@1000t``, ``P@4000c``, ``ndcg@1000t``, ``map@1000t`` (relevant
+= grade >= the evaluation's threshold, or ``|g>=G``); ``span_recall@1000t``, ``span_precision@1000t``,
+``span_iou@1000t`` against the evidence quotes (precision and IoU over the characters retrieved within the budget,
+as the span measures at k). Unscored: ``no_relevant_text`` (no relevant character in the pool), ``no_evidence_spans``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from assay.formats.golden import GoldenSet
+from assay.metrics.budget import budget_scores, resolve
+from assay.pipelines.evaluate.runs.carry import SpanIndex
+from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.scoring.names import BudgetName, parse_budget_name
+from assay.pipelines.evaluate.scoring.ranking import QueryValues
+
+__all__ = ["SpanPool", "budget_values"]
+
+NO_RELEVANT_TEXT = "no_relevant_text"
+Segments = dict[str, list[tuple[int, int, int]]]
+
+
+class SpanPool:
+    """Per question, the labelled spans of the golden set (chunks and judged passages) as character grades."""
+
+    def __init__(self, golden: GoldenSet, index: SpanIndex) -> None:
+        self.index = index
+        where = {p.id: p for p in golden.passages}
+        self._passages: dict[str, list[tuple[str, int, int, int]]] = {}
+        for (qid, pid), label in golden.passage_labels().items():
+            passage = where.get(pid)
+            if label.grade is None or passage is None or passage.doc_id is None:
+                continue
+            if passage.start is not None and passage.end is not None:
+                self._passages.setdefault(qid, []).append((passage.doc_id, passage.start, passage.end, label.grade))
+        self._grades: dict[str, Segments] = {}
+
+    def labelled(self, qid: str) -> list[tuple[str, int, int, int]]:
+        """The question's labelled spans ``(doc, start, end, grade)``: its golden chunks', then its passages'."""
+        chunks = [(span.doc_id, span.start, span.end, grade) for span, grade in self.index.graded(qid)]
+        return chunks + self._passages.get(qid, [])
+
+    def grades(self, qid: str) -> Segments:
+        """The question's character grades (overlaps resolved, see the module docstring)."""
+        if qid not in self._grades:
+            self._grades[qid] = resolve(self.labelled(qid))
+        return self._grades[qid]
+
+    def evidence(self, qid: str) -> Segments:
+        """The question's evidence quotes as grade-1 characters."""
+        return resolve([(span.doc_id, span.start, span.end, 1) for span in self.index.evidence(qid)])
+
+
+def _passages(line: RunLine) -> list[tuple[str, int, int] | int]:
+    """The line's passages in rank order: a located one's range, else the length of its text (no text: 0)."""
+    out: list[tuple[str, int, int] | int] = []
+    for unit in line.ranked:
+        found = line.located.get(unit)
+        span = found.span if found is not None else None
+        out.append((span.doc_id, span.start, span.end) if span is not None else len(line.texts.get(unit, "")))
+    return out
+
+
+def budget_values(run: LoadedRun, pool: SpanPool, names: Sequence[str], threshold: int) -> dict[str, QueryValues]:
+    """The budget measures ``names`` for every query of ``run``."""
+    parsed = [parse_budget_name(name) for name in names]
+    out: dict[str, QueryValues] = {}
+    for qid, line in run.lines.items():
+        values = out[qid] = QueryValues()
+        passages = _passages(line)
+        for spec in parsed:
+            _put(values, spec, passages, grades=pool.grades(qid), evidence=pool.evidence(qid), threshold=threshold)
+    return out
+
+
+def _put(
+    values: QueryValues,
+    spec: BudgetName,
+    passages: list[tuple[str, int, int] | int],
+    *,
+    grades: Segments,
+    evidence: Segments,
+    threshold: int,
+) -> None:
+    if spec.family.startswith("span_"):
+        got = budget_scores(passages, evidence, spec.chars, 1)
+        shown, found, n = got.shown, got.found, got.n_relevant
+        value = {"span_recall": got.recall, "span_precision": found / shown if shown else 0.0,
+                 "span_iou": found / (shown + n - found) if n else float("nan")}[spec.family]  # fmt: skip
+        values.put(spec.name, value, "no_evidence_spans")
+        return
+    got = budget_scores(passages, grades, spec.chars, spec.threshold or threshold)
+    value = {"recall": got.recall, "P": got.precision, "map": got.map, "ndcg": got.ndcg}[spec.family]
+    values.put(spec.name, value if got.n_relevant else None, NO_RELEVANT_TEXT)

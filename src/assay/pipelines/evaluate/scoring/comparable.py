@@ -1,0 +1,105 @@
+"""What can be compared across runs that cut their text differently, and what the verdict leads with then.
+
+Runs **cut their text alike** when no passage of one partly overlaps a passage of another: in every document, two
+passages of different runs are the same span or share no character (a run of golden chunk ids and a run of the same
+chunks given by text cut alike; halves of those chunks do not). Passages found in no document are left out of the
+test. When the runs cut alike, every metric compares retrieval. When they do not:
+
+* ranking measures (computed on each run's projection onto the golden chunks, :mod:`~..runs.units`), budget
+  measures (characters of relevant text within a budget, :mod:`~.budget`), coverage recall, context precision and
+  the answer-only metrics follow the text, so they are compared as usual;
+* metrics over a number of passages (:data:`~.names.PASSAGE_BOUND`: span metrics at k, and the LLM metrics whose
+  context is the top passages) would compare how much text k passages hold: they get no verdict, and one sentence
+  says why;
+* the primary metric, unless named, is nDCG at the first budget: it weighs the relevant text a run put first within
+  the same amount of text for every run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.scoring.names import counts_passages
+
+__all__ = ["Comparable", "comparable", "cut_alike"]
+
+
+def _spans(run: LoadedRun, depth: int) -> dict[str, set[tuple[int, int]]]:
+    out: dict[str, set[tuple[int, int]]] = {}
+    for line in run.lines.values():
+        for unit in line.top(depth):
+            found = line.located.get(unit)
+            if found is not None and found.span is not None:
+                out.setdefault(found.span.doc_id, set()).add((found.span.start, found.span.end))
+    return out
+
+
+def _crossing(a: set[tuple[int, int]], b: set[tuple[int, int]]) -> bool:
+    """Whether a span of ``a`` partly overlaps a span of ``b`` (overlapping, and not the same span)."""
+    active: list[list[tuple[int, int]]] = [[], []]  # each side's spans that may still overlap what comes next
+    for start, end, side in sorted([(s, e, 0) for s, e in a] + [(s, e, 1) for s, e in b]):
+        other = active[1 - side] = [span for span in active[1 - side] if span[1] > start]
+        if any(span != (start, end) for span in other):
+            return True
+        active[side].append((start, end))
+    return False
+
+
+def cut_alike(runs: Sequence[LoadedRun], depth: int) -> bool:
+    """Whether the runs' passages in their top ``depth`` cut the documents alike (see the module docstring)."""
+    spans = [_spans(run, depth) for run in runs]
+    for i, one in enumerate(spans):
+        for other in spans[i + 1 :]:
+            if any(_crossing(one[doc], other[doc]) for doc in one.keys() & other.keys()):
+                return False
+    return True
+
+
+class Comparable:
+    """The outcome for one evaluation: whether the runs cut alike, the metrics compared, the primary, the notes."""
+
+    def __init__(self, alike: bool, compared: list[str], primary: str | None, notes: list[str]) -> None:
+        self.alike = alike
+        self.compared = compared
+        self.primary = primary
+        self.notes = notes
+
+
+def comparable(
+    runs: Sequence[LoadedRun],
+    names: Sequence[str],
+    *,
+    depth: int,
+    budgets: Sequence[str],
+    primary: str | None,
+    lengths: Mapping[str, float],
+) -> Comparable:
+    """Which of ``names`` are compared and which leads (see the module docstring); ``lengths``: each run's median
+    passage length in characters, for the note."""
+    if len(runs) < 2 or cut_alike(runs, depth):
+        return Comparable(True, list(names), primary, [])
+    compared = [name for name in names if not counts_passages(name)]
+    left_out = [name for name in names if counts_passages(name)]
+    lead = f"ndcg@{budgets[0]}" if budgets and f"ndcg@{budgets[0]}" in compared else None
+    chosen = primary if primary is not None else lead
+    shown = ", ".join(f"{name} {median:.0f}" for name, median in lengths.items())
+    notes = [
+        "The runs cut their text differently"
+        + (f" (median passage length in characters: {shown})." if shown else ".")
+        + " Ranking measures count the golden chunks a run showed at least half of, and budget measures count"
+        " characters of relevant text within a budget, so both depend on the text retrieved, not on how it was cut."
+    ]
+    if chosen is not None and primary is None:
+        notes.append(f"The primary metric is {chosen}: relevant text first, within the same budget for every run.")
+    if left_out:
+        notes.append(
+            f"No verdict on {_listed(left_out)}: they are measured over a number of passages, and the same number of"
+            " passages holds different amounts of text in these runs."
+        )
+    return Comparable(False, compared, chosen, notes)
+
+
+def _listed(names: Sequence[str], most: int = 6) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
