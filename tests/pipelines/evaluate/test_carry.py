@@ -47,3 +47,12 @@ def test_evidence_inside_takes_the_best_whole_chunk_too() -> None:
     """The evidence is held by a chunk graded 1, and the passage also holds a whole chunk graded 3."""
     graded = [(span(0, 100), 1), (span(100, 200), 3)]
     assert decide(span(20, 200), graded, [span(40, 60)]) == (3, "evidence")
+
+
+def test_a_passage_equal_to_two_near_identical_chunks_takes_the_higher_grade() -> None:
+    """Two chunks of nearly the same text (IoU 0.98 with each other), graded 1 and 3: a passage equal to both is the
+    same text as each, and takes the higher grade, in whichever order the labels come (issue 33: with ``min`` it
+    took 1)."""
+    near = [(span(0, 100), 1), (span(1, 100), 3)]
+    assert decide(span(0, 100), near, []) == (3, "same")
+    assert decide(span(0, 100), list(reversed(near)), []) == (3, "same")
