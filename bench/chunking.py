@@ -1,5 +1,5 @@
-"""Benchmark of evaluating systems that chunk their own way (issue 20): one golden set, then systems that differ
-only by chunker, retrieval fixed (BM25 top 10 over each system's own chunks, bm25s).
+"""Benchmark of evaluating systems that chunk their own way (issues 20 and 28): one golden set, then systems that
+differ only by chunker, retrieval fixed (BM25 top 10 over each system's own chunks, bm25s).
 
 Corpora: the bundled demo (``datasets/demo/corpus``) and CISI (``../shared/data/cisi``), each built into a golden
 set with the offline judge. Chunkers: fixed windows of 100/200/400/800 tokens (0.75 words a token), without and with
@@ -17,11 +17,22 @@ It prints:
     that needed a judge call (targets kappa >= 0.8, share <= 20%);
 (d) alignment speed on a 50,000-document corpus (CISI's abstracts recombined): passages a second aligned exactly
     and approximately (targets >= 50,000 and >= 2,000), and the index build time;
-(e) the chunkers side by side on span and ranking metrics;
-(f) the time to evaluate a by-text run against the same run by id (target at most twice).
+(e) the chunkers side by side on ranking metrics (in golden units), budget metrics and span metrics;
+(f) the time to evaluate a by-text run against the same run by id (target at most twice);
+(g) invariance: assay's own BM25 run re-cut as halves, thirds, overlapping windows and merged neighbours (the same
+    text in the same order, given by offsets), each evaluated beside the original: the largest |difference| over
+    the measures comparable across chunkings (target <= 0.01), and over the passage-bound ones for contrast;
+(h) discrimination: in each of those chunkings, the run against itself with its top 3 chunks' text pushed to the
+    end: the primary verdict and its adjusted p (target: the pushed run called worse at p < 0.05 in every chunking);
+(i) A/A across chunkings: the own run against its halves on 20 random 70% samples of the questions: how many
+    samples call a winner on any compared measure (target at most 1 of 20);
+(k) evaluation time on a 50,000-document corpus (200 questions, two runs of BM25 top 10 by text: assay's chunks and
+    100-token windows; no judge): compare with the commit before issue 28 by running ``--only speed`` with
+    ``PYTHONPATH`` set to that commit's ``src`` (target at most 1.5 times).
 
-    python bench/chunking.py                 # demo and CISI (about 3 minutes on 2 cores)
-    python bench/chunking.py --quick         # demo only, 10,000 documents for (d)
+    python bench/chunking.py                 # demo and CISI (about 5 minutes on 2 cores)
+    python bench/chunking.py --quick         # demo only, 10,000 documents for (d) and (k)
+    python bench/chunking.py --only speed    # (k) alone
 """
 
 from __future__ import annotations
@@ -50,6 +61,7 @@ from assay.types import Document
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from agreement_data import read_cisi  # noqa: E402
+from chunking_units import aa, discrimination, invariance, own_spans, speed  # noqa: E402
 
 DEMO = HERE.parent / "datasets" / "demo" / "corpus"
 CISI = HERE.parent.parent / "shared" / "data" / "cisi"
@@ -190,15 +202,18 @@ def carried_agreement(golden: GoldenSet, runs: dict[str, list[dict]]) -> None:
 
 
 def side_by_side(golden: GoldenSet, folder: Path, runs: dict[str, list[dict]]) -> None:
-    """(b), (e): every system's ranking and span metrics, no judge."""
+    """(b), (e): every system's ranking (in golden units), budget and span metrics, no judge."""
     result, _ = evaluate(folder, runs, settings=EvalSettings(k_values=(5, K), n_boot=200, add_labels=False))
-    names = ["ndcg@10", "P@10", "recall@10", "span_recall@10", "span_precision@10", "span_iou@10"]
-    print(f"  {'system':12s} {'median len':>10s} " + " ".join(f"{n:>17s}" for n in names) + "  labels")
+    names = ["ndcg@10", "recall@10", "ndcg@1000t", "recall@1000t", "P@1000t", "span_recall@10"]
+    print(f"  {'system':12s} {'median len':>10s} " + " ".join(f"{n:>14s}" for n in names) + "  labels")
     for run in result.runs:
         values = [run.metrics[n].mean if n in run.metrics else None for n in names]
-        shown = " ".join(f"{v:17.3f}" if v is not None else f"{'-':>17s}" for v in values)
+        shown = " ".join(f"{v:14.3f}" if v is not None else f"{'-':>14s}" for v in values)
         median = run.passage_lengths.get("median", 0)
         print(f"  {run.name:12s} {median:10.0f} {shown}  {run.passage_labels}")
+    lead = next((c for c in result.comparisons if c.primary), None)
+    if lead is not None:
+        print(f"  primary metric across the chunkers: {lead.metric}")
     zeros = [r.name for r in result.runs if (r.metrics.get("ndcg@10") and r.metrics["ndcg@10"].mean == 0.0)]
     print(f"  systems scoring ndcg@10 = 0: {zeros or 'none'}")
 
@@ -276,12 +291,25 @@ def corpus_bench(label: str, corpus: Path, questions: int, workdir: Path) -> Non
     side_by_side(golden, folder, runs)
     print("(c) carried-over grades against direct judging (offline judge)")
     carried_agreement(golden, runs)
+    spans = own_spans(golden)
+    print("(g) invariance: the own run re-cut, the same text in the same order (no judge)")
+    invariance(folder, spans)
+    print("(h) discrimination: the top 3 chunks' text pushed to the end, in each chunking")
+    discrimination(folder, spans)
+    print("(i) A/A across chunkings: own against its halves on 20 samples of 70% of the questions")
+    aa(folder, spans)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="the demo only; 10,000 documents for the speed test")
+    parser.add_argument("--quick", action="store_true", help="the demo only; 10,000 documents for the speed tests")
+    parser.add_argument("--only", choices=["speed"], help="(k) alone, e.g. under another commit's src")
     args = parser.parse_args()
+    n_docs = 10_000 if args.quick else 50_000
+    if args.only == "speed":
+        print("(k) evaluation time")
+        speed(n_docs)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         corpus_bench("demo", DEMO, 40, work)
@@ -289,7 +317,9 @@ def main() -> None:
             cisi = cisi_corpus(Path(tempfile.mkdtemp(dir=tmp)))
             corpus_bench("cisi", cisi, 60, work)
     print("\n(d) alignment speed")
-    alignment_speed(10_000 if args.quick else 50_000)
+    alignment_speed(n_docs)
+    print("\n(k) evaluation time")
+    speed(n_docs)
 
 
 if __name__ == "__main__":

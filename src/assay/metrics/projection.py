@@ -29,7 +29,7 @@ import bisect
 from collections.abc import Sequence
 from typing import NamedTuple
 
-__all__ = ["SHARE", "Slot", "project"]
+__all__ = ["SHARE", "Slot", "UnitIndex", "project"]
 
 SHARE = 0.5
 Range = tuple[str, int, int]
@@ -93,24 +93,37 @@ def _add(covered: list[tuple[int, int]], start: int, end: int) -> int:
     return sum(e - s for s, e in merged)
 
 
+class UnitIndex:
+    """``units`` indexed once by document, to project many rankings onto them (:meth:`project`)."""
+
+    def __init__(self, units: Sequence[Range], *, share: float = SHARE) -> None:
+        if not 0.0 < share <= 1.0:
+            raise ValueError(f"share must be in (0, 1], got {share}")
+        self.share = share
+        self._docs = _index(units)
+
+    def project(self, items: Sequence[Item]) -> list[Slot]:
+        """The projected ranking of ``items`` (the rule of the module docstring)."""
+        covered: dict[int, list[tuple[int, int]]] = {}
+        reached: set[int] = set()
+        out: list[Slot] = []
+        for rank, item in enumerate(items):
+            if item is None:
+                out.append(Slot("item", rank, rank))
+            elif isinstance(item, int):
+                if item not in reached:
+                    reached.add(item)
+                    out.append(Slot("unit", item, rank))
+            else:
+                found = _reached(item, self._docs, covered, reached, self.share)
+                out.extend(Slot("unit", unit, rank) for unit in found)
+        return out
+
+
 def project(items: Sequence[Item], units: Sequence[Range], *, share: float = SHARE) -> list[Slot]:
-    """The projected ranking of ``items`` onto ``units`` (the rule of the module docstring)."""
-    if not 0.0 < share <= 1.0:
-        raise ValueError(f"share must be in (0, 1], got {share}")
-    docs = _index(units)
-    covered: dict[int, list[tuple[int, int]]] = {}
-    reached: set[int] = set()
-    out: list[Slot] = []
-    for rank, item in enumerate(items):
-        if item is None:
-            out.append(Slot("item", rank, rank))
-        elif isinstance(item, int):
-            if item not in reached:
-                reached.add(item)
-                out.append(Slot("unit", item, rank))
-        else:
-            out.extend(Slot("unit", unit, rank) for unit in _reached(item, docs, covered, reached, share))
-    return out
+    """The projected ranking of ``items`` onto ``units`` (the rule of the module docstring); to project many
+    rankings onto the same units, index them once with :class:`UnitIndex`."""
+    return UnitIndex(units, share=share).project(items)
 
 
 def _reached(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from assay.formats.golden import GoldenSet
-from assay.metrics.projection import Item, project
+from assay.metrics.projection import Item, UnitIndex
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
 
@@ -32,6 +32,7 @@ class Units:
         for cid in self.ids:
             span = resolver.chunk_span(cid)
             self.ranges.append((span.doc_id, span.start, span.end) if span is not None else ("", 0, 0))
+        self.index = UnitIndex(self.ranges)
 
 
 def _items(line: RunLine, units: Units) -> list[Item]:
@@ -47,7 +48,7 @@ def _items(line: RunLine, units: Units) -> list[Item]:
 
 
 def _projected(line: RunLine, units: Units) -> RunLine:
-    slots = project(_items(line, units), units.ranges)
+    slots = units.index.project(_items(line, units))
     ranked = [units.ids[slot.at] if slot.kind == "unit" else line.ranked[slot.at] for slot in slots]
     scores = {unit: float(len(ranked) - rank) for rank, unit in enumerate(ranked)}  # the projected order, strictly
     return RunLine(line.query_id, ranked, scores, answer=line.answer, citations=line.citations, error=line.error)
