@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from assay.audit.pool import join_pool
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main
 from assay.cli._batch_options import batch_dry_run, batch_line, batch_options, echo_batch_summary, start_batches
@@ -85,10 +86,12 @@ def audit_labels(
     golden: Path,
 ) -> tuple[dict[tuple[str, str], int] | None, dict[tuple[str, str], dict[str, int]]]:
     """The audit store's human grades: one per item (the lower median of annotators; None without a store), and
-    every annotator's grade per item (for agreement between people)."""
+    every annotator's grade per item (for agreement between people). People's grades of spans are written into
+    passages.jsonl first where it lacks them (:func:`assay.audit.pool.join_pool`), so the pool holds them."""
     if not (golden / STORE_NAME).is_file():
         return None, {}
     store = LabelStore.in_folder(golden)
+    join_pool(store, golden)
     one = {(p.query_id, p.chunk_id): p.human_grade for p in store.audited_pairs(one_per_item=True)}
     everyone: dict[tuple[str, str], dict[str, int]] = {}
     for p in store.audited_pairs():
@@ -128,6 +131,15 @@ def _options(f: Any) -> Any:
         click.option("-k", "k_text", default="1,3,5,10", show_default=True, help="Cut-offs, comma-separated."),
         click.option("-m", "--metric", "metrics", multiple=True, help="Only these (repeatable), whatever -k says."),
         click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),
+        click.option(
+            "-b",
+            "--budget",
+            "budgets",
+            multiple=True,
+            metavar="B",
+            help="Context budget of the budget measures, with a unit: 1000t (tokens, 4 characters each) or 4000c "
+            "(repeatable; default 1000t).",
+        ),
         click.option(
             "--listwise",
             default=10,
@@ -194,19 +206,24 @@ def eval_command(
     CSV: user_input, retrieved_contexts, optional retrieved_context_ids, response; rows matched to golden questions by
     query_id or question text); it is named by its file stem, or NAME=PATH. A retrieved passage may be a golden chunk
     id, {"text": ...}, {"id", "score", "text"} or {"doc_id", "start", "end"}: passages that are not golden chunks are
-    located in the golden documents and take their labels from the graded chunks they overlap (a written rule, see
-    the README, "Your system chunks differently"); span_recall@k, span_precision@k and span_iou@k measure the
-    characters retrieved against the evidence, whatever the chunking. --target NAME=SPEC asks a system every
-    question first, as `assay run` does (python:, http(s)://, cmd:; --body, --map, --header, --label, --refresh and
-    the --target-* limits apply to every target), writes REPORT_DIR/runs/NAME.jsonl and evaluates it with the runs
-    given; the report shows each system's latency, failures (unscored, never scored 0), tokens and cost. With
-    --judge, retrieved chunks without a label (and passages the rule cannot label) are judged (cached per question
-    and text) and added to the golden set, and a claim-level diagnosis (RAGChecker: claim precision and recall, the
-    retriever's claim recall and context precision, the generator's noise sensitivity, hallucination,
-    self-knowledge) says why a run fails; by default each answer claim is checked against each chunk on its own, as
-    RAGChecker does (--diagnosis exact: the reference claims too; approx: no pair checks). Human labels in
-    GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size for a tighter interval) and give the
-    judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
+    located in the golden documents. Every run is scored in one unit of account (README, "Your system chunks
+    differently"): ranking measures on the golden chunks its passages show at least half of, budget measures
+    (ndcg@1000t, recall@1000t, P@1000t, map@1000t; -b sets the budgets) on the characters of relevant text within a
+    budget, so the same text cut differently scores the same; span_recall@k, span_precision@k and span_iou@k measure
+    the characters of the top k passages against the evidence. When the runs cut their text differently, nDCG at
+    the first budget leads the verdict and metrics over a number of passages get none.
+
+    --target NAME=SPEC asks a system every question first, as `assay run` does (python:, http(s)://, cmd:; --body,
+    --map, --header, --label, --refresh and the --target-* limits apply to every target), writes
+    REPORT_DIR/runs/NAME.jsonl and evaluates it with the runs given; the report shows each system's latency,
+    failures (unscored, never scored 0), tokens and cost. With --judge, retrieved chunks without a label (and
+    passages the rule cannot label) are judged (cached per question and text) and added to the golden set, and a
+    claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim recall and context
+    precision, the generator's noise sensitivity, hallucination, self-knowledge) says why a run fails; by default
+    each answer claim is checked against each chunk on its own, as RAGChecker does (--diagnosis exact: the reference
+    claims too; approx: no pair checks). Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the
+    audit size for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per
+    stratum).
 
     A metric named by -m or --fail-under is computed whatever -k says (its cut-off joins the k values); every name
     is checked before any work (an unknown one: an error with the close names, nothing written). A golden set
@@ -227,7 +244,7 @@ def eval_command(
       assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
       assay eval golden/ bm25.jsonl a.jsonl b.jsonl -o report/ --no-judge --baseline bm25 --correction tukey
-      assay eval golden/ mine=ragas_eval.csv chunks400=runs/by_text.jsonl -o report/ --judge offline
+      assay eval golden/ mine=ragas_eval.csv chunks400=runs/by_text.jsonl -o report/ --judge offline -b 500t -b 2000t
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --batch   # half price, within 24 h
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest
     """
@@ -276,6 +293,7 @@ def _settings(options: dict[str, Any], gates: Sequence[tuple[str, float]]) -> Ev
         listwise=options["listwise"] or None,
         add_labels=not options["no_add_labels"],
         strata=tuple(options["strata"]),
+        budgets=tuple(options["budgets"]) or EvalSettings.budgets,
         baseline=options["baseline"],
         primary=options["primary"] or next((m for m, _ in parse_fail_under(options["fail_under"])), None),
         correction=options["correction"],

@@ -1,9 +1,12 @@
 """What can be compared across runs that cut their text differently, and what the verdict leads with then.
 
-Runs **cut their text alike** when no passage of one partly overlaps a passage of another: in every document, two
-passages of different runs are the same span or share no character (a run of golden chunk ids and a run of the same
-chunks given by text cut alike; halves of those chunks do not). Passages found in no document are left out of the
-test. When the runs cut alike, every metric compares retrieval. When they do not:
+Runs **cut their text alike** when no passage of one partly overlaps a passage of another: in every document, a
+passage only one run retrieved shares no character with a passage only the other retrieved (a run of golden chunk
+ids and a run of the same chunks given by text cut alike; halves of those chunks do not). Two runs of one windowing
+with overlap cut alike where they share windows or their windows do not touch; where a window only one run has
+partly overlaps a window only the other has, they read as cut differently: the test errs towards fewer verdicts.
+Passages found in no document are left out of the test. When the runs cut alike, every metric compares retrieval.
+When they do not:
 
 * ranking measures (computed on each run's projection onto the golden chunks, :mod:`~..runs.units`), budget
   measures (characters of relevant text within a budget, :mod:`~.budget`), coverage recall, context precision and
@@ -36,13 +39,15 @@ def _spans(run: LoadedRun, depth: int) -> dict[str, set[tuple[int, int]]]:
 
 
 def _crossing(a: set[tuple[int, int]], b: set[tuple[int, int]]) -> bool:
-    """Whether a span of ``a`` partly overlaps a span of ``b`` (overlapping, and not the same span)."""
-    active: list[list[tuple[int, int]]] = [[], []]  # each side's spans that may still overlap what comes next
-    for start, end, side in sorted([(s, e, 0) for s, e in a] + [(s, e, 1) for s, e in b]):
-        other = active[1 - side] = [span for span in active[1 - side] if span[1] > start]
-        if any(span != (start, end) for span in other):
+    """Whether a span only ``a`` has overlaps a span only ``b`` has. Spans both runs have are left out: a chunker
+    whose passages overlap each other (windows) cuts two runs alike even where one run's window overlaps another
+    window of the same chunking that only the other run retrieved."""
+    active: list[list[int]] = [[], []]  # the ends of each side's spans that may still overlap what comes next
+    for start, end, side in sorted([(s, e, 0) for s, e in a - b] + [(s, e, 1) for s, e in b - a]):
+        other = active[1 - side] = [stop for stop in active[1 - side] if stop > start]
+        if other:
             return True
-        active[side].append((start, end))
+        active[side].append(end)
     return False
 
 

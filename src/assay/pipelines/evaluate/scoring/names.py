@@ -205,10 +205,10 @@ def parse_budget_name(name: str) -> BudgetName:
         known = ", ".join(f"{f}@1000t" for f in BUDGET_FAMILIES)
         raise ConfigError(f"metric {name!r}: a budget measure is one of {known} (budget: {_BUDGET_FIX})")
     fam, grade = match.group(1), match.group(4)
-    if grade and (fam in SPAN_FAMILIES or fam == "ndcg" or not 0 <= int(grade[3:]) <= 3):
+    if grade and (fam in SPAN_FAMILIES or fam == "ndcg" or not 0 <= int(grade[4:]) <= 3):
         raise ConfigError(f"metric {name!r}: |g>=G (G in 0..3) goes with recall, P and map at a budget")
     chars = parse_budget(match.group(2) + match.group(3))
-    return BudgetName(name, fam, chars, int(grade[3:]) if grade else None)
+    return BudgetName(name, fam, chars, int(grade[4:]) if grade else None)
 
 
 def budget_measures(budgets: Sequence[str]) -> list[str]:
