@@ -1,11 +1,11 @@
 """The terminal summary of an evaluation (rich), readable at 100 columns.
 
-Per run: the run counts worth a warning, judged@k, and a table of the headline metrics, one line each at 80 columns
+First the evaluator's warnings, whole sentences, above the figures and verdicts they qualify. Per run: the run counts worth a warning, judged@k, and a table of the headline metrics, one line each at 80 columns
 (mean, interval, scored and unscored counts), with the reasons of the unscored ones listed under it. For two or more
 runs: the primary metric's comparisons (one row per pair, with effect sizes and the family-adjusted interval), then
 the secondary metrics' verdicts. Then judge-versus-human agreement (or one line saying how to audit), corrected (PPI)
-metrics with the audit size for tighter intervals, what the judge cost, and the evaluator's warnings. The full
-picture is in ``report.html`` and ``report.md``.
+metrics with the audit size for tighter intervals, and what the judge cost. The full picture is in ``report.html``
+and ``report.md``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ __all__ = ["render_terminal"]
 def render_terminal(result: EvalResult, console: Console) -> None:
     """Print the summary of ``result`` on ``console``. Text from the data is never read as rich markup."""
     console.print(_header(result))
+    for warning in result.warnings:  # above the figures and verdicts they qualify
+        console.print(Text(f"warning: {warning}", style="yellow"))
     in_diagnosis = {row.metric for row in diag.module_rows(result)} - {"context_recall", "faithfulness"}
     headline = [name for name in fmt.headline_metrics(result) if name not in in_diagnosis]  # shown below instead
     for run in result.runs:
@@ -65,8 +67,6 @@ def render_terminal(result: EvalResult, console: Console) -> None:
     if sysr.system_rows(result):
         console.print()
         console.print(_system(result))
-    for warning in result.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
 
 
 def _header(result: EvalResult) -> Text:
