@@ -1,9 +1,10 @@
 """The terminal summary of an evaluation (rich), readable at 100 columns.
 
-First the evaluator's warnings, whole sentences, above the figures and verdicts they qualify. Per run: the run counts worth a warning, judged@k, and a table of the headline metrics, one line each at 80 columns
-(mean, interval, scored and unscored counts), with the reasons of the unscored ones listed under it. For two or more
-runs: the primary metric's comparisons (one row per pair, with effect sizes and the family-adjusted interval), then
-the secondary metrics' verdicts. Then judge-versus-human agreement (or one line saying how to audit), corrected (PPI)
+First the evaluator's warnings, whole sentences, above the figures and verdicts they qualify. Per run: the run
+counts worth a warning, judged@k, and a table of the headline metrics, one line each at 80 columns (mean, interval,
+scored and unscored counts), with the reasons of the unscored ones listed under it. For two or more runs: the
+primary metric's comparisons (one row per pair, with effect sizes and the family-adjusted interval), then the
+secondary metrics' verdicts. Then judge-versus-human agreement (or one line saying how to audit), corrected (PPI)
 metrics with the audit size for tighter intervals, and what the judge cost. The full picture is in ``report.html``
 and ``report.md``.
 """
