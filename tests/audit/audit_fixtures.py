@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from assay.formats.golden import GoldenSet
-from assay.types import Chunk, Document, Manifest, Provenance, Question, RelevanceLabel, Unscored
+from assay.types import Chunk, Document, Manifest, Passage, Provenance, Question, RelevanceLabel, Unscored
 
 PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2; alert(1)">'
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -54,4 +54,34 @@ def build_golden(folder: Path, *, n_chunks: int = 12, listwise: bool = True) -> 
         manifest=Manifest(assay_version="0.1.0"), documents=[doc], chunks=chunks, questions=questions, qrels=qrels
     )
     golden.save(folder)
+    return folder
+
+
+GUIDE = (
+    "# Refund guide\n\nThis guide explains how refunds work for orders placed online and in our stores.\n\n"
+    "Refunds are paid to the original card within 30 days of the return reaching our warehouse. "
+    "Gift cards are refunded as store credit.\n\nExchanges follow the same rules as returns."
+)
+SPAN = "Refunds are paid to the original card within 30 days"
+NOWHERE = "A text that no golden document holds, retrieved by some run."
+
+
+def span_id() -> str:
+    start = GUIDE.index(SPAN)
+    return f"p:guide:{start}-{start + len(SPAN)}"
+
+
+def add_spans(folder: Path) -> Path:
+    """Add a document with real text and passages.jsonl as ``assay eval`` writes it: a located passage (span label
+    of q1 graded 1 and of q2 graded 0 by the judge) and one found in no document (q1: 2)."""
+    golden = GoldenSet.load(folder)
+    golden.documents.append(Document(id="guide", source="guide.md", title="Refund guide", text=GUIDE, content_hash="g"))
+    start = GUIDE.index(SPAN)
+    located = Passage(id=span_id(), text=SPAN, match="exact", doc_id="guide", start=start, end=start + len(SPAN),
+                      score=1.0)  # fmt: skip
+    nowhere = Passage(id="t:0123abcd", text=NOWHERE, match="unmatched")
+    labels = [judge_label("q1", located.id, 1, minute=5), judge_label("q2", located.id, 0, minute=5),
+              judge_label("q1", nowhere.id, 2, minute=5)]  # fmt: skip
+    golden.add_passage_labels([located, nowhere], labels)
+    golden.save(folder, overwrite=True)
     return folder

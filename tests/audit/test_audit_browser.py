@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 import uvicorn
-from audit_fixtures import PAYLOAD, build_golden
+from audit_fixtures import PAYLOAD, SPAN, add_spans, build_golden, span_id
 
 from assay.audit.access import open_store
 from assay.audit.app import create_app
+from assay.formats.golden import GoldenSet
 
 SCREENSHOT = os.environ.get("ASSAY_AUDIT_SCREENSHOT")
 
@@ -182,3 +183,24 @@ def test_two_contexts_labelling_at_once_lose_nothing(browser: Any, golden: Path)
         [("ann", s % 4) for s in range(8)] + [("bob", (s + 1) % 4) for s in range(8)]
     )
     assert len(human_grades(golden, "ann")) == len(human_grades(golden, "bob")) == 8
+
+
+def test_a_span_label_shows_marked_in_its_document_and_takes_a_grade(browser: Any, tmp_path: Path) -> None:
+    golden = add_spans(build_golden(tmp_path / "spans"))
+    with Server(golden) as server:
+        context, page, _ = open_page(browser, server.url)
+        for _ in range(30):
+            if page.text_content("#chunk-id") == span_id() and page.text_content("#question").startswith("What"):
+                break
+            before = position(page)
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function("p => document.getElementById('position').textContent !== p", arg=before)
+        assert page.text_content("#item-kind") == "Span"
+        assert page.text_content("#chunk mark") == SPAN
+        assert "how refunds work" in page.text_content("#chunk")  # the document's text around the span
+        assert "Refund guide" in page.text_content("#span-head") and page.is_hidden("#span-note")
+        page.keyboard.press("3")
+        page.wait_for_selector("#status:has-text('Saved grade 3')")
+        context.close()
+    label = GoldenSet.load(golden).passage_labels()[("q1", span_id())]
+    assert (label.grade, label.provenance.source, label.provenance.annotator) == (3, "human", "ann")

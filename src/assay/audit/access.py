@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assay.audit._golden import GoldenView, load_golden
+from assay.audit.pool import join_pool
 from assay.audit.records import AuditedPair
 from assay.audit.store import LabelStore
 
@@ -14,12 +15,17 @@ __all__ = ["audited_pairs", "open_store"]
 def open_store(golden_dir: str | Path, *, timeout: float = 30.0) -> tuple[LabelStore, GoldenView]:
     """The label store of ``golden_dir`` and the golden set itself.
 
-    On every open the golden set's qrels are imported as judge events; labels imported before are skipped, so the
-    first open imports everything and later opens only what a rebuild added.
+    On every open the golden set's judge labels (of chunks in the qrels, of spans in passages.jsonl) are imported as
+    judge events; labels imported before are skipped, so the first open imports everything and later opens only
+    what a rebuild or an evaluation added. Then people's grades of spans are written into passages.jsonl where it
+    lacks them (:func:`assay.audit.pool.join_pool`).
     """
     golden = load_golden(golden_dir)
     store = LabelStore.in_folder(golden_dir, timeout=timeout)
     store.import_judge_labels(golden.qrels)
+    store.import_judge_labels(golden.span_labels)
+    if golden.passages:
+        join_pool(store, golden_dir)
     return store, golden
 
 

@@ -5,11 +5,16 @@ Routes (``?annotator=NAME`` picks the person on GETs, ``"annotator"`` in the bod
     GET  /                      the page (jinja2, autoescaped; the CSRF token sits in a meta tag)
     GET  /static/audit.js|css   the page's script and style, read once at start (no request path reaches the disk)
     GET  /api/queue             the annotator's queue (order recorded in the store) with their grades, and progress
-    GET  /api/item?i=N          item N: question, reference answer, chunk with heading path, judge labels (hidden in
-                                blind mode until the annotator graded it), the annotator's label, others' labels
+    GET  /api/item?i=N          item N: question, reference answer, chunk with heading path (``kind`` "chunk") or,
+                                for a span label (``kind`` "span"), the passage's span in its document with context
+                                (:mod:`assay.audit.spans`), judge labels (hidden in blind mode until the annotator
+                                graded it), the annotator's label, others' labels
     GET  /api/adjudication      items where annotators differ, with every grade and the judge's
     POST /api/label             {"i", "grade" 0-3 | "accept_judge": true, "reason"?}: record a human label
     POST /api/undo              undo the annotator's latest label still in effect
+
+A grade or undo of a span label is also written into passages.jsonl, where the pool of ``assay eval`` reads it
+(:func:`assay.audit.pool.join_pool`).
 
 Writes pass through :class:`assay.audit.security.Guard` (token, same origin, JSON, size).
 """
@@ -35,9 +40,11 @@ from starlette.routing import Route
 
 from assay.audit._golden import GoldenView
 from assay.audit.access import open_store
+from assay.audit.pool import join_pool
 from assay.audit.queues import check_queue, default_queue, queue_for
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.security import BodyTooLarge, Guard, read_json
+from assay.audit.spans import span_view
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
 from assay.types import LabelEvent
@@ -80,11 +87,20 @@ class AuditState:
     def queue_view(self, annotator: str) -> dict[str, Any]:
         mine, items = self._mine(annotator), self.items(annotator)
         rows = [
-            {"i": i, "query_id": q, "chunk_id": c, "grade": mine[(q, c)].grade if (q, c) in mine else None}
+            {
+                "i": i,
+                "query_id": q,
+                "chunk_id": c,
+                "kind": self._kind(c),
+                "grade": mine[q, c].grade if (q, c) in mine else None,
+            }
             for i, (q, c) in enumerate(items)
         ]
         settings = {"annotator": annotator, "queue": self.queue, "seed": self.seed, "blind": self.blind}
         return {**settings, "items": rows, "progress": _progress(items, mine)}
+
+    def _kind(self, item_id: str) -> str:
+        return "span" if self.golden.is_span(item_id) else "chunk"
 
     def _mine(self, annotator: str) -> dict[Item, CurrentLabel]:
         """The annotator's graded items."""
@@ -99,10 +115,16 @@ class AuditState:
         judges = [_label_json(lab) for lab in labels if lab.source == "judge"]
         others = [_label_json(lab) for lab in labels if lab.source != "judge" and lab.annotator != annotator]
         question, chunk = self.golden.questions.get(item[0]), self.golden.chunks.get(item[1])
+        span = None
+        if self.golden.is_span(item[1]):
+            passage = self.golden.passages[item[1]]
+            span = span_view(passage, self.golden.documents.get(passage.doc_id or ""))
         return {
             "i": index,
             "query_id": item[0],
             "chunk_id": item[1],
+            "kind": "span" if span else "chunk",
+            "span": span,
             "question": question.text if question else None,
             "question_type": question.type if question else None,
             "difficulty": question.difficulty if question else None,
@@ -128,7 +150,13 @@ class AuditState:
             query_id=item[0], chunk_id=item[1], grade=grade, reason=reason or None, source="human", annotator=annotator
         )
         self.store.record(event, session=f"page:{self.queue}:{self.seed}", queue=self.queue)
+        self._join_pool(item)
         return {"item": self.item_view(annotator, index, item), "progress": self.progress(annotator)}
+
+    def _join_pool(self, item: Item) -> None:
+        """A span label's grades go to passages.jsonl, where the pool reads them (chunk labels stay in the store)."""
+        if self.golden.is_span(item[1]):
+            join_pool(self.store, self.golden.path, [item])
 
     def _judge_grade(self, annotator: str, index: int, item: Item) -> int:
         view = self.item_view(annotator, index, item)
@@ -141,6 +169,8 @@ class AuditState:
 
     def undo(self, annotator: str) -> dict[str, Any]:
         event = self.store.undo(annotator, session=f"page:{self.queue}:{self.seed}")
+        if event is not None:
+            self._join_pool((event.query_id, event.chunk_id))
         index = None
         if event is not None and (event.query_id, event.chunk_id) in self.items(annotator):
             index = self.items(annotator).index((event.query_id, event.chunk_id))

@@ -4,7 +4,9 @@ The CSV has the columns ``query_id, chunk_id, grade, reason, annotator`` followe
 (``judge_grade, judge_reason, question, chunk_text``) that the import ignores. A spreadsheet round trip: export,
 fill or change grades, save as CSV (UTF-8; comma, semicolon or tab separated), import. The import checks every row
 first and writes nothing unless all rows are valid; a row with an empty grade is skipped, and a row equal to the
-annotator's current label adds no event, so importing the same file twice changes nothing.
+annotator's current label adds no event, so importing the same file twice changes nothing. A ``chunk_id`` may name
+a judged passage (a span label, ``p:...`` or ``t:...``); its ``chunk_text`` is the passage's text, and its imported
+grades join the pool in passages.jsonl (:func:`assay.audit.pool.join_pool`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assay.audit._golden import GoldenView
+from assay.audit.pool import join_pool
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
@@ -99,6 +102,9 @@ def import_csv(
     current = {(lab.item, lab.annotator): lab for lab in store.current_labels(role="human")}
     fresh = [e for e in events if not _same(current.get(((e.query_id, e.chunk_id), e.annotator or "")), e)]
     store.record_many(fresh)
+    spans = sorted({(e.query_id, e.chunk_id) for e in fresh if golden.is_span(e.chunk_id)})
+    if spans:
+        join_pool(store, golden.path, spans)
     return ImportResult(added=len(fresh), blank=blank, unchanged=len(events) - len(fresh))
 
 
@@ -153,8 +159,10 @@ def _row_event(row: dict[str, str], golden: GoldenView, default: str | None) -> 
     query_id, chunk_id = row.get("query_id", ""), row.get("chunk_id", "")
     if query_id not in golden.questions:
         raise ValueError(f"query_id {query_id!r} is not a question of the golden set; copy the id from an export")
-    if chunk_id not in golden.chunks:
-        raise ValueError(f"chunk_id {chunk_id!r} is not a chunk of the golden set; copy the id from an export")
+    if not golden.knows(chunk_id):
+        raise ValueError(
+            f"chunk_id {chunk_id!r} is not a chunk or judged passage of the golden set; copy the id from an export"
+        )
     raw = row.get("grade", "")
     if raw == "":
         return None
@@ -190,7 +198,7 @@ def _same(current: CurrentLabel | None, event: LabelEvent) -> bool:
 
 def _context(golden: GoldenView | None, item: Item, judge: CurrentLabel | None) -> list[str]:
     question = golden.questions.get(item[0]) if golden else None
-    chunk = golden.chunks.get(item[1]) if golden else None
+    chunk = (golden.chunks.get(item[1]) or golden.passages.get(item[1])) if golden else None
     judge_grade = "" if judge is None else ("unscored" if judge.grade is None else str(judge.grade))
     cells = [(judge.reason or "") if judge else "", question.text if question else "", chunk.text if chunk else ""]
     return [judge_grade, *(neutralize(cell) for cell in cells)]

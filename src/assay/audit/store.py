@@ -1,13 +1,16 @@
 """The audit label store: an append-only SQLite log of label events inside the golden folder.
 
 Every label, from the judge or a person, is an event; nothing is updated or deleted. The current label of an item
-(a (query_id, chunk_id) pair) for one annotator is a fold over that annotator's events for the item, oldest first:
-a ``label`` event pushes a grade, an ``undo`` event pops the label it names, and the current label is the top of
-the stack (latest wins). An undo is itself an event that carries the grade it restores, so the history is complete.
+(a (query_id, chunk_id) pair; the chunk id may name a judged passage of passages.jsonl, a span label) for one
+annotator is a fold over that annotator's events for the item, oldest first: a ``label`` event pushes a grade, an
+``undo`` event pops the label it names, and the current label is the top of the stack (latest wins). An undo is
+itself an event that carries the grade it restores, so the history is complete.
 
 Judge labels are keyed by (item, model, prompt) so that several judge prompts (pointwise, listwise, repeats) keep
 separate current labels; people are keyed by (item, annotator name). Sources: ``judge`` (imported from the golden
-set's qrels on first open, idempotent), ``human`` (the audit page) and ``imported`` (a CSV edited in a spreadsheet).
+set's qrels and passages on every open, idempotent: the import key is a hash of the label), ``human`` (the audit
+page) and ``imported`` (a CSV edited in a spreadsheet). The schema has not changed for span labels: a passage id sits
+in the ``chunk_id`` column.
 
 Concurrency: WAL journal, a busy timeout, one short connection per call and ``BEGIN IMMEDIATE`` around every write,
 so two writers (threads or processes) serialise and neither loses a label.
@@ -146,6 +149,14 @@ class LabelStore:
                 for statement in (s for s in sql.split(";") if s.strip()):
                     conn.execute(statement)
                 conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, _now()))
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the store's write lock (``BEGIN IMMEDIATE``) around work outside the store that must not interleave
+        with another writer's, such as rewriting passages.jsonl from the store's grades; other writers wait, readers
+        do not."""
+        with self._write():
+            yield
 
     def migrations(self) -> list[str]:
         """Names of the applied migrations, in the order they were applied."""

@@ -44,7 +44,18 @@ from assay.types import (
     RelevanceLabel,
 )
 
-__all__ = ["FILES", "MANIFEST", "PASSAGES", "SOURCE_PRECEDENCE", "GoldenSet", "LabelOrigin", "Part", "label_origin"]
+__all__ = [
+    "FILES",
+    "MANIFEST",
+    "PASSAGES",
+    "SOURCE_PRECEDENCE",
+    "GoldenSet",
+    "LabelOrigin",
+    "Part",
+    "label_origin",
+    "read_passages",
+    "write_passages",
+]
 
 Part = Literal["documents", "chunks", "questions", "qrels", "nuggets", "passages"]
 FILES: dict[Part, str] = {
@@ -292,6 +303,20 @@ def label_origin(sources: Iterable[str]) -> LabelOrigin:
     if other:
         return "human" if other == {"human"} else "imported"
     return "none"
+
+
+def read_passages(folder: str | Path) -> list[Passage]:
+    """The passages of a golden folder's ``passages.jsonl`` alone (none when the file is absent): for a writer that
+    changes only them (the audit adds people's grades of spans) without loading the whole set."""
+    return _read_optional(Path(folder) / PASSAGES, "passages", Passage)
+
+
+def write_passages(folder: str | Path, passages: Sequence[Passage]) -> None:
+    """Rewrite ``passages.jsonl`` of an existing golden folder atomically (the other files are left as they are)."""
+    target = Path(folder)
+    if not (target / MANIFEST).is_file():
+        raise DatasetError(f"{target} is not a golden set (no {MANIFEST}): {_FIX}")
+    write_jsonl(target / PASSAGES, "passages", passages)
 
 
 def _merge(into: list[RelevanceLabel], labels: Iterable[RelevanceLabel]) -> int:

@@ -73,6 +73,28 @@
     }
   }
 
+  // A span label: the passage's span marked inside its document's text, with the text around it (a search result).
+  function renderSpan(span) {
+    const box = $("chunk");
+    box.replaceChildren();
+    $("span-note").hidden = !span.note;
+    setText($("span-note"), span.note);
+    $("run-text").hidden = !span.run_text;
+    setText($("run-text"), span.run_text ? "The run's own text (matched approximately): " + span.run_text : "");
+    if (!span.located) {
+      $("span-head").hidden = true;
+      box.append(el("span", "", span.text));
+      return;
+    }
+    const where = "characters " + span.start + "–" + span.end + (span.match ? " (" + span.match + " match)" : "");
+    setText($("span-head"), [span.doc_title, span.doc_id, where].filter(Boolean).join(" · "));
+    $("span-head").hidden = false;
+    const mark = el("mark", "span", span.text);
+    box.append(el("span", "context", (span.cut_before ? "… " : "") + span.before), mark,
+      el("span", "context", span.after + (span.cut_after ? " …" : "")));
+    box.scrollTop = Math.max(0, mark.offsetTop - box.offsetTop - 40);
+  }
+
   function renderItem(data) {
     item = data;
     setText($("position"), "Item " + (data.i + 1) + " of " + queue.length);
@@ -81,7 +103,12 @@
     setText($("reference"), data.reference_answer || "(none)");
     setText($("chunk-id"), data.chunk_id);
     setText($("heading-path"), (data.heading_path || []).join(" › "));
-    setText($("chunk"), data.chunk_text);
+    setText($("item-kind"), data.kind === "span" ? "Span" : "Chunk");
+    if (data.kind === "span") renderSpan(data.span);
+    else {
+      for (const id of ["span-head", "span-note", "run-text"]) $(id).hidden = true;
+      setText($("chunk"), data.chunk_text);
+    }
     renderJudge(data);
     const mine = data.mine;
     for (const button of document.querySelectorAll("#grades button")) {
