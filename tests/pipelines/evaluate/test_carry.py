@@ -56,3 +56,15 @@ def test_a_passage_equal_to_two_near_identical_chunks_takes_the_higher_grade() -
     near = [(span(0, 100), 1), (span(1, 100), 3)]
     assert decide(span(0, 100), near, []) == (3, "same")
     assert decide(span(0, 100), list(reversed(near)), []) == (3, "same")
+
+
+def test_a_judged_passage_in_the_pool_grades_the_text_it_covers() -> None:
+    """The chunk [0, 100) is graded 3, and a judged passage [0, 40) of it graded 0 joined the pool: the shorter span
+    says more about its characters, so a fragment inside the passage is irrelevant; without the passage it is a
+    fragment of a relevant chunk (undecided)."""
+    pool = [(span(0, 100), 3), (span(0, 40), 0)]
+    assert decide(span(5, 33), pool, []) == (0, "irrelevant")
+    assert decide(span(5, 33), pool[:1], []) == (None, "fragment")
+    # a span holding the judged passage and the relevant rest: graded 3 by the chunk's other characters, and it
+    # contains no whole span graded 3, so it stays undecided
+    assert decide(span(0, 80), pool, []) == (None, "fragment")

@@ -145,7 +145,7 @@ def evaluate_detailed(
                                          **_judging_settings(config))  # fmt: skip
     index.relabelled()
     labels = er.Labels.of(gold, strict_unscored=judge is not None)  # the same pool for every run
-    pool = SpanPool(gold, index)
+    pool = SpanPool(index)
     per_run = {
         run.name: _rows(
             gold, run, unit_run, labels=labels, chosen=chosen, assessed=assessed, config=config, index=index, pool=pool

@@ -1,25 +1,32 @@
-"""Labels carried over by span: a retrieved passage that is not a golden chunk takes its grade from the graded golden
-chunks it overlaps and from the question's evidence, by one written rule; where the rule cannot decide, the judge
-grades the passage (when one is given), else it stays unlabelled and is counted.
+"""The pool of labelled spans, and the one rule that grades any span from it.
 
-The rule, for a question q and a passage located at span S of document d (character offsets; "graded chunks" are
-the chunks of d with a scored label for q, at their spans in d; evidence spans are q's evidence quotes located in
-its source documents):
+Labels live on document spans. A question's **pool** is every span with a scored label for it: each golden chunk's
+label at the chunk's span, and each judged passage's label (``passages.jsonl``, judged in this or an earlier
+evaluation, or graded by a person) at the passage's span. Where labelled spans overlap and disagree, a character
+takes the grade of the shortest labelled span holding it, the highest among equally short ones
+(:func:`assay.metrics.budget.resolve`): a label on less text says more about each of its characters. The same
+resolution gives the character grades of the budget measures (:mod:`~assay.pipelines.evaluate.scoring.budget`).
 
-1. **Same text.** S and a graded chunk overlap with IoU >= 0.9: the chunk's grade (the highest, if several).
-2. **Evidence inside.** S contains a whole evidence span of q: the highest grade among the graded chunks that
-   contain that evidence span and the graded chunks S contains whole; undecided when no graded chunk holds the
+The rule, for a question q and a span S of document d (a retrieved passage that is not a golden chunk; evidence
+spans are q's evidence quotes located in its source documents):
+
+1. **Same text.** S and labelled spans overlap with IoU >= 0.9: the highest of their grades (near-identical spans
+   are one text).
+2. **Evidence inside.** S contains a whole evidence span of q: the highest grade among the labelled spans that
+   contain that evidence span and the labelled spans S contains whole; undecided when no labelled span holds the
    evidence span.
-3. **Labelled text.** At least 90% of S's characters lie in graded chunks:
-   a. every chunk it overlaps is graded 0: grade 0 (a part of irrelevant text is irrelevant);
-   b. S contains a whole chunk that has the highest grade it overlaps: that grade (it holds all the text that
-      earned it);
-   c. otherwise undecided (a fragment of a relevant chunk may have lost the answer).
+3. **Labelled text.** At least 90% of S's characters have a grade (overlaps resolved as above):
+   a. every graded character of S is graded 0: grade 0 (a part of irrelevant text is irrelevant);
+   b. S contains a whole labelled span whose grade is the highest of S's characters: that grade (it holds all the
+      text that earned it);
+   c. otherwise undecided (a fragment of a relevant span may have lost the answer).
 4. **Otherwise** (S reaches text no label covers for q): undecided.
 
-With a judge, the golden chunks that undecided passages of step 4 overlap and that have no label for q are judged
-first, like the chunks of any new run (pooled into the golden set: their labels serve every later system, whatever
-its chunking), and the rule is applied again; only what is still undecided is judged as a passage.
+With golden chunks alone (they do not overlap) the character grades are the chunks' and this is issue 20's
+carry-over rule. With a judge, the golden chunks that undecided passages of step 4 overlap and that have no label for
+q are judged first, like the chunks of any new run (pooled into the golden set: their labels serve every later
+system, whatever its chunking), and the rule is applied again; only what is still undecided is judged as a passage,
+and its label joins the pool for every run evaluated then and later, as TREC pools judgements across runs.
 A passage that could not be located is undecided. Undecided passages go to the judge when there is one (cached per
 question and text like any relevance call, and kept in the golden set's ``passages.jsonl``, so a second evaluation
 pays nothing); without a judge they are unlabelled: not relevant for ranking measures, as trec_eval treats unjudged
@@ -34,7 +41,7 @@ from dataclasses import dataclass, field
 from assay.corpus.align import Span
 from assay.formats.golden import GoldenSet
 from assay.judge import Pair
-from assay.metrics.spans import overlap_length
+from assay.metrics.budget import resolve
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
 from assay.types import RelevanceLabel
@@ -47,7 +54,8 @@ Graded = tuple[Span, int]
 
 
 class SpanIndex:
-    """Per question: its evidence spans and its graded chunks' spans, computed once through ``resolver``."""
+    """Per question: its evidence spans, its graded chunks' spans and its pool of labelled spans (chunks and judged
+    passages), computed once through ``resolver``."""
 
     def __init__(self, golden: GoldenSet, resolver: Resolver) -> None:
         self.golden = golden
@@ -55,12 +63,28 @@ class SpanIndex:
         self._qrels = golden.qrels_map()
         self._evidence: dict[str, list[Span]] = {}
         self._graded: dict[str, list[Graded]] = {}
+        self._passages: dict[str, list[Graded]] | None = None
         self._by_doc: dict[str, list[tuple[Span, str]]] | None = None
 
     def relabelled(self) -> None:
-        """Read the golden set's labels again (labels were added to it): the graded chunks follow them."""
+        """Read the golden set's labels again (labels were added to it): the graded chunks and the pool follow."""
         self._qrels = self.golden.qrels_map()
         self._graded.clear()
+        self._passages = None
+
+    def labelled(self, qid: str) -> list[Graded]:
+        """The question's pool: its graded chunks' spans, then its judged passages' spans, with their grades."""
+        if self._passages is None:
+            where = {p.id: p for p in self.golden.passages}
+            self._passages = {}
+            for (pid_q, pid), label in self.golden.passage_labels().items():
+                passage = where.get(pid)
+                if label.grade is None or passage is None or passage.doc_id is None:
+                    continue
+                if passage.start is not None and passage.end is not None:
+                    found = Span(passage.doc_id, passage.start, passage.end, "offsets", 1.0)
+                    self._passages.setdefault(pid_q, []).append((found, label.grade))
+        return self.graded(qid) + self._passages.get(qid, [])
 
     def evidence(self, qid: str) -> list[Span]:
         """The question's evidence quotes located (in its source documents first, then anywhere)."""
@@ -117,17 +141,18 @@ def _contains(outer: Span, inner: Span) -> bool:
     return outer.doc_id == inner.doc_id and outer.start <= inner.start and inner.end <= outer.end
 
 
-def _covered(span: Span, others: Iterable[Span]) -> int:
-    """Characters of ``span`` inside the union of ``others``."""
-    return overlap_length([(span.doc_id, span.start, span.end)], ((o.doc_id, o.start, o.end) for o in others))
+def _resolved_in(span: Span, near: Sequence[Graded]) -> list[tuple[int, int]]:
+    """``(characters, grade)`` of the parts of ``span`` that the labelled spans ``near`` grade, overlaps resolved."""
+    painted = resolve([(s.doc_id, s.start, s.end, g) for s, g in near]).get(span.doc_id, [])
+    return [(min(e, span.end) - max(s, span.start), g) for s, e, g in painted if min(e, span.end) > max(s, span.start)]
 
 
-def decide(span: Span, graded: Sequence[Graded], evidence: Sequence[Span]) -> tuple[int | None, str]:
-    """The grade the rule of the module docstring gives a passage at ``span`` (None when it cannot decide), and the
-    step that decided (``same``, ``evidence``, ``irrelevant``, ``contains``) or why it could not
-    (``evidence_ungraded``, ``unlabelled_text``, ``fragment``)."""
+def decide(span: Span, labelled: Sequence[Graded], evidence: Sequence[Span]) -> tuple[int | None, str]:
+    """The grade the rule of the module docstring gives a passage at ``span`` from the labelled spans ``labelled``
+    (None when it cannot decide), and the step that decided (``same``, ``evidence``, ``irrelevant``, ``contains``)
+    or why it could not (``evidence_ungraded``, ``unlabelled_text``, ``fragment``)."""
     size = span.end - span.start
-    near = [(s, g) for s, g in graded if _overlap(span, s)]
+    near = [(s, g) for s, g in labelled if _overlap(span, s)]
     same = [g for s, g in near if _overlap(span, s) / (size + (s.end - s.start) - _overlap(span, s)) >= SAME_TEXT_IOU]
     if same:
         return max(same), "same"
@@ -136,9 +161,10 @@ def decide(span: Span, graded: Sequence[Graded], evidence: Sequence[Span]) -> tu
         holders = [g for e in inside for s, g in near if _contains(s, e)]
         whole = [g for s, g in near if _contains(span, s)]
         return (max(holders + whole), "evidence") if holders else (None, "evidence_ungraded")
-    if size <= 0 or _covered(span, (s for s, _ in near)) < LABELLED_SHARE * size:
+    parts = _resolved_in(span, near)
+    if size <= 0 or sum(n for n, _ in parts) < LABELLED_SHARE * size:
         return None, "unlabelled_text"
-    top = max(g for _, g in near)
+    top = max(g for _, g in parts)
     if top == 0:
         return 0, "irrelevant"
     if any(g == top and _contains(span, s) for s, g in near):
@@ -209,7 +235,7 @@ def _label_one(
     if label is not None and label.grade is not None:
         out.grades[key], out.how[key] = label.grade, "stored"
         return "stored"
-    grade, why = decide(span, index.graded(qid), index.evidence(qid)) if span is not None else (None, "unaligned")
+    grade, why = decide(span, index.labelled(qid), index.evidence(qid)) if span is not None else (None, "unaligned")
     if grade is not None:
         out.grades[key], out.how[key] = grade, "rule"
         return why

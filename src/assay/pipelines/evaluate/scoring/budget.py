@@ -2,12 +2,10 @@
 run retrieved, in characters of relevant text (:mod:`assay.metrics.budget` has the formulas), and the span measures
 at a budget against the question's evidence.
 
-**The pool of labelled spans.** A question's labels live on document spans: each golden chunk's label at the
-chunk's span, and each judged passage's label (``passages.jsonl``, judged in this or an earlier evaluation) at the
-passage's span. Where they overlap and disagree, a character takes the grade of the shortest labelled span holding
-it, the highest grade among equally short ones (:func:`assay.metrics.budget.resolve`); a character no label covers
-is unjudged (not relevant). Every run is scored against the same pool; a passage judged for one run grows it for
-all.
+**The pool of labelled spans** (:mod:`~assay.pipelines.evaluate.runs.carry`): each golden chunk's label at its span
+and each judged passage's label at the passage's span, overlaps resolved into one grade per character (the shortest
+labelled span holding a character decides, the highest grade among equally short ones); a character no label covers
+is unjudged (not relevant). Every run is scored against the same pool; a passage judged for one run grows it for all.
 
 Names (:func:`~.names.parse_budget_name`): ``recall@1000t``, ``P@4000c``, ``ndcg@1000t``, ``map@1000t`` (relevant
 = grade >= the evaluation's threshold, or ``|g>=G``); ``span_recall@1000t``, ``span_precision@1000t``,
@@ -19,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assay.formats.golden import GoldenSet
 from assay.metrics.budget import budget_scores, resolve
 from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
@@ -33,29 +30,16 @@ Segments = dict[str, list[tuple[int, int, int]]]
 
 
 class SpanPool:
-    """Per question, the labelled spans of the golden set (chunks and judged passages) as character grades."""
+    """Per question, the pool of labelled spans (:meth:`~..runs.carry.SpanIndex.labelled`) as character grades."""
 
-    def __init__(self, golden: GoldenSet, index: SpanIndex) -> None:
+    def __init__(self, index: SpanIndex) -> None:
         self.index = index
-        where = {p.id: p for p in golden.passages}
-        self._passages: dict[str, list[tuple[str, int, int, int]]] = {}
-        for (qid, pid), label in golden.passage_labels().items():
-            passage = where.get(pid)
-            if label.grade is None or passage is None or passage.doc_id is None:
-                continue
-            if passage.start is not None and passage.end is not None:
-                self._passages.setdefault(qid, []).append((passage.doc_id, passage.start, passage.end, label.grade))
         self._grades: dict[str, Segments] = {}
-
-    def labelled(self, qid: str) -> list[tuple[str, int, int, int]]:
-        """The question's labelled spans ``(doc, start, end, grade)``: its golden chunks', then its passages'."""
-        chunks = [(span.doc_id, span.start, span.end, grade) for span, grade in self.index.graded(qid)]
-        return chunks + self._passages.get(qid, [])
 
     def grades(self, qid: str) -> Segments:
         """The question's character grades (overlaps resolved, see the module docstring)."""
         if qid not in self._grades:
-            self._grades[qid] = resolve(self.labelled(qid))
+            self._grades[qid] = resolve([(s.doc_id, s.start, s.end, g) for s, g in self.index.labelled(qid)])
         return self._grades[qid]
 
     def evidence(self, qid: str) -> Segments:
