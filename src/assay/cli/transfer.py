@@ -11,6 +11,8 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
+from assay.audit.pool import join_pool
+from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main
 from assay.errors import InputError
 from assay.formats.golden import GoldenSet
@@ -69,23 +71,41 @@ def export(golden: str, fmt: str, out: str, min_grade: int | None, split: str, o
     \b
     Examples:
       assay export golden/ --to beir -o golden-beir/          corpus.jsonl, queries.jsonl, qrels/test.tsv
-      assay export golden/ --to trec -o trec/ --min-grade 1   qrels.txt (qid 0 docid grade) and topics.tsv
+      assay export golden/ --to trec -o trec/ --min-grade 1   qrels.txt (qid 0 docid grade), topics.tsv,
+                                                              passages.jsonl (judged passages' offsets)
       assay export golden/ --to ragas -o ragas/               ragas.jsonl (RAGAS Testset/EvaluationDataset), .csv
       assay export golden/ --to csv -o sheets/                labels.csv and questions.csv for spreadsheets
 
     Unscored labels are never exported as grades; the command says how many there are.
+
+    Passages judged by `assay eval` (GOLDEN/passages.jsonl, the pooled spans; a person's grade from `assay audit`
+    before the judge's) go to BEIR and TREC too: in BEIR as corpus entries whose metadata holds doc_id, start and
+    end, with their qrels rows; in TREC as qrels rows, and passages.jsonl maps each passage id to doc_id, start, end
+    and text (null offsets for a passage found in no document). `assay import beir` of the export brings them back
+    as chunks of their documents at those offsets. RAGAS and CSV leave them out.
     """
     _check_out(out, overwrite)
+    _join_pool(Path(golden))
     with _bars():
         loaded = GoldenSet.load(golden)
         summary = export_golden(loaded, fmt, out, min_grade=min_grade, split=split, overwrite=overwrite)
     _report_export(summary)
 
 
+def _join_pool(golden: Path) -> None:
+    """People's grades of spans in the audit store reach passages.jsonl before it is read (normally they are there
+    already: the audit page writes them as they are made)."""
+    if (golden / STORE_NAME).is_file():
+        join_pool(LabelStore.in_folder(golden), golden)
+
+
 def _report_export(summary: ExportSummary) -> None:
     files = ", ".join(f"{name} ({count})" for name, count in summary.files.items())
     click.echo(f"Wrote {summary.format} to {summary.out}: {files}")
-    click.echo(f"{summary.questions} questions; {summary.grades} graded labels exported")
+    on_passages = (
+        f" ({summary.passage_grades} of them on {summary.passages} judged passages)" if summary.passages else ""
+    )
+    click.echo(f"{summary.questions} questions; {summary.grades} graded labels exported{on_passages}")
     click.echo(f"{summary.unscored} unscored pair(s) not exported as grades")
     if summary.grade_threshold is not None:
         click.echo(f"{summary.below_min_grade} graded label(s) below grade {summary.grade_threshold} left out")

@@ -19,6 +19,15 @@ existing non-empty folder is replaced only with ``overwrite``):
 ``csv``    ``labels.csv`` and ``questions.csv`` for spreadsheets (:mod:`assay.formats.tabular`).
 =========  ==========================================================================================================
 
+**Pooled spans.** Passages that ``assay eval`` judged (``passages.jsonl``: spans of golden documents, or texts found
+in no document) are labels of the pool too, and BEIR and TREC keep them (:mod:`.spans` says which and with which
+text): in BEIR each is a corpus entry (``_id`` its passage id, ``p:{doc_id}:{start}-{end}`` or ``t:{hash}``;
+``text`` the span's text; ``metadata`` ``doc_id``, ``start``, ``end`` and ``match``, and for a located one the
+``assay`` chunk fields, so that ``assay import beir`` brings it back as a chunk of its document at its offsets) and
+its grades are qrels rows; in TREC its grades are rows of ``qrels.txt`` and the side file ``passages.jsonl`` maps
+each passage id to ``doc_id``, ``start``, ``end`` and ``text`` (offsets null for a passage found in no document).
+RAGAS and CSV leave them out and say so in a note.
+
 Grades are those of :meth:`GoldenSet.qrels_map` (a human label overrides the judge's). Unscored labels are never
 written as grades: a pair whose labels are all unscored is left out of BEIR, TREC and RAGAS, listed in
 ``labels.csv`` with an empty grade and its reason, and counted in :attr:`ExportSummary.unscored`. ``min_grade``
@@ -44,7 +53,14 @@ from assay.formats.ragas import write_ragas_csv, write_ragas_jsonl
 from assay.formats.tabular import LABEL_COLUMNS, QUESTION_COLUMNS, label_rows, question_rows, write_csv
 from assay.formats.topics import write_topics
 from assay.formats.trec import write_qrels
-from assay.types import Question
+from assay.pipelines.transfer.spans import (
+    PASSAGE_MAP,
+    PooledPassage,
+    PooledSpans,
+    pooled_passages,
+    write_passage_map,
+)
+from assay.types import Chunk, Document, Question
 
 __all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportSummary", "export_golden", "graded_pairs", "synthesizer_name"]
 
@@ -61,7 +77,9 @@ class ExportSummary:
     out: Path
     files: dict[str, int] = field(default_factory=dict)  # path relative to ``out`` -> records written
     questions: int = 0
-    grades: int = 0  # (question, chunk, grade) labels written as grades
+    grades: int = 0  # (question, chunk or passage, grade) labels written as grades
+    passages: int = 0  # judged passages (pooled spans) written
+    passage_grades: int = 0  # of ``grades``, those of passages
     unscored: int = 0  # pairs with no scored label: not written as grades
     below_min_grade: int = 0
     grade_threshold: int | None = None  # grades below it were left out (None: every scored grade written)
@@ -100,7 +118,9 @@ def export_golden(
     if not split or "/" in split or split.startswith("."):
         raise InputError(f"split name {split!r} cannot be a file name: use a plain name such as test or dev")
     target = Path(out)
+    spans = pooled_passages(golden, min_grade)
     summary = ExportSummary(fmt, target, questions=len(golden.questions), unscored=len(golden.unscored()))
+    summary.unscored += spans.unscored
     summary.grade_threshold = min_grade
     try:
         with atomic_dir(target, overwrite=overwrite) as tmp:
@@ -132,28 +152,92 @@ def _beir(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int |
         doc = docs.get(chunk.doc_id)
         info: dict[str, Any] = chunk.model_dump(mode="json", exclude={"id", "text"})
         if doc is not None:
-            info["document"] = {"source": doc.source, "title": doc.title, "metadata": doc.metadata}
+            info["document"] = _document_info(doc)
         title = doc.title if doc is not None and doc.title else ""
         corpus.append(BeirDoc(0, ids(chunk.id), chunk.text, title, {"assay": info}))
+    spans = pooled_passages(golden, min_grade)
+    corpus += _passage_docs(golden, spans.passages, ids)
     queries = [
         BeirQuery(0, ids(q.id), q.text, {"assay": q.model_dump(mode="json", exclude={"id", "text"})})
         for q in golden.questions
     ]
     pairs, summary.below_min_grade = graded_pairs(golden, min_grade)
-    qrels = [BeirQrel(0, ids(q), ids(c), g) for q, c, g in pairs]
+    pairs += _passage_pairs(spans)
+    qrels = [BeirQrel(0, ids(q), ids(c), g) for q, c, g in sorted(pairs)]
     summary.files = write_beir(tmp, corpus, queries, qrels, split=split)
     summary.grades, summary.renamed_ids = len(qrels), len(ids.changed)
+    _count_spans(summary, spans)
+
+
+def _document_info(doc: Document) -> dict[str, Any]:
+    return {"source": doc.source, "title": doc.title, "metadata": doc.metadata}
+
+
+def _passage_docs(golden: GoldenSet, passages: list[PooledPassage], ids: _Ids) -> list[BeirDoc]:
+    """Corpus entries of the pooled passages: ``metadata`` ``doc_id``, ``start``, ``end``, ``match``; a located one
+    also carries the ``assay`` fields of a chunk of its document (ordinals after the document's chunks)."""
+    ordinal = {c.doc_id: c.ordinal for c in sorted(golden.chunks, key=lambda c: c.ordinal)}
+    out = []
+    for pooled in passages:
+        meta: dict[str, Any] = {**pooled.offsets(), "match": pooled.passage.match}
+        doc, title = pooled.document, ""
+        if doc is not None:
+            ordinal[doc.id] = ordinal.get(doc.id, -1) + 1
+            chunk = _as_chunk(pooled, doc, ordinal[doc.id])
+            meta["assay"] = {**chunk.model_dump(mode="json", exclude={"id", "text"}), "document": _document_info(doc)}
+            title = doc.title or ""
+        out.append(BeirDoc(0, ids(pooled.id), pooled.text, title, meta))
+    return out
+
+
+def _as_chunk(pooled: PooledPassage, doc: Document, ordinal: int) -> Chunk:
+    """A located passage as the chunk ``assay import beir`` makes of it; ``metadata.assay_passage`` keeps its match,
+    score and (when it differs from the span's) the run's text."""
+    passage: dict[str, Any] = {"match": pooled.passage.match, "score": pooled.passage.score}
+    if pooled.passage.text.strip() != pooled.text.strip():
+        passage["run_text"] = pooled.passage.text
+    return Chunk(
+        id=pooled.id,
+        doc_id=doc.id,
+        ordinal=ordinal,
+        text=pooled.text,
+        start=pooled.passage.start,
+        end=pooled.passage.end,
+        metadata={"assay_passage": passage},
+    )
+
+
+def _passage_pairs(spans: PooledSpans) -> list[tuple[str, str, int]]:
+    return [(qid, pooled.id, grade) for pooled in spans.passages for qid, grade in pooled.grades]
+
+
+def _count_spans(summary: ExportSummary, spans: PooledSpans) -> None:
+    summary.passages, summary.passage_grades = len(spans.passages), spans.grades
+    summary.below_min_grade += spans.below_min_grade
+
+
+def _left_out_spans(golden: GoldenSet, summary: ExportSummary) -> None:
+    """RAGAS and CSV have no place for passages: a note says how many judged passages are not in the export."""
+    if golden.passages:
+        summary.notes.append(
+            f"{len(golden.passages)} judged passage(s) of passages.jsonl (pooled spans) are not in this format; "
+            "export --to beir or --to trec to keep them"
+        )
 
 
 def _trec(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
     ids = _Ids(_TREC_UNSAFE)
     pairs, summary.below_min_grade = graded_pairs(golden, min_grade)
+    spans = pooled_passages(golden, min_grade)
     table: dict[str, dict[str, int]] = {}
-    for qid, cid, grade in pairs:
+    for qid, cid, grade in pairs + _passage_pairs(spans):
         table.setdefault(ids(qid), {})[ids(cid)] = grade
     summary.files["qrels.txt"] = summary.grades = write_qrels(tmp / "qrels.txt", table)
     summary.files["topics.tsv"] = write_topics(tmp / "topics.tsv", ((ids(q.id), q.text) for q in golden.questions))
+    if spans.passages:
+        summary.files[PASSAGE_MAP] = write_passage_map(tmp / PASSAGE_MAP, spans.passages, ids)
     summary.renamed_ids = len(ids.changed)
+    _count_spans(summary, spans)
 
 
 def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, split: str) -> None:
@@ -178,6 +262,7 @@ def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int 
     summary.files["ragas.jsonl"] = write_ragas_jsonl(tmp / "ragas.jsonl", rows)
     summary.files["ragas.csv"] = write_ragas_csv(tmp / "ragas.csv", rows)
     summary.grades = len(pairs)
+    _left_out_spans(golden, summary)
     empty = sum(1 for r in rows if not r["reference_contexts"])
     if empty:
         hint = " (binary qrels, where 1 means relevant? export with --min-grade 1)" if threshold > 1 else ""
@@ -206,6 +291,7 @@ def _csv(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | 
     summary.below_min_grade = labels.below_min_grade
     if min_grade is None and labels.unscored:
         summary.notes.append(f"{labels.unscored} unscored pair(s) listed in labels.csv with an empty grade and reason")
+    _left_out_spans(golden, summary)
 
 
 _WRITERS: dict[str, Callable[[GoldenSet, Path, ExportSummary, int | None, str], None]] = {

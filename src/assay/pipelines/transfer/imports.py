@@ -7,7 +7,9 @@ Each importer returns an :class:`ImportSummary` holding an in-memory :class:`Gol
   that qrels and runs name) and one document with the same id. BEIR entries exported by assay carry their chunk
   fields in ``metadata.assay``; those chunks are restored as they were, and their documents are rebuilt from the
   chunks: chunk texts placed at their character offsets (gaps filled with newlines), or joined by blank lines
-  when the chunks have no offsets.
+  when the chunks have no offsets. Judged passages an assay export wrote (pooled spans) carry chunk fields too and
+  come back as chunks of their documents at their offsets (``metadata.assay_passage`` marks them); a passage found
+  in no document comes back as a plain entry: a chunk and a document of its own.
 - **Questions.** By default only queries with at least one usable qrels line are kept (as BEIR's loader does: a
   ``queries.jsonl`` often holds every split); ``all_queries`` keeps the rest. Imported questions have type
   ``unknown`` unless the file says more (assay's own metadata, or a RAGAS multi-hop synthesizer).
