@@ -153,7 +153,10 @@ def _options(f: Any) -> Any:
         click.option("--fail-under", multiple=True, help="METRIC=X: exit 1 when a run's mean is below X."),
         click.option("--baseline", default=None, help="Compare each run with this run (default: every pair)."),
         click.option(
-            "--primary", default=None, help="Metric leading the verdict (default: first --fail-under, else ndcg@10)."
+            "--primary",
+            default=None,
+            help="Metric leading the verdict (default: first --fail-under, else ndcg@10; nDCG at the first budget when "
+            "the runs cut their text differently).",
         ),
         click.option(
             "--correction",
