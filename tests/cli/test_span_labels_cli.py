@@ -68,6 +68,9 @@ def test_a_human_grade_of_a_span_reaches_agreement_the_pool_and_the_export(golde
     # run retrieved the span alone: recall is the span's characters over both.
     relevant = len(chunk_text("tent#1")) + len(SPAN)
     assert recall(golden, run_file, tmp_path / "after") == pytest.approx(len(SPAN) / relevant)
+    # assay eval's own judge-vs-human section counts the span item too (judge 0, person 3)
+    results = json.loads((tmp_path / "after" / "results.json").read_text())
+    assert results["agreement"]["overall"]["confusion_matrix"][0][3] == 1
 
     exported = run("export", golden, "--to", "trec", "-o", tmp_path / "trec")
     assert exported.exit_code == 0, exported.output

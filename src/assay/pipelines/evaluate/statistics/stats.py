@@ -137,13 +137,15 @@ def ppi_inputs(
     min_audited: int,
     annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
 ) -> PPIInputs:
-    """The judge's grade per pair (judge, else generator labels; None when unscored) and the human grade per pair
-    (human qrels, overridden by ``given``, e.g. the audit store's); ``annotations`` are kept for agreement."""
+    """The judge's grade per pair (judge, else generator labels; None when unscored), chunks and judged passages
+    (spans) alike, and the human grade per pair (human qrels, overridden by ``given``, e.g. the audit store's, whose
+    span items are keyed by passage id); ``annotations`` are kept for agreement."""
     human = {(q, c): g for q, chunks in gold.qrels_map(source="human").items() for c, g in chunks.items()}
     human.update(given or {})
     judge: dict[tuple[str, str], int | None] = {}
+    span_labels = [label for passage in gold.passages for label in passage.labels]  # keyed by the passage id
     for source in ("generator", "judge"):
-        for label in gold.qrels:
+        for label in [*gold.qrels, *span_labels]:
             if label.provenance.source == source:
                 judge[(label.query_id, label.chunk_id)] = label.grade
     return PPIInputs(judge, human, threshold, min_audited, dict(annotations or {}))
