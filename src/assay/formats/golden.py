@@ -108,6 +108,9 @@ class GoldenSet:
         """The document with id ``doc_id``; ``KeyError`` naming it when absent."""
         return _get(self._documents, "document", doc_id)
 
+    def has_document(self, doc_id: str) -> bool:
+        return doc_id in self._documents
+
     def chunk(self, chunk_id: str) -> Chunk:
         """The chunk with id ``chunk_id``; ``KeyError`` naming it when absent."""
         return _get(self._chunks, "chunk", chunk_id)
@@ -219,8 +222,9 @@ class GoldenSet:
             questions=_read_unique(folder, "questions", Question),
             qrels=_read(folder, "qrels", RelevanceLabel),
             nuggets=_read(folder, "nuggets", NuggetSupport),
-            passages=_read_optional(folder / PASSAGES, "passages", Passage),
+            passages=[],
         )
+        golden.passages = _read_passages(folder / PASSAGES, golden)
         golden.check(folder)
         return golden
 
@@ -308,7 +312,7 @@ def label_origin(sources: Iterable[str]) -> LabelOrigin:
 def read_passages(folder: str | Path) -> list[Passage]:
     """The passages of a golden folder's ``passages.jsonl`` alone (none when the file is absent): for a writer that
     changes only them (the audit adds people's grades of spans) without loading the whole set."""
-    return _read_optional(Path(folder) / PASSAGES, "passages", Passage)
+    return _read_passages(Path(folder) / PASSAGES)
 
 
 def write_passages(folder: str | Path, passages: Sequence[Passage]) -> None:
@@ -380,8 +384,53 @@ def _read(folder: Path, part: Part, model: type[M]) -> list[M]:
     return [record for _, record in iter_records(folder / FILES[part], model, part)]
 
 
-def _read_optional(path: Path, kind: str, model: type[M]) -> list[M]:
-    return [record for _, record in iter_records(path, model, kind)] if path.is_file() else []
+def _read_passages(path: Path, golden: GoldenSet | None = None) -> list[Passage]:
+    """``passages.jsonl`` checked line by line (:class:`FormatError` naming the file, the line and the fix): ids are
+    unique; a passage's offsets lie inside its golden document (when ``golden`` is given); the labels of one passage
+    for one question from one source (model or annotator) agree, since they are labels of the same span."""
+    if not path.is_file():
+        return []
+    seen: dict[str, int] = {}
+    out: list[Passage] = []
+    for line, passage in iter_records(path, Passage, "passages"):
+        if passage.id in seen:
+            raise FormatError(path, line, f"duplicate passage id {passage.id!r} (first on line {seen[passage.id]})",
+                              "one line per passage: merge their labels into one line")  # fmt: skip
+        seen[passage.id] = line
+        if golden is not None:
+            _check_span(path, line, passage, golden)
+        _check_agree(path, line, passage)
+        out.append(passage)
+    return out
+
+
+def _check_span(path: Path, line: int, passage: Passage, golden: GoldenSet) -> None:
+    if passage.start is None and passage.end is None:
+        return
+    fix = "0 <= start < end <= the document's length, with doc_id a golden document (or remove the line)"
+    if passage.doc_id is None or passage.start is None or passage.end is None:
+        raise FormatError(path, line, f"passage {passage.id!r} needs doc_id, start and end together", fix)
+    if not golden.has_document(passage.doc_id):
+        raise FormatError(path, line, f"passage {passage.id!r}: unknown doc_id {passage.doc_id!r}", fix)
+    size = len(golden.document(passage.doc_id).text)
+    if not 0 <= passage.start < passage.end <= size:
+        problem = f"passage {passage.id!r}: span {passage.start}-{passage.end} outside document {passage.doc_id!r}"
+        raise FormatError(path, line, f"{problem} ({size} characters)", fix)
+
+
+def _check_agree(path: Path, line: int, passage: Passage) -> None:
+    grades: dict[tuple[str, str, str], int | None] = {}
+    for label in passage.labels:
+        who = label.provenance.annotator or label.provenance.model or ""
+        key = (label.query_id, label.provenance.source, who)
+        if key in grades and grades[key] != label.grade:
+            raise FormatError(
+                path, line,
+                f"passage {passage.id!r} has two {label.provenance.source} labels of {who or 'one source'} for "
+                f"{label.query_id!r} that disagree ({grades[key]} and {label.grade}) on the same span",
+                "keep one label per question and source on a passage",
+            )  # fmt: skip
+        grades[key] = label.grade
 
 
 def _read_unique(folder: Path, part: Part, model: type[M]) -> list[M]:
