@@ -42,6 +42,8 @@ from assay.metrics._errors import MetricError
 __all__ = [
     "DIAGNOSIS_METRICS",
     "LOWER_IS_BETTER",
+    "NO_DIRECTION",
+    "SHARED_NAMES",
     "claim_f1",
     "claim_precision",
     "claim_recall",
@@ -75,6 +77,9 @@ DIAGNOSIS_METRICS: dict[str, tuple[str, ...]] = {
 
 
 LOWER_IS_BETTER = frozenset({"noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination"})
+NO_DIRECTION = frozenset({"self_knowledge"})  # neither higher nor lower is better: it depends on the use
+# diagnosis metrics that assay's one-call metrics already compute, under the one-call names (RAGChecker's -> ours)
+SHARED_NAMES = {"retriever_claim_recall": "context_recall", "faithfulness": "faithfulness"}
 
 
 def _vector(values: npt.ArrayLike) -> FloatArray:

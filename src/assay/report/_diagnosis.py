@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assay.metrics.diagnosis import DIAGNOSIS_METRICS, LOWER_IS_BETTER, NO_DIRECTION, SHARED_NAMES
 from assay.results import Comparison, DiagnosisExample, EvalResult, MetricSummary
 
 __all__ = [
@@ -24,17 +25,24 @@ __all__ = [
     "module_rows",
 ]
 
-MODULES: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
-    ("overall", (("claim precision", "claim_precision", "up"), ("claim recall", "claim_recall", "up"),
-                 ("claim F1", "claim_f1", "up"))),
-    ("retriever", (("claim recall", "context_recall", "up"),
-                   ("context precision", "retriever_context_precision", "up"))),
-    ("generator", (("context utilization", "context_utilization", "up"),
-                   ("noise sens. relevant", "noise_sensitivity_relevant", "down"),
-                   ("noise sens. irrelevant", "noise_sensitivity_irrelevant", "down"),
-                   ("hallucination", "hallucination", "down"), ("self-knowledge", "self_knowledge", ""),
-                   ("faithfulness", "faithfulness", "up"))),
-)  # fmt: skip
+_SHOWN = {  # how the report names each diagnosis metric (RAGChecker's names, from assay.metrics.diagnosis)
+    "claim_precision": "claim precision", "claim_recall": "claim recall", "claim_f1": "claim F1",
+    "retriever_claim_recall": "claim recall", "retriever_context_precision": "context precision",
+    "context_utilization": "context utilization", "noise_sensitivity_relevant": "noise sens. relevant",
+    "noise_sensitivity_irrelevant": "noise sens. irrelevant", "hallucination": "hallucination",
+    "self_knowledge": "self-knowledge", "faithfulness": "faithfulness",
+}  # fmt: skip
+
+
+def _direction(name: str) -> str:
+    return "" if name in NO_DIRECTION else "down" if name in LOWER_IS_BETTER else "up"
+
+
+# (module, ((label, metric as results store it, better "up" | "down" | ""), ...)), from the metrics' own catalogue
+MODULES: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = tuple(
+    (module, tuple((_SHOWN[name], SHARED_NAMES.get(name, name), _direction(name)) for name in names))
+    for module, names in DIAGNOSIS_METRICS.items()
+)
 CATEGORIES = {
     "missed_by_retriever": "missed by the retriever (a reference claim no chunk entails)",
     "ignored_by_generator": "ignored by the generator (in a chunk, not in the answer)",

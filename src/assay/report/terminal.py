@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from assay.metrics.diagnosis import SHARED_NAMES
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
@@ -38,7 +39,7 @@ def render_terminal(result: EvalResult, console: Console) -> None:
     console.print(_header(result))
     for warning in result.warnings:  # above the figures and verdicts they qualify
         console.print(Text(f"warning: {warning}", style="yellow"))
-    in_diagnosis = {row.metric for row in diag.module_rows(result)} - {"context_recall", "faithfulness"}
+    in_diagnosis = {row.metric for row in diag.module_rows(result)} - set(SHARED_NAMES.values())
     headline = [name for name in fmt.headline_metrics(result) if name not in in_diagnosis]  # shown below instead
     for run in result.runs:
         _print_run(console, result, run, headline)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from assay.errors import ConfigError
 from assay.metrics import MetricError, parse_measure
-from assay.metrics.diagnosis import DIAGNOSIS_METRICS
+from assay.metrics.diagnosis import DIAGNOSIS_METRICS, SHARED_NAMES
 
 __all__ = [
     "ANSWER_METRICS",
@@ -52,8 +52,6 @@ CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at eac
 SPAN_FAMILIES = ("span_recall", "span_precision", "span_iou")
 ANSWER_METRICS = ["faithfulness", "answer_relevance", "attribution_rate"]  # what the answer call gives
 NUGGET_METRICS = [f"nugget_recall_{s}_{m}" for s in ("all", "vital") for m in ("strict", "lenient")]
-# diagnosis metrics that the one-call metrics already write (RAGChecker's name -> ours), computed once
-SHARED_NAMES = {"retriever_claim_recall": "context_recall", "faithfulness": "faithfulness"}
 DIAGNOSIS_NAMES = [n for names in DIAGNOSIS_METRICS.values() for n in names if n not in SHARED_NAMES]
 # metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
 LLM_FAMILIES = {
