@@ -67,12 +67,17 @@ def own_spans(golden: GoldenSet) -> dict[str, list[Span]]:
     return out
 
 
-def as_run(spans: dict[str, list[Span]], cut: Cut, push: int = 0) -> list[dict]:
-    """A run by offsets: each question's spans (its top ``push`` moved to the end), each cut by ``cut``."""
+def as_run(spans: dict[str, list[Span]], cut: Cut, push: int = 0, texts: dict[str, str] | None = None) -> list[dict]:
+    """A run by offsets (by text, cut inside words, with ``texts``: the documents' texts): each question's spans
+    (its top ``push`` moved to the end), each cut by ``cut``."""
     rows = []
     for qid, ranked in spans.items():
         order = ranked[push:] + ranked[:push]
-        items = [{"doc_id": d, "start": a, "end": b} for span in order for d, a, b in cut(span)]
+        pieces = [piece for span in order for piece in cut(span)]
+        if texts is None:
+            items = [{"doc_id": d, "start": a, "end": b} for d, a, b in pieces]
+        else:
+            items = [{"text": texts[d][a:b]} for d, a, b in pieces]
         rows.append({"query_id": qid, "retrieved": items})
     return rows
 
@@ -81,16 +86,18 @@ SETTINGS = EvalSettings(k_values=(5, K), n_boot=300, add_labels=False)
 
 
 def invariance(folder: Path, spans: dict[str, list[Span]]) -> None:
-    """(g): each cut beside the own run: the largest |difference| of the means."""
+    """(g): each cut beside the own run: the largest |difference| of the means; the cuts by offsets, then halves and
+    thirds given by text (located by the aligner)."""
     from assay.pipelines.evaluate.scoring.names import counts_passages
 
+    texts = {d.id: d.text for d in GoldenSet.load(folder).documents}
     own = as_run(spans, CUTS["own"])
-    print(f"  {'cut':8s} {'comparable measures':>20s} {'largest |diff|':>15s}  {'worst':18s} "
+    print(f"  {'cut':12s} {'comparable measures':>20s} {'largest |diff|':>15s}  {'worst':18s} "
           f"{'passage-bound, largest |diff|':>30s}")  # fmt: skip
-    for name, cut in CUTS.items():
-        if name == "own":
-            continue
-        result, _ = evaluate(folder, {"own": own, name: as_run(spans, cut)}, settings=SETTINGS)
+    variants = [(name, as_run(spans, cut)) for name, cut in CUTS.items() if name != "own"]
+    variants += [(f"{name}/text", as_run(spans, CUTS[name], texts=texts)) for name in ("halves", "thirds")]
+    for name, run in variants:
+        result, _ = evaluate(folder, {"own": own, name: run}, settings=SETTINGS)
         a, b = result.runs[0].metrics, result.runs[1].metrics
         diffs = {m: abs((a[m].mean or 0.0) - (b[m].mean or 0.0)) for m in a if m in b}
         fair = {m: d for m, d in diffs.items() if not counts_passages(m)}
@@ -98,7 +105,7 @@ def invariance(folder: Path, spans: dict[str, list[Span]]) -> None:
         worst = max(fair, key=fair.__getitem__)
         other = max(bound, key=bound.__getitem__) if bound else None
         shown = f"{bound[other]:.3f} ({other})" if other else "-"
-        print(f"  {name:8s} {len(fair):20d} {fair[worst]:15.4f}  {worst:18s} {shown:>30s}")
+        print(f"  {name:12s} {len(fair):20d} {fair[worst]:15.4f}  {worst:18s} {shown:>30s}")
 
 
 def discrimination(folder: Path, spans: dict[str, list[Span]]) -> None:

@@ -66,12 +66,18 @@ def test_the_same_text_cut_differently_scores_the_same(golden: Path, cuts: list[
             assert (a is None and b is None) or a == pytest.approx(b, abs=1e-12), (qid, name, a, b)
 
 
+def counted(doc: str, start: int, end: int) -> list[tuple[str, int]]:
+    """The characters a budget counts: letters and digits (whitespace, punctuation and markup are not counted)."""
+    return [(doc, i) for i in range(start, end) if DOCS[doc][i].isalnum()]
+
+
 def relevant_chars(qid: str, threshold: int = 1) -> set[tuple[str, int]]:
-    return {(d, i) for cid, g in GRADES[qid].items() if g >= threshold for d, s, e in [span(cid)] for i in range(s, e)}
+    return {c for cid, g in GRADES[qid].items() if g >= threshold for c in counted(*span(cid))}
 
 
 def test_budget_measures_against_character_sets(golden: Path) -> None:
-    """q2: a passage of the tent's flysheet paragraph (graded 0) then half of the weight paragraph (graded 3)."""
+    """q2: a passage of the tent's flysheet paragraph (graded 0) then half of the weight paragraph (graded 3); the
+    budget counts 80 letters and digits."""
     flysheet, weight = span("tent#2"), span("tent#1")
     half = (weight[1], weight[1] + (weight[2] - weight[1]) // 2)
     run = [{"query_id": "q2", "retrieved": [
@@ -79,8 +85,7 @@ def test_budget_measures_against_character_sets(golden: Path) -> None:
         {"doc_id": "tent", "start": half[0], "end": half[1]},
     ]}]  # fmt: skip
     budget = 80
-    stream = [("tent", i) for i in range(flysheet[1], flysheet[2])] + [("tent", i) for i in range(*half)]
-    stream = stream[:budget]
+    stream = (counted(*flysheet) + counted("tent", *half))[:budget]
     relevant = relevant_chars("q2")
     found = [c in relevant for c in stream]
     hits, ap = 0, 0.0
@@ -88,7 +93,7 @@ def test_budget_measures_against_character_sets(golden: Path) -> None:
         if hit:
             hits += 1
             ap += hits / position
-    grade = {("tent", i): g for cid, g in GRADES["q2"].items() for d, s, e in [span(cid)] for i in range(s, e)}
+    grade = {c: g for cid, g in GRADES["q2"].items() for c in counted(*span(cid))}
     dcg = sum(grade.get(c, 0) / math.log2(i + 1) for i, c in enumerate(stream, start=1))
     ideal = sorted(grade.values(), reverse=True)[:budget]
     idcg = sum(g / math.log2(i + 1) for i, g in enumerate(ideal, start=1))

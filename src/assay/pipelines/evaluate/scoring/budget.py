@@ -2,6 +2,11 @@
 run retrieved, in characters of relevant text (:mod:`assay.metrics.budget` has the formulas), and the span measures
 at a budget against the question's evidence.
 
+**Characters are the letters and digits of the text**: whitespace, punctuation and markup are not counted, in the
+budget or in the relevant text, so a loader that keeps or drops them, or a splitter whose cuts fall between words,
+scores the same text the same (a passage given by text is located by its words: the characters between two pieces
+of a cut belong to neither). A token is 4 of them (``1000t`` = 4,000).
+
 **The pool of labelled spans** (:mod:`~assay.pipelines.evaluate.runs.carry`): each golden chunk's label at its span
 and each judged passage's label at the passage's span, overlaps resolved into one grade per character (the shortest
 labelled span holding a character decides, the highest grade among equally short ones); a character no label covers
@@ -15,8 +20,11 @@ as the span measures at k). Unscored: ``no_relevant_text`` (no relevant characte
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Sequence
 
+from assay.formats.golden import GoldenSet
 from assay.metrics.budget import budget_scores, resolve
 from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
@@ -29,31 +37,75 @@ NO_RELEVANT_TEXT = "no_relevant_text"
 Segments = dict[str, list[tuple[int, int, int]]]
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
+class WordChars:
+    """Offsets in a document's text to offsets among its letters and digits (computed per document on first need)."""
+
+    def __init__(self, golden: GoldenSet) -> None:
+        self.golden = golden
+        self._maps: dict[str, tuple[list[int], list[int], list[int]]] = {}
+
+    def _map(self, doc_id: str) -> tuple[list[int], list[int], list[int]]:
+        if doc_id not in self._maps:
+            text = self.golden.document(doc_id).text if self.golden.has_document(doc_id) else ""
+            starts, ends, before = [], [], [0]
+            for match in _WORD.finditer(text):
+                starts.append(match.start())
+                ends.append(match.end())
+                before.append(before[-1] + match.end() - match.start())
+            self._maps[doc_id] = (starts, ends, before)
+        return self._maps[doc_id]
+
+    def at(self, doc_id: str, offset: int) -> int:
+        """The letters and digits of the document before ``offset``."""
+        starts, ends, before = self._map(doc_id)
+        k = bisect.bisect_right(ends, offset)  # words ending at or before the offset
+        inside = offset - starts[k] if k < len(starts) and starts[k] < offset else 0
+        return before[k] + inside
+
+    def segments(self, segments: Segments) -> Segments:
+        """Graded segments in letter-and-digit offsets (segments with no letter or digit dropped)."""
+        out: Segments = {}
+        for doc, parts in segments.items():
+            mapped = [(self.at(doc, s), self.at(doc, e), g) for s, e, g in parts]
+            out[doc] = [(s, e, g) for s, e, g in mapped if e > s]
+        return out
+
+
 class SpanPool:
-    """Per question, the pool of labelled spans (:meth:`~..runs.carry.SpanIndex.labelled`) as character grades."""
+    """Per question, the pool of labelled spans (:meth:`~..runs.carry.SpanIndex.labelled`) as grades of the
+    letters and digits of the documents."""
 
     def __init__(self, index: SpanIndex) -> None:
         self.index = index
+        self.chars = WordChars(index.golden)
         self._grades: dict[str, Segments] = {}
 
     def grades(self, qid: str) -> Segments:
         """The question's character grades (overlaps resolved, see the module docstring)."""
         if qid not in self._grades:
-            self._grades[qid] = resolve([(s.doc_id, s.start, s.end, g) for s, g in self.index.labelled(qid)])
+            labelled = [(s.doc_id, s.start, s.end, g) for s, g in self.index.labelled(qid)]
+            self._grades[qid] = self.chars.segments(resolve(labelled))
         return self._grades[qid]
 
     def evidence(self, qid: str) -> Segments:
         """The question's evidence quotes as grade-1 characters."""
-        return resolve([(span.doc_id, span.start, span.end, 1) for span in self.index.evidence(qid)])
+        return self.chars.segments(resolve([(s.doc_id, s.start, s.end, 1) for s in self.index.evidence(qid)]))
 
 
-def _passages(line: RunLine) -> list[tuple[str, int, int] | int]:
-    """The line's passages in rank order: a located one's range, else the length of its text (no text: 0)."""
+def _passages(line: RunLine, chars: WordChars) -> list[tuple[str, int, int] | int]:
+    """The line's passages in rank order, in letters and digits: a located one's range, else the count of its text's
+    letters and digits (no text: 0)."""
     out: list[tuple[str, int, int] | int] = []
     for unit in line.ranked:
         found = line.located.get(unit)
         span = found.span if found is not None else None
-        out.append((span.doc_id, span.start, span.end) if span is not None else len(line.texts.get(unit, "")))
+        if span is not None:
+            out.append((span.doc_id, chars.at(span.doc_id, span.start), chars.at(span.doc_id, span.end)))
+        else:
+            out.append(sum(len(word) for word in _WORD.findall(line.texts.get(unit, ""))))
     return out
 
 
@@ -63,7 +115,7 @@ def budget_values(run: LoadedRun, pool: SpanPool, names: Sequence[str], threshol
     out: dict[str, QueryValues] = {}
     for qid, line in run.lines.items():
         values = out[qid] = QueryValues()
-        passages = _passages(line)
+        passages = _passages(line, pool.chars)
         for spec in parsed:
             _put(values, spec, passages, grades=pool.grades(qid), evidence=pool.evidence(qid), threshold=threshold)
     return out
