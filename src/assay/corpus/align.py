@@ -131,7 +131,7 @@ class _Doc:
 def _anchors(words: Sequence[str], first: int = 0, stop: int | None = None) -> Iterator[tuple[int, int]]:
     """``(position, key)`` of the anchor word triples among ``words[first:stop]``: those whose key, the CRC-32 of the
     three words joined by ``\\x1f`` (never in a word), is a multiple of 8. Chosen by content alone, the same in
-    every process (Python's ``hash()`` of a string is salted per process), so a passage and its document pick the
+    every process (Python's built-in string hash is salted per process), so a passage and its document pick the
     same triples. Two triples may share a key (32 bits): a lookup then returns more places, each one checked."""
     end = len(words) - 2 if stop is None else min(stop, len(words)) - 2
     crc32 = zlib.crc32

@@ -21,7 +21,7 @@ Near-duplicates are found with a prefix filter (shingles ordered rarest first; t
 share one of the first ``|x| - ceil(t * |x|) + 1`` shingles of each), then verified exactly on 64-bit shingle
 hashes (no MinHash error; a hash collision, about 2^-64 per pair of shingles, is the only one). The hashes are built
 from 8-byte BLAKE2b digests of the words, so they, and the order of shingles, are the same in every process and on
-every machine (Python's ``hash()`` of a string is salted per process).
+every machine (Python's built-in string hash is salted per process).
 """
 
 from __future__ import annotations
