@@ -28,7 +28,7 @@ from assay.formats.golden import GoldenSet
 from assay.metrics.budget import budget_scores, resolve
 from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
-from assay.pipelines.evaluate.scoring.names import BudgetName, parse_budget_name
+from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, BudgetName, parse_budget_name
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 
 __all__ = ["SpanPool", "budget_values"]
@@ -115,9 +115,10 @@ def budget_values(run: LoadedRun, pool: SpanPool, names: Sequence[str], threshol
     out: dict[str, QueryValues] = {}
     for qid, line in run.lines.items():
         values = out[qid] = QueryValues()
-        passages = _passages(line, pool.chars)
+        passages, grades = _passages(line, pool.chars), pool.grades(qid)
+        evidence = pool.evidence(qid) if any(spec.family in SPAN_FAMILIES for spec in parsed) else {}
         for spec in parsed:
-            _put(values, spec, passages, grades=pool.grades(qid), evidence=pool.evidence(qid), threshold=threshold)
+            _put(values, spec, passages, grades=grades, evidence=evidence, threshold=threshold)
     return out
 
 
@@ -130,7 +131,7 @@ def _put(
     evidence: Segments,
     threshold: int,
 ) -> None:
-    if spec.family.startswith("span_"):
+    if spec.family in SPAN_FAMILIES:
         got = budget_scores(passages, evidence, spec.chars, 1)
         shown, found, n = got.shown, got.found, got.n_relevant
         value = {"span_recall": got.recall, "span_precision": found / shown if shown else 0.0,
