@@ -138,8 +138,8 @@ def aa(folder: Path, spans: dict[str, list[Span]], samples: int = 20, share: flo
 
 def speed_corpus(n_docs: int, n_questions: int, seed: int = 0) -> GoldenSet:
     """A golden set over ``n_docs`` synthetic documents (8 CISI sentences each, one word in five replaced): one
-    chunk per paragraph of about 4 sentences, questions from a sentence of a random document, its source chunks
-    graded 3 and the BM25 neighbours' chunks 0-1, as a judged golden set would hold."""
+    document cut in two chunks at a sentence end past its middle, questions from the first 12 words of one of a
+    random document's first sentences, that document's chunk holding the sentence graded 3 and its other chunk 1."""
     from assay.types import Provenance
     from chunking import synthetic_corpus
 

@@ -9,9 +9,12 @@ Split by what each part does, with imports pointing one way (top to bottom; chec
 - :mod:`.statistics`: intervals, strata, PPI corrections, paired comparisons of runs, release gates.
 - :mod:`.judging`: what is still unlabelled goes to the judge; the LLM metrics; the diagnosis (RAGChecker's
   metrics) on the claim x chunk support matrix; the labels of the runs' own passages.
-- :mod:`.scoring`: per-query metric values from the labels (ranking, span, system); :mod:`.scoring.names` is the one
-  home of the metric names.
-- :mod:`.runs`: reading and checking the runs, locating their passages in the documents, carrying labels by span.
+- :mod:`.scoring`: per-query metric values (ranking on the projection, budget, span, system), what can be compared
+  across runs that cut their text differently (:mod:`.scoring.comparable`); :mod:`.scoring.names` is the one home
+  of the metric names.
+- :mod:`.runs`: reading and checking the runs, locating their passages in the documents, the pool of labelled spans
+  and the rule that grades a span from it (:mod:`.runs.carry`), each run projected onto the golden chunks
+  (:mod:`.runs.units`).
 
 The result records live in :mod:`assay.results` (what ``assay.report`` renders and ``results.json`` stores), and
 judge-versus-human agreement in :mod:`assay.pipelines.agreement` (also used by ``assay agreement``), both outside

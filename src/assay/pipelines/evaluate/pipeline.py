@@ -3,14 +3,19 @@
 Steps (each in its own module):
 
 1. read and check the runs (:mod:`~assay.pipelines.evaluate.runs.read`): unknown ids, duplicates, empty lists are
-   counted;
-2. with a judge, grade the retrieved chunks of the top k_max that have no label (listwise, cached per pair) and add
+   counted; project each onto the golden chunks (:mod:`~assay.pipelines.evaluate.runs.units`), the one unit of
+   account of the label-based measures;
+2. with a judge, grade the golden chunks in each projection's top k_max that have no label, and the passages the
+   pool's rule cannot grade (:mod:`~assay.pipelines.evaluate.runs.carry`) (listwise, cached per pair) and add
    the new labels to the golden set, and make the LLM-metric calls (:mod:`~assay.pipelines.evaluate.judging.drive`
    drives them in one event loop; :mod:`~assay.pipelines.evaluate.judging.calls` holds the steps);
-3. label-based metrics per query (:mod:`~assay.pipelines.evaluate.scoring.ranking`): trec_eval ranking measures,
-   RAGAS context precision, coverage recall, judged@k, grade histogram, precision-recall curve;
+3. metrics per query, against the same labels for every run: on the projection
+   (:mod:`~assay.pipelines.evaluate.scoring.ranking`) trec_eval ranking measures, RAGAS context precision, coverage
+   recall, judged@k, grade histogram, precision-recall curve; on the passages' text the budget measures
+   (:mod:`~assay.pipelines.evaluate.scoring.budget`) and span measures;
 4. statistics (:mod:`~assay.pipelines.evaluate.statistics.stats`): bootstrap intervals, strata, PPI++; comparisons
-   of runs, one family per metric (:mod:`~assay.pipelines.evaluate.statistics.compare`).
+   of runs, one family per metric (:mod:`~assay.pipelines.evaluate.statistics.compare`), over the metrics
+   comparable across the runs' chunkings (:mod:`~assay.pipelines.evaluate.scoring.comparable`).
 
 With a panel (``judge`` a :class:`~assay.judge.panel.Panel`), every relevance pair is judged by each of its judges
 and combined by its rule, the other calls go to its first judge, and ``results.json`` gets the agreement between the
@@ -134,7 +139,7 @@ def evaluate_detailed(
     chosen = split_metrics(config, gold, loaded, index)
     judges = judges_of(judge)
     before = [{stage: usage.model_copy() for stage, usage in one.usage.items()} for one in judges]
-    pool_before = len(gold.qrels) + sum(len(p.labels) for p in gold.passages)
+    pool_before = _pool_size(gold)
     carried = label_passages(gold, index, folder=folder, loaded=loaded, judge=judge, progress=progress,
                              **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
@@ -157,7 +162,7 @@ def evaluate_detailed(
     passages = passage_rows(loaded, labels, carried, config.depth)
     result = _result(gold, folder, runs=loaded, projected=projected, per_run=per_run, labels=labels, judge=judge,
                      config=config, humans=humans, passages=passages)  # fmt: skip
-    grown = len(gold.qrels) + sum(len(p.labels) for p in gold.passages) - pool_before
+    grown = _pool_size(gold) - pool_before
     result.warnings += _pool_note(grown, projected, carried)
     result.usage = _spent(judges, before)
     result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
@@ -166,6 +171,11 @@ def evaluate_detailed(
     rows = [row for rows in per_run.values() for row in rows.values()]
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support, passages)
+
+
+def _pool_size(gold: GoldenSet) -> int:
+    """Labels in the pool: chunk labels and judged passage labels."""
+    return len(gold.qrels) + sum(len(p.labels) for p in gold.passages)
 
 
 def _pool_note(grown: int, projected: Sequence[LoadedRun], carried: Carried) -> list[str]:

@@ -77,13 +77,13 @@ class SpanIndex:
         if self._passages is None:
             where = {p.id: p for p in self.golden.passages}
             self._passages = {}
-            for (pid_q, pid), label in self.golden.passage_labels().items():
+            for (qid_of, pid), label in self.golden.passage_labels().items():
                 passage = where.get(pid)
                 if label.grade is None or passage is None or passage.doc_id is None:
                     continue
                 if passage.start is not None and passage.end is not None:
                     found = Span(passage.doc_id, passage.start, passage.end, "offsets", 1.0)
-                    self._passages.setdefault(pid_q, []).append((found, label.grade))
+                    self._passages.setdefault(qid_of, []).append((found, label.grade))
         return self.graded(qid) + self._passages.get(qid, [])
 
     def evidence(self, qid: str) -> list[Span]:

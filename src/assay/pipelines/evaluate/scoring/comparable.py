@@ -21,6 +21,7 @@ When they do not:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from assay.pipelines.evaluate.runs.read import LoadedRun
 from assay.pipelines.evaluate.scoring.names import counts_passages
@@ -61,14 +62,14 @@ def cut_alike(runs: Sequence[LoadedRun], depth: int) -> bool:
     return True
 
 
+@dataclass(frozen=True)
 class Comparable:
     """The outcome for one evaluation: whether the runs cut alike, the metrics compared, the primary, the notes."""
 
-    def __init__(self, alike: bool, compared: list[str], primary: str | None, notes: list[str]) -> None:
-        self.alike = alike
-        self.compared = compared
-        self.primary = primary
-        self.notes = notes
+    alike: bool
+    compared: list[str]
+    primary: str | None
+    notes: list[str]
 
 
 def comparable(

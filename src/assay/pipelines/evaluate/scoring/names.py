@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from assay.errors import ConfigError
 from assay.metrics import MetricError, parse_measure
+from assay.metrics.budget import CHARS_PER_TOKEN
 from assay.metrics.diagnosis import DIAGNOSIS_METRICS, SHARED_NAMES
 
 __all__ = [
@@ -68,8 +69,7 @@ _UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS)
 _RANKING_WORDS = ("P", "recall", "ndcg", "ndcg_exp", "dcg", "dcg_exp", "map", "mrr", "rr", "hit", "err", "f1",
                   "f2", "fbeta", "rprec", "bpref", "iprec", "auc_pr", "num_rel", "num_ret")  # fmt: skip
 BUDGET_FAMILIES = ("ndcg", "recall", "P", "map", *SPAN_FAMILIES)  # at a budget of text: ``ndcg@1000t``
-CHARS_PER_TOKEN = 4  # as assay.metrics.budget counts a token
-_BUDGET = re.compile(r"^([A-Za-z_]+)@(\d+)([tc])(\|g>=\d+)?$")
+_BUDGET = re.compile(r"^([A-Za-z_]+)@(\d+)([tc])(?:\|g>=(\d+))?$")
 _BUDGET_FIX = "a whole number and a unit: t (tokens, 4 characters each) or c (characters), e.g. 1000t or 4000c"
 # metrics over the top k passages or the context's passages: in runs that cut their text differently, the same k
 # holds different amounts of text, so they compare chunkings rather than retrieval (no verdict across them)
@@ -203,10 +203,10 @@ def parse_budget_name(name: str) -> BudgetName:
         known = ", ".join(f"{f}@1000t" for f in BUDGET_FAMILIES)
         raise ConfigError(f"metric {name!r}: a budget measure is one of {known} (budget: {_BUDGET_FIX})")
     fam, grade = match.group(1), match.group(4)
-    if grade and (fam in SPAN_FAMILIES or fam == "ndcg" or not 0 <= int(grade[4:]) <= 3):
+    if grade and (fam in SPAN_FAMILIES or fam == "ndcg" or not 0 <= int(grade) <= 3):
         raise ConfigError(f"metric {name!r}: |g>=G (G in 0..3) goes with recall, P and map at a budget")
     chars = parse_budget(match.group(2) + match.group(3))
-    return BudgetName(name, fam, chars, int(grade[4:]) if grade else None)
+    return BudgetName(name, fam, chars, int(grade) if grade else None)
 
 
 def budget_measures(budgets: Sequence[str]) -> list[str]:
