@@ -23,6 +23,7 @@ __all__ = [
     "AgreementSummary",
     "AnnotatorAgreement",
     "AuditTarget",
+    "Clustering",
     "Comparison",
     "CorrectedMetric",
     "DiagnosisExample",
@@ -32,6 +33,7 @@ __all__ = [
     "JudgeVotes",
     "MetricSummary",
     "PanelAgreement",
+    "PowerPlan",
     "QueryResult",
     "RunCounts",
     "RunResult",
@@ -102,6 +104,7 @@ class QueryResult(_Model):
     strata: dict[str, str] = Field(default_factory=dict)  # e.g. {"type": "numeric", "difficulty": "hard"}
     metrics: dict[str, float | None] = Field(default_factory=dict)
     unscored: dict[str, str] = Field(default_factory=dict)  # metric -> reason, for the None values above
+    cluster: str | None = None  # the cluster the query is resampled with (its source document); None: itself
 
 
 class RunCounts(_Model):
@@ -197,6 +200,45 @@ class Comparison(_Model):
     resamples: int = 0
     exact: bool = False
     p_mc_error: float | None = None
+    # the clusters the paired queries were resampled in (None: each query its own) and the design effect of the
+    # differences: Var(mean) with those clusters over Var(mean) of independent queries (1: no loss)
+    clusters: int | None = None
+    design_effect: float | None = None
+
+
+class Clustering(_Model):
+    """How the questions were grouped for the statistics (``--cluster-by``): ``by`` is ``doc`` (questions sharing a
+    source document, linked through any document they share), ``none``, or a question field. ``design_effect`` is
+    the primary metric's: the largest over its compared pairs' differences, else over the runs' scores; the
+    effective number of independent questions is questions / design_effect. ``method`` names how intervals and tests
+    resample; ``note`` says in one sentence when the clusters are too few or too uneven to trust them fully."""
+
+    by: str
+    questions: int
+    clusters: int
+    mean_size: float
+    max_size: int
+    design_effect: float | None = None
+    method: str = ""
+    note: str | None = None
+
+
+class PowerPlan(_Model):
+    """Questions (and clusters) to find a difference of ``effect`` on ``metric`` at ``power`` with a two-sided test at
+    ``alpha``: n = (z(1 - alpha/2) + z(power))^2 sd^2 deff / effect^2 for the sd of the paired differences per
+    question (of ``a`` and ``b``) and the design effect of their clusters; clusters = n / mean cluster size."""
+
+    metric: str
+    a: str | None = None
+    b: str | None = None
+    effect: float
+    sd: float
+    design_effect: float = 1.0
+    alpha: float = 0.05
+    power: float = 0.8
+    questions: int
+    clusters: int | None = None
+    sentence: str = ""
 
 
 class AuditTarget(_Model):
@@ -395,3 +437,5 @@ class EvalResult(_Model):
     panel_cards: list[JudgeCardSummary] = Field(default_factory=list)  # the cards of a panel's other judges
     # agreement between the judges of a panel, over the golden set's labels that carry votes; None: no such label
     judges: PanelAgreement | None = None
+    clustering: Clustering | None = None  # how questions were grouped for intervals and tests (None: not recorded)
+    planning: list[PowerPlan] = Field(default_factory=list)  # questions needed for differences of given sizes

@@ -140,23 +140,26 @@ def family_null(
     scores: npt.ArrayLike,
     pairs: Sequence[tuple[int, int]],
     *,
+    n_items: int | None = None,
     n_resamples: int = 10_000,
     seed: int | np.random.Generator = 0,
 ) -> NullDistribution:
     """Null distribution of max over ``pairs`` of |mean_j - mean_i| with each query's row permuted (module doc).
 
-    Exact when (k!)^n <= :data:`EXACT_MAX` for n queries and k systems; otherwise ``n_resamples`` random
-    rearrangements, each query's permutation drawn uniformly (an index into the k! permutations for k <= 6, else the
-    argsort of uniform keys).
+    Exact when (k!)^n <= :data:`EXACT_MAX` for n rows and k systems; otherwise ``n_resamples`` random
+    rearrangements, each row's permutation drawn uniformly (an index into the k! permutations for k <= 6, else the
+    argsort of uniform keys). With ``n_items`` the rows are the sums of clusters of queries (``n_items`` queries in
+    all): one permutation per cluster, every query of a cluster permuted alike, and the means are sums / n_items.
     """
     matrix = _check(scores, pairs)
     n, k = matrix.shape
     if n == 0:
         raise MetricError("a randomization test needs at least one query scored by every system")
+    divisor = float(n if n_items is None else n_items)
     if math.factorial(k) ** n <= EXACT_MAX:
         picked = np.take_along_axis(np.broadcast_to(matrix, (math.factorial(k) ** n, n, k)),
                                     _exact_rearrangements(n, k), axis=2)  # fmt: skip
-        values = _max_range(picked.mean(axis=1), pairs)
+        values = _max_range(picked.sum(axis=1) / divisor, pairs)
         return NullDistribution(np.sort(values)[::-1], True, _tolerance(matrix))
     rng = _rng(seed)
     table = np.array(list(permutations(range(k))), dtype=np.intp) if k <= 6 else None
@@ -169,45 +172,58 @@ def family_null(
         else:
             order = np.argsort(rng.random((size, n, k)), axis=2)
         picked = np.take_along_axis(np.broadcast_to(matrix, (size, n, k)), order, axis=2)
-        out[start : start + size] = _max_range(picked.mean(axis=1), pairs)
+        out[start : start + size] = _max_range(picked.sum(axis=1) / divisor, pairs)
     return NullDistribution(np.sort(out)[::-1], False, _tolerance(matrix))
 
 
-def _flips(d: FloatArray, n_resamples: int, seed: int | np.random.Generator) -> tuple[FloatArray, FloatArray, bool]:
-    """For each sign vector (all 2^n when n <= 16, else ``n_resamples`` random ones, seeded): F @ d and the row sums of
-    F, where F_bi = 1 when d_i is flipped; and whether the vectors are all of them."""
+def _flips(
+    d: FloatArray, w: FloatArray, n_resamples: int, seed: int | np.random.Generator
+) -> tuple[FloatArray, FloatArray, bool]:
+    """For each sign vector (all 2^n when n <= 16, else ``n_resamples`` random ones, seeded): F @ d and F @ w, where
+    F_bi = 1 when d_i is flipped; and whether the vectors are all of them."""
     n = d.size
     if 2**n <= EXACT_MAX:
-        codes = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
-        return codes @ d, codes.sum(axis=1).astype(np.float64), True
+        codes = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(np.float64)
+        return codes @ d, codes @ w, True
     rng = _rng(seed)
-    fd, fs = np.empty(n_resamples), np.empty(n_resamples)
+    fd, fw = np.empty(n_resamples), np.empty(n_resamples)
     block = max(1, _BLOCK_CELLS // n)
     for start in range(0, n_resamples, block):
         size = min(block, n_resamples - start)
         flips = rng.integers(0, 2, size=(size, n), dtype=np.int8).astype(np.float64)
-        fd[start : start + size], fs[start : start + size] = flips @ d, flips.sum(axis=1)
-    return fd, fs, False
+        fd[start : start + size], fw[start : start + size] = flips @ d, flips @ w
+    return fd, fw, False
 
 
-def _diffs(diffs: npt.ArrayLike) -> FloatArray:
+def _diffs(diffs: npt.ArrayLike, weights: npt.ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
     d = np.asarray(diffs, dtype=np.float64)
     if d.ndim != 1 or d.size == 0 or np.isnan(d).any():
         raise MetricError(f"differences must be a non-empty 1-d array without NaN, got shape {d.shape}")
-    return d
+    w = np.ones_like(d) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != d.shape or np.isnan(w).any() or (w <= 0).any():
+        raise MetricError(f"weights must be positive cluster sizes, one per difference; got shape {w.shape}")
+    return d, w
 
 
 def sign_flip_null(
-    diffs: npt.ArrayLike, *, n_resamples: int = 10_000, seed: int | np.random.Generator = 0
+    diffs: npt.ArrayLike,
+    *,
+    weights: npt.ArrayLike | None = None,
+    n_resamples: int = 10_000,
+    seed: int | np.random.Generator = 0,
 ) -> NullDistribution:
-    """Null distribution of |mean(s_i d_i)| over sign vectors s: all 2^n when n <= 16, else ``n_resamples`` random.
+    """Null distribution of |sum(s_i d_i)| / sum(w) over sign vectors s: all 2^n when n <= 16, else ``n_resamples``
+    random.
 
-    The same test as :func:`family_null` for two systems (swapping a query's two scores flips the sign of its
-    difference), computed from the differences alone: |sum(d) - 2 F @ d| / n.
+    Without ``weights`` the d_i are per-query differences and the statistic is |mean(s_i d_i)|: the same test as
+    :func:`family_null` for two systems (swapping a query's two scores flips the sign of its difference). With
+    ``weights`` the d_i are the sums of the differences within clusters of queries and w_i the clusters' sizes: one
+    sign per cluster (the cluster randomization test; every query of a cluster moves with it), and the statistic is
+    still the mean difference over the queries. Computed as |sum(d) - 2 F @ d| / sum(w).
     """
-    d = _diffs(diffs)
-    fd, _, exact = _flips(d, n_resamples, seed)
-    values = np.abs(float(d.sum()) - 2.0 * fd) / d.size
+    d, w = _diffs(diffs, weights)
+    fd, _, exact = _flips(d, w, n_resamples, seed)
+    values = np.abs(float(d.sum()) - 2.0 * fd) / float(w.sum())
     return NullDistribution(np.sort(values)[::-1], exact, _tolerance(d))
 
 
@@ -216,32 +232,36 @@ def sign_flip_interval(
     level: float,
     *,
     significant: bool,
+    weights: npt.ArrayLike | None = None,
     n_resamples: int = 10_000,
     seed: int | np.random.Generator = 0,
 ) -> tuple[float, float]:
     """The interval of mean(d) that inverts the sign-flip test: {x : the test of mean(d - x) = 0 at ``level`` does
     not reject}, with the same sign vectors as :func:`sign_flip_null` for the same ``n_resamples`` and ``seed``.
+    With ``weights`` (cluster sums d_i of w_i queries each), the mean is sum(d) / sum(w) and the test at x flips
+    the signs of d_i - x w_i.
 
     Each bound is found by bisection (60 steps) between the estimate mean(d) (p = 1, never rejected) and a rejected
     point. ``significant`` is the decision of the test at x = 0 (the caller's): 0 is taken as rejected when it is
     True and as not rejected when False, so the interval excludes 0 exactly when the test said significant. A side
     where even a point beyond every d_i is not rejected (too few queries) ends at that point, just beyond the range
-    of the differences.
+    of the differences (the cluster means, with weights).
     """
-    d = _diffs(diffs)
-    fd, fs, exact = _flips(d, n_resamples, seed)
-    n, total, tol = d.size, float(d.sum()), _tolerance(d)
+    d, w = _diffs(diffs, weights)
+    fd, fw, exact = _flips(d, w, n_resamples, seed)
+    n, total, tol = float(w.sum()), float(d.sum()), _tolerance(d)
     count = fd.size
 
     def rejects(x: float) -> bool:
-        stats = np.abs(total - n * x - 2.0 * (fd - x * fs))
+        stats = np.abs(total - n * x - 2.0 * (fd - x * fw))
         hits = int(np.count_nonzero(stats >= abs(total - n * x) - n * tol))
         return (hits / count if exact else (hits + 1) / (count + 1)) <= level
 
     delta = total / n
-    margin = 1e-6 * (1.0 + float(np.ptp(d)))
-    low = _bound(rejects, delta, float(d.min()) - margin, significant=significant)
-    high = _bound(rejects, delta, float(d.max()) + margin, significant=significant)
+    means = d / w
+    margin = 1e-6 * (1.0 + float(np.ptp(means)))
+    low = _bound(rejects, delta, float(means.min()) - margin, significant=significant)
+    high = _bound(rejects, delta, float(means.max()) + margin, significant=significant)
     return low, high
 
 

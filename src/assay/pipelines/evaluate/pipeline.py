@@ -54,7 +54,8 @@ from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
-from assay.pipelines.evaluate.statistics.compare import compare_runs
+from assay.pipelines.evaluate.statistics.clustering import clustering_summary, question_clusters
+from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric
 from assay.pipelines.evaluate.statistics.stats import (
     PPIInputs,
     agreement_of,
@@ -131,6 +132,7 @@ def evaluate_detailed(
     config = (settings or EvalSettings()).checked()
     _needs_judge(config, judge)
     gold, folder = _load(golden)
+    grouping = question_clusters(gold, config.cluster_by, folder)  # a field that questions lack fails before any work
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
     index = SpanIndex(gold, resolver)
@@ -153,7 +155,16 @@ def evaluate_detailed(
     pool = SpanPool(index)
     per_run = {
         run.name: _rows(
-            gold, run, unit_run, labels=labels, chosen=chosen, assessed=assessed, config=config, index=index, pool=pool
+            gold,
+            run,
+            unit_run,
+            labels=labels,
+            chosen=chosen,
+            assessed=assessed,
+            config=config,
+            index=index,
+            pool=pool,
+            clusters=grouping,
         )
         for run, unit_run in zip(loaded, projected, strict=True)
     }
@@ -220,6 +231,7 @@ def estimate_evaluation(
     """Calls, cached items, prompt tokens and a cost bound per stage, without calling the model (``--dry-run``)."""
     config = (settings or EvalSettings()).checked()
     gold, folder = _load(golden)
+    question_clusters(gold, config.cluster_by, folder)  # a --cluster-by field that questions lack fails here too
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
     index = SpanIndex(gold, resolver)
@@ -254,6 +266,7 @@ def _rows(
     config: EvalSettings,
     index: SpanIndex,
     pool: SpanPool,
+    clusters: Mapping[str, str | None],
 ) -> dict[str, QueryResult]:
     """Per-query values: label-based measures on the run's projection onto the golden chunks (``unit_run``), span
     and budget measures on its passages, the LLM metrics as assessed."""
@@ -272,7 +285,7 @@ def _rows(
     rows: dict[str, QueryResult] = {}
     for qid in run.lines:
         strata = question_strata(gold.question(qid), config.strata)
-        row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata)
+        row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata, cluster=clusters.get(qid))
         for part in parts:
             values = part.get(qid)
             if values is not None:
@@ -380,7 +393,10 @@ def _result(
         settings=settings,
         runs=results,
         comparisons=(comparisons := compare_runs(per_run, fair.compared, replace(config.stat(), primary=fair.primary))),
-        primary_metric=next((c.metric for c in comparisons if c.primary), None),
+        primary_metric=(primary := next((c.metric for c in comparisons if c.primary), None)),
+        clustering=clustering_summary(
+            config.cluster_by, per_run, comparisons, primary or primary_metric(fair.compared, fair.primary)
+        ),
         diagnosis_comparisons=directed(compare_runs(per_run, diagnosed, replace(config.stat(), primary=None))),
         corrected=corrected,
         agreement=agreement_of(gold, humans, fields=("type", "difficulty", *config.strata), settings=config.stat()),

@@ -49,6 +49,8 @@ class EvalSettings:
     metric leading the verdict; None: ndcg@10, or nDCG at the first budget when the runs cut their text differently,
     else the first compared), ``alpha`` the family-wise significance level. ``budgets``: the context budgets of the
     budget measures (``1000t`` tokens of 4 characters, ``4000c`` characters; :mod:`~.scoring.budget`).
+    ``cluster_by``: how questions are grouped for intervals and tests (``doc``, ``none`` or a question field;
+    :mod:`~assay.pipelines.evaluate.statistics.clustering`).
     ``diagnosis``: how the diagnosis gets its claim x chunk entailment
     (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
     chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
@@ -74,6 +76,7 @@ class EvalSettings:
     budgets: tuple[str, ...] = ("1000t",)
     alpha: float = 0.05
     diagnosis: str = DEFAULT_MODE
+    cluster_by: str = "doc"
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -88,6 +91,8 @@ class EvalSettings:
             raise ConfigError(f"--correction {self.correction}: use one of {', '.join(CORRECTIONS)}")
         if not 0.0 < self.alpha < 1.0:
             raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
+        if not self.cluster_by.strip():
+            raise ConfigError("--cluster-by needs doc, none or a question field name, e.g. --cluster-by product")
         if self.diagnosis not in DIAGNOSIS_MODES:
             raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
         for budget in self.budgets:

@@ -38,10 +38,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from assay.errors import ConfigError
+from assay.metrics import clusters, stats
 from assay.metrics import randomization as rz
-from assay.metrics import stats
 from assay.pipelines.evaluate.statistics.stats import StatSettings
-from assay.results import Comparison, QueryResult
+from assay.results import Comparison, QueryResult, rounded
 
 __all__ = ["CORRECTIONS", "compare_runs", "family_pairs", "primary_metric", "resamples", "verdict"]
 
@@ -98,12 +98,14 @@ def compare_runs(per_run: Mapping[str, Rows], names: Sequence[str], settings: St
 
 @dataclass
 class _Test:
-    """One pair of one family: its paired scores, null distribution, and the figures of its decision."""
+    """One pair of one family: its paired scores, their clusters, null distribution, and the figures of its
+    decision."""
 
     a: str
     b: str
     xs: np.ndarray
     ys: np.ndarray
+    labels: list[str]
     null: rz.NullDistribution
     p: float = math.nan
     p_adj: float = math.nan
@@ -117,16 +119,27 @@ class _Test:
     def observed(self) -> float:
         return abs(float(np.mean(self.ys - self.xs)))
 
+    @property
+    def grouped(self) -> clusters.Grouped:
+        """The differences summed within clusters: the units the sign flips move."""
+        return clusters.group(self.ys - self.xs, self.labels)
 
-def _paired(a: Rows, b: Rows, name: str, queries: set[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+
+def _label(row: QueryResult) -> str:
+    return row.cluster or f"query:{row.query_id}"
+
+
+def _paired(a: Rows, b: Rows, name: str, queries: set[str] | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     xs: list[float] = []
     ys: list[float] = []
+    labels: list[str] = []
     for qid in sorted(set(a) & set(b) if queries is None else queries):
         x, y = a[qid].metrics.get(name), b[qid].metrics.get(name)
         if x is not None and y is not None:
             xs.append(x)
             ys.append(y)
-    return np.array(xs, dtype=np.float64), np.array(ys, dtype=np.float64)
+            labels.append(_label(a[qid]))
+    return np.array(xs, dtype=np.float64), np.array(ys, dtype=np.float64), labels
 
 
 def _family(
@@ -152,12 +165,13 @@ def _tests(
 ) -> list[_Test]:  # fmt: skip
     """The pairs with at least two shared scored queries, each with its sign-flip null and unadjusted p."""
     paired = [(a, b, *_paired(per_run[a], per_run[b], name, shared)) for a, b in pairs]
-    kept = [(a, b, xs, ys) for a, b, xs, ys in paired if xs.size >= 2]
+    kept = [(a, b, xs, ys, labels) for a, b, xs, ys, labels in paired if xs.size >= 2]
     count = resamples(len(kept), settings)
     tests = []
-    for a, b, xs, ys in kept:
-        null = rz.sign_flip_null(ys - xs, n_resamples=count, seed=settings.seed)
-        tests.append(_Test(a, b, xs, ys, null, p=null.p_value(abs(float(np.mean(ys - xs))))))
+    for a, b, xs, ys, labels in kept:
+        grouped = clusters.group(ys - xs, labels)
+        null = rz.sign_flip_null(grouped.sums, weights=grouped.sizes, n_resamples=count, seed=settings.seed)
+        tests.append(_Test(a, b, xs, ys, labels, null, p=null.p_value(abs(float(np.mean(ys - xs))))))
     return tests
 
 
@@ -188,8 +202,14 @@ def _tukey(
     """Randomized Tukey HSD over the family's pairs, on the queries every run of the family scored."""
     runs = list(dict.fromkeys(r for t in tests for r in (t.a, t.b)))
     scores = np.array([[per_run[r][q].metrics[name] for r in runs] for q in queries], dtype=np.float64)
+    labels = [_label(per_run[runs[0]][q]) for q in queries]
+    keys = sorted(set(labels))  # one permutation per cluster: the family's scores summed within clusters
+    sums = np.zeros((len(keys), len(runs)))
+    position = {key: i for i, key in enumerate(keys)}
+    np.add.at(sums, [position[label] for label in labels], scores)
     index = [(runs.index(t.a), runs.index(t.b)) for t in tests]
-    null = rz.family_null(scores, index, n_resamples=resamples(len(tests), settings), seed=settings.seed)
+    null = rz.family_null(sums, index, n_items=len(queries), n_resamples=resamples(len(tests), settings),
+                          seed=settings.seed)  # fmt: skip
     for t in tests:
         _decide(t, null, settings.alpha, p_adj=null.p_value(t.observed))
 
@@ -198,10 +218,11 @@ def _record(t: _Test, name: str, settings: StatSettings, *, m: int, primary: boo
     effect = rz.paired_effect(t.xs, t.ys)
     decider = t.decider or t.null
     delta = effect.delta
+    grouped = t.grouped
     if settings.correction == "tukey":
         low, high = _shifted(delta, t.critical, significant=t.significant, spread=float(np.max(np.abs(t.ys - t.xs))))
     else:
-        low, high = rz.sign_flip_interval(t.ys - t.xs, t.level, significant=t.significant,
+        low, high = rz.sign_flip_interval(grouped.sums, t.level, significant=t.significant, weights=grouped.sizes,
                                           n_resamples=t.null.size, seed=settings.seed)  # fmt: skip
     low, high = _bounds(delta, low, high, significant=t.significant)
     text = verdict(t.a, t.b, name, delta=delta, interval=(low, high), p_adj=t.p_adj, sig=t.significant,
@@ -212,7 +233,14 @@ def _record(t: _Test, name: str, settings: StatSettings, *, m: int, primary: boo
         correction=settings.correction, family_size=m, primary=primary, interval_confidence=round(1.0 - t.level, 6),
         d_z=None if effect.d_z is None else round(effect.d_z, 6), wins=effect.wins, ties=effect.ties,
         losses=effect.losses, resamples=decider.size, exact=decider.exact, p_mc_error=round(t.mc_error, 6),
+        clusters=None if grouped.k == grouped.n else grouped.k, design_effect=_deff(t, grouped),
     )  # fmt: skip
+
+
+def _deff(t: _Test, grouped: clusters.Grouped) -> float | None:
+    """The design effect of the pair's differences; None when every query is its own cluster."""
+    value = None if grouped.k == grouped.n else clusters.design_effect(t.ys - t.xs, t.labels)
+    return None if value is None else rounded(value)
 
 
 def _shifted(delta: float, half: float, *, significant: bool, spread: float) -> tuple[float, float]:

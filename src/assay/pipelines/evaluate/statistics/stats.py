@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from assay.formats.golden import GoldenSet
-from assay.metrics import ppi, stats
+from assay.metrics import clusters, ppi
 from assay.pipelines.agreement import GradedItem, agreement_summary
 from assay.pipelines.evaluate.runs.read import LoadedRun
 from assay.results import (
@@ -84,8 +84,9 @@ def summarize(rows: Sequence[QueryResult], name: str, settings: StatSettings) ->
     array = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
     if not np.isfinite(array).any():
         return MetricSummary(mean=None, n_scored=0, n_unscored=len(values), unscored_reasons=dict(reasons))
-    interval = stats.bootstrap_ci(
-        array, confidence=settings.confidence, n_resamples=settings.n_boot, seed=settings.seed
+    labels = [row.cluster or f"query:{row.query_id}" for row in rows if name in row.metrics]
+    interval = clusters.mean_interval(
+        array, labels, confidence=settings.confidence, n_resamples=settings.n_boot, seed=settings.seed
     )
     return MetricSummary(
         mean=rounded(interval.mean),
