@@ -16,13 +16,9 @@ Every name is imported on first use (PEP 562), so ``import assay`` loads no mode
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = version("assay")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.0.0+unknown"
+from assay._version import __version__
 
 if TYPE_CHECKING:
     from assay.formats.golden import GoldenSet

@@ -130,7 +130,7 @@ def test_build_killed_mid_batch_resumes_on_the_rerun(tmp_path: Path) -> None:
 
 def _fake_grade(question: str, passage: str) -> int:
     """The grade the fake answers for this pair (its rule applied to the rendered prompt)."""
-    request = make_dry_run_judge("openai/gpt-4o-mini")._prepare("relevance", {"question": question, "passage": passage})
+    request = make_dry_run_judge("openai/gpt-4o-mini").prepare("relevance", {"question": question, "passage": passage})
     grade: int = json.loads(default_answer(request.request.messages))["grade"]
     return grade
 

@@ -108,7 +108,7 @@ def test_fail_under_sets_the_exit_status(
     [
         (["--fail-under", "ndgc@10=0.5"], "unknown metric 'ndgc@10'; close names: ndcg@10"),
         (["-m", "ndcg@10", "-m", "P@x"], "metric 'P@x'"),
-        (["--fail-under", "nugget_recall=0.5"], "a gate names one metric, not a family"),
+        (["--fail-under", "nugget_recall=0.5"], "--fail-under nugget_recall: give one metric, not a family"),
         (["--fail-under", "faithfulness=0.5"], "an LLM-judged metric needs --judge MODEL"),
     ],
 )

@@ -99,7 +99,7 @@ def test_encodings_bom_crlf_and_detected_legacy_encoding() -> None:
     docs = _docs(result.documents)
     assert docs["bom.txt"].text == "Windows line ends and a byte order mark.\nSecond line.\n"
     assert "Après cette période, un crédit en magasin" in docs["latin1.txt"].text
-    assert result.warnings == ["latin1.txt: not UTF-8, decoded as cp1252 (detected); re-save as UTF-8 to be sure"]
+    assert result.warnings == ["latin1.txt: not UTF-8, decoded as cp1252 (detected); re-save as UTF-8 to be sure."]
 
 
 def test_utf16_with_bom_is_read(tmp_path: Path) -> None:
@@ -119,8 +119,8 @@ def test_bad_files_are_skipped_with_reasons(monkeypatch: pytest.MonkeyPatch) -> 
         "report.pdf": "pdf support not installed (pip install 'assay[pdf]')",
         "undecodable.txt": "undecodable text: not UTF-8 and no encoding fits; re-save the file as UTF-8",
     }
-    assert "report.pdf: PDF support is not installed; run pip install 'assay[pdf]'" in result.warnings
-    assert "skipped undecodable.txt: undecodable text: not UTF-8 and no encoding fits; re-save the file as UTF-8" in (
+    assert "report.pdf: PDF support is not installed; run pip install 'assay[pdf]'." in result.warnings
+    assert "skipped undecodable.txt: undecodable text: not UTF-8 and no encoding fits; re-save the file as UTF-8." in (
         result.warnings
     )
 

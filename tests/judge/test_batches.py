@@ -58,7 +58,7 @@ def _batched(server: FakeBatchServer, cache: Path, **options: Any) -> tuple[Judg
 
 def _expected_grade(judge: Judge, item: dict[str, str]) -> int:
     """The fake's answer for this item, computed from the rendered prompt by the fake's own rule."""
-    grade: int = json.loads(default_answer(judge._prepare(POINTWISE_PROMPT, item).request.messages))["grade"]
+    grade: int = json.loads(default_answer(judge.prepare(POINTWISE_PROMPT, item).request.messages))["grade"]
     return grade
 
 
@@ -169,7 +169,7 @@ def test_max_cost_submits_what_fits_then_stops(server: FakeBatchServer, tmp_path
     probe = _judge(server, tmp_path)
     bounds = []  # what each request may cost at 1 USD a token: its prompt tokens plus its max_tokens
     for item in ITEMS:
-        request = probe._prepare(POINTWISE_PROMPT, item).request
+        request = probe.prepare(POINTWISE_PROMPT, item).request
         bounds.append(sum(count_tokens(m["content"]) for m in request.messages) + request.params["max_tokens"])
     budget = bounds[0] + bounds[1] + bounds[2] / 2  # room for two requests, not three
     judge = _judge(server, tmp_path, max_cost=budget, price=Price(1.0, 1.0))

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from assay import __version__
+from assay._version import __version__
 from assay.errors import AssayError
 from assay.metrics import MetricError
 
@@ -19,6 +19,12 @@ _OFFLINE_ENV = {
     "LITELLM_MODE": "PRODUCTION",
     "HF_HUB_OFFLINE": "1",
 }
+
+
+def warn(message: str) -> None:
+    """Print one warning on stderr as ``warning: MESSAGE``; every message is a whole sentence, ended by a period
+    (``tests/cli/test_warnings.py`` holds each producer to it)."""
+    click.echo(f"warning: {message}", err=True)
 
 
 def apply_offline_env() -> None:

@@ -1,4 +1,5 @@
-"""``--batch`` and ``--batch-retry`` of ``assay build``, ``grade`` and ``eval``, and what they print.
+"""What ``--batch`` and ``--batch-retry`` (options of :mod:`assay.cli._judge_options`) do in ``assay build``,
+``grade`` and ``eval``, and what they print.
 
 :func:`start_batches` turns a judge made by :func:`assay.cli._judge_options.judge_from_options` into one that sends
 its uncached calls through the provider's batch API (for a panel, each judge that calls an OpenAI-compatible server:
@@ -10,14 +11,13 @@ direct.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
 
 import click
 
-from assay.cli._judge_options import api_base_for
+from assay.cli._judge_options import JudgeOptions
 from assay.errors import ConfigError
 from assay.judge import Judge, Price
-from assay.judge.batches import RETRY_POLICIES, BatchRunner, use_batches
+from assay.judge.batches import BatchRunner, use_batches
 from assay.judge.batches.setup import batch_price, can_batch
 from assay.judge.batches.status import batches
 from assay.judge.panel import Grader, Panel, judges_of
@@ -25,44 +25,18 @@ from assay.judge.panel import Grader, Panel, judges_of
 __all__ = [
     "batch_dry_run",
     "batch_line",
-    "batch_options",
     "batch_summary",
     "echo_batch_summary",
     "saving_line",
     "start_batches",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
 
-_OPTIONS = [
-    click.option(
-        "--batch",
-        is_flag=True,
-        help="Send the calls the cache does not answer through the provider's batch API (OpenAI-compatible: about "
-        "half the price, results within 24 h); a rerun picks up batches already submitted.",
-    ),
-    click.option(
-        "--batch-retry",
-        type=click.Choice(RETRY_POLICIES),
-        default="batch",
-        show_default=True,
-        help="Requests that fail inside a batch: one more batch, direct calls, or none (left unscored).",
-    ),
-]
-
-
-def batch_options(function: F) -> F:
-    """Add ``--batch`` and ``--batch-retry``."""
-    for option in reversed(_OPTIONS):
-        function = option(function)
-    return function
-
-
-def start_batches(judge: Grader, options: dict[str, Any]) -> dict[str, BatchRunner]:
+def start_batches(judge: Grader, judging: JudgeOptions) -> dict[str, BatchRunner]:
     """With ``--batch``: the judge's lists go through batches from now on (progress lines on stderr); for a panel,
     the lists of each judge that can (an OpenAI-compatible server), with its model before each progress line. The
     runners by judge model (none without ``--batch``)."""
-    if not options["batch"]:
+    if not judging.batch:
         return {}
     judges = judges_of(judge)
     several = len(judges) > 1
@@ -73,7 +47,7 @@ def start_batches(judge: Grader, options: dict[str, Any]) -> dict[str, BatchRunn
             "or a server given by --api-base): drop --batch"
         )
     return {
-        one.model: use_batches(one, retry=options["batch_retry"], report=_reporter(one.model if several else None))
+        one.model: use_batches(one, retry=judging.batch_retry, report=_reporter(one.model if several else None))
         for one in batched
     }
 
@@ -101,17 +75,17 @@ def batch_summary(runner: BatchRunner) -> str:
     return f"{head}; {t.answered} answers cost ${t.cost_usd:.4f} at the batch price{direct}{saved}"
 
 
-def batch_dry_run(judge: Grader, options: dict[str, Any]) -> Price | None:
+def batch_dry_run(judge: Grader, judging: JudgeOptions) -> Price | None:
     """With ``--batch``, price the dry-run judge at the batch price; the direct price it replaced (else None). For a
     panel, each judge that can batch at its batch price (None: there is no one direct price to compare with)."""
-    if not options["batch"]:
+    if not judging.batch:
         return None
     if isinstance(judge, Panel):
         for one in judge.judges:
-            if _batched(one, options):
+            if _batched(one, judging):
                 one.price = batch_price(one)
         return None
-    if not _batched(judge, options):
+    if not _batched(judge, judging):
         raise ConfigError(
             f"batch judging uses the OpenAI-compatible batch API (openai/..., or a server given by --api-base); "
             f"judge {judge.model!r} is not called that way: drop --batch"
@@ -120,10 +94,10 @@ def batch_dry_run(judge: Grader, options: dict[str, Any]) -> Price | None:
     return direct
 
 
-def _batched(judge: Judge, options: dict[str, Any]) -> bool:
+def _batched(judge: Judge, judging: JudgeOptions) -> bool:
     """Whether a dry-run judge would be called through the OpenAI-compatible API (so batched): ``openai/...`` or a
     server of its own or from ``--api-base``; the offline judge never is. (A dry-run judge has no backend to ask.)"""
-    return judge.model != "offline" and bool(api_base_for(judge.model, options) or judge.model.startswith("openai/"))
+    return judge.model != "offline" and bool(judging.api_base_for(judge.model) or judge.model.startswith("openai/"))
 
 
 def batch_line(judge: Grader, batch_cost: float | None, direct: Price | None) -> str:

@@ -1,15 +1,19 @@
 """The options of a target, shared by ``assay run`` and ``assay eval --target``; the environment read for secrets.
 
+:func:`target_options` adds the flags and hands the command one frozen :class:`TargetOptions`, ``asking``, read once.
+
 Secrets come only from environment variables the command line names as ``${NAME}`` (in the URL, a ``--header``
 value, the ``--body`` or a command argument): exactly those are read, and their values go nowhere but the call.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +28,53 @@ from assay.targets.spec import parse_pairs
 
 __all__ = [
     "RunBar",
+    "TargetOptions",
     "ask_targets",
     "default_label",
-    "spec_from_options",
     "summary_line",
     "target_options",
-    "target_settings",
 ]
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """The target flags of one command, read once: the http options (``body``, ``mapping``, ``headers``, parsed),
+    ``--label`` as given, ``--refresh``, the call limits as :class:`TargetSettings` and the answers cache."""
+
+    body: str | None
+    mapping: tuple[tuple[str, str], ...]
+    headers: tuple[tuple[str, str], ...]
+    label: str | None
+    refresh: bool
+    settings: TargetSettings
+    cache_dir: Path
+
+    @classmethod
+    def from_flags(cls, flags: dict[str, Any]) -> TargetOptions:
+        """Take the target flags out of click's ``flags`` (removed from it) into one checked value."""
+        settings = TargetSettings(concurrency=flags.pop("t_concurrency"), timeout=flags.pop("t_timeout"),
+                                  attempts=flags.pop("t_attempts"), rpm=flags.pop("t_rpm"))  # fmt: skip
+        return cls(
+            body=flags.pop("body"),
+            mapping=parse_pairs(flags.pop("mapping"), "--map", "="),
+            headers=parse_pairs(flags.pop("headers"), "--header", ":"),
+            label=flags.pop("label"),
+            refresh=flags.pop("refresh"),
+            settings=settings,
+            cache_dir=flags.pop("t_cache_dir") or Path(platformdirs.user_cache_dir("assay")) / "targets",
+        )
+
+    def spec(self, text: str) -> TargetSpec:
+        """The target spec of ``text`` with the http options, checked."""
+        return TargetSpec(text=text, body=self.body, mapping=self.mapping, headers=self.headers).check()
+
+    def run(self, golden: Path, spec: TargetSpec, output: Path, progress: RunBar) -> TargetRun:
+        """Ask ``spec`` every question of ``golden`` into ``output`` (:func:`assay.targets.run_target`)."""
+        if spec.kind == "python":
+            importable_cwd()
+        return run_target(golden, spec, output, label=default_label(self.label), settings=self.settings,
+                          cache_dir=self.cache_dir, refresh=self.refresh, secrets=secrets_for(spec),
+                          progress=progress)  # fmt: skip
 
 
 def target_options(prefix: str = "") -> Callable[[Any], Any]:
@@ -57,21 +101,15 @@ def target_options(prefix: str = "") -> Callable[[Any], Any]:
     ]  # fmt: skip
 
     def wrap(f: Any) -> Any:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **flags: Any) -> Any:
+            return f(*args, asking=TargetOptions.from_flags(flags), **flags)
+
         for option in reversed(options):
-            f = option(f)
-        return f
+            wrapper = option(wrapper)
+        return wrapper
 
     return wrap
-
-
-def spec_from_options(text: str, options: dict[str, Any]) -> TargetSpec:
-    """The target spec of ``text`` and the http options, checked."""
-    return TargetSpec(
-        text=text,
-        body=options["body"],
-        mapping=parse_pairs(options["mapping"], "--map", "="),
-        headers=parse_pairs(options["headers"], "--header", ":"),
-    ).check()
 
 
 def secrets_for(spec: TargetSpec) -> dict[str, str]:
@@ -80,15 +118,6 @@ def secrets_for(spec: TargetSpec) -> dict[str, str]:
     if missing:
         raise ConfigError(f"environment variable {missing[0]} is named in the target but not set: export it first")
     return {name: os.environ[name] for name in spec.references()}
-
-
-def target_settings(options: dict[str, Any]) -> TargetSettings:
-    return TargetSettings(concurrency=options["t_concurrency"], timeout=options["t_timeout"],
-                          attempts=options["t_attempts"], rpm=options["t_rpm"])  # fmt: skip
-
-
-def cache_dir(options: dict[str, Any]) -> Path:
-    return options["t_cache_dir"] or Path(platformdirs.user_cache_dir("assay")) / "targets"
 
 
 def default_label(option: str | None) -> str | None:
@@ -147,20 +176,16 @@ def parse_target(value: str) -> tuple[str, str]:
     return name, spec
 
 
-def ask_targets(golden: Path, values: Sequence[str], folder: Path, options: dict[str, Any]) -> list[tuple[str, Path]]:
+def ask_targets(golden: Path, values: Sequence[str], folder: Path, asking: TargetOptions) -> list[tuple[str, Path]]:
     """Run every ``--target NAME=SPEC`` into ``folder/NAME.jsonl`` (as ``assay run`` does); ``(name, path)`` each.
     Every spec is checked before the first is asked; a target that answers nothing stops with the reason."""
     named = [parse_target(value) for value in values]
-    specs = [(name, spec_from_options(text, options)) for name, text in named]
+    specs = [(name, asking.spec(text)) for name, text in named]
     out = []
     for name, spec in specs:
-        if spec.kind == "python":
-            importable_cwd()
         bar = RunBar(name, Console(stderr=True))
         with bar.bar:
-            done = run_target(golden, spec, folder / f"{name}.jsonl", label=default_label(options["label"]),
-                              settings=target_settings(options), cache_dir=cache_dir(options),
-                              refresh=options["refresh"], secrets=secrets_for(spec), progress=bar)  # fmt: skip
+            done = asking.run(golden, spec, folder / f"{name}.jsonl", bar)
         click.echo(f"{name}: {summary_line(done)}", err=True)
         out.append((name, done.check().path or folder / f"{name}.jsonl"))
     return out

@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from assay.cli._app import main
-from assay.cli._batch_options import batch_dry_run, batch_line, batch_options, echo_batch_summary, start_batches
-from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, panel_options
+from assay.cli._app import main, warn
+from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
+from assay.cli._judge_options import JudgeOptions, check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import BudgetExceeded
 from assay.formats.golden import GoldenSet
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage
@@ -100,7 +100,6 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.argument("corpus", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(path_type=Path), help="Golden-set folder to write.")
 @panel_options
-@batch_options
 @click.option(
     "--questions",
     type=click.IntRange(1),
@@ -160,8 +159,14 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @click.option("--no-critic", is_flag=True, help="Skip the critic stage (one call per question fewer).")
 @click.option("--dry-run", is_flag=True, help="Estimate calls, tokens and cost per stage; call nothing.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing golden-set folder.")
-def build(
-    corpus: tuple[Path, ...], output: Path, dry_run: bool, overwrite: bool, stop_after: str | None, **options: Any
+def build(  # noqa: PLR0917
+    corpus: tuple[Path, ...],
+    output: Path,
+    dry_run: bool,
+    overwrite: bool,
+    stop_after: str | None,
+    judging: JudgeOptions,
+    **options: Any,
 ) -> None:
     """Build a golden set from a corpus: typed questions with reference answers, graded relevance of every pooled
     chunk (sources, BM25 top k, neighbours, near-duplicates), nuggets mapped to supporting chunks, and a manifest.
@@ -199,15 +204,15 @@ def build(
     paths = list(corpus)
     console = Console(stderr=True)
     if dry_run:
-        estimator = dry_run_judge(options)
-        direct = batch_dry_run(estimator, options)
+        estimator = dry_run_judge(judging)
+        direct = batch_dry_run(estimator, judging)
         estimate = estimate_build(paths, judge=estimator, settings=settings)
         _print_estimate(estimate, console)
-        if options["batch"]:
+        if judging.batch:
             click.echo(batch_line(estimator, estimate.cost_usd, direct))
         return
-    judge = judge_from_options(options)
-    runners = start_batches(judge, options)
+    judge = judge_from_options(judging)
+    runners = start_batches(judge, judging)
     if runners:
         click.echo(_rounds(settings, stop_after), err=True)
     check_context(judge, ["question_generation", "question_critic", "relevance", "relevance_listwise", "support"])
@@ -278,7 +283,7 @@ def _span(low: str, high: str) -> str:
 def _print_estimate(estimate: BuildEstimate, console: Console) -> None:
     click.echo(f"plan: {estimate.plan}", err=True)
     for warning in estimate.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        warn(warning)
     table = Table(title=f"dry run: {estimate.documents} documents, {estimate.chunks} chunks, {estimate.seeds} seeds")
     for column in ("stage", "calls", "cached", "prompt tokens", "cost", "how"):  # ranges: low-high
         table.add_column(column, justify="left" if column in ("stage", "how") else "right")
@@ -305,7 +310,7 @@ def _print_summary(golden: GoldenSet, judge: Grader, output: Path, console: Cons
     counts = golden.manifest.counts
     warnings: list[str] = list((golden.manifest.model_extra or {}).get("warnings", []))
     for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+        warn(warning)
     stages = Table(title="counts per stage")
     stages.add_column("stage")
     stages.add_column("counts")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +15,16 @@ from rich.table import Table
 
 from assay.audit.pool import join_pool
 from assay.audit.store import STORE_NAME, LabelStore
-from assay.cli._app import main
-from assay.cli._batch_options import batch_dry_run, batch_line, batch_options, echo_batch_summary, start_batches
-from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, optional_judge_options
-from assay.cli._target_options import ask_targets, target_options
+from assay.cli._app import main, warn
+from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
+from assay.cli._judge_options import (
+    JudgeOptions,
+    check_context,
+    dry_run_judge,
+    judge_from_options,
+    optional_judge_options,
+)
+from assay.cli._target_options import TargetOptions, ask_targets, target_options
 from assay.cli.cache import resolve_cache_dir
 from assay.errors import ConfigError
 from assay.judge.panel import Grader, judges_of
@@ -30,18 +37,21 @@ from assay.pipelines.judgecheck.lookup import card_home, summarize_card
 from assay.report import render_terminal, write_report
 from assay.results import EvalResult, JudgeCardSummary
 
-__all__ = ["audit_labels", "check_fail_under", "eval_command", "judge_card", "parse_k", "parse_runs"]
+__all__ = ["EvalOptions", "audit_labels", "check_fail_under", "eval_command", "judge_card", "parse_k", "parse_runs"]
 
 
-def parse_k(text: str) -> tuple[int, ...]:
-    """``"1,3,5,10"`` -> (1, 3, 5, 10), sorted and without repeats."""
-    try:
-        values = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise ConfigError(f"-k {text!r}: give whole numbers separated by commas, e.g. -k 1,3,5,10") from None
-    if not values or values[0] < 1:
-        raise ConfigError(f"-k {text!r}: cut-offs must be >= 1, e.g. -k 1,3,5,10")
-    return tuple(values)
+def parse_k(texts: str | Sequence[str]) -> tuple[int, ...]:
+    """``"1,3,5,10"``, or the values of ``-k`` repeated (``["5", "10,20"]``), -> the cut-offs of all of them,
+    sorted and without repeats."""
+    values: set[int] = set()
+    for text in [texts] if isinstance(texts, str) else texts:
+        try:
+            values |= {int(part) for part in text.split(",") if part.strip()}
+        except ValueError:
+            raise ConfigError(f"-k {text!r}: give whole numbers separated by commas, e.g. -k 1,3,5,10") from None
+        if not values or min(values) < 1:
+            raise ConfigError(f"-k {text!r}: cut-offs must be >= 1, e.g. -k 1,3,5,10")
+    return tuple(sorted(values))
 
 
 def parse_runs(args: Sequence[str]) -> list[tuple[str, Path]]:
@@ -128,7 +138,14 @@ _NO_JUDGE = click.option("--no-judge", is_flag=True, help="No LLM: trec_eval's c
 def _options(f: Any) -> Any:
     options = [
         optional_judge_options(_NO_JUDGE),
-        click.option("-k", "k_text", default="1,3,5,10", show_default=True, help="Cut-offs, comma-separated."),
+        click.option(
+            "-k",
+            "k_texts",
+            multiple=True,
+            default=("1,3,5,10",),
+            show_default=True,
+            help="Cut-offs, comma-separated or repeated: -k 5,10 and -k 5 -k 10 are the same.",
+        ),
         click.option("-m", "--metric", "metrics", multiple=True, help="Only these (repeatable), whatever -k says."),
         click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),
         click.option(
@@ -155,8 +172,8 @@ def _options(f: Any) -> Any:
         click.option(
             "--primary",
             default=None,
-            help="Metric leading the verdict (default: first --fail-under, else ndcg@10; nDCG at the first budget when "
-            "the runs cut their text differently).",
+            help="Metric leading the verdict, computed whatever -k says (default: first --fail-under, else ndcg@10; "
+            "nDCG at the first budget when the runs cut their text differently).",
         ),
         click.option(
             "--correction",
@@ -196,10 +213,15 @@ def _options(f: Any) -> Any:
 @click.option("--target", "targets", multiple=True, metavar="NAME=SPEC",
               help="Ask this system first (as assay run does) and evaluate its run (repeatable).")  # fmt: skip
 @_options
-@batch_options
 @target_options("target-")
-def eval_command(
-    golden: Path, runs: tuple[str, ...], output: Path | None, targets: tuple[str, ...], **options: Any
+def eval_command(  # noqa: PLR0917
+    golden: Path,
+    runs: tuple[str, ...],
+    output: Path | None,
+    targets: tuple[str, ...],
+    judging: JudgeOptions,
+    asking: TargetOptions,
+    **flags: Any,
 ) -> None:
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
@@ -228,8 +250,9 @@ def eval_command(
     audit size for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per
     stratum).
 
-    A metric named by -m or --fail-under is computed whatever -k says (its cut-off joins the k values); every name
-    is checked before any work (an unknown one: an error with the close names, nothing written). A golden set
+    -k takes cut-offs comma-separated or repeated (-k 5,10 is -k 5 -k 10). A metric named by -m, --fail-under or
+    --primary is computed whatever -k says (its cut-off joins the k values); every name is checked before any work,
+    with one run too (an unknown one: an error with the real names nearest it, nothing written). A golden set
     labelled by people (assay import beir|trec --source human) evaluates like trec_eval, with judged@k and no
     judge-vs-human section or audit advice.
 
@@ -251,72 +274,99 @@ def eval_command(
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --batch   # half price, within 24 h
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest
     """
-    if options["judge_spec"] and options["no_judge"]:
-        raise ConfigError("give --judge MODEL or --no-judge, not both")
-    if options["combine"] and len(options["judge_specs"]) < 2:
-        raise ConfigError(f"--combine {options['combine']} combines several judges: give --judge twice or more")
-    gates = parse_fail_under(options["fail_under"])
-    settings = _settings(options, gates)
+    asked = EvalOptions.from_flags(flags, judging)
     specs = parse_runs(runs)
     console = Console()
     if not specs and not targets:
         raise ConfigError("give at least one RUN file or --target NAME=SPEC")
-    if targets and (options["dry_run"] or output is None):
+    if targets and (asked.dry_run or output is None):
         raise ConfigError("--target writes its run into the report folder: give -o REPORT_DIR (and no --dry-run)")
     if output is not None:
-        specs += ask_targets(golden, targets, output / "runs", options)
-    if options["dry_run"]:
-        _dry_run(golden, specs, options, settings, console)
+        specs += ask_targets(golden, targets, output / "runs", asking)
+    if asked.dry_run:
+        _dry_run(golden, specs, asked, console)
         return
     if output is None:
         raise ConfigError("give the report folder with -o REPORT_DIR")
-    done = _evaluate(golden, specs, options, settings)
-    if options["judge_spec"]:
-        done.result.judge_card = judge_card(options)
-        done.result.panel_cards = [judge_card(options, spec) for spec in options["judge_specs"][1:]]
+    done = _evaluate(golden, specs, asked)
+    if judging.specs:
+        done.result.judge_card = judge_card(judging, asked.judge_card)
+        done.result.panel_cards = [judge_card(judging, None, spec) for spec in judging.specs[1:]]
     _report(done, output, console)
-    failures = check_fail_under(done.result, gates)
+    failures = check_fail_under(done.result, asked.gates)
     if failures:
         click.echo("fail-under: " + "; ".join(failures), err=True)
         sys.exit(1)
 
 
-def _settings(options: dict[str, Any], gates: Sequence[tuple[str, float]]) -> EvalSettings:
-    """The settings of the flags; a metric named by ``--fail-under`` is computed too (``also``: besides -m, or
-    besides the defaults), its cut-off joining -k; every name checked before any work."""
-    judged = bool(options["judge_spec"])
-    cuts = {cut for name, _ in gates if (cut := check_gate(name, judged=judged)) is not None}
+@dataclass(frozen=True)
+class EvalOptions:
+    """What one ``assay eval`` is asked, read once from its flags (:meth:`from_flags`): the evaluation's
+    ``settings`` (every metric name checked), the ``--fail-under`` ``gates``, the judge options (no ``specs``: no
+    judge), ``--no-judge``, ``--dry-run`` and ``--judge-card``. A new flag of eval is read here, once."""
+
+    settings: EvalSettings
+    gates: tuple[tuple[str, float], ...]
+    judging: JudgeOptions
+    no_judge: bool
+    dry_run: bool
+    judge_card: Path | None
+
+    @classmethod
+    def from_flags(cls, flags: dict[str, Any], judging: JudgeOptions) -> EvalOptions:
+        """Check eval's own ``flags`` (click's values) against ``judging`` before any work."""
+        if judging.specs and flags["no_judge"]:
+            raise ConfigError("give --judge MODEL or --no-judge, not both")
+        if judging.batch and not judging.specs:
+            raise ConfigError("--batch sends judge calls through a batch API: give --judge MODEL too")
+        gates = tuple(parse_fail_under(flags["fail_under"]))
+        return cls(
+            settings=_settings(flags, gates, judged=bool(judging.specs)),
+            gates=gates,
+            judging=judging,
+            no_judge=flags["no_judge"],
+            dry_run=flags["dry_run"],
+            judge_card=flags["judge_card"],
+        )
+
+
+def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judged: bool) -> EvalSettings:
+    """The settings of the flags; a metric named by ``--fail-under`` (``also``) or ``--primary`` is computed too
+    (besides -m, or besides the defaults), its cut-off joining -k; every name checked before any work."""
+    k_values, budgets = parse_k(flags["k_texts"]), tuple(flags["budgets"]) or EvalSettings.budgets
+    named = [(name, "--fail-under") for name, _ in gates] + [(flags["primary"], "--primary")] * bool(flags["primary"])
+    cuts = {check_gate(name, judged=judged, flag=flag, k_values=k_values, budgets=budgets) for name, flag in named}
     return EvalSettings(
-        k_values=joined_k(parse_k(options["k_text"]), cuts),
-        metrics=tuple(options["metrics"]),
+        k_values=joined_k(k_values, {cut for cut in cuts if cut is not None}),
+        metrics=tuple(flags["metrics"]),
         also=tuple(name for name, _ in gates),
-        seed=options["seed"],
-        n_boot=options["n_boot"],
-        context_k=options["context_k"],
-        listwise=options["listwise"] or None,
-        add_labels=not options["no_add_labels"],
-        strata=tuple(options["strata"]),
-        budgets=tuple(options["budgets"]) or EvalSettings.budgets,
-        baseline=options["baseline"],
-        primary=options["primary"] or next((m for m, _ in parse_fail_under(options["fail_under"])), None),
-        correction=options["correction"],
-        diagnosis=options["diagnosis_mode"],
+        seed=flags["seed"],
+        n_boot=flags["n_boot"],
+        context_k=flags["context_k"],
+        listwise=flags["listwise"] or None,
+        add_labels=not flags["no_add_labels"],
+        strata=tuple(flags["strata"]),
+        budgets=budgets,
+        baseline=flags["baseline"],
+        primary=flags["primary"] or next((m for m, _ in gates), None),
+        correction=flags["correction"],
+        diagnosis=flags["diagnosis_mode"],
     ).checked()
 
 
-def _evaluate(
-    golden: Path, specs: list[tuple[str, Path]], options: dict[str, Any], settings: EvalSettings
-) -> Evaluated:
+def _evaluate(golden: Path, specs: list[tuple[str, Path]], asked: EvalOptions) -> Evaluated:
     humans, everyone = audit_labels(golden)
-    if options["batch"] and not options["judge_spec"]:
-        raise ConfigError("--batch sends judge calls through a batch API: give --judge MODEL too")
-    if not options["judge_spec"]:
-        if not options["no_judge"]:
-            click.echo("no --judge given: trec_eval's convention (unjudged = not relevant), no LLM metrics", err=True)
+    settings = asked.settings
+    if not asked.judging.specs:
+        if not asked.no_judge:
+            warn(
+                "no --judge given, so trec_eval's convention holds (unjudged = not relevant) and no LLM metric is "
+                "computed."
+            )
         return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans,
                                  annotations=everyone)  # fmt: skip
-    judge = judge_from_options(options)
-    runners = start_batches(judge, options)
+    judge = judge_from_options(asked.judging)
+    runners = start_batches(judge, asked.judging)
     if runners:
         click.echo(_BATCH_ROUNDS, err=True)
     check_context(judge, [name for name in prompt_names() if name not in ("question_generation", "question_critic")])
@@ -337,14 +387,14 @@ _BATCH_ROUNDS = (
 )
 
 
-def judge_card(options: dict[str, Any], spec: str | None = None) -> JudgeCardSummary:
-    """The card of the judge in use (or of the panel's judge ``spec``): ``--judge-card`` for the first judge, else the
-    one ``assay judge-check`` kept beside the cache."""
+def judge_card(judging: JudgeOptions, given: Path | None, spec: str | None = None) -> JudgeCardSummary:
+    """The card of the first judge (or of the panel's judge ``spec``): ``given`` (``--judge-card``) for the first
+    judge, else the one ``assay judge-check`` kept beside the cache."""
     first = spec is None
-    spec = spec or options["judge_spec"]
-    home = card_home(resolve_cache_dir(options["cache_dir"]), spec)
-    where = (options["judge_card"] if first else None) or home
-    prompts = [load_prompt(name, options["prompt_dir"]) for name in (POINTWISE_PROMPT, LISTWISE_PROMPT)]
+    spec = spec or judging.specs[0]
+    home = card_home(resolve_cache_dir(judging.cache_dir), spec)
+    where = (given if first else None) or home
+    prompts = [load_prompt(name, judging.prompt_dir) for name in (POINTWISE_PROMPT, LISTWISE_PROMPT)]
     return summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
 
 
@@ -360,15 +410,13 @@ def _report(done: Evaluated, output: Path, console: Console) -> None:
     )
 
 
-def _dry_run(
-    golden: Path, specs: list[tuple[str, Path]], options: dict[str, Any], settings: EvalSettings, console: Console
-) -> None:
-    if not options["judge_spec"]:
+def _dry_run(golden: Path, specs: list[tuple[str, Path]], asked: EvalOptions, console: Console) -> None:
+    if not asked.judging.specs:
         console.print("dry run without a judge: no calls to make")
         return
-    estimator = dry_run_judge(options)
-    direct = batch_dry_run(estimator, options)
-    estimates = estimate_evaluation(golden, list(specs), estimator, settings)
+    estimator = dry_run_judge(asked.judging)
+    direct = batch_dry_run(estimator, asked.judging)
+    estimates = estimate_evaluation(golden, list(specs), estimator, asked.settings)
     table = Table(title="dry run: judge calls of this evaluation")
     for column in ("stage", "calls", "cached", "prompt tokens", "cost bound"):
         table.add_column(column, justify="left" if column == "stage" else "right")
@@ -376,7 +424,7 @@ def _dry_run(
         cost = "unknown (give --price)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
         table.add_row(stage, str(e.calls), str(e.cached), str(e.prompt_tokens), cost)
     console.print(table)
-    if options["batch"]:
+    if asked.judging.batch:
         costs = [e.cost_usd for e in estimates.values()]
         total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
         click.echo(batch_line(estimator, total, direct))

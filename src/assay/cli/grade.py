@@ -13,8 +13,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.aio import run_sync
 from assay.cli._app import main
-from assay.cli._batch_options import batch_dry_run, batch_line, batch_options, echo_batch_summary, start_batches
-from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options, panel_options
+from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
+from assay.cli._judge_options import JudgeOptions, check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import NothingProduced
 from assay.formats.atomic import atomic_write
 from assay.formats.pairs import read_pairs as load_pairs
@@ -131,11 +131,12 @@ async def _run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int
 @click.argument("pairs_file", metavar="PAIRS.jsonl", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Labels JSONL.")
 @panel_options
-@batch_options
 @click.option("--listwise", type=click.IntRange(1, 50), default=None, help="Grade N chunks of a question per call.")
 @click.option("--seed", default=0, show_default=True, help="Seed of the listwise shuffle.")
 @click.option("--dry-run", is_flag=True, help="Count calls, cached pairs, tokens and cost; call nothing.")
-def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dry_run: bool, **options: Any) -> None:
+def grade(
+    *, pairs_file: Path, output: Path, listwise: int | None, seed: int, dry_run: bool, judging: JudgeOptions
+) -> None:
     """Grade (question, chunk) pairs for relevance on the 0-3 TREC DL / UMBRELA scale.
 
     Each input line has query_id, question, chunk_id and text. Each output line has query_id, chunk_id, grade
@@ -158,10 +159,10 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
     """
     pairs = read_pairs(pairs_file)
     if dry_run:
-        _dry_run(dry_run_judge(options), pairs, listwise, seed, options)
+        _dry_run(dry_run_judge(judging), pairs, listwise, seed, judging)
         return
-    judge = judge_from_options(options)
-    runners = start_batches(judge, options)
+    judge = judge_from_options(judging)
+    runners = start_batches(judge, judging)
     check_context(judge, [LISTWISE_PROMPT if listwise else POINTWISE_PROMPT])
     graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
     with atomic_write(output) as handle:
@@ -179,8 +180,8 @@ def grade(*, pairs_file: Path, output: Path, listwise: int | None, seed: int, dr
         )
 
 
-def _dry_run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int, options: dict[str, Any]) -> None:
-    direct = batch_dry_run(judge, options)
+def _dry_run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int, judging: JudgeOptions) -> None:
+    direct = batch_dry_run(judge, judging)
     estimate = estimate_pairs(judge, pairs, listwise=listwise, seed=seed)
     click.echo(
         f"dry run: {len(pairs)} pairs, {estimate.cached} cached, {estimate.calls} calls to make, "
@@ -192,7 +193,7 @@ def _dry_run(judge: Grader, pairs: list[Pair], listwise: int | None, seed: int, 
                 f"  judge {model}: {each.cached} cached, {each.calls} calls, ~{each.prompt_tokens} prompt tokens, "
                 f"cost {_bound(each.cost_usd)}"
             )
-    if options["batch"]:
+    if judging.batch:
         click.echo(batch_line(judge, estimate.cost_usd, direct))
 
 

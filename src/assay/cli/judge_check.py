@@ -4,7 +4,6 @@ injected instructions, cost) for one judge and prompt set."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
@@ -12,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.aio import run_sync
 from assay.cli._app import main
-from assay.cli._judge_options import check_context, judge_options, one_dry_run_judge, one_judge
+from assay.cli._judge_options import JudgeOptions, check_context, judge_options, one_dry_run_judge, one_judge
 from assay.cli.cache import resolve_cache_dir
 from assay.judge import Judge
 from assay.pipelines.judgecheck import CheckSettings, JudgeCard, check_judge, estimate_check, load_source, write_card
@@ -81,7 +80,7 @@ def judge_check(
     per_probe: int,
     groups: int,
     dry_run: bool,
-    **options: Any,
+    judging: JudgeOptions,
 ) -> None:
     """Measure a judge before trusting it: write a judge card (card.json, card.md, card.html).
 
@@ -100,14 +99,14 @@ def judge_check(
     settings = CheckSettings(queries=queries, seed=seed, repeats=repeats, per_probe=per_probe, groups=groups)
     source = load_source(labels, queries=queries, seed=seed)
     if dry_run:
-        _dry_run(one_dry_run_judge(options), source, settings)
+        _dry_run(one_dry_run_judge(judging), source, settings)
         return
-    judge = one_judge(options)
+    judge = one_judge(judging)
     check_context(judge, [POINTWISE, LISTWISE])
     card = run_sync(lambda: _run(judge, source, settings))
     write_card(card, output)
-    if not options["no_cache"]:
-        kept = card_home(resolve_cache_dir(options["cache_dir"]), card.model)
+    if not judging.no_cache:
+        kept = card_home(resolve_cache_dir(judging.cache_dir), card.model)
         write_card(card, kept)
         click.echo(f"kept a copy in {kept} (assay eval shows it beside the metrics of this judge)")
     for figure in headline(card):

@@ -4,24 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 from rich.console import Console
 
 from assay.cli._app import main
-from assay.cli._target_options import (
-    RunBar,
-    cache_dir,
-    default_label,
-    importable_cwd,
-    secrets_for,
-    spec_from_options,
-    summary_line,
-    target_options,
-    target_settings,
-)
-from assay.targets import run_target
+from assay.cli._target_options import RunBar, TargetOptions, summary_line, target_options
 
 __all__ = ["run_command"]
 
@@ -32,7 +20,7 @@ __all__ = ["run_command"]
               help="python:pkg.mod:function, http(s)://URL or cmd:PROGRAM ARGS.")  # fmt: skip
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Run file.")
 @target_options()
-def run_command(golden: Path, target_text: str, output: Path, **options: Any) -> None:
+def run_command(golden: Path, target_text: str, output: Path, asking: TargetOptions) -> None:
     """Ask the system under test every question of GOLDEN and write a run for `assay eval`: what it retrieved (ids,
     texts or offsets), its answer and citations, the latency of each call, tokens and cost when it reports them, and
     each failure with its kind (timeout, http_status, connection, invalid_output, exception, exit_status).
@@ -62,17 +50,13 @@ def run_command(golden: Path, target_text: str, output: Path, **options: Any) ->
           --body '{"q": "{question}"}' --map contexts=/data/passages --map answer=/data/text -o runs/prod.jsonl
       assay run golden/ --target 'cmd:python examples/rag_app.py --stdin' -o runs/cmd.jsonl --label v2
     """
-    spec = spec_from_options(target_text, options)
-    if spec.kind == "python":
-        importable_cwd()
+    spec = asking.spec(target_text)
     bar = RunBar(spec.display(), Console(stderr=True))
     try:
         with bar.bar:
-            done = run_target(golden, spec, output, label=default_label(options["label"]),
-                              settings=target_settings(options), cache_dir=cache_dir(options),
-                              refresh=options["refresh"], secrets=secrets_for(spec), progress=bar)  # fmt: skip
+            done = asking.run(golden, spec, output, bar)
     except KeyboardInterrupt:
-        click.echo(f"interrupted: no run written; every finished answer is kept in {cache_dir(options)}: rerun the "
+        click.echo(f"interrupted: no run written; every finished answer is kept in {asking.cache_dir}: rerun the "
                    "same command to ask only the rest", err=True)  # fmt: skip
         sys.exit(130)
     click.echo(summary_line(done), err=True)

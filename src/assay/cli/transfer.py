@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 
 from assay.audit.pool import join_pool
 from assay.audit.store import STORE_NAME, LabelStore
-from assay.cli._app import main
+from assay.cli._app import main, warn
 from assay.errors import InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
@@ -110,8 +110,8 @@ def _report_export(summary: ExportSummary) -> None:
     if summary.grade_threshold is not None:
         click.echo(f"{summary.below_min_grade} graded label(s) below grade {summary.grade_threshold} left out")
     if summary.renamed_ids:
-        click.echo(f"warning: {summary.renamed_ids} id(s) held characters {summary.format} cannot; "
-                   "they were percent-encoded (e.g. a space as %20)", err=True)  # fmt: skip
+        warn(f"{summary.renamed_ids} id(s) held characters {summary.format} cannot; they were percent-encoded (e.g. "
+             "a space as %20).")  # fmt: skip
     for note in summary.notes:
         click.echo(f"note: {note}")
 
@@ -216,7 +216,7 @@ def _save(summary: ImportSummary, out: str, overwrite: bool) -> None:
     with _bars():
         golden.save(out, overwrite=overwrite)
     for warning in summary.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        warn(warning)
     label_source = golden.manifest.settings.get("import", {}).get("label_source", "imported")
     click.echo(
         f"Imported {summary.source_format} into {out}: {len(golden.questions)} questions, {len(golden.chunks)} "

@@ -59,7 +59,7 @@ class IngestResult:
 
     def skip(self, where: str, reason: str) -> None:
         self.skipped.append((where, reason))
-        self.warnings.append(f"skipped {where}: {reason}")
+        self.warnings.append(f"skipped {where}: {reason.rstrip('.')}.")
 
 
 def ingest(paths: list[Path] | Path, *, root: Path | None = None) -> IngestResult:
@@ -161,7 +161,7 @@ def _decode_or_skip(data: bytes, rel: str, result: IngestResult) -> str | None:
         result.skip(rel, "undecodable text: not UTF-8 and no encoding fits; re-save the file as UTF-8")
         return None
     if encoding not in ("utf-8", "utf-8-sig"):
-        result.warnings.append(f"{rel}: not UTF-8, decoded as {encoding} (detected); re-save as UTF-8 to be sure")
+        result.warnings.append(f"{rel}: not UTF-8, decoded as {encoding} (detected); re-save as UTF-8 to be sure.")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -201,7 +201,7 @@ def _pdf_text(data: bytes, rel: str, result: IngestResult) -> str:
     try:
         import pypdf
     except ImportError:
-        result.warnings.append(f"{rel}: PDF support is not installed; run pip install 'assay[pdf]'")
+        result.warnings.append(f"{rel}: PDF support is not installed; run pip install 'assay[pdf]'.")
         result.skipped.append((rel, "pdf support not installed (pip install 'assay[pdf]')"))
         return ""
     import io

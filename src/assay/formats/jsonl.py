@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from assay._version import __version__
 from assay.errors import DatasetError, FormatError
 from assay.formats.atomic import atomic_write
 from assay.formats.progress import reading, writing
@@ -63,8 +64,6 @@ class JsonlHeader(BaseModel):
 
 
 def _assay_version() -> str:
-    from assay import __version__
-
     return __version__
 
 

@@ -34,11 +34,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from assay.judge.base import ChatRequest
+from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.pricing import Price
 from assay.judge.prompts import Prompt
-from assay.judge.results import Estimate, Judgement
+from assay.judge.results import Estimate, Judgement, JudgeStats
 from assay.text import count_tokens
+from assay.types import Unscored
 
 __all__ = [
     "CHUNK",
@@ -69,16 +70,32 @@ class Prepared:
 
 
 class BatchJudge(Protocol):
-    """What the batch needs of a judge (:class:`assay.judge.client.Judge` is the one implementation)."""
+    """What this module and the provider batches (:mod:`assay.judge.batches.runner`) need of a judge: public names
+    only (:class:`assay.judge.client.Judge` is the one implementation)."""
 
+    model: str
     concurrency: int
     price: Price | None
+    stats: JudgeStats
 
+    @property
+    def max_cost(self) -> float | None: ...
+    @property
+    def spent(self) -> float: ...
     def prompt(self, name: str) -> Prompt: ...
     def cache_get_many(self, keys: Sequence[str]) -> dict[str, str]: ...
-    def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared: ...
-    def _lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None: ...
-    async def _dedupe(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]: ...
+    def cache_put_many(self, items: Sequence[tuple[str, str]]) -> None: ...
+    def prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared: ...
+    def lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None: ...
+    async def ajudge_prepared(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]: ...
+    def judgement(
+        self, prepared: Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
+    ) -> Judgement[Any]: ...
+    def record_repeat(self, stage: str) -> None: ...
+    def record_unscored(
+        self, prepared: Prepared, stage: str, unscored: Unscored, tokens: Sequence[int] = (0, 0)
+    ) -> Judgement[Any]: ...
+    def account(self, stage: str, response: ChatResponse, price: Price | None = None) -> float | None: ...
 
 
 class Batcher(Protocol):
@@ -140,14 +157,14 @@ def misses(
     missed: set[str] = set()
     start, size = 0, CHUNK
     while start < len(list_of_variables):
-        chunk = [judge._prepare(prompt_name, variables) for variables in list_of_variables[start : start + size]]
+        chunk = [judge.prepare(prompt_name, variables) for variables in list_of_variables[start : start + size]]
         stored = judge.cache_get_many([prepared.key for prepared in chunk])
         first, start = start, start + len(chunk)
         # Mostly cached: take bigger chunks (fewer queries); mostly calls: small ones (short pauses of the loop).
         size = min(2 * size, MAX_CHUNK) if 2 * len(stored) >= len(chunk) else CHUNK
         for index, prepared in enumerate(chunk, first):
             raw = stored.get(prepared.key)
-            hit = judge._lookup(prepared, stage, raw) if raw is not None else None
+            hit = judge.lookup(prepared, stage, raw) if raw is not None else None
             if hit is None:
                 yield index, prepared, prepared.key in missed
                 missed.add(prepared.key)
@@ -187,7 +204,7 @@ async def _run_workers(
                     return
                 # A first occurrence was just looked up in bulk; a repeat joins the call in flight or reads the
                 # answer it cached.
-                results[index] = judgement = await judge._dedupe(prepared, stage, lookup=repeat)
+                results[index] = judgement = await judge.ajudge_prepared(prepared, stage, lookup=repeat)
                 if on_result is not None:  # after this worker has sent its next request: off the critical path
                     unreported += 1
                     loop.call_soon(report, index, judgement)
@@ -226,6 +243,6 @@ def looked_up(
 ) -> Iterator[tuple[Prepared, bool]]:
     """Each item prepared, and whether the cache holds its answer: MAX_CHUNK items per cache query."""
     for start in range(0, len(list_of_variables), MAX_CHUNK):
-        chunk = [judge._prepare(prompt_name, variables) for variables in list_of_variables[start : start + MAX_CHUNK]]
+        chunk = [judge.prepare(prompt_name, variables) for variables in list_of_variables[start : start + MAX_CHUNK]]
         stored = judge.cache_get_many([prepared.key for prepared in chunk])
         yield from ((prepared, prepared.key in stored) for prepared in chunk)

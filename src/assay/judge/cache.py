@@ -308,7 +308,7 @@ class CacheWriter:
         try:
             self._cache.checkpoint()
         except Exception as exc:  # nothing is lost: the log stays valid and is copied by a later checkpoint
-            log.warning("judge cache checkpoint failed (%s); the next one will retry", exc)
+            log.warning("judge cache checkpoint failed (%s); the next one will retry.", exc)
 
     def close(self) -> None:
         """Write whatever is still queued (nothing is, once every ``put`` has returned), wait for a checkpoint in
@@ -325,4 +325,4 @@ class CacheWriter:
         try:
             self._cache.set_autocheckpoint(pages)
         except Exception as exc:  # a broken cache must not stop judging; its writes will fail and be counted
-            log.warning("judge cache: could not set SQLite's auto-checkpoint to %d pages (%s)", pages, exc)
+            log.warning("judge cache: could not set SQLite's auto-checkpoint to %d pages (%s).", pages, exc)

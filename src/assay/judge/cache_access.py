@@ -30,7 +30,7 @@ class CacheAccess:
             return self.cache.get(key)
         except Exception as exc:  # a broken cache must not stop judging
             self.stats.cache_errors += 1
-            log.warning("judge cache read failed (%s); calling the model instead", exc)
+            log.warning("judge cache read failed (%s); calling the model instead.", exc)
             return None
 
     def cache_put_many(self, items: Sequence[tuple[str, str]]) -> None:
@@ -41,7 +41,7 @@ class CacheAccess:
             self.cache.put_many(items)
         except Exception as exc:  # a broken cache must not stop judging
             self.stats.cache_errors += 1
-            log.warning("judge cache write failed (%s); the answers are not cached", exc)
+            log.warning("judge cache write failed (%s); the answers are not cached.", exc)
 
     def cache_get_many(self, keys: Sequence[str]) -> dict[str, str]:
         """Read many keys at once; an error warns, counts, and reads as all misses."""
@@ -51,5 +51,5 @@ class CacheAccess:
             return self.cache.get_many(keys)
         except Exception as exc:  # a broken cache must not stop judging
             self.stats.cache_errors += 1
-            log.warning("judge cache read failed (%s); calling the model instead", exc)
+            log.warning("judge cache read failed (%s); calling the model instead.", exc)
             return {}

@@ -158,7 +158,10 @@ class Judge(CacheAccess):
             limits = {name: self.params_for(self.prompt(name)).get("max_tokens") for name in prompt_names}
             check_room(limits, window)
 
-    def _prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared:
+    # -- the batch protocol (assay.judge.batch.BatchJudge): one call prepared, looked up, made and counted -----------
+
+    def prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared:
+        """Render ``prompt_name`` with ``variables`` into the request this judge would send, and its cache key."""
         prompt = self.prompt(prompt_name)
         messages = prompt.render(variables)
         if not self.structured:
@@ -198,7 +201,14 @@ class Judge(CacheAccess):
         self.stats.cache_hits += 1
         self._stage(stage).cached += 1
 
-    def _lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None:
+    def record_repeat(self, stage: str) -> None:
+        """Count an item answered by another item's call (the same key in flight or in the same list)."""
+        self.stats.deduped += 1
+        self._stage(stage).cached += 1
+
+    def lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None:
+        """The cached answer of ``prepared`` (``raw``: its cache entry when already read), counted as a hit; None
+        when the cache has none (or an unreadable one)."""
         raw = raw if raw is not None else self.cache_get(prepared.key)
         if raw is None:
             return None
@@ -206,14 +216,15 @@ class Judge(CacheAccess):
             stored = json.loads(raw)
             output = prepared.prompt.output_model.model_validate(stored["output"])
         except (ValueError, KeyError, TypeError) as exc:
-            log.warning("ignoring an unreadable judge cache entry (%s)", exc)
+            log.warning("ignoring an unreadable judge cache entry (%s).", exc)
             return None
         self.record_cache_hit(stage)
-        return self._judgement(prepared, output, None, cached=True, tokens=(0, 0))
+        return self.judgement(prepared, output, None, cached=True, tokens=(0, 0))
 
-    def _judgement(
+    def judgement(
         self, prepared: Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
     ) -> Judgement[Any]:
+        """The record of one answer (``output``) or failure (``unscored``) of ``prepared``, priced at ``tokens``."""
         cost = self.price.cost(*tokens) if self.price is not None else None
         return Judgement(
             output=output,
@@ -245,7 +256,7 @@ class Judge(CacheAccess):
 
     def _cache_write_failed(self, exc: Exception) -> None:
         self.stats.cache_errors += 1
-        log.warning("judge cache write failed (%s); the answer is not cached", exc)
+        log.warning("judge cache write failed (%s); the answer is not cached.", exc)
 
     def _check_budget(self) -> None:
         if self.max_cost is not None and self.spent >= self.max_cost:
@@ -316,10 +327,11 @@ class Judge(CacheAccess):
             try:
                 response = await self._complete(request, stage)
             except ItemRejected as exc:
-                return self._unscored(prepared, stage, Unscored(reason=str(exc), kind=exc.kind, raw=exc.raw), tokens)
+                unscored = Unscored(reason=str(exc), kind=exc.kind, raw=exc.raw)
+                return self.record_unscored(prepared, stage, unscored, tokens)
             except TransientBackendError as exc:
                 kind = "truncated" if "truncated" in str(exc) else "backend_error"
-                return self._unscored(prepared, stage, Unscored(reason=str(exc), kind=kind, raw=None), tokens)
+                return self.record_unscored(prepared, stage, Unscored(reason=str(exc), kind=kind, raw=None), tokens)
             tokens[0] += response.prompt_tokens
             tokens[1] += response.completion_tokens
             text = response.content
@@ -331,18 +343,22 @@ class Judge(CacheAccess):
                     request = replace(request, messages=[*request.messages, *repair_messages(text, exc)])
                     continue
                 reason = f"invalid answer after one repair attempt: {exc}"
-                return self._unscored(prepared, stage, Unscored(reason=reason, kind="invalid_output", raw=text), tokens)
+                unscored = Unscored(reason=reason, kind="invalid_output", raw=text)
+                return self.record_unscored(prepared, stage, unscored, tokens)
             value = cache_value(output, tokens)
             writer = self._loop_state().writer
             if writer is not None:
                 await writer.put(prepared.key, value)
-            return self._judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
+            return self.judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _unscored(self, prepared: Prepared, stage: str, unscored: Unscored, tokens: list[int]) -> Judgement[Any]:
+    def record_unscored(
+        self, prepared: Prepared, stage: str, unscored: Unscored, tokens: Sequence[int] = (0, 0)
+    ) -> Judgement[Any]:
+        """Count ``prepared`` as unscored (by its kind) and return its record."""
         self.stats.unscored_kinds[unscored.kind] += 1
         self._stage(stage).unscored += 1
-        return self._judgement(prepared, None, unscored, cached=False, tokens=(tokens[0], tokens[1]))
+        return self.judgement(prepared, None, unscored, cached=False, tokens=(tokens[0], tokens[1]))
 
     def retract_unscored(self, stage: str, kind: str) -> None:
         """Take back one unscored count: the caller recovered the item another way (a listwise group split in two)."""
@@ -351,14 +367,15 @@ class Judge(CacheAccess):
             del self.stats.unscored_kinds[kind]
         self._stage(stage).unscored -= 1
 
-    async def _dedupe(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]:
+    async def ajudge_prepared(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]:
+        """Judge one prepared call: join the same call in flight, else read the cache (unless ``lookup`` is False:
+        the caller has just read it), else call the model (steps 3-8 of the module docstring)."""
         state = self._loop_state()
         running = state.inflight.get(prepared.key)
         if running is not None:
-            self.stats.deduped += 1
-            self._stage(stage).cached += 1
+            self.record_repeat(stage)
             return replace(await asyncio.shield(running), cached=True, prompt_tokens=0, completion_tokens=0)
-        hit = self._lookup(prepared, stage) if lookup else None
+        hit = self.lookup(prepared, stage) if lookup else None
         if hit is not None:
             return hit
         future: asyncio.Future[Judgement[Any]] = asyncio.get_running_loop().create_future()
@@ -378,7 +395,7 @@ class Judge(CacheAccess):
 
     async def ajudge(self, prompt_name: str, variables: Mapping[str, Any], *, stage: str = "default") -> Judgement[Any]:
         """Judge one item with the prompt ``prompt_name``."""
-        return await self._dedupe(self._prepare(prompt_name, variables), stage)
+        return await self.ajudge_prepared(self.prepare(prompt_name, variables), stage)
 
     async def ajudge_many(
         self,

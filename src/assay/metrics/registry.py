@@ -17,9 +17,10 @@ import numpy as np
 
 from assay.metrics import ranking as rk
 from assay.metrics._errors import MetricError
+from assay.metrics.close import close_names
 from assay.metrics.judged import FloatArray, Judged, Qrels, Run, join
 
-__all__ = ["DEFAULT_MEASURES", "Evaluation", "Measure", "evaluate", "parse_measure"]
+__all__ = ["COMMON_CUTS", "DEFAULT_MEASURES", "Evaluation", "Measure", "evaluate", "measure_catalogue", "parse_measure"]
 
 DEFAULT_MEASURES = (
     "map", "mrr", "ndcg@10", "P@5", "P@10", "recall@10", "recall@100", "err@10", "hit@10", "rprec", "bpref",
@@ -56,6 +57,10 @@ _ALIASES = {
     "ndcg_exp": "ndcg_exp", "dcg": "dcg", "dcg_exp": "dcg_exp", "err": "err", "f": "f", "fbeta": "f",
     "f1": "f", "f2": "f", "num_rel": "num_rel", "num_ret": "num_ret",
 }  # fmt: skip
+# the names offered as close to a misspelt one (one word per family; cut-offs from COMMON_CUTS or the caller's)
+_WORDS = ("P", "recall", "f1", "f2", "hit", "mrr", "rr", "map", "rprec", "bpref", "auc_pr", "ndcg", "ndcg_exp", "dcg",
+          "dcg_exp", "err", "num_rel", "num_ret")  # fmt: skip
+COMMON_CUTS = (1, 3, 5, 10, 20, 100)
 _TREC = re.compile(r"^(P|recall|map_cut|ndcg_cut|success|iprec_at_recall)_(\d+(?:\.\d+)?)$")
 _ASSAY = re.compile(r"^([A-Za-z0-9_\-]+?)(?:@(\d+(?:\.\d+)?))?$")
 
@@ -94,8 +99,24 @@ def known_measures() -> str:
     return "; ".join(example for _, _, example in _FAMILIES.values())
 
 
+def measure_catalogue(cuts: Iterable[int] = COMMON_CUTS) -> list[str]:
+    """Every measure name of one word per family, at each of ``cuts`` where the family takes a cut-off (``ndcg``,
+    ``ndcg@1``, ``ndcg@10``, ..., ``P@5``, ``map``, ``bpref``): the real names a misspelt one is compared with."""
+    names = []
+    for word in _WORDS:
+        rule = _FAMILIES[_ALIASES[word.lower()]][1]
+        if rule in ("optional", "none") and word not in ("rr", "f1", "f2"):
+            names.append(word)
+        if rule in ("optional", "required") and word != "mrr":
+            names += [f"{word}@{k}" for k in sorted(set(cuts))]
+    return names
+
+
 def _unknown(name: str, why: str) -> MetricError:
-    return MetricError(f"unknown measure {name!r} ({why}); known: {known_measures()}; option: |g>=2 threshold")
+    base, bar, options = name.partition("|")
+    close = [f"{near}{bar}{options}" for near in close_names(base.strip(), measure_catalogue())]
+    hint = f"close names: {', '.join(close)}; " if close else ""
+    return MetricError(f"unknown measure {name!r} ({why}); {hint}known: {known_measures()}; option: |g>=2 threshold")
 
 
 def parse_measure(name: str) -> Measure:

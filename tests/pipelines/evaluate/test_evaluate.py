@@ -330,8 +330,10 @@ def test_comparisons_against_a_baseline_and_a_chosen_primary(tmp_path: Path) -> 
     assert result.primary_metric == "mrr"
     with pytest.raises(ConfigError, match="--baseline nope: no run"):
         evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), baseline="nope"))
-    with pytest.raises(ConfigError, match=r"--primary P@3 .*not a compared metric"):
-        evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), primary="P@3"))
+    chosen, _ = evaluate(golden, runs, settings=EvalSettings(n_boot=200, metrics=("mrr",), primary="P@3"))
+    assert chosen.primary_metric == "P@3" and 3 in chosen.k_values  # a named primary is computed, as -m's are
+    with pytest.raises(ConfigError, match="unknown metric 'P@3x'"):
+        EvalSettings(primary="P@3x").checked()
     with pytest.raises(ConfigError, match="--correction bonferroni"):
         EvalSettings(correction="bonferroni").checked()
 

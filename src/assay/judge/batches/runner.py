@@ -38,12 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
 from assay.judge.base import ChatRequest, ChatResponse
-from assay.judge.batch import OnResult, Prepared, check_inputs, misses
+from assay.judge.batch import BatchJudge, OnResult, Prepared, check_inputs, misses
 from assay.judge.batches.api import BatchAPI
 from assay.judge.batches.ledger import BatchRecord, Ledger
 from assay.judge.batches.lines import Outcome, input_line, read_lines, rejected
 from assay.judge.batches.status import batches, clock, progress, update_record
-from assay.judge.client import Judge
 from assay.judge.pricing import Price
 from assay.judge.results import Judgement, cache_value, parse_output
 from assay.text import count_tokens
@@ -115,7 +114,7 @@ class BatchRunner:
 
     async def judge_items(
         self,
-        judge: Judge,
+        judge: BatchJudge,
         prompt_name: str,
         list_of_variables: Sequence[Mapping[str, Any]],
         *,
@@ -141,12 +140,11 @@ class BatchRunner:
         return [r for r in results if r is not None]
 
     @staticmethod
-    def _repeat(judge: Judge, first: Judgement[Any], stage: str) -> Judgement[Any]:
-        judge.stats.deduped += 1
-        judge._stage(stage).cached += 1
+    def _repeat(judge: BatchJudge, first: Judgement[Any], stage: str) -> Judgement[Any]:
+        judge.record_repeat(stage)
         return replace(first, cached=True, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
 
-    async def _rounds(self, judge: Judge, todo: dict[str, Prepared], stage: str) -> dict[str, Judgement[Any]]:
+    async def _rounds(self, judge: BatchJudge, todo: dict[str, Prepared], stage: str) -> dict[str, Judgement[Any]]:
         answers: dict[str, Judgement[Any]] = {}
         failures: dict[str, Unscored] = {}
         pending, over = dict(todo), False
@@ -159,11 +157,11 @@ class BatchRunner:
                 break
         if self.retry == "direct" and pending and not over:
             self._say(f"batch: {len(pending)} failed requests, retried directly (--batch-retry direct)")
-            direct = await asyncio.gather(*(judge._dedupe(p, stage, lookup=False) for p in pending.values()))
+            direct = await asyncio.gather(*(judge.ajudge_prepared(p, stage, lookup=False) for p in pending.values()))
             answers.update(zip(pending, direct, strict=True))
         for key, unscored in failures.items():
             if key not in answers:
-                answers[key] = judge._unscored(todo[key], stage, unscored, [0, 0])
+                answers[key] = judge.record_unscored(todo[key], stage, unscored)
         if over:
             raise BudgetExceeded(
                 f"the cost budget of ${judge.max_cost:g} has no room for {len(todo) - len(answers)} more batch "
@@ -174,7 +172,7 @@ class BatchRunner:
 
     # -- one round: resume, submit, wait, collect ------------------------------------------------------------------
 
-    async def _round(self, judge: Judge, pending: dict[str, Prepared], stage: str) -> tuple[*_Found, bool]:
+    async def _round(self, judge: BatchJudge, pending: dict[str, Prepared], stage: str) -> tuple[*_Found, bool]:
         self.totals.rounds += 1
         records = [r for r in self.ledger.open_batches(self.api.api_base, judge.model) if set(r.keys) & pending.keys()]
         for record in records:
@@ -200,7 +198,7 @@ class BatchRunner:
                 failed[key] = Unscored(reason="the batch ended without a line for it", kind="batch_failed", raw=None)
         return answers, failed, over
 
-    def _within_budget(self, judge: Judge, fresh: list[Prepared]) -> tuple[list[Prepared], bool]:
+    def _within_budget(self, judge: BatchJudge, fresh: list[Prepared]) -> tuple[list[Prepared], bool]:
         price = self.price or judge.price
         if judge.max_cost is None or price is None:
             return fresh, False
@@ -212,7 +210,7 @@ class BatchRunner:
                 return fresh[:n], True
         return fresh, False
 
-    async def _submit(self, judge: Judge, fresh: list[Prepared], stage: str) -> list[BatchRecord]:
+    async def _submit(self, judge: BatchJudge, fresh: list[Prepared], stage: str) -> list[BatchRecord]:
         records = [await self._submit_file(judge, lines, stage) for lines in self._files(fresh)]
         if records:
             self.totals.submitted += len(fresh)
@@ -233,7 +231,7 @@ class BatchRunner:
             size += len(line)
         return files
 
-    async def _submit_file(self, judge: Judge, lines: list[tuple[Prepared, bytes]], stage: str) -> BatchRecord:
+    async def _submit_file(self, judge: BatchJudge, lines: list[tuple[Prepared, bytes]], stage: str) -> BatchRecord:
         """Upload one input file, record it, create its batch and record that (see the ledger's docstring)."""
         ref = uuid.uuid4().hex[:12]
         file_id = await self.api.upload(b"".join(line for _, line in lines), f"assay-{ref}.jsonl")
@@ -278,7 +276,9 @@ class BatchRunner:
             await self.sleep(interval)
             interval = min(2 * interval, self.poll)
 
-    async def _collect(self, judge: Judge, record: BatchRecord, pending: dict[str, Prepared], stage: str) -> _Found:
+    async def _collect(
+        self, judge: BatchJudge, record: BatchRecord, pending: dict[str, Prepared], stage: str
+    ) -> _Found:
         batch = await self.api.retrieve(str(record.id))
         outcomes: list[Outcome] = []
         for file_id in (batch.get("output_file_id"), batch.get("error_file_id")):
@@ -295,7 +295,7 @@ class BatchRunner:
         return found
 
     def _read(
-        self, judge: Judge, record: BatchRecord, outcomes: list[Outcome], pending: dict[str, Prepared], stage: str
+        self, judge: BatchJudge, record: BatchRecord, outcomes: list[Outcome], pending: dict[str, Prepared], stage: str
     ) -> _Found:
         model = judge.prompt(record.prompt).output_model
         answers: dict[str, Judgement[Any]] = {}
@@ -313,14 +313,14 @@ class BatchRunner:
                 tokens = (response.prompt_tokens, response.completion_tokens)
                 puts.append((outcome.custom_id, cache_value(output, tokens)))
                 if prepared is not None:
-                    judgement = judge._judgement(prepared, output, None, cached=False, tokens=tokens)
+                    judgement = judge.judgement(prepared, output, None, cached=False, tokens=tokens)
                     answers[outcome.custom_id] = replace(judgement, cost_usd=cost)
             elif prepared is not None and problem is not None:
                 failed[outcome.custom_id] = problem
         judge.cache_put_many(puts)
         return answers, failed
 
-    def _account(self, judge: Judge, stage: str, response: ChatResponse) -> float | None:
+    def _account(self, judge: BatchJudge, stage: str, response: ChatResponse) -> float | None:
         """Count one answer the provider returned (and charged) at the batch price; its cost."""
         self.totals.answered += 1
         if self.totals.direct_cost_usd is not None and self.direct_price is not None:

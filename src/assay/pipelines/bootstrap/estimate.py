@@ -159,7 +159,7 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: Bu
     if settings.pool_runs:
         result.warnings.append(
             "--pool-run chunks are not known before the build: relevance and support count BM25 hits in their place "
-            f"(up to {settings.pool_k} a question), whatever --pool-bm25 says; each run adds up to that many more"
+            f"(up to {settings.pool_k} a question), whatever --pool-bm25 says; each run adds up to that many more."
         )
     seeds = sampled.seeds
     asked = {s.id: _stand_in(s, by_id) for s in seeds}  # once per seed: it is in every later prompt of the seed

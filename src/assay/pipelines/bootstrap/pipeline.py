@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from assay import __version__
+from assay._version import __version__
 from assay.aio import run_sync
 from assay.corpus.ingest import IngestResult
 from assay.errors import DatasetError, NothingProduced
@@ -148,7 +148,7 @@ async def abuild_golden(
         for line in [f"plan: {sampled.plan}", *sampled.warnings]:
             notify(line)
     if len(chunks) == 1:
-        run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid")
+        run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid.")
     run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
     ctx = BuildContext({c.id: c for c in chunks}, index)
     questions = await _questions(sampled, judge, settings, ctx, run)
@@ -256,7 +256,7 @@ async def _pool_runs(
         if unknown or missing:
             run.warnings.append(
                 f"--pool-run {pool_run.name}: {unknown} ranked ids are not chunks of this corpus (skipped) and "
-                f"{missing} of {len(questions)} questions have no ranking"
+                f"{missing} of {len(questions)} questions have no ranking."
             )
     return out
 

@@ -339,7 +339,7 @@ def corpus_inputs(corpus: Path | Sequence[Path]) -> tuple[Path | list[Path], Pat
         return (items[0] if isinstance(corpus, str | Path) else items), None, []
     files = [f for item in items for f in (_files_outside(item, golden) if item.is_dir() else [item])]
     root = items[0] if len(items) == 1 and items[0].is_dir() else None
-    return files, root, [f"skipped {g}: an assay golden set (a build's output), not documents" for g in golden]
+    return files, root, [f"skipped {g}: an assay golden set (a build's output), not documents." for g in golden]
 
 
 def prepare_corpus(

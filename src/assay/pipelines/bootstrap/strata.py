@@ -93,16 +93,16 @@ def plan_warnings(picked: int, wanted: int, cap: int, n_chunks: int, *, explicit
     that ``--questions`` did not ask for (``explicit``: it did)."""
     out = []
     if picked < wanted:
-        out.append(f"only {picked} of {wanted} questions fit under the cap of {cap} per document")
+        out.append(f"only {picked} of {wanted} questions fit under the cap of {cap} per document.")
     if picked > CROWDED_SEEDS * n_chunks:
         out.append(
             f"{picked} questions from {n_chunks} chunks (more than {CROWDED_SEEDS} per chunk): many will be "
-            "near-duplicates of each other and dropped; ask for fewer questions or give a larger corpus"
+            "near-duplicates of each other and dropped; ask for fewer questions or give a larger corpus."
         )
     if picked > BIG_PLAN and not explicit:
         out.append(
             f"the plan is {picked:,} questions, and --questions did not ask for them: every one costs model "
-            "calls; give --questions N to build N questions from N drawn documents"
+            "calls; give --questions N to build N questions from N drawn documents."
         )
     return out
 

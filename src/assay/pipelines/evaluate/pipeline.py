@@ -33,6 +33,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from assay._version import __version__
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
@@ -361,8 +362,6 @@ def _result(
     humans: PPIInputs,
     passages: Sequence[Mapping[str, Any]],
 ) -> EvalResult:
-    from assay import __version__
-
     results = [_run_result(run, unit_run, per_run[run.name], labels, config)
                for run, unit_run in zip(runs, projected, strict=True)]  # fmt: skip
     for run, result in zip(runs, results, strict=True):
@@ -377,7 +376,7 @@ def _result(
         diagnosed = []  # measured over the context's passages: see scoring.comparable
     warnings = [*fair.notes, *(note for run in runs for note in run.notes)]
     if any(one.model == "offline" for one in judges_of(judge)):
-        warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements")
+        warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements.")
     corrected = []
     audited = any(pair in humans.judge for pair in humans.human)  # else one line in the report says to audit
     for run in projected if audited else []:  # PPI corrects judge labels with human ones

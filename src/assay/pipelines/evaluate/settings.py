@@ -43,7 +43,8 @@ class EvalSettings:
     only these (ranking names, or LLM metric families such as ``faithfulness``); empty = all. A named metric is
     computed whatever ``k_values`` say: :meth:`checked` joins its cut-off to them (``k_values=(10,)``,
     ``metrics=("P@5",)`` evaluates at k = 5 and 10), see :mod:`~assay.pipelines.evaluate.scoring.names`. ``also``:
-    metrics computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones.
+    metrics computed besides ``metrics`` (besides the defaults when it is empty), such as the ``--fail-under`` ones;
+    ``primary`` is computed so too, and checked with the other names.
     Comparisons (:mod:`~assay.pipelines.evaluate.statistics.compare`): ``correction`` ``holm`` | ``tukey`` | ``none``
     within each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the
     metric leading the verdict; None: ndcg@10, or nDCG at the first budget when the runs cut their text differently,
@@ -97,7 +98,8 @@ class EvalSettings:
             raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
         for budget in self.budgets:
             parse_budget(budget)
-        k_values = joined_k(self.k_values, check_names((*self.metrics, *self.also)))
+        named = (*self.metrics, *self.also, *([self.primary] if self.primary else []))
+        k_values = joined_k(self.k_values, check_names(named, self.k_values, self.budgets))
         return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
 
     @property
@@ -148,10 +150,11 @@ def split_metrics(settings: EvalSettings, gold: GoldenSet, runs: Sequence[Loaded
         spans = default_span_names(settings.k_values, gold, index)
         has_text = any(doc.text.strip() for doc in gold.documents)
         budgets = budget_measures(settings.budgets) if has_text else []
-    ranking += [m for m in _named(settings.also, "ranking") if m not in ranking]
-    spans += [m for m in _named(settings.also, "span") if m not in spans]
-    budgets += [m for m in _named(settings.also, "budget") if m not in budgets]
-    families |= {family(m) for m in settings.also if kind_of(m) == "llm"}
+    also = (*settings.also, *([settings.primary] if settings.primary else []))
+    ranking += [m for m in _named(also, "ranking") if m not in ranking]
+    spans += [m for m in _named(also, "span") if m not in spans]
+    budgets += [m for m in _named(also, "budget") if m not in budgets]
+    families |= {family(m) for m in also if kind_of(m) == "llm"}
     return Selected(ranking, families, spans, budgets)
 
 

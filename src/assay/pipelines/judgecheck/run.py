@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from assay import __version__
+from assay._version import __version__
 from assay.errors import NothingProduced
 from assay.judge.client import Estimate, Judge, Judgement
 from assay.judge.guards import echoed_answer

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from assay import __version__
+from assay._version import __version__
 from assay.corpus.ingest import ingest
 from assay.errors import FormatError, InputError
 from assay.formats.beir import (
@@ -234,7 +234,7 @@ def import_ragas(path: str | Path, *, grade: int = 2, source: LabelSource = "imp
     if parts.skipped["rows_with_run_columns"]:
         parts.warnings.append(
             f"{parts.skipped['rows_with_run_columns']} row(s) carry retrieved contexts or responses: those are a "
-            "run, not golden data, and were not imported (evaluate them with `assay eval`)"
+            "run, not golden data, and were not imported (evaluate them with `assay eval`)."
         )
     settings = {"files": {"testset": str(source_path)}, "schema": RAGAS_SCHEMA, "grade": grade}
     return _assemble("ragas", parts, source, all_queries=True, settings=settings)
@@ -375,10 +375,10 @@ def _assemble(
     if parts.skipped["queries_without_qrels"]:
         warnings.append(
             f"{parts.skipped['queries_without_qrels']} question(s) have no usable qrels and were left out "
-            "(pass --all-queries to keep them)"
+            "(pass --all-queries to keep them)."
         )
     if parts.skipped["grades_clipped"]:
-        warnings.append(f"{parts.skipped['grades_clipped']} grade(s) outside -1..3 were capped into it")
+        warnings.append(f"{parts.skipped['grades_clipped']} grade(s) outside -1..3 were capped into it.")
     manifest = Manifest(
         assay_version=__version__,
         corpus_hash=content_hash(canonical_json(sorted((d.id, d.content_hash) for d in parts.documents))),
@@ -396,6 +396,6 @@ def _unknown_warnings(unknown: dict[str, list[_Pair]]) -> list[str]:
             first = pairs[0]
             out.append(
                 f"{len(pairs)} qrels line(s) name a {kind} that is not in the files and were not imported "
-                f"(first: {first.where}: query {first.query_id!r}, passage {first.doc_id!r}); check that ids match"
+                f"(first: {first.where}: query {first.query_id!r}, passage {first.doc_id!r}); check that ids match."
             )
     return out

@@ -226,7 +226,7 @@ def _ragas_lines(path: Path, golden: GoldenSet, counts: RunCounts, notes: list[s
         yield _Raw(qid, items, row.response, [], row.line)
     if unmatched:
         shown = "; ".join(unmatched[:3]) + (f"; and {len(unmatched) - 3} more" if len(unmatched) > 3 else "")
-        notes.append(f"{name}: {len(unmatched)} RAGAS row(s) match no golden question by query_id or text ({shown})")
+        notes.append(f"{name}: {len(unmatched)} RAGAS row(s) match no golden question by query_id or text ({shown}).")
 
 
 def _question_key(text: str) -> str:
@@ -308,7 +308,7 @@ def _assemble(
     counts.matched_by = dict(sorted(matched.items()))
     counts.missing_queries = len(known - set(run.lines))
     counts.queries_evaluated = len(run.lines)
-    run.notes = _notes(run.name, counts, run.notes)
+    run.notes = run_notes(run.name, counts, run.notes)
     resolver.save_cache()
     return run
 
@@ -351,23 +351,23 @@ def _order_lines(lines: dict[str, RunLine], tables: dict[str, dict[str, float]])
         line.ranked, line.scores = ranked.get(qid, []), tables.get(qid, {})
 
 
-def _notes(name: str, counts: RunCounts, notes: list[str]) -> list[str]:
+def run_notes(name: str, counts: RunCounts, notes: list[str]) -> list[str]:
     out = list(notes)
     if counts.unknown_query_ids:
-        out.append(f"{name}: {counts.unknown_query_ids} line(s) name a query the golden set does not have (skipped)")
+        out.append(f"{name}: {counts.unknown_query_ids} line(s) name a query the golden set does not have (skipped).")
     if counts.unknown_chunk_ids:
         out.append(
             f"{name}: {counts.unknown_chunk_ids} retrieved id(s) are not chunks of the golden set and come without a "
-            'text (counted as not relevant; give each item its text, {"id": ..., "text": ...}, to have it located)'
+            'text (counted as not relevant; give each item its text, {"id": ..., "text": ...}, to have it located).'
         )
     texts_lost = counts.matched_by.get("unmatched", 0) - counts.unknown_chunk_ids
     if texts_lost:
         out.append(f"{name}: {texts_lost} retrieved text(s) were found in no golden document (labelled by the judge "
-                   "when one is given, else unlabelled)")  # fmt: skip
+                   "when one is given, else unlabelled).")  # fmt: skip
     if counts.failed:
-        out.append(f"{name}: the system failed on {counts.failed} question(s) (every metric of them unscored)")
+        out.append(f"{name}: the system failed on {counts.failed} question(s) (every metric of them unscored).")
     if counts.missing_queries:
-        out.append(f"{name}: {counts.missing_queries} golden question(s) have no line in the run (left out)")
+        out.append(f"{name}: {counts.missing_queries} golden question(s) have no line in the run (left out).")
     return out
 
 

@@ -4,7 +4,9 @@ A name is a ranking measure of :func:`assay.metrics.parse_measure` (``ndcg@10``,
 ``map``) or a judged metric: a family (``faithfulness``, ``nugget_recall``, ``ragas_context_precision``) or one
 metric of it (``nugget_recall_vital_strict``, ``ragas_context_precision@5``). The rule: a metric that is named is
 computed whatever the k values say, since its cut-off joins them (``-k 10 -m P@5`` gives P@5 and evaluates at
-k = 5 and 10). Names are checked before any work; an unknown one raises :class:`ConfigError` with the close names.
+k = 5 and 10). Names are checked before any work; an unknown one raises :class:`ConfigError` with the close names:
+the real names nearest it by edit distance (:func:`assay.metrics.close.close_names`) among every name of
+:func:`catalogue` at the k values and budgets asked for.
 
 Every metric name and family of ``assay eval`` is defined here, once: the steps import them from here, and this
 module imports none of the steps (it is the ground floor of :mod:`assay.pipelines.evaluate`).
@@ -12,7 +14,6 @@ module imports none of the steps (it is the ground floor of :mod:`assay.pipeline
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,9 @@ from dataclasses import dataclass
 from assay.errors import ConfigError
 from assay.metrics import MetricError, parse_measure
 from assay.metrics.budget import CHARS_PER_TOKEN
+from assay.metrics.close import close_names
 from assay.metrics.diagnosis import DIAGNOSIS_METRICS, SHARED_NAMES
+from assay.metrics.registry import COMMON_CUTS, measure_catalogue
 
 __all__ = [
     "ANSWER_METRICS",
@@ -37,6 +40,7 @@ __all__ = [
     "BudgetName",
     "SpanName",
     "budget_measures",
+    "catalogue",
     "check_gate",
     "check_names",
     "counts_passages",
@@ -66,8 +70,6 @@ LLM_FAMILIES = {
 AT_K = ("ragas_context_precision", "coverage_recall")  # measured at each k value: ``family@k``
 NEEDS_JUDGE = frozenset(LLM_FAMILIES) - {"coverage_recall"}
 _UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS)
-_RANKING_WORDS = ("P", "recall", "ndcg", "ndcg_exp", "dcg", "dcg_exp", "map", "mrr", "rr", "hit", "err", "f1",
-                  "f2", "fbeta", "rprec", "bpref", "iprec", "auc_pr", "num_rel", "num_ret")  # fmt: skip
 BUDGET_FAMILIES = ("ndcg", "recall", "P", "map", *SPAN_FAMILIES)  # at a budget of text: ``ndcg@1000t``
 _BUDGET = re.compile(r"^([A-Za-z_]+)@(\d+)([tc])(?:\|g>=(\d+))?$")
 _BUDGET_FIX = "a whole number and a unit: t (tokens, 4 characters each) or c (characters), e.g. 1000t or 4000c"
@@ -90,26 +92,30 @@ def family(name: str) -> str:
     return "nugget_recall" if base.startswith("nugget_recall") else base
 
 
-def check_names(names: Iterable[str]) -> set[int]:
-    """Check every name (``-m``); return the cut-offs they name. ConfigError, with close names, for a bad one."""
+def check_names(names: Iterable[str], k_values: Sequence[int] = (), budgets: Sequence[str] = ()) -> set[int]:
+    """Check every name (``-m``); return the cut-offs they name. ConfigError, with the close names among those at
+    ``k_values`` and ``budgets`` (:func:`catalogue`), for a bad one."""
     cuts: set[int] = set()
     for name in names:
-        cut = _cutoff(name)
+        cut = _cutoff(name, k_values, budgets)
         if cut is not None:
             cuts.add(cut)
     return cuts
 
 
-def check_gate(name: str, *, judged: bool) -> int | None:
-    """Check a ``--fail-under`` name: one metric the results carry (not a family), computable with or without a
-    judge (``judged``); return its cut-off."""
-    cut = _cutoff(name)
+def check_gate(
+    name: str, *, judged: bool, flag: str = "--fail-under", k_values: Sequence[int] = (), budgets: Sequence[str] = ()
+) -> int | None:
+    """Check a name that must be one metric the results carry (not a family), computable with or without a judge
+    (``judged``): a ``--fail-under`` gate or the ``--primary`` metric (``flag``, for the message); return its
+    cut-off."""
+    cut = _cutoff(name, k_values, budgets)
     fam = family(name)
     if fam in LLM_FAMILIES and name not in _UNCUT and cut is None:
         one = f"{fam}@10" if fam in AT_K else ", ".join(NUGGET_METRICS)
-        raise ConfigError(f"--fail-under {name}: a gate names one metric, not a family; e.g. {one}")
+        raise ConfigError(f"{flag} {name}: give one metric, not a family; e.g. {one}")
     if fam in NEEDS_JUDGE and not judged:
-        raise ConfigError(f"--fail-under {name}: an LLM-judged metric needs --judge MODEL (not --no-judge)")
+        raise ConfigError(f"{flag} {name}: an LLM-judged metric needs --judge MODEL (not --no-judge)")
     return cut
 
 
@@ -118,45 +124,63 @@ def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted({*k_values, *cuts}))
 
 
-def _cutoff(name: str) -> int | None:
+def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str]) -> int | None:
     if _BUDGET.match(name):
         parse_budget_name(name)
         return None
     fam = family(name)
+    if fam in SPAN_FAMILIES and _mistyped_cut(name):
+        raise _unknown(name, k_values, budgets)
     if fam in SPAN_FAMILIES:
         return parse_span_name(name).k
     if fam in LLM_FAMILIES:
-        return _llm_cutoff(name, fam)
+        return _llm_cutoff(name, fam, k_values, budgets)
     try:
         return parse_measure(name).k
     except MetricError as exc:
         message = str(exc)
         if "(no family" in message or "(not of the form" in message:
-            raise _unknown(name) from None
+            raise _unknown(name, k_values, budgets) from None
         raise ConfigError(f"metric {name!r}: {message.split('; known:', maxsplit=1)[0]}") from None
 
 
-def _llm_cutoff(name: str, fam: str) -> int | None:
+def _llm_cutoff(name: str, fam: str, k_values: Sequence[int], budgets: Sequence[str]) -> int | None:
     if name == fam or name in _UNCUT:
         return None
     head, at, cut = name.partition("@")
     if fam in AT_K and at and head == fam and cut.isdigit() and int(cut) >= 1:
         return int(cut)
-    if fam in AT_K and head == fam:
+    if fam in AT_K and head == fam and not _mistyped_cut(name):
         raise ConfigError(f"metric {name!r}: write {fam}@K with K a whole number >= 1, e.g. {fam}@5")
-    raise _unknown(name)
+    raise _unknown(name, k_values, budgets)
 
 
-def _unknown(name: str) -> ConfigError:
-    """``unknown metric 'ndgc@10'; close names: ndcg@10``, with where to find every name."""
-    fam = family(name)
-    rest = name[len(fam) :] if name.startswith(fam) else ""
-    words = [*_RANKING_WORDS, *LLM_FAMILIES, *_UNCUT, *SPAN_FAMILIES]
-    close = [
-        w + (rest if w in _RANKING_WORDS or w in AT_K or w in SPAN_FAMILIES else "")
-        for w in difflib.get_close_matches(fam, words, 4)
+def _mistyped_cut(name: str) -> bool:
+    """Whether the cut-off of ``name`` mixes digits with other characters (``@1O``: a slip, given close names),
+    rather than being no number at all (``@x``: told how to write it)."""
+    cut = name.partition("@")[2].partition("|")[0]
+    return any(c.isdigit() for c in cut) and not cut.isdigit()
+
+
+def catalogue(k_values: Sequence[int] = (), budgets: Sequence[str] = ()) -> list[str]:
+    """Every metric name of ``assay eval`` at ``k_values`` (and the common cut-offs) and ``budgets`` (and 1000t),
+    one variant each: the real names a misspelt one is compared with."""
+    cuts = sorted({*k_values, *COMMON_CUTS})
+    sizes = list(dict.fromkeys([*budgets, "1000t"]))
+    return [
+        *measure_catalogue(cuts),
+        *(f"{fam}@{k}" for fam in (*AT_K, *SPAN_FAMILIES) for k in cuts),
+        *(f"{fam}@{size}" for fam in BUDGET_FAMILIES for size in sizes),
+        *(fam for fam in LLM_FAMILIES if fam not in AT_K),
+        *_UNCUT,
     ]
-    hint = f"close names: {', '.join(dict.fromkeys(close))}" if close else "no close name"
+
+
+def _unknown(name: str, k_values: Sequence[int], budgets: Sequence[str]) -> ConfigError:
+    """``unknown metric 'ndgc@10'; close names: ndcg@10``, with where to find every name."""
+    base, bar, options = name.partition("|")
+    close = [f"{near}{bar}{options}" for near in close_names(base, catalogue(k_values, budgets))]
+    hint = f"close names: {', '.join(close)}" if close else "no close name"
     return ConfigError(f"unknown metric {name!r}; {hint}. Names: {_FIX}")
 
 

@@ -208,7 +208,7 @@ def corrected_metrics(
         if len(audited) < inputs.min_audited:
             notes.append(
                 f"PPI skipped for {run.name} {name}: {len(audited)} audited pair(s) in its top {k}, need "
-                f"{inputs.min_audited} (audit more with `assay audit GOLDEN`)"
+                f"{inputs.min_audited} (audit more with `assay audit GOLDEN`)."
             )
             continue
         out.append(_ppi(run.name, name, pairs=pairs, audited=set(audited), inputs=inputs, settings=settings))
