@@ -27,11 +27,13 @@ from assay.cli._judge_options import (
 from assay.cli._target_options import TargetOptions, ask_targets, target_options
 from assay.cli.cache import resolve_cache_dir
 from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
 from assay.judge.panel import Grader, judges_of
 from assay.judge.prompts import load_prompt, prompt_names
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
 from assay.pipelines.evaluate.scoring.names import check_gate, joined_k
+from assay.pipelines.evaluate.statistics.clustering import question_clusters
 from assay.pipelines.evaluate.statistics.gates import Gate, check_gates
 from assay.pipelines.judgecheck.lookup import card_home, summarize_card
 from assay.report import render_terminal, write_report
@@ -183,6 +185,14 @@ def _options(f: Any) -> Any:
             help="Over the run pairs of each metric: Holm, randomized Tukey HSD, or none.",
         ),
         click.option(
+            "--cluster-by",
+            default="doc",
+            show_default=True,
+            metavar="doc|none|FIELD",
+            help="Questions that move together, resampled as one unit by the tests and intervals: doc (questions "
+            "sharing a source document), none (every question alone), or a question field such as product.",
+        ),
+        click.option(
             "--diagnosis",
             "diagnosis_mode",
             type=click.Choice(["approx", "answers", "exact"]),
@@ -258,7 +268,10 @@ def eval_command(  # noqa: PLR0917
 
     Runs are compared by paired randomization tests, one family per metric: every pair of runs (or each run against
     --baseline), corrected by Holm (or --correction tukey|none); the interval beside a verdict is adjusted in the
-    same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict.
+    same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict. Questions
+    built from one document succeed or fail together, so the tests flip and the intervals resample whole documents
+    (--cluster-by doc, the default; none, or a question field such as product); the report gives the number of
+    clusters and the design effect.
 
     Several --judge make a panel: each unlabelled chunk is graded by every judge and combined by --combine (the
     other calls go to the first judge); the report adds the agreement between the judges.
@@ -281,6 +294,8 @@ def eval_command(  # noqa: PLR0917
         raise ConfigError("give at least one RUN file or --target NAME=SPEC")
     if targets and (asked.dry_run or output is None):
         raise ConfigError("--target writes its run into the report folder: give -o REPORT_DIR (and no --dry-run)")
+    if targets:  # a --cluster-by field the questions lack fails before any system is asked (else evaluate checks it)
+        question_clusters(GoldenSet.load(golden), asked.settings.cluster_by, golden)
     if output is not None:
         specs += ask_targets(golden, targets, output / "runs", asking)
     if asked.dry_run:
@@ -351,6 +366,7 @@ def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judg
         primary=flags["primary"] or next((m for m, _ in gates), None),
         correction=flags["correction"],
         diagnosis=flags["diagnosis_mode"],
+        cluster_by=flags["cluster_by"],
     ).checked()
 
 
