@@ -218,6 +218,8 @@ class RunItem(_Record):
     """One line of a run: a query, what the system retrieved (ranked), and optionally its answer and citations.
 
     ``latency_ms``, ``usage`` (prompt_tokens, completion_tokens, cost_usd) and ``error`` are written by ``assay run``.
+    ``repeat`` numbers the asking (0, 1, ..., N - 1) when the system was asked every question N times
+    (``assay run --repeats N``): such a run has exactly one line per question and repeat.
     """
 
     query_id: str
@@ -227,6 +229,7 @@ class RunItem(_Record):
     latency_ms: float | None = None
     usage: dict[str, float] | None = None
     error: RunError | None = None
+    repeat: int | None = Field(default=None, ge=0)
 
     @field_validator("retrieved", mode="before")
     @classmethod
