@@ -35,9 +35,11 @@ __all__ = [
     "PanelAgreement",
     "PowerPlan",
     "QueryResult",
+    "RepeatSummary",
     "RunCounts",
     "RunResult",
     "SystemSummary",
+    "VarianceSplit",
     "headline_k",
     "headline_metrics",
     "rounded",
@@ -144,6 +146,31 @@ class SystemSummary(_Model):
     cost_usd: float | None = None
 
 
+class VarianceSplit(_Model):
+    """One metric of a run asked every question several times: the variance of its per-question scores split in
+    two. ``within`` = the mean over questions of the variance across repeats (ddof 1): how much the system's own
+    answers vary when asked again; ``between`` = the variance of the per-question means minus within / repeats
+    (floored at 0): how much the questions differ. ``within_share`` = within / (between + within). ``questions``
+    counts the questions scored in every repeat (the others are left out of the split)."""
+
+    between: float
+    within: float
+    within_share: float | None
+    questions: int
+
+
+class RepeatSummary(_Model):
+    """A run whose system was asked every question ``repeats`` times (``assay run --repeats``): each repeat is
+    scored, a question's value is its mean over the repeats that scored it, and the intervals and tests run on
+    those means, so the within-question variance (divided by the repeats) is inside every interval. ``metrics``
+    splits the headline metrics' variance; ``spread`` is the standard deviation of the run's mean over the repeats
+    (each repeat alone), per headline metric."""
+
+    repeats: int
+    metrics: dict[str, VarianceSplit] = Field(default_factory=dict)
+    spread: dict[str, float | None] = Field(default_factory=dict)
+
+
 class RunResult(_Model):
     """Everything about one run."""
 
@@ -164,6 +191,7 @@ class RunResult(_Model):
     # how the passages of the top k_max got their labels: chunk, rule, stored, judged, unlabelled
     passage_labels: dict[str, int] = Field(default_factory=dict)
     system: SystemSummary | None = None  # latency, failures, tokens and cost, when the run recorded them
+    repeats: RepeatSummary | None = None  # the system asked every question several times (None: once)
 
 
 class Comparison(_Model):

@@ -57,6 +57,7 @@ from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary, question_clusters
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric
+from assay.pipelines.evaluate.statistics.repeats import Merged
 from assay.pipelines.evaluate.statistics.stats import (
     PPIInputs,
     agreement_of,
@@ -172,15 +173,18 @@ def evaluate_detailed(
     humans = ppi_inputs(gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
     passages = passage_rows(loaded, labels, carried, config.depth)
-    result = _result(gold, folder, runs=loaded, projected=projected, per_run=per_run, labels=labels, judge=judge,
-                     config=config, humans=humans, passages=passages)  # fmt: skip
+    merged = Merged.of(loaded, projected, per_run, passages)
+    result = _result(gold, folder, runs=merged.runs, projected=merged.projected, per_run=merged.per_run,
+                     labels=labels, judge=judge, config=config, humans=humans, passages=passages)  # fmt: skip
+    headline = _headline(_metric_names(next(iter(merged.per_run.values()), {})), config)
+    merged.describe(result, labels, headline, threshold=config.threshold, depth=config.depth)
     grown = _pool_size(gold) - pool_before
     result.warnings += _pool_note(grown, projected, carried)
     result.usage = _spent(judges, before)
     result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed
     resolver.save_cache()
-    rows = [row for rows in per_run.values() for row in rows.values()]
+    rows = [row for rows in merged.per_run.values() for row in rows.values()]  # a repeated run: per question
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support, passages)
 

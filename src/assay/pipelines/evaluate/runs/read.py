@@ -26,6 +26,12 @@ fatal:
   unscored (reason ``system_failed``), never an empty answer scored as 0;
 * a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c).
 
+A run of a system asked every question N times (``assay run --repeats N``) numbers its lines with ``repeat``
+(0 to N - 1): it is read as N runs, ``NAME#0`` to ``NAME#N-1`` (:attr:`LoadedRun.repeat_of` names the run they
+belong to), each scored on its own and merged per question by the evaluation. Every question the run answers must
+have one line for every repeat, and either every line has ``repeat`` or none: otherwise a
+:class:`~assay.errors.FormatError` names the line.
+
 A malformed line (not JSON, wrong field types, scores on some items only, an item with no id, text or offsets,
 offsets outside the document, an unknown ``doc_id``, a TREC line without six fields) raises
 :class:`~assay.errors.FormatError` with the file and line.
@@ -117,6 +123,8 @@ class LoadedRun:
     notes: list[str] = field(default_factory=list)
     header: JsonlHeader | None = None  # a JSONL run's header (``assay run`` records its target, label and times)
     trace: SystemTrace = field(default_factory=SystemTrace)
+    repeat_of: str | None = None  # one asking of a repeated run: the run's own name (this one is NAME#r)
+    repeat: int | None = None
 
     def length_summary(self) -> dict[str, float]:
         """Length in characters of the retrieved passages (each once per query): count, min, quartiles, max, mean;
@@ -150,6 +158,7 @@ class _Raw:
     error: RunError | None = None
     latency_ms: float | None = None
     usage: dict[str, float] | None = None
+    repeat: int | None = None
 
 
 # ---------------------------------------------------------------------------------------------------- sources
@@ -168,7 +177,7 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
             problem = f"{len(scored)} of {len(item.retrieved)} items have a score"
             raise FormatError(where, line, problem, "scores on all or none")
         yield _Raw(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error,
-                   item.latency_ms, item.usage)  # fmt: skip
+                   item.latency_ms, item.usage, item.repeat)  # fmt: skip
 
 
 def _memory_where(name: str) -> str:
@@ -251,18 +260,68 @@ def _kind(source: Path | Sequence[Mapping[str, Any]]) -> RunKind:
 
 
 def load_run(spec: RunSpec, golden: GoldenSet, resolver: Resolver | None = None) -> LoadedRun:
-    """Read one run and check it against ``golden``; see the module docstring."""
+    """Read one run and check it against ``golden``; see the module docstring. A run with repeats raises
+    :class:`InputError` (read it with :func:`load_runs`, which splits it)."""
+    loaded = _load(spec, golden, resolver or Resolver(golden))
+    if len(loaded) > 1 or loaded[0].repeat_of is not None:
+        raise InputError(f"run {loaded[0].repeat_of} has repeats: read it with load_runs, which gives one per repeat")
+    return loaded[0]
+
+
+def _load(spec: RunSpec, golden: GoldenSet, resolver: Resolver) -> list[LoadedRun]:
+    """The run of ``spec``, or one run per repeat when its lines carry ``repeat``."""
     name, source = run_name(spec)
     if isinstance(source, Path) and not source.is_file():
         raise InputError(f"run {source} does not exist (or is a folder): give a JSONL, TREC or RAGAS run file")
     kind = _kind(source)
     counts, notes = RunCounts(), list[str]()
-    raws = _raws(kind, name=name, source=source, golden=golden, counts=counts, notes=notes)
+    raws = list(_raws(kind, name=name, source=source, golden=golden, counts=counts, notes=notes))
     path = source if isinstance(source, Path) else Path(f"<{name}>")
     where: str | Path = path if isinstance(source, Path) else _memory_where(name)
     header = read_header(source) if kind == "jsonl" and isinstance(source, Path) else None
-    loaded = LoadedRun(name, path, kind, {}, counts, notes, header)
-    return _assemble(loaded, raws, golden=golden, resolver=resolver or Resolver(golden), where=where)
+    repeats = _repeats(raws, golden, where)
+    if not repeats:
+        loaded = LoadedRun(name, path, kind, {}, counts, notes, header)
+        return [_assemble(loaded, iter(raws), golden=golden, resolver=resolver, where=where)]
+    out = []
+    for r in range(repeats):
+        mine = [raw for raw in raws if raw.repeat == r]
+        one = LoadedRun(f"{name}#{r}", path, kind, {}, RunCounts(), list(notes), header, repeat_of=name, repeat=r)
+        out.append(_assemble(one, iter(mine), golden=golden, resolver=resolver, where=where))
+    return out
+
+
+def _repeats(raws: Sequence[_Raw], golden: GoldenSet, where: str | Path) -> int:
+    """The number of repeats of a run whose lines carry ``repeat`` (0 without), checked: every line has it, the
+    repeats are 0..N-1, and every known question has one line per repeat."""
+    marked = [raw for raw in raws if raw.repeat is not None]
+    if not marked:
+        return 0
+    if len(marked) < len(raws):
+        bare = next(raw for raw in raws if raw.repeat is None)
+        raise FormatError(where, bare.line, 'no "repeat" in a run whose other lines have one',
+                          'a "repeat" on every line (0 to N - 1), or on none')  # fmt: skip
+    count = max(raw.repeat or 0 for raw in marked) + 1
+    known = {q.id for q in golden.questions}
+    seen: dict[str, dict[int, int]] = {}
+    for raw in marked:
+        if raw.query_id not in known:
+            continue
+        lines = seen.setdefault(raw.query_id, {})
+        if raw.repeat in lines:
+            raise FormatError(where, raw.line, f"query {raw.query_id!r} repeat {raw.repeat} is given twice "
+                              f"(first on line {lines[raw.repeat]})", "one line per query and repeat")  # fmt: skip
+        lines[raw.repeat or 0] = raw.line
+    for qid, lines in seen.items():
+        if len(lines) != count:
+            missing = sorted(set(range(count)) - set(lines))
+            raise FormatError(
+                where, max(lines.values()),
+                f"query {qid!r} has {len(lines)} repeat(s) where the run has {count} (missing: "
+                f"{', '.join(map(str, missing))})",
+                f"every question asked the same number of times (0 to {count - 1}); rerun assay run --repeats {count}",
+            )  # fmt: skip
+    return count
 
 
 def _raws(
@@ -377,7 +436,7 @@ def load_runs(specs: Sequence[RunSpec], golden: GoldenSet, resolver: Resolver | 
     if not specs:
         raise InputError("no run given: pass at least one run file (JSONL, TREC or RAGAS)")
     resolver = resolver or Resolver(golden)
-    runs = [load_run(spec, golden, resolver) for spec in specs]
+    runs = [run for spec in specs for run in _load(spec, golden, resolver)]
     seen: set[str] = set()
     for run in runs:
         if run.name in seen:

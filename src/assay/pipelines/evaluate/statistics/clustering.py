@@ -99,8 +99,8 @@ def clustering_summary(
     effects = [c.design_effect for c in comparisons if c.primary and c.design_effect is not None]
     if not effects and primary is not None and len(sizes) < len(labels):
         for rows in per_run.values():
-            scored = [(row.metrics[primary], labels[qid]) for qid, row in rows.items()
-                      if row.metrics.get(primary) is not None]  # fmt: skip
+            scored = [(value, labels[qid]) for qid, row in rows.items()
+                      if (value := row.metrics.get(primary)) is not None]  # fmt: skip
             value = clusters.design_effect([v for v, _ in scored], [c for _, c in scored]) if scored else None
             if value is not None:
                 effects.append(value)
