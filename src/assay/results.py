@@ -29,6 +29,7 @@ __all__ = [
     "DiagnosisExample",
     "EvalResult",
     "JudgeCardSummary",
+    "JudgeNoise",
     "JudgePairAgreement",
     "JudgeVotes",
     "MetricSummary",
@@ -251,6 +252,31 @@ class Clustering(_Model):
     note: str | None = None
 
 
+class JudgeNoise(_Model):
+    """How much the judge changes its grades when merely asked again, and what that does to the primary metric
+    (``assay eval --judge-repeats N``; :mod:`assay.pipelines.evaluate.judging.noise`).
+
+    ``source``: ``repeats`` (measured in this evaluation) or ``card`` (the judge card's consistency figure, in
+    ``card_figure``). ``labels``: pairs re-asked, of ``eligible`` judge labels in the runs' top k (``coverage`` =
+    labels / eligible); ``changed``: the share of them whose grade differs in some ask; ``failed``: re-asks that
+    came back unscored (the pair kept its label for that ask). ``sd``: per run, the standard deviation of its mean
+    ``metric`` over the asks; ``sd_delta``: the same for each compared pair's delta (``"b - a"``). ``note``: one
+    sentence when something could not be measured."""
+
+    source: str = "repeats"
+    repeats: int | None = None
+    labels: int = 0
+    eligible: int = 0
+    coverage: float | None = None
+    changed: float | None = None
+    failed: int = 0
+    metric: str | None = None
+    sd: dict[str, float | None] = Field(default_factory=dict)
+    sd_delta: dict[str, float | None] = Field(default_factory=dict)
+    card_figure: str | None = None
+    note: str | None = None
+
+
 class PowerPlan(_Model):
     """Questions (and clusters) to find a difference of ``effect`` on ``metric`` at ``power`` with a two-sided test at
     ``alpha``: n = (z(1 - alpha/2) + z(power))^2 sd^2 deff / effect^2 for the sd of the paired differences per
@@ -467,3 +493,4 @@ class EvalResult(_Model):
     judges: PanelAgreement | None = None
     clustering: Clustering | None = None  # how questions were grouped for intervals and tests (None: not recorded)
     planning: list[PowerPlan] = Field(default_factory=list)  # questions needed for differences of given sizes
+    judge_noise: JudgeNoise | None = None  # the judge asked again (--judge-repeats), or its card's consistency

@@ -32,6 +32,7 @@ from assay.judge.panel import Grader, judges_of
 from assay.judge.prompts import load_prompt, prompt_names
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 from assay.pipelines.evaluate import EvalSettings, Evaluated, estimate_evaluation, evaluate_detailed
+from assay.pipelines.evaluate.judging.noise import noise_from_card
 from assay.pipelines.evaluate.scoring.names import check_gate, joined_k
 from assay.pipelines.evaluate.statistics.clustering import question_clusters
 from assay.pipelines.evaluate.statistics.gates import Gate, check_gates
@@ -193,6 +194,23 @@ def _options(f: Any) -> Any:
             "sharing a source document), none (every question alone), or a question field such as product.",
         ),
         click.option(
+            "--judge-repeats",
+            default=0,
+            show_default=True,
+            type=click.IntRange(0, 10),
+            metavar="N",
+            help="Ask the judge again N times on a sample of the labels in the runs' top k: how often its grade "
+            "changes, and how much the primary metric moves with it (stated beside its interval).",
+        ),
+        click.option(
+            "--judge-repeats-max",
+            default=300,
+            show_default=True,
+            type=click.IntRange(1),
+            metavar="PAIRS",
+            help="At most this many labels re-asked by --judge-repeats (a sample spread over the questions).",
+        ),
+        click.option(
             "--diagnosis",
             "diagnosis_mode",
             type=click.Choice(["approx", "answers", "exact"]),
@@ -307,6 +325,8 @@ def eval_command(  # noqa: PLR0917
     if judging.specs:
         done.result.judge_card = judge_card(judging, asked.judge_card)
         done.result.panel_cards = [judge_card(judging, None, spec) for spec in judging.specs[1:]]
+        if done.result.judge_noise is None:  # not re-asked here: the card's consistency figure, when it has one
+            done.result.judge_noise = noise_from_card(done.result.judge_card, done.result.primary_metric)
     _report(done, output, console)
     failures = check_fail_under(done.result, asked.gates)
     if failures:
@@ -334,6 +354,8 @@ class EvalOptions:
             raise ConfigError("give --judge MODEL or --no-judge, not both")
         if judging.batch and not judging.specs:
             raise ConfigError("--batch sends judge calls through a batch API: give --judge MODEL too")
+        if flags["judge_repeats"] and len(judging.specs) != 1:
+            raise ConfigError("--judge-repeats re-asks one judge: give exactly one --judge MODEL")
         gates = tuple(parse_fail_under(flags["fail_under"]))
         return cls(
             settings=_settings(flags, gates, judged=bool(judging.specs)),
@@ -367,6 +389,8 @@ def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judg
         correction=flags["correction"],
         diagnosis=flags["diagnosis_mode"],
         cluster_by=flags["cluster_by"],
+        judge_repeats=flags["judge_repeats"],
+        judge_repeats_max=flags["judge_repeats_max"],
     ).checked()
 
 

@@ -43,6 +43,7 @@ from assay.pipelines.evaluate.evaluated import Evaluated
 from assay.pipelines.evaluate.judging.calls import Assessed
 from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
+from assay.pipelines.evaluate.judging.noise import check_repeatable, cutoff, judge_noise
 from assay.pipelines.evaluate.judging.passages import label_passages, passage_rows
 from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.runs.locate import Resolver
@@ -133,6 +134,7 @@ def evaluate_detailed(
     """:func:`evaluate`, also returning the claim x chunk support rows (for ``support_matrix.jsonl``)."""
     config = (settings or EvalSettings()).checked()
     _needs_judge(config, judge)
+    check_repeatable(judge, config.judge_repeats)
     gold, folder = _load(golden)
     grouping = question_clusters(gold, config.cluster_by, folder)  # a field that questions lack fails before any work
     resolver = Resolver(gold, folder)
@@ -178,6 +180,15 @@ def evaluate_detailed(
                      labels=labels, judge=judge, config=config, humans=humans, passages=passages)  # fmt: skip
     headline = _headline(_metric_names(next(iter(merged.per_run.values()), {})), config)
     merged.describe(result, labels, headline, threshold=config.threshold, depth=config.depth)
+    if config.judge_repeats and isinstance(judge, Judge):
+        members = {run.name: [unit for _, unit in merged.members.get(run.name, [])] or [unit]
+                   for run, unit in zip(merged.runs, merged.projected, strict=True)}  # fmt: skip
+        result.judge_noise = judge_noise(
+            judge, gold, members, labels, repeats=config.judge_repeats, primary=result.primary_metric,
+            ranking=chosen.ranking, comparisons=result.comparisons, threshold=config.threshold, depth=config.depth,
+            k=cutoff(result.primary_metric, config.k_head), listwise=config.listwise, seed=config.seed,
+            limit=config.judge_repeats_max,
+        )  # fmt: skip
     grown = _pool_size(gold) - pool_before
     result.warnings += _pool_note(grown, projected, carried)
     result.usage = _spent(judges, before)

@@ -51,7 +51,9 @@ class EvalSettings:
     else the first compared), ``alpha`` the family-wise significance level. ``budgets``: the context budgets of the
     budget measures (``1000t`` tokens of 4 characters, ``4000c`` characters; :mod:`~.scoring.budget`).
     ``cluster_by``: how questions are grouped for intervals and tests (``doc``, ``none`` or a question field;
-    :mod:`~assay.pipelines.evaluate.statistics.clustering`).
+    :mod:`~assay.pipelines.evaluate.statistics.clustering`). ``judge_repeats``: re-ask the judge this many times
+    on at most ``judge_repeats_max`` labels of the runs' top k to measure its noise
+    (:mod:`~assay.pipelines.evaluate.judging.noise`; 0: not measured).
     ``diagnosis``: how the diagnosis gets its claim x chunk entailment
     (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
     chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
@@ -78,6 +80,8 @@ class EvalSettings:
     alpha: float = 0.05
     diagnosis: str = DEFAULT_MODE
     cluster_by: str = "doc"
+    judge_repeats: int = 0
+    judge_repeats_max: int = 300
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -92,6 +96,11 @@ class EvalSettings:
             raise ConfigError(f"--correction {self.correction}: use one of {', '.join(CORRECTIONS)}")
         if not 0.0 < self.alpha < 1.0:
             raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
+        if self.judge_repeats < 0 or self.judge_repeats_max < 1:
+            raise ConfigError(
+                f"--judge-repeats must be >= 0 and --judge-repeats-max >= 1, got {self.judge_repeats} and "
+                f"{self.judge_repeats_max}"
+            )
         if not self.cluster_by.strip():
             raise ConfigError("--cluster-by needs doc, none or a question field name, e.g. --cluster-by product")
         if self.diagnosis not in DIAGNOSIS_MODES:
