@@ -195,11 +195,17 @@ def _options(f: Any) -> Any:
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None, help="Report folder.")
 @click.option("--target", "targets", multiple=True, metavar="NAME=SPEC",
               help="Ask this system first (as assay run does) and evaluate its run (repeatable).")  # fmt: skip
+@click.option("--verbose", is_flag=True, help="Print every table here (default: the verdict and a one-screen summary).")
 @_options
 @batch_options
 @target_options("target-")
 def eval_command(
-    golden: Path, runs: tuple[str, ...], output: Path | None, targets: tuple[str, ...], **options: Any
+    golden: Path,
+    runs: tuple[str, ...],
+    output: Path | None,
+    targets: tuple[str, ...],
+    verbose: bool,
+    **options: Any,
 ) -> None:
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
@@ -274,7 +280,7 @@ def eval_command(
     if options["judge_spec"]:
         done.result.judge_card = judge_card(options)
         done.result.panel_cards = [judge_card(options, spec) for spec in options["judge_specs"][1:]]
-    _report(done, output, console)
+    _report(done, output, console, verbose=verbose)
     failures = check_fail_under(done.result, gates)
     if failures:
         click.echo("fail-under: " + "; ".join(failures), err=True)
@@ -348,11 +354,11 @@ def judge_card(options: dict[str, Any], spec: str | None = None) -> JudgeCardSum
     return summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
 
 
-def _report(done: Evaluated, output: Path, console: Console) -> None:
-    paths = write_report(done.result, output, done.per_query)
+def _report(done: Evaluated, output: Path, console: Console, *, verbose: bool) -> None:
+    paths = write_report(done.result, output, done.per_query, done.questions)
     done.write_support_matrix(output / "support_matrix.jsonl")
     done.write_passages(output / "passages.jsonl")
-    render_terminal(done.result, console)
+    render_terminal(done.result, console, verbose=verbose)
     console.print()
     console.print(
         f"report: {paths['report.html']}  (also report.md, results.json, per_query.jsonl, support_matrix.jsonl, "
