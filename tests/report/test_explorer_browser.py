@@ -93,5 +93,10 @@ def test_explorer_shows_each_runs_passages_grades_and_how(page: Any, demo_evalua
     assert link == f"http://127.0.0.1:8765/#q={quote(question.query_id, safe='')}&c={quote(unit, safe='')}"
     page.fill("#x-search", "")
     page.select_option("#x-pick", index=2)
-    assert page.get_attribute(".x-question", "data-query") == demo_evaluated.questions[2].query_id
+    page.wait_for_selector(f".x-question[data-query='{demo_evaluated.questions[2].query_id}']")
+    metrics = page.text_content(".x-run[data-run='hybrid'] p.note")
+    row = next(
+        r for r in demo_evaluated.per_query if (r.run, r.query_id) == ("hybrid", demo_evaluated.questions[2].query_id)
+    )
+    assert f"ndcg@1000t {row.metrics['ndcg@1000t']:.3f}" in metrics or "ndcg@1000t unscored" in metrics
     assert page.problems == []

@@ -240,22 +240,41 @@ def _query_data(rows: Sequence[QueryResult]) -> dict[str, object]:
     return {"columns": columns, "rows": table}
 
 
-def _explorer_data(result: EvalResult, questions: Sequence[QuestionView]) -> dict[str, object]:
-    """The explorer's questions, with each passage text stored once (passages refer to it by index)."""
-    texts: dict[str, int] = {}
-    out = []
-    for q in questions:
-        sides = []
-        for side in q.runs:
-            passages = [[p.rank, p.unit, texts.setdefault(p.text, len(texts)), p.grade, p.how] for p in side.passages]
-            claims = [[c.kind, c.text, c.verdict, c.reason, c.ranks] for c in side.claims]
-            sides.append({"run": side.run, "p": passages, "a": side.answer, "e": side.error, "c": claims})
-        out.append({"id": q.query_id, "text": q.text, "type": q.type, "difficulty": q.difficulty,
-                    "ref": q.reference_answer, "nuggets": q.nuggets, "runs": sides})  # fmt: skip
+def _explorer_data(
+    result: EvalResult, per_query: Sequence[QueryResult] | None, questions: Sequence[QuestionView]
+) -> dict[str, Any]:
+    """The explorer's data: an index (question ids and texts, the metrics shown), the passage texts (each stored once,
+    for every question: the same chunk comes back in many) and one block per question, decompressed only when the
+    question is opened; there each run's passages refer to their text by index, and each run carries its values of
+    the metrics shown for that question."""
     metrics = summary_metrics(fmt.headline_metrics(result), build_verdict(result).metric)
     diagnosis = [m for m in fmt.all_metrics(result) if metric_group(m) == "diagnosis"]
-    return {"texts": list(texts), "questions": out, "metrics": metrics, "diagnosis": diagnosis,
-            "golden": result.golden}  # fmt: skip
+    wanted = [*metrics, *diagnosis]
+    values = {(row.run, row.query_id): row for row in per_query or ()}
+    texts: dict[str, int] = {}
+    blocks = [packed(_question_block(q, wanted, values, texts)) for q in questions]
+    index = {"questions": [[q.query_id, q.text] for q in questions], "metrics": metrics, "diagnosis": diagnosis}
+    return {"index": packed(index), "texts": packed(list(texts)), "blocks": blocks}
+
+
+def _question_block(
+    q: QuestionView, wanted: list[str], values: dict[tuple[str, str], QueryResult], texts: dict[str, int]
+) -> dict[str, Any]:
+    sides = []
+    for side in q.runs:
+        passages = [[p.rank, p.unit, texts.setdefault(p.text, len(texts)), p.grade, p.how] for p in side.passages]
+        claims = [[c.kind, c.text, c.verdict, c.reason, c.ranks] for c in side.claims]
+        row = values.get((side.run, q.query_id))
+        shown = {} if row is None else {m: _value(row, m) for m in wanted if m in row.metrics}
+        sides.append({"run": side.run, "p": passages, "a": side.answer, "e": side.error, "c": claims, "m": shown})
+    return {"id": q.query_id, "text": q.text, "type": q.type, "difficulty": q.difficulty, "ref": q.reference_answer,
+            "nuggets": q.nuggets, "runs": sides}  # fmt: skip
+
+
+def _value(row: QueryResult, metric: str) -> float | str:
+    """A metric value rounded for the page, or the reason it is unscored."""
+    value = row.metrics.get(metric)
+    return row.unscored.get(metric, "unscored") if value is None else round(float(value), 4)
 
 
 def _svg(svg: str | None) -> Markup | None:
@@ -349,7 +368,7 @@ def _context(
         "not_audited": agr.not_audited(result),
         "labels": agr.labels_line(result),
         "queries": None if per_query is None else {"n": len(per_query), "data": packed(_query_data(per_query))},
-        "explorer": packed(_explorer_data(result, questions)) if questions else None,
+        "explorer": _explorer_data(result, per_query, questions) if questions else None,
         "n_questions": len(questions or ()),
         "system": _system_view(result),
         "lazy": packed(lazy) if lazy else None,
