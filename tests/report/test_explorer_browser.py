@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from browser_page import opened_report
 
 from assay.pipelines.evaluate import Evaluated
 from assay.report import write_report
@@ -26,17 +27,8 @@ def report(tmp_path_factory: pytest.TempPathFactory, demo_evaluated: Evaluated) 
 
 @pytest.fixture
 def page(browser: Any, report: Path) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    problems: list[str] = []
-    opened.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in {"error", "warning"} else None)
-    opened.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    opened.on("request", lambda r: None if r.url.startswith("file://") else problems.append(f"request: {r.url}"))
-    opened.goto(report.as_uri())
-    opened.wait_for_load_state("load")
-    opened.problems = problems
-    yield opened
-    context.close()
+    with opened_report(browser, report) as opened:
+        yield opened
 
 
 def test_four_runs_stay_under_one_megabyte(report: Path) -> None:

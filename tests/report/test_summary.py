@@ -12,7 +12,7 @@ from assay.pipelines.evaluate import Evaluated
 from assay.report import render_markdown, render_terminal
 from assay.report._format import headline_metrics
 from assay.report.verdict import build_verdict
-from assay.results import EvalResult, summary_metrics
+from assay.results import EvalResult, SystemSummary, summary_metrics
 
 NUMBER = re.compile(r"^[+-]?\d\.\d{3}\*?$|^—$|^n/a$")
 
@@ -90,3 +90,15 @@ def test_verbose_prints_the_full_tables_after_the_verdict(demo_evaluated: Evalua
     assert lines.index("Verdict") < 5
     assert len(lines) > 200 and any(line.startswith("ndcg@5 ") for line in lines) is False
     assert sum(line.startswith("ndcg@10 ") for line in lines) >= 4  # one table per run
+
+
+def test_cost_latency_and_unscored_caveat_when_known(result: EvalResult) -> None:
+    """The committed fixture with a system recorded for one run, and many unscored questions in another."""
+    result.runs[0].system = SystemSummary(lines=24, latency_ms={"p50": 820.0, "p95": 1400.0}, cost_usd=0.0123)
+    verdict = build_verdict(result)
+    assert verdict.cost == f"Cost and latency: {result.runs[0].name} $0.0123, p50 820 ms, p95 1,400 ms."
+    assert verdict.systems[0].p95_ms == 1400.0 and len(verdict.systems) == 1
+    primary = result.runs[1].metrics["ndcg@10"]
+    primary.n_unscored, primary.n_scored = 6, 18
+    caveats = [c for c in build_verdict(result).caveats if c.startswith("Unscored")]
+    assert caveats == [f"Unscored on ndcg@10 (left out of the means, never counted as 0): {result.runs[1].name} 25%."]

@@ -46,7 +46,7 @@ __all__ = ["render_terminal"]
 def render_terminal(result: EvalResult, console: Console, *, verbose: bool = False) -> None:
     """Print the summary of ``result`` on ``console`` (everything with ``verbose``). Text from the data is never read
     as rich markup."""
-    console.print(_header(result))
+    console.print(_header(result, cards=verbose))  # the summary's verdict says what the judge card says
     console.print()
     _print_verdict(console, build_verdict(result))
     if not verbose:
@@ -195,7 +195,7 @@ def _pair_room(width: int) -> int:
     return max(1, min(SUMMARY_PAIRS, (width - 27) // 9))
 
 
-def _header(result: EvalResult) -> Text:
+def _header(result: EvalResult, *, cards: bool = True) -> Text:
     text = Text()
     text.append("assay evaluation", style="bold")
     text.append(f"  ·  assay {result.assay_version}  ·  golden {result.golden}\n")
@@ -205,7 +205,7 @@ def _header(result: EvalResult) -> Text:
     labels = agr.labels_line(result)
     if labels is not None:
         text.append(f"  ·  labels: {labels}")
-    for line in fmt.judge_card_lines(result):
+    for line in fmt.judge_card_lines(result) if cards else []:
         found = result.judge_card is not None and result.judge_card.found
         text.append(f"\n{line}", style="" if found else "yellow")
     return text

@@ -185,7 +185,7 @@ def _judge(result: EvalResult) -> tuple[str, bool]:
     card = result.judge_card
     if card is not None and card.found and card.figures:
         shown = "; ".join(f"{label} {value}" for label, value in list(card.figures.items())[:2])
-        parts.append(f"judge card: {shown}")
+        parts.append(f"judge card: {shown}" + (f" ({card.note})" if card.note else ""))
     kappa = result.agreement.overall.cohen_kappa if result.agreement is not None else None
     if result.agreement is not None and kappa is not None and kappa.value is not None:
         parts.append(f"Cohen's kappa with people {fmt_value(kappa.value)} {fmt_interval(kappa.low, kappa.high)} "
