@@ -210,6 +210,9 @@ def eval_command(
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
     per_query.jsonl, support_matrix.jsonl, passages.jsonl: how each retrieved passage was matched and labelled).
+    Every report opens with the verdict (who leads on the primary metric and whether the evidence supports it, the
+    ranking with ties, the judge's trust, cost and latency, caveats); the terminal then prints a one-screen summary
+    (--verbose: every table).
 
     A RUN is JSONL (query_id, retrieved, optional answer and citations), a TREC run, or RAGAS evaluation data (JSONL or
     CSV: user_input, retrieved_contexts, optional retrieved_context_ids, response; rows matched to golden questions by

@@ -45,6 +45,7 @@ from assay.results import (
     QueryResult,
     QuestionView,
     RunResult,
+    Verdict,
     metric_group,
     summary_metrics,
 )
@@ -315,12 +316,26 @@ def _paired(result: EvalResult, per_query: Sequence[QueryResult] | None, metric:
     return _svg(plots.paired_svg(result, per_query, metric, others, reference))
 
 
+PLOTTED_RUNS = 12  # runs drawn in the plots at most: the first by the primary metric's place (tables have them all)
+
+
+def _drawn(result: EvalResult, verdict: Verdict) -> EvalResult:
+    """The result the plots draw: every run, or the first :data:`PLOTTED_RUNS` by place and their comparisons."""
+    if len(result.runs) <= PLOTTED_RUNS:
+        return result
+    kept = {place.run for place in verdict.places[:PLOTTED_RUNS]}
+    runs = [run for run in result.runs if run.name in kept]
+    comparisons = [c for c in result.comparisons if c.a in kept and c.b in kept]
+    return result.model_copy(update={"runs": runs, "comparisons": comparisons})
+
+
 def _context(
     result: EvalResult, per_query: Sequence[QueryResult] | None, questions: Sequence[QuestionView] | None
 ) -> dict[str, Any]:
     verdict = build_verdict(result)
     shown = summary_metrics(fmt.headline_metrics(result), verdict.metric)
     lazy: dict[str, str] = {}
+    drawn = _drawn(result, verdict)
     return {
         "r": result,
         "verdict": verdict,
@@ -346,10 +361,11 @@ def _context(
         "comparisons": _comparison_view(result),
         "diagnosis": _diagnosis_view(result),
         "comparison_intro": fmt.comparison_intro(result),
-        "forest": _svg(plots.forest_svg(result, shown)),
-        "curves": _svg(plots.curves_svg(result)),
-        "pr": _svg(plots.pr_svg(result)),
-        "grades": _svg(plots.grades_svg(result)),
+        "forest": _svg(plots.forest_svg(drawn, shown)),
+        "curves": _svg(plots.curves_svg(drawn)),
+        "pr": _svg(plots.pr_svg(drawn)),
+        "grades": _svg(plots.grades_svg(drawn)),
+        "drawn": len(drawn.runs),
         "strata": _strata_view(result, shown, lazy),
         "corrected": [
             {
