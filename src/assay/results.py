@@ -17,12 +17,14 @@ from assay.types import StageUsage
 
 __all__ = [
     "HEADLINE_K",
+    "METRIC_GROUPS",
     "RESULTS_FORMAT_VERSION",
     "AgreementBlock",
     "AgreementStat",
     "AgreementSummary",
     "AnnotatorAgreement",
     "AuditTarget",
+    "ClaimView",
     "Clustering",
     "Comparison",
     "CorrectedMetric",
@@ -34,16 +36,25 @@ __all__ = [
     "JudgeVotes",
     "MetricSummary",
     "PanelAgreement",
+    "PassageView",
     "PowerPlan",
     "QueryResult",
+    "QuestionView",
     "RepeatSummary",
     "RunCounts",
     "RunResult",
+    "RunView",
+    "SystemCost",
     "SystemSummary",
     "VarianceSplit",
+    "Verdict",
+    "VerdictLead",
+    "VerdictPlace",
     "headline_k",
     "headline_metrics",
+    "metric_group",
     "rounded",
+    "summary_metrics",
 ]
 
 # 2: comparisons corrected within one metric's family of run pairs, with family-adjusted intervals, effect sizes
@@ -68,6 +79,39 @@ def headline_metrics(names: Sequence[str], k_values: Sequence[int], named: Itera
     head, asked = headline_k(k_values), set(named)
     chosen = [n for n in names if n in asked or _cut(n) in ("", str(head)) or _at_budget(_cut(n))]
     return chosen or list(names)
+
+
+# The groups of metrics the reports fold their tables by, in print order (the evaluator's own families are in
+# pipelines/evaluate/scoring/names.py; these group them for a reader).
+METRIC_GROUPS = ("ranking", "budget", "span", "context", "answer", "nuggets", "diagnosis")
+_CONTEXT = ("context_recall", "ragas_context_precision", "coverage_recall")
+_ANSWER = ("faithfulness", "answer_relevance", "attribution_rate")
+_DIAGNOSIS = ("claim_", "retriever_", "context_utilization", "noise_sensitivity", "hallucination", "self_knowledge")
+
+
+def metric_group(name: str) -> str:
+    """The group of :data:`METRIC_GROUPS` a metric is shown in: ``ndcg@1000t`` budget, ``span_iou@10`` span,
+    ``context_recall`` context, ``faithfulness`` answer, ``nugget_recall_all_strict`` nuggets, ``claim_f1``
+    diagnosis, everything else (``ndcg@10``, ``map``, ``recall@5|g>=2``) ranking."""
+    base = name.split("|", 1)[0].partition("@")[0]
+    if _at_budget(_cut(name)):
+        return "budget"
+    groups = (("span", ("span_",)), ("context", _CONTEXT), ("answer", _ANSWER), ("nuggets", ("nugget_recall",)),
+              ("diagnosis", _DIAGNOSIS))  # fmt: skip
+    return next((group for group, starts in groups if base.startswith(starts)), "ranking")
+
+
+def summary_metrics(headline: Sequence[str], primary: str | None) -> list[str]:
+    """The few metrics a summary shows: the primary, then the first headline metric of each other group (in
+    :data:`METRIC_GROUPS` order)."""
+    chosen = [primary] if primary is not None and primary in headline else []
+    taken = {metric_group(name) for name in chosen}
+    for group in METRIC_GROUPS:
+        first = next((name for name in headline if metric_group(name) == group), None)
+        if first is not None and group not in taken:
+            chosen.append(first)
+            taken.add(group)
+    return chosen
 
 
 def _cut(name: str) -> str:
@@ -108,6 +152,55 @@ class QueryResult(_Model):
     metrics: dict[str, float | None] = Field(default_factory=dict)
     unscored: dict[str, str] = Field(default_factory=dict)  # metric -> reason, for the None values above
     cluster: str | None = None  # the cluster the query is resampled with (its source document); None: itself
+
+
+class PassageView(_Model):
+    """One retrieved passage of one run for one question, as the report's explorer shows it: its rank, unit id (a
+    golden chunk id, or ``p:{doc_id}:{start}-{end}`` for a passage located in a document), text, grade and how the
+    grade was found (``chunk``: the golden chunk's label, ``rule``: carried over from labelled spans, ``stored``:
+    judged in an earlier evaluation, ``judged``: judged now, ``unlabelled``)."""
+
+    rank: int
+    unit: str
+    text: str = ""
+    grade: int | None = None
+    how: str = "chunk"
+
+
+class ClaimView(_Model):
+    """One claim of a question checked for one run: an ``answer`` claim (is it supported by the passages?) or a
+    ``reference`` claim (do the passages hold it?), the judge's verdict and reason, and the ranks of the passages
+    that support it."""
+
+    kind: str
+    text: str
+    verdict: str
+    reason: str = ""
+    ranks: list[int] = Field(default_factory=list)
+
+
+class RunView(_Model):
+    """One run's side of one question: its passages in rank order, its answer (or why the system failed), and the
+    claims the judge checked."""
+
+    run: str
+    passages: list[PassageView] = Field(default_factory=list)
+    answer: str | None = None
+    error: str | None = None
+    claims: list[ClaimView] = Field(default_factory=list)
+
+
+class QuestionView(_Model):
+    """One golden question with every run's side of it: what the report's per-question explorer shows (the metric
+    values are in the :class:`QueryResult` rows)."""
+
+    query_id: str
+    text: str
+    type: str = ""
+    difficulty: str | None = None
+    reference_answer: str | None = None
+    nuggets: list[tuple[str, str]] = Field(default_factory=list)  # (importance, text)
+    runs: list[RunView] = Field(default_factory=list)
 
 
 class RunCounts(_Model):
@@ -464,6 +557,69 @@ class JudgeCardSummary(_Model):
     note: str | None = None
 
 
+class VerdictLead(_Model):
+    """The leader on the primary metric against the runner-up (or, when those two were not compared, against the
+    run it was compared with): the paired comparison's delta (leader − other), family-adjusted interval and p, the
+    questions both scored, and whether the evidence supports the lead (the comparison is significant)."""
+
+    leader: str
+    other: str
+    delta: float
+    low: float
+    high: float
+    p_adjusted: float
+    n: int
+    supported: bool
+    d_z: float | None = None
+
+
+class VerdictPlace(_Model):
+    """One run's place on the primary metric: its mean and interval, its place (runs with no reliable difference
+    from the run above share its place) and the runs it ties with (no reliable difference)."""
+
+    run: str
+    mean: float | None
+    low: float | None = None
+    high: float | None = None
+    place: int
+    ties: list[str] = Field(default_factory=list)
+
+
+class SystemCost(_Model):
+    """What answering cost a system when its run recorded it (``assay run``): money and latency percentiles (ms)."""
+
+    run: str
+    cost_usd: float | None = None
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+
+
+class Verdict(_Model):
+    """The answer first: what the evaluation says, for a reader deciding between systems.
+
+    Built in one place from an :class:`EvalResult` (:func:`assay.report.verdict.build_verdict`); the terminal,
+    Markdown and HTML reports only render it. The structured fields carry the figures; ``lines`` words them, one
+    sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with ties,
+    the judge's trust, cost and latency when known, then the ``caveats`` (the few that matter most)."""
+
+    metric: str | None  # the primary metric
+    runs: int
+    lead: VerdictLead | None = None
+    places: list[VerdictPlace] = Field(default_factory=list)
+    judge_measured: bool = False  # a judge card or audited labels measured the judge against people
+    systems: list[SystemCost] = Field(default_factory=list)
+    headline: str
+    ranking: str | None = None
+    judge: str
+    cost: str | None = None
+    caveats: list[str] = Field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        """The sentences in print order (caveats excluded: they are listed under them)."""
+        return [line for line in (self.headline, self.ranking, self.judge, self.cost) if line]
+
+
 class EvalResult(_Model):
     """The whole evaluation: settings, each run, the comparisons between runs, corrections and what it cost."""
 
@@ -494,3 +650,6 @@ class EvalResult(_Model):
     clustering: Clustering | None = None  # how questions were grouped for intervals and tests (None: not recorded)
     planning: list[PowerPlan] = Field(default_factory=list)  # questions needed for differences of given sizes
     judge_noise: JudgeNoise | None = None  # the judge asked again (--judge-repeats), or its card's consistency
+    # whether the runs cut their text alike (scoring/comparable.py); None with one run or in older results
+    cut_alike: bool | None = None
+    verdict: Verdict | None = None  # the answer first (assay.report.verdict builds it; results.json carries it)

@@ -204,3 +204,18 @@ def test_a_span_label_shows_marked_in_its_document_and_takes_a_grade(browser: An
         context.close()
     label = GoldenSet.load(golden).passage_labels()[("q1", span_id())]
     assert (label.grade, label.provenance.source, label.provenance.annotator) == (3, "human", "ann")
+
+
+def test_a_link_to_one_label_opens_it(browser: Any, golden: Path) -> None:
+    """``/#q=QID&c=ID`` (the report's explorer links) opens that label, also on a later change of the link; a label
+    outside the queue says so."""
+    with Server(golden) as server:
+        context, page, _ = open_page(browser, f"{server.url}/#q=q2&c=c07")
+        page.wait_for_selector("#chunk-id:has-text('c07')")
+        assert page.text_content("#question") == "How do refunds compare?"
+        page.evaluate("location.hash = 'q=q1&c=c03'")
+        page.wait_for_selector("#chunk-id:has-text('c03')")
+        assert page.text_content("#question") == "What is the refund window?"
+        page.evaluate("location.hash = 'q=q1&c=nowhere'")
+        page.wait_for_selector("#status:has-text('is not in this queue')")
+        context.close()

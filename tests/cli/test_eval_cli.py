@@ -27,8 +27,10 @@ from assay.types import LabelEvent
 N = len(PRODUCTS)
 
 
-def run(*args: str | Path) -> Any:
-    return CliRunner().invoke(main, [str(a) for a in args])
+def run(*args: str | Path, verbose: bool = True) -> Any:
+    """The command; ``assay eval`` with --verbose (every table: these tests read them), unless told otherwise."""
+    extra = ["--verbose"] if verbose and args[:1] == ("eval",) else []
+    return CliRunner().invoke(main, [str(a) for a in args] + extra)
 
 
 @pytest.fixture
@@ -43,7 +45,8 @@ def setup(tmp_path: Path) -> dict[str, Path]:
 
 def test_offline_eval_writes_the_report_and_prints_the_summary(setup: dict[str, Path]) -> None:
     s = setup
-    result = run("eval", s["golden"], s["good"], s["weak"], "-o", s["out"], "--judge", "offline", "--n-boot", "200")
+    args = ("eval", s["golden"], s["good"], s["weak"], "-o", s["out"], "--judge", "offline", "--n-boot", "200")
+    result = run(*args, verbose=False)
     assert result.exit_code == 0, result.output
     files = {p.name for p in s["out"].iterdir()}
     assert files == {
@@ -60,9 +63,13 @@ def test_offline_eval_writes_the_report_and_prints_the_summary(setup: dict[str, 
     assert "offline judge: a lexical baseline, not an LLM" in result.output
     verdicts = {c["metric"]: c["verdict"] for c in results["comparisons"]}
     assert verdicts["ndcg@10"].startswith("good beats weak on ndcg@10")
-    # the terminal leads with the primary metric's family and prints the short verdict on the pair's row
-    assert "ndcg@10 (primary metric): paired randomization test, Holm over 1 pair" in result.output
-    assert "good beats weak on ndcg@10 by" in " ".join(result.output.split())
+    # the summary leads with the verdict; --verbose adds the primary metric's family with the verdict sentences
+    lines = result.output.splitlines()
+    assert lines.index("Verdict") < 15 and lines[lines.index("Verdict") + 1].startswith("• good leads on ndcg@10")
+    assert "the evidence supports the lead" in " ".join(result.output.split()) and len(lines) < 60
+    verbose = run(*args)
+    assert "ndcg@10 (primary metric): paired randomization test, Holm over 1 pair" in verbose.output
+    assert "good beats weak on ndcg@10 by" in " ".join(verbose.output.split())
     assert f"report: {s['out'] / 'report.html'}" in result.output.replace("\n", "")
     per_query = (s["out"] / "per_query.jsonl").read_text().splitlines()
     assert len(per_query) == 1 + 2 * N

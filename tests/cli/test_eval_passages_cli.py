@@ -21,8 +21,10 @@ from assay.cli import main
 pytest_plugins = ["pytester"]
 
 
-def run(*args: str | Path) -> Any:
-    return CliRunner().invoke(main, [str(a) for a in args])
+def run(*args: str | Path, verbose: bool = True) -> Any:
+    """The command; ``assay eval`` with --verbose (every table: these tests read them), unless told otherwise."""
+    extra = ["--verbose"] if verbose and args[:1] == ("eval",) else []
+    return CliRunner().invoke(main, [str(a) for a in args] + extra)
 
 
 def windows(text: str, size: int = 60, step: int = 45) -> list[str]:

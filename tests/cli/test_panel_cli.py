@@ -183,7 +183,7 @@ def test_eval_with_a_panel_reports_the_judges(panel_golden: Path, tmp_path: Path
     report = tmp_path / "report"
     asked = server.calls
     code, text = run(
-        "eval", panel_golden, run_file, "-o", report, "--judge", "offline", "--judge", "hosted_vllm/zero",
+        "eval", panel_golden, run_file, "-o", report, "--verbose", "--judge", "offline", "--judge", "hosted_vllm/zero",
         "--combine", "min", "--api-base", server.url, "--cache-dir", tmp_path / "cache", "--n-boot", "200",
     )  # fmt: skip
     assert code == 0, text

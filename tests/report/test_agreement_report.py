@@ -17,7 +17,7 @@ AUDIT_LINE = "audit a sample of the judge's labels with `assay audit golden/demo
 
 def _terminal(result: EvalResult) -> str:
     console = Console(width=100, record=True, force_terminal=False, color_system=None)
-    render_terminal(result, console)
+    render_terminal(result, console, verbose=True)
     return " ".join(console.export_text().split())
 
 

@@ -76,7 +76,7 @@ def test_markdown_section(result: EvalResult) -> None:
 
 def test_terminal_section(result: EvalResult) -> None:
     out = io.StringIO()
-    render_terminal(_with_diagnosis(result), Console(file=out, width=140, color_system=None))
+    render_terminal(_with_diagnosis(result), Console(file=out, width=140, color_system=None), verbose=True)
     text = out.getvalue()
     assert "Diagnosis (RAGChecker's claim-level metrics, mean [95%])" in text
     assert "↓ hallucination" in text and "0.300 [0.20, 0.40]" in text

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
+import json
 import re
 import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from report_fixture import XSS_QUERY
 
@@ -43,6 +47,13 @@ class _Collector(HTMLParser):
             self.styles.append(data)
 
 
+def lazy_block(page: str, name: str) -> Any:
+    """A lazy data block of the page, decoded as the browser does: base64, gzip, JSON."""
+    found = re.search(rf'<script type="application/octet-stream" id="{name}">([^<]*)</script>', page)
+    assert found is not None, name
+    return json.loads(gzip.decompress(base64.b64decode(found[1])))
+
+
 def _parse(text: str) -> _Collector:
     parser = _Collector()
     parser.feed(text)
@@ -75,7 +86,8 @@ def test_runs_comparisons_corrected_and_counts(result: EvalResult, fixture_html:
     assert "hybrid & rerank vs bm25" in text
     assert "3 unknown chunk ids" in text and "52 labels judged now" in text and "judged@10 98%" in text
     assert "PPI++" in text and "40 of 200" in text
-    assert text.count("<tr>") > 3 * 24  # the per-query rows
+    queries = lazy_block(fixture_html, "data-queries")  # the per-query rows, loaded by the page on first use
+    assert len(queries["rows"]) == 3 * 24 and [c[0] for c in queries["columns"][:2]] == ["run", "query"]
 
 
 def test_data_is_escaped_everywhere(result: EvalResult, rows: list[QueryResult]) -> None:
@@ -86,7 +98,9 @@ def test_data_is_escaped_everywhere(result: EvalResult, rows: list[QueryResult])
     assert "<script>alert" not in text and "<img" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     scripts = _parse(text).scripts
-    assert len(scripts) == 1 and scripts[0] == {}  # one inline script, ours
+    assert [s for s in scripts if s != {"type": "application/octet-stream", "id": s.get("id")}] == [{}]  # ours
+    for block in re.findall(r'<script type="application/octet-stream" id="[^"]+">([^<]*)</script>', text):
+        assert re.fullmatch(r"[A-Za-z0-9+/=]+", block)  # data only: base64, never markup
 
 
 def test_no_external_resources(fixture_html: str) -> None:
@@ -99,22 +113,26 @@ def test_no_external_resources(fixture_html: str) -> None:
         assert "url(" not in style.replace("url(#", "") and "@import" not in style
 
 
-def test_svg_plots_present_scoped_and_deterministic(fixture_html: str, tmp_path: Path, result: EvalResult) -> None:
+def test_svg_plots_present_scoped_and_deterministic(
+    fixture_html: str, tmp_path: Path, result: EvalResult, rows: list[QueryResult]
+) -> None:
     first = fixture_html
     path = tmp_path / "report.html"
-    write_html(result, path, None)  # a second render, in the same process, of the same result
+    write_html(result, path, rows)  # a second render, in the same process, of the same result
     second = path.read_text(encoding="utf-8")
     assert re.findall(r"<svg.*?</svg>", first, re.S) == re.findall(r"<svg.*?</svg>", second, re.S)
     names = re.findall(r'<svg role="img" aria-label="([^"]+)"', first)
     assert names == [
         "comparison deltas with family-adjusted intervals",
+        "per-question differences on ndcg@10 against bm25",
         "metric@k curves per run",
         "precision-recall curves",
         "grade histogram of retrieved chunks",
-        "metrics by type",
-        "metrics by difficulty",
         "judge and human grade histograms of the audited items",
     ]
+    folded = lazy_block(first, "data-lazy")  # the strata plots, drawn when their section is opened
+    assert list(folded) == ["strata-0", "strata-1"] and all(svg.startswith("<svg role=") for svg in folded.values())
+    assert "metrics by type" in folded["strata-0"] and "metrics by difficulty" in folded["strata-1"]
     ids = _parse(first).ids
     assert len(ids) == len(set(ids))  # several SVGs in one page, no id clash
     assert "<?xml" not in first and "DOCTYPE svg" not in first and "<metadata" not in first

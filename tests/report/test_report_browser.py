@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_page import opened_report
 
 pytestmark = pytest.mark.browser
 
@@ -20,19 +21,8 @@ def report_file(tmp_path_factory: pytest.TempPathFactory, fixture_html: str) -> 
 
 @pytest.fixture
 def page(browser: Any, report_file: Path) -> Iterator[Any]:
-    path = report_file
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    problems: list[str] = []
-    opened.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in {"error", "warning"} else None)
-    opened.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    opened.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
-    opened.on("request", lambda r: None if r.url.startswith("file://") else problems.append(f"request: {r.url}"))
-    opened.goto(path.as_uri())
-    opened.wait_for_load_state("load")
-    opened.problems = problems
-    yield opened
-    context.close()
+    with opened_report(browser, report_file) as opened:
+        yield opened
 
 
 def _column(page: Any, header: str) -> list[str]:
@@ -45,7 +35,10 @@ def _column(page: Any, header: str) -> list[str]:
 
 def test_plots_render_without_errors(page: Any, tmp_path: Path) -> None:
     boxes = page.eval_on_selector_all("svg.plot", "els => els.map(e => e.getBoundingClientRect().width)")
-    assert len(boxes) == 7 and all(width > 300 for width in boxes)
+    assert len(boxes) == 6 and all(width > 300 for width in boxes)
+    page.click("details.lazy-plot summary >> nth=0")  # a folded plot: decompressed and drawn when opened
+    page.wait_for_selector("details.lazy-plot svg.plot")
+    assert page.eval_on_selector("details.lazy-plot svg.plot", "e => e.getBoundingClientRect().width") > 300
     texts = page.eval_on_selector_all("svg.plot text", "els => els.length")
     assert texts > 50  # axis labels and legends drawn as text
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)

@@ -11,7 +11,7 @@ from assay.results import EvalResult
 
 def _render(result: EvalResult, width: int = 100) -> str:
     console = Console(record=True, width=width, force_terminal=False, color_system=None)
-    render_terminal(result, console)
+    render_terminal(result, console, verbose=True)
     return console.export_text()
 
 

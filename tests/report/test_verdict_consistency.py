@@ -19,7 +19,7 @@ from assay.pipelines.evaluate.statistics.stats import StatSettings
 from assay.report import render_terminal
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
-from assay.results import EvalResult, QueryResult, RunResult
+from assay.results import EvalResult, MetricSummary, QueryResult, RunResult
 
 INTERVAL = re.compile(r"([+-]\d+\.\d+) \[(-?[\d.e+-]+), (-?[\d.e+-]+)\]")
 EFFECTS = {"base": 0.0, "same": 0.0, "small": 0.06, "large": 0.2}
@@ -41,9 +41,16 @@ def _result(correction: str, seed: int, baseline: str | None) -> EvalResult:
     comparisons = compare_runs(per_run, ["ndcg@10", "mrr"], settings)
     return EvalResult(
         assay_version="test", golden="g", judge=None, k_values=[10], settings={"baseline": baseline},
-        runs=[RunResult(name=run, path=f"{run}.jsonl") for run in EFFECTS], comparisons=comparisons,
+        runs=[RunResult(name=run, path=f"{run}.jsonl", metrics=_means(per_run[run])) for run in EFFECTS],
+        comparisons=comparisons,
         primary_metric="ndcg@10",
     )  # fmt: skip
+
+
+def _means(rows: dict[str, QueryResult]) -> dict[str, MetricSummary]:
+    """Each metric's mean over the queries (the verdict ranks the runs by it)."""
+    means = {m: float(np.mean([r.metrics[m] for r in rows.values()])) for m in ("ndcg@10", "mrr")}
+    return {m: MetricSummary(mean=mean, n_scored=len(rows)) for m, mean in means.items()}
 
 
 def _excludes_zero(match: re.Match[str]) -> bool:
@@ -76,13 +83,17 @@ def test_every_report_row_agrees_with_its_interval(correction: str, seed: int, b
         assert found is not None and (" beats " in verdict) == _excludes_zero(found)
         checked["html"] += 1
     console = Console(width=240, record=True, color_system=None)
-    render_terminal(result, console)
+    render_terminal(result, console, verbose=True)
     text = console.export_text()
     for line in text.splitlines():  # secondary metrics: one row per comparison with its short verdict
         found = INTERVAL.search(line)
         if found and ("better" in line or "no reliable difference" in line):
             assert ("better" in line) == _excludes_zero(found)
             checked["terminal"] += 1
+    lead = " ".join(text[text.index("• ") : text.index("• Ranking")].split())  # the verdict: the lead's interval
+    found = re.search(r"over \w+ \(p adj", lead) and re.findall(r"\[(-?[\d.e+-]+), (-?[\d.e+-]+)\]", lead)[-1]
+    assert found and ("the evidence supports the lead" in lead) == (float(found[0]) > 0 or float(found[1]) < 0)
+    text = text[text.index("paired randomization test") :]
     for bullet in re.findall(r"• (.*?)(?=\n\s*\n|•)", text, re.S):  # primary metric: the verdict sentences
         sentence = " ".join(bullet.split())
         found = re.search(r"\[(-?[\d.e+-]+), (-?[\d.e+-]+)\]", sentence)

@@ -2,7 +2,8 @@
 
 Routes (``?annotator=NAME`` picks the person on GETs, ``"annotator"`` in the body on POSTs; default: the CLI's)::
 
-    GET  /                      the page (jinja2, autoescaped; the CSRF token sits in a meta tag)
+    GET  /                      the page (jinja2, autoescaped; the CSRF token sits in a meta tag); ``/#q=QID&c=ID``
+                                opens the label of question QID and chunk (or passage) ID when it is in the queue
     GET  /static/audit.js|css   the page's script and style, read once at start (no request path reaches the disk)
     GET  /api/queue             the annotator's queue (order recorded in the store) with their grades, and progress
     GET  /api/item?i=N          item N: question, reference answer, chunk with heading path (``kind`` "chunk") or,

@@ -54,10 +54,12 @@ def _import_humans(golden_dir: Path, csv: Path) -> ImportResult:
     "-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=Path("assay-demo"), show_default=True
 )
 @click.option("--overwrite", is_flag=True, help="Replace the golden set and report of an earlier demo in that folder.")
-def demo(output: Path, overwrite: bool) -> None:
+@click.option("--verbose", is_flag=True, help="Print every table here (default: the verdict and a one-screen summary).")
+def demo(output: Path, overwrite: bool, verbose: bool) -> None:
     """Run assay end to end on the bundled demo corpus (a fictional outdoor retailer's knowledge base): build a
     golden set with the offline judge into DIR/golden, import the hand-labelled sample into its audit store, evaluate
-    the example runs (bm25, hybrid, weak) into DIR/report, and print the summary. No key, no network.
+    the example runs (bm25, hybrid, weak) into DIR/report, and print the verdict and a summary (--verbose: every
+    table). No key, no network.
 
     \b
     Examples:
@@ -81,9 +83,9 @@ def demo(output: Path, overwrite: bool) -> None:
         held = imported.added + imported.unchanged
         console.print(f"audit store: {held} hand labels from {csv.name} ({imported.added} new)")
     done = _evaluate(root, golden_dir)
-    paths = write_report(done.result, output / "report", done.per_query)
+    paths = write_report(done.result, output / "report", done.per_query, done.questions)
     done.write_support_matrix(output / "report" / "support_matrix.jsonl")
-    render_terminal(done.result, console)
+    render_terminal(done.result, console, verbose=verbose)
     console.print()
     console.print(f"[yellow]{OFFLINE_NOTE}[/]")
     console.print(f"done in {time.perf_counter() - started:.1f} s. Open the report: {paths['report.html']}")

@@ -240,6 +240,7 @@ def _options(f: Any) -> Any:
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), default=None, help="Report folder.")
 @click.option("--target", "targets", multiple=True, metavar="NAME=SPEC",
               help="Ask this system first (as assay run does) and evaluate its run (repeatable).")  # fmt: skip
+@click.option("--verbose", is_flag=True, help="Print every table here (default: the verdict and a one-screen summary).")
 @_options
 @target_options("target-")
 def eval_command(  # noqa: PLR0917
@@ -249,11 +250,15 @@ def eval_command(  # noqa: PLR0917
     targets: tuple[str, ...],
     judging: JudgeOptions,
     asking: TargetOptions,
+    verbose: bool,
     **flags: Any,
 ) -> None:
     """Evaluate RAG runs against a golden set: ranking metrics (trec_eval-exact), LLM-judged context and answer
     metrics, intervals, strata, paired comparisons of runs, and a report (report.html, report.md, results.json,
     per_query.jsonl, support_matrix.jsonl, passages.jsonl: how each retrieved passage was matched and labelled).
+    Every report opens with the verdict (who leads on the primary metric and whether the evidence supports it, the
+    ranking with ties, the judge's trust, cost and latency, caveats); the terminal then prints a one-screen summary
+    (--verbose: every table).
 
     A RUN is JSONL (query_id, retrieved, optional answer and citations), a TREC run, or RAGAS evaluation data (JSONL or
     CSV: user_input, retrieved_contexts, optional retrieved_context_ids, response; rows matched to golden questions by
@@ -327,7 +332,7 @@ def eval_command(  # noqa: PLR0917
         done.result.panel_cards = [judge_card(judging, None, spec) for spec in judging.specs[1:]]
         if done.result.judge_noise is None:  # not re-asked here: the card's consistency figure, when it has one
             done.result.judge_noise = noise_from_card(done.result.judge_card, done.result.primary_metric)
-    _report(done, output, console)
+    _report(done, output, console, verbose=verbose)
     failures = check_fail_under(done.result, asked.gates)
     if failures:
         click.echo("fail-under: " + "; ".join(failures), err=True)
@@ -438,11 +443,11 @@ def judge_card(judging: JudgeOptions, given: Path | None, spec: str | None = Non
     return summarize_card(Path(where), spec, {p.ref: p.content_hash for p in prompts})
 
 
-def _report(done: Evaluated, output: Path, console: Console) -> None:
-    paths = write_report(done.result, output, done.per_query)
+def _report(done: Evaluated, output: Path, console: Console, *, verbose: bool) -> None:
+    paths = write_report(done.result, output, done.per_query, done.questions)
     done.write_support_matrix(output / "support_matrix.jsonl")
     done.write_passages(output / "passages.jsonl")
-    render_terminal(done.result, console)
+    render_terminal(done.result, console, verbose=verbose)
     console.print()
     console.print(
         f"report: {paths['report.html']}  (also report.md, results.json, per_query.jsonl, support_matrix.jsonl, "

@@ -1,6 +1,7 @@
 """``write_report``: the report folder of ``assay eval`` in one call.
 
-Writes ``report.html``, ``report.md``, ``results.json`` (the :class:`EvalResult`) and ``per_query.jsonl`` (a header
+Writes ``report.html``, ``report.md``, ``results.json`` (the :class:`EvalResult`, with its ``verdict`` filled in by
+:func:`assay.report.verdict.build_verdict`) and ``per_query.jsonl`` (a header
 line ``{"assay": "per_query", "version": N, "assay_version": ...}``, then one :class:`QueryResult` per line, readable
 with ``assay.formats.jsonl.read_jsonl(path, QueryResult, "per_query")``). Everything is rendered in memory first and
 each file is written atomically, so a failure leaves the previous files (or none), never half of one.
@@ -15,7 +16,8 @@ from pathlib import Path
 from assay.formats.atomic import atomic_write_text
 from assay.report.html import render_html
 from assay.report.markdown import render_markdown
-from assay.results import EvalResult, QueryResult
+from assay.report.verdict import build_verdict
+from assay.results import EvalResult, QueryResult, QuestionView
 
 __all__ = ["REPORT_FILES", "per_query_jsonl", "write_report"]
 
@@ -32,10 +34,17 @@ def per_query_jsonl(result: EvalResult, per_query: Sequence[QueryResult]) -> str
     return "\n".join(lines) + "\n"
 
 
-def write_report(result: EvalResult, out_dir: str | Path, per_query: Sequence[QueryResult]) -> dict[str, Path]:
-    """Write the four report files into ``out_dir`` (created when missing); returns file name -> path."""
+def write_report(
+    result: EvalResult,
+    out_dir: str | Path,
+    per_query: Sequence[QueryResult],
+    questions: Sequence[QuestionView] = (),
+) -> dict[str, Path]:
+    """Write the four report files into ``out_dir`` (created when missing); returns file name -> path.
+    ``questions`` (:attr:`Evaluated.questions`) fill the report's per-question explorer."""
+    result = result.model_copy(update={"verdict": build_verdict(result)})
     texts = {
-        "report.html": render_html(result, per_query),
+        "report.html": render_html(result, per_query, questions),
         "report.md": render_markdown(result),
         "results.json": result.model_dump_json(indent=2) + "\n",
         "per_query.jsonl": per_query_jsonl(result, per_query),

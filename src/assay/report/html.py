@@ -1,15 +1,27 @@
-"""``report.html``: one self-contained file that opens offline, with plots and a sortable per-query table.
+"""``report.html``: one self-contained file that opens offline, written as a decision document.
 
-Everything is inline: CSS, a little plain JavaScript (sorting and filtering the per-query table) and the plots as SVG
-(:mod:`assay.report.plots`). A Content-Security-Policy meta tag forbids loading anything from elsewhere, so the page
-behaves the same on a plane. Text from the data is escaped by jinja2's autoescape; the script only reads and writes
-``textContent`` and ``data-`` attributes. The output is deterministic: the same result renders the same bytes.
+Top down: the verdict (:mod:`assay.report.verdict`) above the fold; the summary metrics (the primary, then one per
+group), the others folded by group; the comparisons as a pair x metric matrix whose cells open their full sentence;
+the per-question paired differences on the primary metric and the metric@k curves; the strata, agreement, cost and
+system sections; a per-question explorer (each run's passages with their grades and how each got it, the answer
+with its claims, the diagnosis, a link that opens the label in ``assay audit``) and the sortable per-query table.
+
+Everything is inline: CSS, a little plain JavaScript and the plots as SVG (:mod:`assay.report.plots`). Heavy data
+is loaded lazily: the explorer's questions, the per-query rows and the folded plots are gzip-compressed JSON in
+``<script type="application/octet-stream">`` blocks (base64), decompressed by the browser's DecompressionStream on
+first use and rendered on demand, so a report of hundreds of runs still opens. A Content-Security-Policy meta tag
+forbids loading anything from elsewhere, so the page behaves the same on a plane. Text from the data is escaped by
+jinja2's autoescape; the script writes data only through ``textContent`` and attributes (the plots it inserts are
+matplotlib's SVG, escaped when drawn). The output is deterministic: the same result renders the same bytes.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +35,20 @@ from assay.report import _format as fmt
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report import plots
-from assay.results import AgreementBlock, EvalResult, MetricSummary, QueryResult, RunResult
+from assay.report.verdict import build_verdict
+from assay.results import (
+    METRIC_GROUPS,
+    AgreementBlock,
+    Comparison,
+    EvalResult,
+    MetricSummary,
+    QueryResult,
+    QuestionView,
+    RunResult,
+    Verdict,
+    metric_group,
+    summary_metrics,
+)
 
 __all__ = ["render_html", "write_html"]
 
@@ -37,20 +62,6 @@ class Cell:
     n_scored: int
     unscored: str  # "" when all were scored
     missing: bool = False  # the run has no such metric
-
-
-@dataclass(frozen=True)
-class QueryCell:
-    text: str
-    sort_value: str  # "" sorts last (unscored)
-    title: str = ""
-    unscored: bool = False
-
-
-@dataclass
-class QueryTable:
-    columns: list[tuple[str, bool]] = field(default_factory=list)  # (label, numeric)
-    rows: list[list[QueryCell]] = field(default_factory=list)
 
 
 def _cell(summary: MetricSummary | None) -> Cell:
@@ -87,17 +98,22 @@ def _diagnosis_view(result: EvalResult) -> dict[str, Any] | None:
     return {"rows": rows, "differences": differences, "groups": groups, "index": [i for i in index if i[1]]}
 
 
-def _strata_view(result: EvalResult) -> list[dict[str, Any]]:
+def _strata_view(result: EvalResult, wanted: list[str], lazy: dict[str, str]) -> list[dict[str, Any]]:
+    """One view per stratum field; its plot (the summary metrics) goes into ``lazy``, drawn when the reader opens it."""
     fields = list(dict.fromkeys(f for run in result.runs for f in run.strata))
-    views = []
+    views: list[dict[str, Any]] = []
     for name in fields:
         tables = []
         for run in (r for r in result.runs if name in r.strata):
             values = run.strata[name]
-            metrics = fmt.strata_metrics(run, fmt.headline_metrics(result))
+            metrics = fmt.strata_metrics(run, wanted)
             rows = [(m, [_cell(values[v].get(m)) for v in values]) for m in metrics]
             tables.append({"run": run.name, "groups": list(values), "rows": rows})
-        views.append({"field": name, "svg": _svg(plots.strata_svg(result, name)), "tables": tables})
+        svg = plots.strata_svg(result, name, wanted)
+        key = f"strata-{len(views)}"
+        if svg is not None:
+            lazy[key] = svg
+        views.append({"field": name, "svg": key if svg is not None else None, "tables": tables})
     return views
 
 
@@ -125,6 +141,27 @@ def _comparison_view(result: EvalResult) -> list[dict[str, Any]]:
         out.append({"metric": first.metric, "primary": first.primary, "label": fmt.correction_label(first),
                     "rows": rows})  # fmt: skip
     return out
+
+
+def _matrix_cells(result: EvalResult, metrics: list[str]) -> dict[str, Any]:
+    """The comparisons as a pair x metric matrix: the summary metrics that were compared, one row per pair (the
+    leader's pairs first); each cell holds the delta, whether it is significant and its full sentence."""
+    compared = [m for m in metrics if any(c.metric == m for c in result.comparisons)]
+    found: dict[tuple[str, str, str], Comparison] = {(c.a, c.b, c.metric): c for c in result.comparisons}
+    pairs = list(dict.fromkeys((c.a, c.b) for c in result.comparisons if c.metric in compared))
+    places = build_verdict(result).places
+    leader = places[0].run if places else None
+    pairs.sort(key=lambda pair: leader not in pair)
+    rows = []
+    for a, b in pairs:
+        cells = []
+        for metric in compared:
+            c = found.get((a, b, metric))
+            cells.append(None if c is None else {"delta": f"{c.delta:+.3f}", "significant": c.significant,
+                         "sentence": fmt.verdict_text(c), "detail": f"{fmt.fmt_delta(c)}, p adj. "
+                         f"{fmt.fmt_p(c.p_adjusted)}, n = {c.n}, {fmt.correction_label(c)}"})  # fmt: skip
+        rows.append({"pair": f"{b} − {a}", "cells": cells})
+    return {"metrics": compared, "rows": rows}
 
 
 def _heat(count: int, most: int) -> str:
@@ -181,27 +218,64 @@ def _judges_view(result: EvalResult) -> dict[str, Any] | None:
     }
 
 
-def _number(value: float | None) -> str:
-    return "" if value is None else repr(float(value))
+def packed(data: object) -> str:
+    """``data`` as the page's lazy blocks hold it: compact JSON, gzip (no timestamp: the same bytes every time),
+    base64."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 
-def _query_table(rows: Sequence[QueryResult]) -> QueryTable:
+def _query_data(rows: Sequence[QueryResult]) -> dict[str, object]:
+    """The per-query table as data: columns (label, numeric) and rows; an unscored cell holds its reason (a string)."""
     strata = list(dict.fromkeys(k for row in rows for k in row.strata))
     metrics = list(dict.fromkeys(k for row in rows for k in row.metrics))
-    table = QueryTable(columns=[("run", False), ("query", False)] + [(s, False) for s in strata])
-    table.columns += [(m, True) for m in metrics]
+    columns = [("run", False), ("query", False), *((s, False) for s in strata), *((m, True) for m in metrics)]
+    table = []
     for row in rows:
-        cells = [QueryCell(row.run, row.run), QueryCell(row.query_id, row.query_id)]
-        cells += [QueryCell(row.strata.get(s, ""), row.strata.get(s, "")) for s in strata]
+        cells: list[object] = [row.run, row.query_id, *(row.strata.get(s, "") for s in strata)]
         for m in metrics:
             value = row.metrics.get(m)
-            if value is None:
-                reason = row.unscored.get(m, "not computed" if m not in row.metrics else "no reason given")
-                cells.append(QueryCell("unscored", "", title=reason, unscored=True))
-            else:
-                cells.append(QueryCell(fmt.fmt_value(value), _number(value)))
-        table.rows.append(cells)
-    return table
+            reason = row.unscored.get(m, "not computed" if m not in row.metrics else "no reason given")
+            cells.append(reason if value is None else round(float(value), 4))
+        table.append(cells)
+    return {"columns": columns, "rows": table}
+
+
+def _explorer_data(
+    result: EvalResult, per_query: Sequence[QueryResult] | None, questions: Sequence[QuestionView]
+) -> dict[str, Any]:
+    """The explorer's data: an index (question ids and texts, the metrics shown), the passage texts (each stored once,
+    for every question: the same chunk comes back in many) and one block per question, decompressed only when the
+    question is opened; there each run's passages refer to their text by index, and each run carries its values of
+    the metrics shown for that question."""
+    metrics = summary_metrics(fmt.headline_metrics(result), build_verdict(result).metric)
+    diagnosis = [m for m in fmt.all_metrics(result) if metric_group(m) == "diagnosis"]
+    wanted = [*metrics, *diagnosis]
+    values = {(row.run, row.query_id): row for row in per_query or ()}
+    texts: dict[str, int] = {}
+    blocks = [packed(_question_block(q, wanted, values, texts)) for q in questions]
+    index = {"questions": [[q.query_id, q.text] for q in questions], "metrics": metrics, "diagnosis": diagnosis}
+    return {"index": packed(index), "texts": packed(list(texts)), "blocks": blocks}
+
+
+def _question_block(
+    q: QuestionView, wanted: list[str], values: dict[tuple[str, str], QueryResult], texts: dict[str, int]
+) -> dict[str, Any]:
+    sides = []
+    for side in q.runs:
+        passages = [[p.rank, p.unit, texts.setdefault(p.text, len(texts)), p.grade, p.how] for p in side.passages]
+        claims = [[c.kind, c.text, c.verdict, c.reason, c.ranks] for c in side.claims]
+        row = values.get((side.run, q.query_id))
+        shown = {} if row is None else {m: _value(row, m) for m in wanted if m in row.metrics}
+        sides.append({"run": side.run, "p": passages, "a": side.answer, "e": side.error, "c": claims, "m": shown})
+    return {"id": q.query_id, "text": q.text, "type": q.type, "difficulty": q.difficulty, "ref": q.reference_answer,
+            "nuggets": q.nuggets, "runs": sides}  # fmt: skip
+
+
+def _value(row: QueryResult, metric: str) -> float | str:
+    """A metric value rounded for the page, or the reason it is unscored."""
+    value = row.metrics.get(metric)
+    return row.unscored.get(metric, "unscored") if value is None else round(float(value), 4)
 
 
 def _svg(svg: str | None) -> Markup | None:
@@ -220,17 +294,61 @@ def _environment() -> Environment:
     )
 
 
-def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dict[str, Any]:
-    headline = fmt.headline_metrics(result)
-    every = fmt.all_metrics(result)
+def _folded(result: EvalResult, shown: list[str]) -> list[tuple[str, list[tuple[str, list[Cell]]]]]:
+    """Every metric not in the summary, by group (:data:`~assay.results.METRIC_GROUPS` order)."""
+    rest = [m for m in fmt.all_metrics(result) if m not in shown]
+    groups = [(group, [m for m in rest if metric_group(m) == group]) for group in METRIC_GROUPS]
+    return [(group, _metric_rows(result.runs, names)) for group, names in groups if names]
+
+
+def _reference(result: EvalResult) -> str | None:
+    """The run the paired differences are drawn against: the baseline, else the first run."""
+    baseline = result.settings.get("baseline")
+    names = [run.name for run in result.runs]
+    return baseline if isinstance(baseline, str) and baseline in names else next(iter(names), None)
+
+
+def _paired(result: EvalResult, per_query: Sequence[QueryResult] | None, metric: str | None) -> Markup | None:
+    reference = _reference(result)
+    if not per_query or metric is None or reference is None:
+        return None
+    others = [p.run for p in build_verdict(result).places if p.run != reference]
+    return _svg(plots.paired_svg(result, per_query, metric, others, reference))
+
+
+PLOTTED_RUNS = 12  # runs drawn in the plots at most: the first by the primary metric's place (tables have them all)
+
+
+def _drawn(result: EvalResult, verdict: Verdict) -> EvalResult:
+    """The result the plots draw: every run, or the first :data:`PLOTTED_RUNS` by place and their comparisons."""
+    if len(result.runs) <= PLOTTED_RUNS:
+        return result
+    kept = {place.run for place in verdict.places[:PLOTTED_RUNS]}
+    runs = [run for run in result.runs if run.name in kept]
+    comparisons = [c for c in result.comparisons if c.a in kept and c.b in kept]
+    return result.model_copy(update={"runs": runs, "comparisons": comparisons})
+
+
+def _context(
+    result: EvalResult, per_query: Sequence[QueryResult] | None, questions: Sequence[QuestionView] | None
+) -> dict[str, Any]:
+    verdict = build_verdict(result)
+    shown = summary_metrics(fmt.headline_metrics(result), verdict.metric)
+    lazy: dict[str, str] = {}
+    drawn = _drawn(result, verdict)
     return {
         "r": result,
+        "verdict": verdict,
+        "summary_metrics": shown,
+        "folded": _folded(result, shown),
+        "matrix": _matrix_cells(result, shown),
+        "paired": _paired(result, per_query, verdict.metric),
+        "reference": _reference(result),
         "judge": fmt.judge_label(result),
         "judge_card": fmt.judge_card_lines(result),
         "level": fmt.confidence_label(result),
         "colors": [plots.color(i) for i in range(len(result.runs))],
-        "headline_rows": _metric_rows(result.runs, headline),
-        "other_rows": _metric_rows(result.runs, [m for m in every if m not in headline]),
+        "headline_rows": _metric_rows(result.runs, shown),
         "runs": [
             {
                 "run": run,
@@ -243,11 +361,12 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
         "comparisons": _comparison_view(result),
         "diagnosis": _diagnosis_view(result),
         "comparison_intro": fmt.comparison_intro(result),
-        "forest": _svg(plots.forest_svg(result)),
-        "curves": _svg(plots.curves_svg(result)),
-        "pr": _svg(plots.pr_svg(result)),
-        "grades": _svg(plots.grades_svg(result)),
-        "strata": _strata_view(result),
+        "forest": _svg(plots.forest_svg(drawn, shown)),
+        "curves": _svg(plots.curves_svg(drawn)),
+        "pr": _svg(plots.pr_svg(drawn)),
+        "grades": _svg(plots.grades_svg(drawn)),
+        "drawn": len(drawn.runs),
+        "strata": _strata_view(result, shown, lazy),
         "corrected": [
             {
                 "c": c,
@@ -264,8 +383,11 @@ def _context(result: EvalResult, per_query: Sequence[QueryResult] | None) -> dic
         "judges": _judges_view(result),
         "not_audited": agr.not_audited(result),
         "labels": agr.labels_line(result),
-        "queries": None if per_query is None else _query_table(per_query),
+        "queries": None if per_query is None else {"n": len(per_query), "data": packed(_query_data(per_query))},
+        "explorer": _explorer_data(result, per_query, questions) if questions else None,
+        "n_questions": len(questions or ()),
         "system": _system_view(result),
+        "lazy": packed(lazy) if lazy else None,
     }
 
 
@@ -274,12 +396,22 @@ def _system_view(result: EvalResult) -> dict[str, Any]:
     return {"header": sysr.HEADER, "rows": sysr.system_rows(result), "metric": metric, "plot": plot}
 
 
-def render_html(result: EvalResult, per_query: Sequence[QueryResult] | None = None) -> str:
-    """The whole report as one HTML string; ``per_query`` rows (when given) fill the sortable per-query table."""
+def render_html(
+    result: EvalResult,
+    per_query: Sequence[QueryResult] | None = None,
+    questions: Sequence[QuestionView] | None = None,
+) -> str:
+    """The whole report as one HTML string; ``per_query`` rows (when given) fill the sortable per-query table and
+    the paired differences, ``questions`` (:attr:`Evaluated.questions`) the per-question explorer."""
     template = _environment().get_template("report.html.j2")
-    return template.render(**_context(result, per_query))
+    return template.render(**_context(result, per_query, questions))
 
 
-def write_html(result: EvalResult, path: str | Path, per_query: list[QueryResult] | None = None) -> None:
+def write_html(
+    result: EvalResult,
+    path: str | Path,
+    per_query: list[QueryResult] | None = None,
+    questions: Sequence[QuestionView] | None = None,
+) -> None:
     """Render :func:`render_html` and write it to ``path`` atomically (nothing half-written is ever left)."""
-    atomic_write_text(path, render_html(result, per_query))
+    atomic_write_text(path, render_html(result, per_query, questions))

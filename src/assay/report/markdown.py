@@ -1,8 +1,9 @@
 """``report.md``: the evaluation as Markdown tables, for a pull request, a wiki or a terminal pager.
 
-The same content as the terminal summary, with every metric (not only the headline ones) and a per-stratum table for
-each stratum field of each run. Text from the data is escaped so that it can neither break a table (``|``, line
-breaks) nor be read as Markdown or raw HTML (``<script>`` stays text).
+The verdict first (:mod:`assay.report.verdict`), then the content of the terminal's ``--verbose`` output, with every
+metric (not only the headline ones) and a per-stratum table for each stratum field of each run. Text from the data is
+escaped so that it can neither break a table (``|``, line breaks) nor be read as Markdown or raw HTML (``<script>``
+stays text).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
 from assay.report import _system as sysr
 from assay.report import panel as pn
+from assay.report.verdict import build_verdict
 from assay.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
@@ -64,6 +66,7 @@ def _header(result: EvalResult) -> list[str]:
     lines = [
         "# assay evaluation report",
         "",
+        *_verdict(result),
         f"- **judge:** {md_escape(result.judge)}" if result.judge else f"- **{md_escape(fmt.NO_JUDGE)}**",
         *(f"- **judge card:** {md_escape(line)}" for line in fmt.judge_card_lines(result)),
         f"- **golden set:** {md_escape(result.golden)}",
@@ -78,6 +81,15 @@ def _header(result: EvalResult) -> list[str]:
     if result.warnings:
         lines += ["## Warnings", "", *(f"- {md_escape(w)}" for w in result.warnings), ""]
     return lines
+
+
+def _verdict(result: EvalResult) -> list[str]:
+    """The verdict block: its sentences as a list, then the caveats."""
+    verdict = build_verdict(result)
+    lines = ["## Verdict", "", *(f"- {md_escape(line)}" for line in verdict.lines), ""]
+    if verdict.caveats:
+        lines += ["Caveats:", "", *(f"- {md_escape(line)}" for line in verdict.caveats), ""]
+    return [*lines, "## Settings", ""]
 
 
 def _summary_cells(summary: MetricSummary) -> list[str]:

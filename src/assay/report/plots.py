@@ -19,9 +19,18 @@ from contextlib import contextmanager
 from typing import Any
 
 from assay.report import _format as fmt
-from assay.results import AgreementSummary, Comparison, EvalResult
+from assay.results import AgreementSummary, Comparison, EvalResult, QueryResult
 
-__all__ = ["PALETTE", "agreement_grades_svg", "curves_svg", "forest_svg", "grades_svg", "pr_svg", "strata_svg"]
+__all__ = [
+    "PALETTE",
+    "agreement_grades_svg",
+    "curves_svg",
+    "forest_svg",
+    "grades_svg",
+    "paired_svg",
+    "pr_svg",
+    "strata_svg",
+]
 
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442")
@@ -167,13 +176,15 @@ def _bars(ax: Any, groups: Sequence[str], series: Sequence[tuple[int, Sequence[T
     return handles
 
 
-def strata_svg(result: EvalResult, field: str) -> str | None:
-    """Per-stratum bars for one stratum field: one panel per headline metric, bars per run with interval whiskers."""
-    runs = [(i, run) for i, run in enumerate(result.runs) if field in run.strata]
+def strata_svg(result: EvalResult, field: str, wanted: Sequence[str] | None = None, most: int = 12) -> str | None:
+    """Per-stratum bars for one stratum field: one panel per metric of ``wanted`` (default: the headline metrics),
+    bars per run (the first ``most`` runs) with interval whiskers."""
+    runs = [(i, run) for i, run in enumerate(result.runs) if field in run.strata][:most]
     if not runs:
         return None
     values = list(dict.fromkeys(v for _, run in runs for v in run.strata[field]))
-    metrics = list(dict.fromkeys(m for _, run in runs for m in fmt.strata_metrics(run, fmt.headline_metrics(result))))
+    chosen = list(wanted) if wanted is not None else fmt.headline_metrics(result)
+    metrics = list(dict.fromkeys(m for _, run in runs for m in fmt.strata_metrics(run, chosen)))
     rows, cols = _grid(len(metrics), 3)
     with _figure(3.3 * cols + 0.3, 2.4 * rows + 0.5) as fig:
         axes = fig.subplots(rows, cols, squeeze=False).ravel()
@@ -242,14 +253,14 @@ def agreement_grades_svg(summary: AgreementSummary | None) -> str | None:
         return _to_svg(fig, "agreement-grades", "judge and human grade histograms of the audited items")
 
 
-def forest_svg(result: EvalResult) -> str | None:
+def forest_svg(result: EvalResult, metrics: Sequence[str] | None = None) -> str | None:
     """Comparison deltas with their family-adjusted intervals (a forest plot): one panel per metric (its family of
     run pairs, the primary metric first), one row per pair of runs.
 
     Filled markers are significant within the metric's family, hollow ones are not; an interval excludes 0 exactly
     when its marker is filled (the evaluator builds them so).
     """
-    groups = fmt.by_metric(result.comparisons)
+    groups = fmt.by_metric(c for c in result.comparisons if metrics is None or c.metric in metrics)
     if not groups:
         return None
     heights = [len(g) + 1.2 for g in groups]
@@ -273,3 +284,47 @@ def _forest_panel(ax: Any, comps: list[Comparison]) -> None:
     ax.grid(axis="y", visible=False)
     role = "primary" if comps[0].primary else "secondary"
     ax.set_title(_label(f"{comps[0].metric} ({role}; {fmt.correction_label(comps[0])})"), loc="left")
+
+
+PAIRED_PANELS = 6  # runs drawn against the reference run at most (the first ones by place)
+
+
+def paired_svg(result: EvalResult, per_query: Sequence[QueryResult], metric: str, others: Sequence[str],
+               reference: str) -> str | None:  # fmt: skip
+    """Per-question paired differences on ``metric``: one panel per run of ``others`` against ``reference``, the
+    questions sorted by b − a, bars above 0 where b wins and below where it loses (questions either left unscored are
+    left out). None when no pair has a question both scored."""
+    values = {(row.run, row.query_id): row.metrics.get(metric) for row in per_query}
+    questions = list(dict.fromkeys(row.query_id for row in per_query))
+    panels = []
+    for other in list(others)[:PAIRED_PANELS]:
+        both = [(values.get((reference, q)), values.get((other, q))) for q in questions]
+        diffs = [b - a for a, b in both if a is not None and b is not None]
+        if diffs:
+            panels.append((other, sorted(diffs)))
+    if not panels:
+        return None
+    rows, cols = _grid(len(panels), 2)
+    with _figure(5.2 * cols, 2.2 * rows + 0.3) as fig:
+        axes = fig.subplots(rows, cols, squeeze=False).ravel()
+        for ax, (other, diffs) in zip(axes, panels, strict=False):
+            _paired_panel(ax, diffs)
+            wins, losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+            ties = len(diffs) - wins - losses
+            ax.set_title(_label(f"{other} − {reference}: wins {wins}, losses {losses}, ties {ties}"), loc="left")
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        return _to_svg(fig, "paired", f"per-question differences on {metric} against {reference}")
+
+
+def _paired_panel(ax: Any, diffs: list[float]) -> None:
+    xs = list(range(1, len(diffs) + 1))
+    colors = ["#009E73" if d > 0 else "#D55E00" if d < 0 else "#999999" for d in diffs]
+    if len(diffs) <= 300:
+        ax.bar(xs, diffs, width=0.85, color=colors)
+    else:  # one filled path instead of one rectangle per question
+        ax.fill_between(xs, diffs, 0, step="mid", color="#0072B2", lw=0)
+    ax.axhline(0, color="#666666", lw=0.8)
+    ax.set_xlim(0.3, len(diffs) + 0.7)
+    ax.set_xlabel("questions, sorted by the difference")
+    ax.grid(axis="x", visible=False)

@@ -127,12 +127,22 @@
     } catch (err) { status(err.message, true); }
   }
 
+  // A link to one label: #q=QUERY_ID&c=CHUNK_OR_PASSAGE_ID (the report's per-question explorer writes them).
+  function linked() {
+    const wanted = new URLSearchParams(location.hash.slice(1));
+    if (!wanted.has("q") || !wanted.has("c")) return null;
+    const index = queue.findIndex((row) => row.query_id === wanted.get("q") && row.chunk_id === wanted.get("c"));
+    if (index === -1) status("The label " + wanted.get("q") + " · " + wanted.get("c") + " is not in this queue (only judge labels are).", true);
+    return index === -1 ? null : index;
+  }
+
   async function loadQueue() {
     const data = await request("/api/queue");
     queue = data.items;
     showProgress(data.progress);
     const firstOpen = queue.findIndex((row) => row.grade === null);
-    await show(firstOpen === -1 ? 0 : firstOpen);
+    const wanted = linked();
+    await show(wanted !== null ? wanted : firstOpen === -1 ? 0 : firstOpen);
   }
 
   async function label(payload, reason) {
@@ -228,5 +238,6 @@
   $("btn-help").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
   $("btn-adjudicate").addEventListener("click", () => showAdjudication(true));
   $("btn-review").addEventListener("click", () => showAdjudication(false));
+  window.addEventListener("hashchange", () => enqueue(async () => { const wanted = linked(); if (wanted !== null) await show(wanted); }));
   enqueue(loadQueue);
 })();

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.formats.atomic import atomic_write_text
-from assay.results import EvalResult, QueryResult
+from assay.results import EvalResult, QueryResult, QuestionView
 
 __all__ = ["Evaluated"]
 
@@ -24,13 +24,14 @@ def _write_rows(path: str | Path, kind: str, rows: Sequence[dict[str, Any]]) -> 
 
 @dataclass
 class Evaluated:
-    """Everything an evaluation produced: the result, the per-query rows, the support-matrix rows and the
-    passage rows."""
+    """Everything an evaluation produced: the result, the per-query rows, the support-matrix rows, the passage rows
+    and the per-question views of the report's explorer."""
 
     result: EvalResult
     per_query: list[QueryResult]
     support_rows: list[dict[str, Any]] = field(default_factory=list)
     passage_rows: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[QuestionView] = field(default_factory=list)
 
     def write_support_matrix(self, path: str | Path) -> Path:
         """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk and

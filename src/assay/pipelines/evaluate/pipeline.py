@@ -40,6 +40,7 @@ from assay.judge import Estimate, Judge
 from assay.judge.panel import Grader, judges_of, merged_usage
 from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.evaluate.evaluated import Evaluated
+from assay.pipelines.evaluate.explore import question_views
 from assay.pipelines.evaluate.judging.calls import Assessed
 from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
@@ -197,7 +198,7 @@ def evaluate_detailed(
     resolver.save_cache()
     rows = [row for rows in merged.per_run.values() for row in rows.values()]  # a repeated run: per question
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
-    return Evaluated(result, rows, support, passages)
+    return Evaluated(result, rows, support, passages, question_views(gold, loaded, passages, support))
 
 
 def _pool_size(gold: GoldenSet) -> int:
@@ -417,4 +418,5 @@ def _result(
         warnings=warnings,
         label_origin=gold.label_origin(),
         label_sources=gold.label_sources(),
+        cut_alike=fair.alike if len(runs) > 1 else None,
     )

@@ -1,0 +1,274 @@
+"""The verdict: the answer first, built in one place from an :class:`~assay.results.EvalResult`.
+
+The terminal, Markdown and HTML reports only render the :class:`~assay.results.Verdict` this module builds (and
+``results.json`` carries it). It says, one sentence each:
+
+1. **the lead**: which run leads on the primary metric, its mean and interval, and against the runner-up the
+   delta with its family-adjusted interval, adjusted p and n, and whether the evidence supports the lead (the
+   comparison is significant); with one run, that run's figure, since there is nothing to compare;
+2. **the ranking**: every run by its mean, ``>`` where the step down is significant, ``≈`` where it is not (a tie),
+   ``?`` where the two runs were not compared (``--baseline``);
+3. **the judge's trust**: its card's headline figures and the agreement with people on audited labels, or
+   "unmeasured" with the command that measures it;
+4. **cost and latency** of each system whose run recorded them (``assay run``);
+5. **caveats**: each of :data:`CAVEATS` is a small function of the result that returns one sentence or None; the
+   first :data:`MAX_CAVEATS` that apply are kept, in the order of the tuple (the most important first).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from assay.report._format import fmt_interval, fmt_p, fmt_value, headline_metrics
+from assay.results import (
+    Comparison,
+    EvalResult,
+    SystemCost,
+    Verdict,
+    VerdictLead,
+    VerdictPlace,
+)
+
+__all__ = ["CAVEATS", "MAX_CAVEATS", "UNSCORED_SHARE", "Facts", "build_verdict", "primary_metric"]
+
+MAX_CAVEATS = 3
+UNSCORED_SHARE = 0.10  # a run with more of its questions unscored on the primary metric gets a caveat
+RANKED = 8  # runs named in the ranking sentence; the rest are counted
+Z_POWER = 1.959964 + 0.841621  # two-sided 5% and 80% power: n = (Z_POWER / d_z)^2 questions detect an effect d_z
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the caveats read: the result, its primary metric, the comparisons on it and the lead."""
+
+    result: EvalResult
+    metric: str | None
+    comparisons: list[Comparison]
+    lead: VerdictLead | None
+
+
+def primary_metric(result: EvalResult) -> str | None:
+    """The metric that leads: the evaluator's primary, else the one asked for (``--primary``), else ``ndcg@10``,
+    else the first headline metric (with one run nothing is compared, so the evaluator names none)."""
+    known = {name for run in result.runs for name in run.metrics}
+    asked = result.settings.get("primary")
+    if result.primary_metric is not None:
+        return result.primary_metric
+    for name in (asked if isinstance(asked, str) else None, "ndcg@10"):
+        if name in known:
+            return name
+    return next(iter(headline_metrics(result)), None)
+
+
+def build_verdict(result: EvalResult) -> Verdict:
+    """The verdict of ``result`` (see the module docstring)."""
+    metric = primary_metric(result)
+    comps = [c for c in result.comparisons if c.metric == metric]
+    places = _places(result, metric, comps)
+    lead = _lead(places, comps)
+    facts = Facts(result, metric, comps, lead)
+    trust, measured = _judge(result)
+    systems = _systems(result)
+    caveats = [line for caveat in CAVEATS if (line := caveat(facts)) is not None][:MAX_CAVEATS]
+    return Verdict(
+        metric=metric,
+        runs=len(result.runs),
+        lead=lead,
+        places=places,
+        judge_measured=measured,
+        systems=systems,
+        headline=_headline(result, metric, places, lead),
+        ranking=_ranking(places, comps, metric),
+        judge=trust,
+        cost=_cost(systems),
+        caveats=caveats,
+    )
+
+
+# -- the lead and the ranking -------------------------------------------------------------------------------------
+
+
+def _pair(comps: Sequence[Comparison], one: str, other: str) -> Comparison | None:
+    return next((c for c in comps if {c.a, c.b} == {one, other}), None)
+
+
+def _places(result: EvalResult, metric: str | None, comps: list[Comparison]) -> list[VerdictPlace]:
+    """Runs by their mean (highest first, unscored last; ties in mean keep the runs' order); a run shares the place
+    of the run above it unless their comparison is significant."""
+    if metric is None:
+        return []
+    summaries = [(run.name, run.metrics.get(metric)) for run in result.runs]
+    ranked = sorted(summaries, key=lambda item: -(item[1].mean if item[1] and item[1].mean is not None else -math.inf))
+    places: list[VerdictPlace] = []
+    for name, summary in ranked:
+        place = 1
+        if places:
+            above = _pair(comps, places[-1].run, name)
+            place = places[-1].place + (1 if above is None or above.significant else 0)
+        ties = [
+            other for other, _ in ranked if other != name and (c := _pair(comps, name, other)) and not c.significant
+        ]
+        mean, low, high = (summary.mean, summary.low, summary.high) if summary else (None, None, None)
+        places.append(VerdictPlace(run=name, mean=mean, low=low, high=high, place=place, ties=ties))
+    return places
+
+
+def _lead(places: list[VerdictPlace], comps: list[Comparison]) -> VerdictLead | None:
+    """The leader against the runner-up, else against the closest run it was compared with."""
+    if len(places) < 2 or places[0].mean is None:
+        return None
+    leader = places[0].run
+    found = next((c for p in places[1:] if (c := _pair(comps, leader, p.run)) is not None), None)
+    if found is None:
+        return None
+    sign = 1.0 if found.b == leader else -1.0
+    low, high = sorted((sign * found.low, sign * found.high))
+    d_z = None if found.d_z is None else sign * found.d_z
+    return VerdictLead(leader=leader, other=found.a if found.b == leader else found.b, delta=sign * found.delta,
+                       low=low, high=high, p_adjusted=found.p_adjusted, n=found.n, supported=found.significant,
+                       d_z=d_z)  # fmt: skip
+
+
+def _figure(place: VerdictPlace) -> str:
+    return f"{fmt_value(place.mean)} {fmt_interval(place.low, place.high)}".strip()
+
+
+def _headline(result: EvalResult, metric: str | None, places: list[VerdictPlace], lead: VerdictLead | None) -> str:
+    if metric is None or not places:
+        return "No metric could be computed: nothing to compare."
+    top = places[0]
+    if len(places) == 1:
+        summary = result.runs[0].metrics[metric]
+        unscored = f" ({summary.n_unscored} unscored)" if summary.n_unscored else ""
+        return (f"{top.run}: {metric} {_figure(top)} over {summary.n_scored} questions{unscored}; one run, so no "
+                "comparison.")  # fmt: skip
+    if lead is None:
+        return f"{top.run} has the highest {metric}, {_figure(top)}; the runs were not compared on it."
+    gap = f"{lead.delta:+.3f} {fmt_interval(lead.low, lead.high)}"
+    evidence = (
+        "the evidence supports the lead"
+        if lead.supported
+        else "the evidence does not support the lead: no reliable difference, a tie"
+    )
+    return (f"{lead.leader} leads on {metric} with {_figure(top)}: {gap} over {lead.other} (p adj. "
+            f"{fmt_p(lead.p_adjusted)}, n = {lead.n} questions); {evidence}.")  # fmt: skip
+
+
+def _ranking(places: list[VerdictPlace], comps: list[Comparison], metric: str | None) -> str | None:
+    if len(places) < 2:
+        return None
+    text, marks = f"{places[0].run} {fmt_value(places[0].mean)}", set()
+    for above, below in itertools.pairwise(places[:RANKED]):
+        found = _pair(comps, above.run, below.run)
+        mark = "?" if found is None else ">" if found.significant else "≈"
+        marks.add(mark)
+        text += f" {mark} {below.run} {fmt_value(below.mean)}"
+    if len(places) > RANKED:
+        text += f" … and {len(places) - RANKED} more"
+    legend = {">": ">: reliably better", "≈": "≈: a tie, no reliable difference", "?": "?: not compared"}
+    return f"Ranking on {metric}: {text} ({'; '.join(legend[m] for m in ('>', '≈', '?') if m in marks)})."
+
+
+# -- the judge, cost and latency ------------------------------------------------------------------------------------
+
+
+def _judge(result: EvalResult) -> tuple[str, bool]:
+    """The trust line and whether the judge was measured against people."""
+    if result.judge is None:
+        origin = "people's" if result.label_origin == "human" else "the golden set's"
+        return (f"No judge: {origin} labels only; an unlabelled passage counts as not relevant (trec_eval), and "
+                "judged@k says how complete the labels are.", False)  # fmt: skip
+    parts = []
+    card = result.judge_card
+    if card is not None and card.found and card.figures:
+        shown = "; ".join(f"{label} {value}" for label, value in list(card.figures.items())[:2])
+        parts.append(f"judge card: {shown}" + (f" ({card.note})" if card.note else ""))
+    kappa = result.agreement.overall.cohen_kappa if result.agreement is not None else None
+    if result.agreement is not None and kappa is not None and kappa.value is not None:
+        parts.append(f"Cohen's kappa with people {fmt_value(kappa.value)} {fmt_interval(kappa.low, kappa.high)} "
+                     f"on {result.agreement.overall.n} audited labels")  # fmt: skip
+    if parts:
+        return f"Judge {result.judge}: " + "; ".join(parts) + ".", True
+    if result.label_origin in ("human", "imported"):
+        return (f"Relevance labels are the golden set's own ({result.label_origin}); the judge {result.judge} made "
+                f"the answer metrics and is unmeasured: `assay judge-check --judge {result.judge} --labels "
+                f"{result.golden} -o card/` measures it.", False)  # fmt: skip
+    command = f"assay judge-check --judge {result.judge} --labels {result.golden} -o card/"
+    return f"Judge {result.judge}: trust unmeasured; measure it with `{command}`.", False
+
+
+def _systems(result: EvalResult) -> list[SystemCost]:
+    out = []
+    for run in result.runs:
+        s = run.system
+        if s is not None and (s.cost_usd is not None or s.latency_ms):
+            out.append(SystemCost(run=run.name, cost_usd=s.cost_usd, p50_ms=s.latency_ms.get("p50"),
+                                  p95_ms=s.latency_ms.get("p95")))  # fmt: skip
+    return out
+
+
+def _cost(systems: list[SystemCost]) -> str | None:
+    if not systems:
+        return None
+
+    def one(s: SystemCost) -> str:
+        cost = "cost unknown" if s.cost_usd is None else f"${s.cost_usd:,.4f}"
+        latency = "" if s.p50_ms is None else f", p50 {s.p50_ms:,.0f} ms"
+        latency += "" if s.p95_ms is None else f", p95 {s.p95_ms:,.0f} ms"
+        return f"{s.run} {cost}{latency}"
+
+    return "Cost and latency: " + "; ".join(one(s) for s in systems) + "."
+
+
+# -- caveats: one small function each, the most important first ----------------------------------------------------
+
+
+def offline_judge(facts: Facts) -> str | None:
+    """The offline judge is a lexical baseline: its figures show how assay works, not how good the runs are."""
+    if facts.result.judge is None or "offline" not in facts.result.judge.split(","):
+        return None
+    return "The judge is the offline lexical baseline, not an LLM: use --judge MODEL before trusting these figures."
+
+
+def too_few_questions(facts: Facts) -> str | None:
+    """A lead the evidence does not support: how many questions a difference this size would need."""
+    lead = facts.lead
+    if lead is None or lead.supported or not lead.d_z:
+        return None
+    needed = math.ceil((Z_POWER / abs(lead.d_z)) ** 2)
+    if needed <= lead.n:
+        return None
+    size = f"{abs(lead.delta):.3f} on {facts.metric} (d_z {abs(lead.d_z):.2f})"
+    return (f"Too few questions for a difference this small: {size} needs about {needed:,} questions to show at 80% "
+            f"power; there are {lead.n}.")  # fmt: skip
+
+
+def cut_differently(facts: Facts) -> str | None:
+    """Runs that cut their text differently are compared on text-based measures only."""
+    if facts.result.cut_alike is not False:
+        return None
+    return (f"The runs cut their text differently: the verdict leads with {facts.metric}, and metrics over a number "
+            "of passages get no verdict.")  # fmt: skip
+
+
+def unscored_share(facts: Facts) -> str | None:
+    """Runs with more than :data:`UNSCORED_SHARE` of their questions unscored on the primary metric."""
+    if facts.metric is None:
+        return None
+    worst: list[tuple[str, float]] = []
+    for run in facts.result.runs:
+        s = run.metrics.get(facts.metric)
+        total = s.n_scored + s.n_unscored if s else 0
+        if s and total and s.n_unscored / total > UNSCORED_SHARE:
+            worst.append((run.name, s.n_unscored / total))
+    if not worst:
+        return None
+    shown = ", ".join(f"{name} {100 * share:.0f}%" for name, share in worst[:4])
+    more = f" and {len(worst) - 4} more runs" if len(worst) > 4 else ""
+    return f"Unscored on {facts.metric} (left out of the means, never counted as 0): {shown}{more}."
+
+
+CAVEATS: tuple[Callable[[Facts], str | None], ...] = (offline_judge, too_few_questions, cut_differently, unscored_share)
