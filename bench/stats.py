@@ -19,8 +19,8 @@ default) and as independent (``none``, the analysis before clustering):
 * power: the share of A/B simulations where b was found better (at 1 question per document the two analyses are the
   same test: clustering costs nothing when questions are independent).
 
-A last table compares, for 6 to 30 clusters of 8 questions, the coverage of a run's mean by the cluster bootstrap
-and by the inverted cluster sign-flip test: the measurement behind ``assay.metrics.clusters.FEW_CLUSTERS``.
+A last table compares, for 6 to 50 clusters of 8 questions, the coverage of a run's mean by the cluster bootstrap
+and by the inverted cluster sign-flip test: the measurement behind ``assay.metrics.clusters.BOOTSTRAP_CLUSTERS``.
 
 Part ``family``: simulated per-query scores with real correlation between runs and between metrics: each query
 has a difficulty shared by every run (runs correlate across queries), each (run, query) has a system-specific term
@@ -205,7 +205,7 @@ def one_setting(
 def few_clusters(rng: np.random.Generator, sims: int, settings: StatSettings) -> dict[int, tuple[float, float]]:
     """Coverage of run a's mean by the cluster bootstrap and by the inverted cluster sign-flip test, 8 per cluster."""
     out = {}
-    for docs in (6, 10, 15, 20, 30):
+    for docs in (6, 10, 15, 20, 30, 50):
         truth = expected(0.0, 0.5)
         boot = flip = 0
         for i in range(sims):

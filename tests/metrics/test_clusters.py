@@ -85,7 +85,7 @@ def test_design_effect_by_hand() -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_cluster_bootstrap_interval_equals_a_numpy_cluster_bootstrap(seed: int) -> None:
-    values, labels = data(seed, 30)
+    values, labels = data(seed, 60)
     got = clusters.mean_interval(values, labels, n_resamples=2000, seed=seed)
     keys = sorted(set(labels))
     sums = np.array([sum(v for v, c in zip(values, labels, strict=True) if c == key) for key in keys])
@@ -100,7 +100,7 @@ def test_cluster_bootstrap_interval_equals_a_numpy_cluster_bootstrap(seed: int) 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_few_clusters_invert_the_cluster_sign_flip_test_exactly(seed: int) -> None:
-    values, labels = data(seed, 9)
+    values, labels = data(seed, 9)  # under BOOTSTRAP_CLUSTERS; 2^9 sign vectors, every one enumerated
     got = clusters.mean_interval(values, labels)
     grouped = clusters.group(values, labels)
     assert (got.low, got.high) == pytest.approx(exact_interval(grouped.sums, grouped.sizes, 0.05), abs=1e-9)

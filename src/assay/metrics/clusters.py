@@ -12,13 +12,14 @@ resampling is then the cluster (the document), not the question. Conventions:
   small-sample factor) over its variance if the items were independent (s^2 / n). 1 when every cluster is one item;
   above 1 when the items of a cluster agree more than items of different clusters; n / deff is the effective number
   of independent items.
-* :func:`mean_interval`: with at least ``FEW_CLUSTERS`` clusters, the percentile bootstrap over clusters (each
+* :func:`mean_interval`: with at least ``BOOTSTRAP_CLUSTERS`` clusters, the percentile bootstrap over clusters (each
   resample draws K clusters with replacement and takes the ratio of the summed sums to the summed sizes; with one
   item per cluster it is :func:`assay.metrics.stats.bootstrap_ci` itself, draw for draw). With fewer, the
-  bootstrap's intervals are too short (it sees only K distinct values); the interval then inverts the cluster
-  sign-flip test of the mean (:func:`assay.metrics.randomization.sign_flip_interval` on S_c - x n_c), which
-  ``bench/stats.py`` measured to keep its coverage down to a handful of clusters. Below about six clusters no test
-  reaches 95% and that interval spans the cluster means' range.
+  bootstrap's intervals are too short (it sees only K distinct values: ``bench/stats.py`` measured 88% coverage
+  at 6 clusters, 91-93% at 15 to 30); the interval then inverts the cluster sign-flip test of the mean
+  (:func:`assay.metrics.randomization.sign_flip_interval` on S_c - x n_c), which kept 94-98% in the same
+  simulation. Below about six clusters no test reaches 95% and that interval spans the cluster means' range.
+  ``FEW_CLUSTERS`` is where the report says plainly that the clusters are few.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ from assay.metrics._errors import MetricError
 from assay.metrics.randomization import sign_flip_interval, sign_flip_null
 from assay.metrics.stats import Interval, bootstrap_ci, bootstrap_statistic
 
-__all__ = ["FEW_CLUSTERS", "Grouped", "design_effect", "group", "mean_interval"]
+__all__ = ["BOOTSTRAP_CLUSTERS", "FEW_CLUSTERS", "Grouped", "design_effect", "group", "mean_interval"]
 
 FloatArray = npt.NDArray[np.float64]
-FEW_CLUSTERS = 20  # below this many clusters, intervals invert the cluster sign-flip test (bench/stats.py)
+FEW_CLUSTERS = 20  # below this many clusters the report says that intervals rest on few independent units
+BOOTSTRAP_CLUSTERS = 50  # from this many clusters a run's mean takes the cluster bootstrap (bench/stats.py)
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,7 @@ def mean_interval(
     grouped = group(values, labels)
     if grouped.k == grouped.n:  # every cluster one item: the items themselves, in their order
         return bootstrap_ci(values, confidence=confidence, n_resamples=n_resamples, seed=seed)
-    if grouped.k >= FEW_CLUSTERS or grouped.k < 2:
+    if grouped.k >= BOOTSTRAP_CLUSTERS or grouped.k < 2:
         rows = np.column_stack([grouped.sums, grouped.sizes])
         interval = bootstrap_statistic(rows, _ratio, confidence=confidence, n_resamples=n_resamples, seed=seed,
                                        n_unscored=grouped.n_unscored)  # fmt: skip

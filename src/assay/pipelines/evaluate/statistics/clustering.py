@@ -115,8 +115,8 @@ def clustering_summary(
 def _method(n: int, k: int) -> str:
     if k == n:
         return "questions resampled as independent (each its own cluster)"
-    if k < clusters.FEW_CLUSTERS:
-        return "cluster sign flips for tests and intervals (too few clusters for a cluster bootstrap)"
+    if k < clusters.BOOTSTRAP_CLUSTERS:
+        return "cluster sign flips for tests and every interval (too few clusters for a cluster bootstrap)"
     return "cluster sign flips for tests and their intervals, cluster bootstrap for the means' intervals"
 
 
