@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -33,8 +33,18 @@ def apply_offline_env() -> None:
         os.environ.setdefault(key, value)
 
 
+INTERRUPTED = 130  # the exit status of a command stopped by Ctrl-C, as shells report SIGINT
+
+
+def interrupted(message: str) -> NoReturn:
+    """Stop after Ctrl-C: ``interrupted: MESSAGE`` (what was kept and how to resume) on stderr, exit status 130."""
+    click.echo(f"interrupted: {message}", err=True)
+    sys.exit(INTERRUPTED)
+
+
 class AssayGroup(click.Group):
-    """A group that turns AssayError (and metric-name errors) into ``Error: message`` and exit status 1."""
+    """A group that turns AssayError (and metric-name errors) into ``Error: message`` and exit status 1, and a
+    Ctrl-C that no command answered itself into one line and exit status 130 (click would print "Aborted!")."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -44,6 +54,9 @@ class AssayGroup(click.Group):
                 raise
             click.echo(f"Error: {exc}", err=True)
             sys.exit(1)
+        except KeyboardInterrupt:
+            interrupted("stopped before finishing; rerun the same command to resume: the answers a model or a system "
+                        "gave so far are cached and not asked for again.")  # fmt: skip
 
 
 @click.group(cls=AssayGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})

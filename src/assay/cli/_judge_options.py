@@ -170,6 +170,13 @@ class JudgeOptions:
         use_cache = not self.no_cache and (spec != "offline" or self.cache_dir is not None)
         return resolve_cache_dir(self.cache_dir) if use_cache else None
 
+    def kept(self) -> str:
+        """What a rerun after Ctrl-C reuses: where the judges' answers are cached."""
+        caches = sorted({str(cache) for spec in self.specs if (cache := self.cache_for(spec)) is not None})
+        if not caches:
+            return "no judge answer is cached (--no-cache, or the offline judge without --cache-dir)"
+        return f"every judge answer so far is cached in {', '.join(caches)}"
+
     def price_for(self, spec: str) -> Price | None:
         """``--price`` for a model judge; the offline judge stays free (a panel's ``--price`` is for its models)."""
         return None if spec == "offline" else self.price

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from assay.cli._app import main, warn
+from assay.cli._app import interrupted, main, warn
 from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
 from assay.cli._judge_options import JudgeOptions, check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import BudgetExceeded
@@ -234,8 +234,7 @@ def build(  # noqa: PLR0917
         click.echo(f"Stopped: {exc}. Nothing was written to {output}; {calls} calls were made.", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
-        click.echo(f"Interrupted. Nothing was written to {output}; rerun the same command to resume.", err=True)
-        sys.exit(130)
+        interrupted(f"nothing was written to {output}; {judging.kept()}: rerun the same command to resume.")
     if stop_after == "questions":
         _print_stopped(golden, output, corpus)
         return

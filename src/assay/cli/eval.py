@@ -15,7 +15,7 @@ from rich.table import Table
 
 from assay.audit.pool import join_pool
 from assay.audit.store import STORE_NAME, LabelStore
-from assay.cli._app import main, warn
+from assay.cli._app import interrupted, main, warn
 from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
 from assay.cli._judge_options import (
     JudgeOptions,
@@ -319,14 +319,16 @@ def eval_command(  # noqa: PLR0917
         raise ConfigError("--target writes its run into the report folder: give -o REPORT_DIR (and no --dry-run)")
     if targets:  # a --cluster-by field the questions lack fails before any system is asked (else evaluate checks it)
         question_clusters(GoldenSet.load(golden), asked.settings.cluster_by, golden)
-    if output is not None:
-        specs += ask_targets(golden, targets, output / "runs", asking)
     if asked.dry_run:
         _dry_run(golden, specs, asked, console)
         return
     if output is None:
         raise ConfigError("give the report folder with -o REPORT_DIR")
-    done = _evaluate(golden, specs, asked)
+    try:
+        specs += ask_targets(golden, targets, output / "runs", asking)
+        done = _evaluate(golden, specs, asked)
+    except KeyboardInterrupt:
+        interrupted(_kept(output, asked, asking if targets else None))
     if judging.specs:
         done.result.judge_card = judge_card(judging, asked.judge_card)
         done.result.panel_cards = [judge_card(judging, None, spec) for spec in judging.specs[1:]]
@@ -337,6 +339,13 @@ def eval_command(  # noqa: PLR0917
     if failures:
         click.echo("fail-under: " + "; ".join(failures), err=True)
         sys.exit(1)
+
+
+def _kept(output: Path, asked: EvalOptions, asking: TargetOptions | None) -> str:
+    """What an interrupted evaluation kept, and how to resume."""
+    judged = f"{asked.judging.kept()}; " if asked.judging.specs else ""
+    answers = f"every answer of the targets so far is kept in {asking.cache_dir}; " if asking is not None else ""
+    return f"no report written to {output}; {judged}{answers}rerun the same command to resume."
 
 
 @dataclass(frozen=True)

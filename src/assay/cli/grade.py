@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assay.aio import run_sync
-from assay.cli._app import main
+from assay.cli._app import interrupted, main
 from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
 from assay.cli._judge_options import JudgeOptions, check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import NothingProduced
@@ -164,7 +164,10 @@ def grade(
     judge = judge_from_options(judging)
     runners = start_batches(judge, judging)
     check_context(judge, [LISTWISE_PROMPT if listwise else POINTWISE_PROMPT])
-    graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
+    try:
+        graded = run_sync(lambda: _run(judge, pairs, listwise, seed))
+    except KeyboardInterrupt:
+        interrupted(f"nothing was written to {output}; {judging.kept()}: rerun the same command to resume.")
     with atomic_write(output) as handle:
         for item in graded:
             handle.write(json.dumps(_record(item), ensure_ascii=False) + "\n")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from assay.cli._app import main
+from assay.cli._app import interrupted, main
 from assay.cli._target_options import RunBar, TargetOptions, summary_line, target_options
 
 __all__ = ["run_command"]
@@ -56,8 +55,7 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
         with bar.bar:
             done = asking.run(golden, spec, output, bar)
     except KeyboardInterrupt:
-        click.echo(f"interrupted: no run written; every finished answer is kept in {asking.cache_dir}: rerun the "
-                   "same command to ask only the rest", err=True)  # fmt: skip
-        sys.exit(130)
+        interrupted(f"no run written; every finished answer is kept in {asking.cache_dir}: rerun the same command to "
+                    "ask only the rest.")  # fmt: skip
     click.echo(summary_line(done), err=True)
     done.check()

@@ -10,22 +10,21 @@ it) or raising :class:`~assay.targets.outputs.TargetFailure`. What is transient 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import inspect
 import json
 import shlex
 import shutil
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.aio import in_daemon_thread
 from assay.errors import ConfigError
 from assay.targets.outputs import TargetFailure, resolve_pointer
 from assay.targets.spec import BODY_DEFAULT, TargetSpec, expand
 
-__all__ = ["Ask", "Caller", "CmdCaller", "HttpCaller", "PythonCaller", "function_name", "in_thread", "make_caller"]
+__all__ = ["Ask", "Caller", "CmdCaller", "HttpCaller", "PythonCaller", "function_name", "make_caller"]
 
 _TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _KWARGS = ("query_id", "metadata")
@@ -82,9 +81,10 @@ class PythonCaller(Caller):
     """A function ``fn(question, query_id=..., metadata=...)``, sync or async.
 
     The function gets the question text first, then whichever of ``query_id`` and ``metadata`` it declares (all
-    of them with ``**kwargs``). A sync function runs in a daemon thread of its own per call (the runner's semaphore
-    bounds how many at once); one that times out keeps its thread until it returns (Python cannot stop a thread),
-    its late answer is dropped, and it does not hold the process open at exit.
+    of them with ``**kwargs``). A sync function runs in a daemon thread of its own per call
+    (:func:`assay.aio.in_daemon_thread`; the runner's semaphore bounds how many at once); one that times out or is
+    interrupted (Ctrl-C) keeps its thread until it returns (Python cannot stop a thread), its late answer is dropped,
+    and it does not hold the process open at exit.
     """
 
     def __init__(self, fn: Callable[..., Any]) -> None:
@@ -97,34 +97,13 @@ class PythonCaller(Caller):
         try:
             if inspect.iscoroutinefunction(self.fn):
                 return await self.fn(ask.question, **kwargs)
-            result = await in_thread(lambda: self.fn(ask.question, **kwargs))
+            result = await in_daemon_thread(lambda: self.fn(ask.question, **kwargs))
             return await result if inspect.isawaitable(result) else result
         except TargetFailure:
             raise
         except Exception as exc:
             transient = isinstance(exc, (ConnectionError, TimeoutError))
             raise TargetFailure("exception", f"{type(exc).__name__}: {exc}", transient=transient) from None
-
-
-def in_thread(work: Callable[[], Any]) -> asyncio.Future[Any]:
-    """A future of ``work()`` run in a new daemon thread (its outcome is dropped when the future was cancelled)."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-
-    def settle(method: Callable[[Any], None], value: Any) -> None:
-        if not future.done():
-            method(value)
-
-    def run() -> None:
-        try:
-            outcome: tuple[Callable[[Any], None], Any] = (future.set_result, work())
-        except BaseException as exc:
-            outcome = (future.set_exception, exc)
-        with contextlib.suppress(RuntimeError):  # the loop closed while the call ran
-            loop.call_soon_threadsafe(settle, *outcome)
-
-    threading.Thread(target=run, daemon=True, name="assay-target").start()
-    return future
 
 
 def _declared(fn: Callable[..., Any]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ ids: give the corpus as the chunks the retriever indexed (a JSONL of pre-made ch
   is the id (``id score`` lines work), blank lines and lines starting with ``#`` are skipped, and only the first
   ``k`` are taken. It must exit 0 within the timeout; a failure, a timeout or a missing program stops the build
   with an error naming the run, the question and the end of stderr. Up to ``CONCURRENCY`` commands run at once
-(in threads).
+  (processes the event loop waits on: an interrupted build kills the ones running and waits for nothing).
 
 Ids not in the corpus are skipped and counted (``pool_run_unknown_ids``); a run none of whose ids is in the corpus,
 or a run file that names none of the questions, is an error (it was made over other chunks or other questions).
@@ -28,7 +28,6 @@ import asyncio
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,19 +87,29 @@ async def rank_questions(run: PoolRun, questions: Sequence[Question], k: int, ti
                 "`assay build ... --stop-after questions` with the same corpus, options and judge cache"
             )
         return {qid: ids[:k] for qid, ids in ranked.items() if qid in wanted}
-    return await asyncio.to_thread(_ask_all, run, questions, k, timeout)
+    return await _ask_all(run, questions, k, timeout)
 
 
-def _ask_all(run: PoolRun, questions: Sequence[Question], k: int, timeout: float) -> dict[str, list[str]]:
-    """``CONCURRENCY`` threads run the command; the first failure is raised once the running ones end (each is
-    bounded by the timeout) and no further question is started."""
-    with ThreadPoolExecutor(CONCURRENCY) as pool:
-        futures = [pool.submit(_ask, run, q, k, timeout) for q in questions]
-        try:
-            return {q.id: future.result() for q, future in zip(questions, futures, strict=True)}
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
+async def _ask_all(run: PoolRun, questions: Sequence[Question], k: int, timeout: float) -> dict[str, list[str]]:
+    """``CONCURRENCY`` commands at once; after a failure no further question is started, and once the running ones
+    end the failure of the first question (in the questions' order) is raised."""
+    semaphore = asyncio.Semaphore(CONCURRENCY)
+    failures: dict[int, Exception] = {}
+
+    async def one(index: int, question: Question) -> list[str]:
+        async with semaphore:
+            if failures:
+                return []
+            try:
+                return await _ask(run, question, k, timeout)
+            except (ConfigError, InputError) as exc:
+                failures[index] = exc
+                return []
+
+    ranked = await asyncio.gather(*(one(i, q) for i, q in enumerate(questions)))
+    if failures:
+        raise failures[min(failures)]
+    return {q.id: ids for q, ids in zip(questions, ranked, strict=True)}
 
 
 def _argv(run: PoolRun, question: Question, k: int) -> list[str]:
@@ -114,20 +123,30 @@ def _fill(template: str, values: Mapping[str, str]) -> str:
     return template
 
 
-def _ask(run: PoolRun, question: Question, k: int, timeout: float) -> list[str]:
-    """Run the command for one question and read its ranked ids (module docstring: the protocol)."""
+async def _ask(run: PoolRun, question: Question, k: int, timeout: float) -> list[str]:
+    """Run the command for one question and read its ranked ids (module docstring: the protocol); a command still
+    running at the timeout, or when the build is interrupted, is killed."""
     argv = _argv(run, question, k)
     where = f"--pool-run {run.name}, question {question.id}"
     try:
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise InputError(f"{where}: {shlex.join(argv)} gave no answer within {timeout:g} s") from None
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
     except OSError as exc:
         raise ConfigError(f"{where}: cannot start {argv[0]!r}: {exc.strerror or exc}") from None
-    if done.returncode != 0:
-        tail = " | ".join(done.stderr.decode(errors="replace").strip().splitlines()[-_STDERR_LINES:])
-        raise InputError(f"{where}: {shlex.join(argv)} exited with status {done.returncode}: {tail or 'no stderr'}")
-    return _ids(done.stdout.decode(errors="replace"), k)
+    try:
+        async with asyncio.timeout(timeout):
+            stdout, stderr = await process.communicate()
+    except TimeoutError:
+        raise InputError(f"{where}: {shlex.join(argv)} gave no answer within {timeout:g} s") from None
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    if process.returncode != 0:
+        tail = " | ".join(stderr.decode(errors="replace").strip().splitlines()[-_STDERR_LINES:])
+        raise InputError(f"{where}: {shlex.join(argv)} exited with status {process.returncode}: {tail or 'no stderr'}")
+    return _ids(stdout.decode(errors="replace"), k)
 
 
 def _ids(stdout: str, k: int) -> list[str]:

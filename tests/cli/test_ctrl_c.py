@@ -1,0 +1,113 @@
+"""Ctrl-C: ``assay run``, ``build``, ``grade`` and ``eval`` stop within 2 s of SIGINT whatever they are doing, at
+twenty moments drawn from a seeded generator while two CPU-bound processes load the machine.
+
+What each command is doing when the signal comes: importing the CLI (the ``fresh`` trials), reading its inputs, or
+waiting on something that never answers: ``run`` on a synchronous Python function that sleeps for ten minutes (in a
+worker thread: the kernel may hand SIGINT to that thread, which is how Ctrl-C was once swallowed), the others on a
+judge server that answers after ten minutes. Each must exit 130 within 2 s, print no traceback, and say how to
+resume (or, while importing, that nothing was done). The harness (``ctrl_c_harness.py``) forks the trials from a
+process that imported the CLI once, so twenty trials take well under a minute; the timing is measured there.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines" / "evaluate"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "targets"))
+from evaluate_fixture import save_golden, weak_lines, write_run
+from targets_fixture import make_golden
+
+from assay.testing import FakeOpenAIServer
+
+HARNESS = Path(__file__).with_name("ctrl_c_harness.py")
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "corpus" / "tiny"
+LIMIT = 2.0  # seconds from SIGINT to exit
+TRIALS = 20
+SEED = 30
+HUNG_APP = """
+import os, time
+
+def answer(question, query_id):
+    if int(query_id[1:]) > 2:
+        time.sleep(600)  # hung: no timeout would end it before the test
+    return {"retrieved": ["c" + query_id[1:]], "answer": "yes"}
+"""
+
+
+@pytest.fixture
+def load() -> Iterator[None]:
+    """Two CPU-bound processes for the length of the test."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+
+
+def _commands(tmp: Path, judge_url: str) -> dict[str, list[str]]:
+    """One command line per command under test, each of which waits forever once it has started its work."""
+    make_golden(4).save(tmp / "targets_golden")
+    (tmp / "hung_app.py").write_text(HUNG_APP, encoding="utf-8")
+    golden = save_golden(tmp / "golden")
+    run = write_run(tmp / "weak.jsonl", weak_lines())  # chunks without a label: the judge is asked
+    pairs = tmp / "pairs.jsonl"
+    pairs.write_text(json.dumps({"query_id": "q1", "question": "what?", "chunk_id": "c1", "text": "Fact."}) + "\n")
+    judge = ["--judge", "openai/fake", "--api-base", judge_url, "--api-key", "k", "--timeout", "900"]
+    return {
+        "run": ["run", str(tmp / "targets_golden"), "--target", "python:hung_app:answer", "-o", "{out}/run.jsonl",
+                "--cache-dir", "{out}/answers", "--label", "v1", "--timeout", "900"],
+        "build": ["build", str(TINY), "-o", "{out}/golden", *judge, "--questions", "1", "--cache-dir", "{out}/cache"],
+        "grade": ["grade", str(pairs), "-o", "{out}/labels.jsonl", *judge, "--cache-dir", "{out}/cache"],
+        "eval": ["eval", str(golden), str(run), "-o", "{out}/report", *judge, "--cache-dir", "{out}/cache"],
+    }  # fmt: skip
+
+
+def _plan(tmp: Path, commands: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Twenty trials: the four commands in turn; one in five starts the program afresh with the moment while it
+    imports, the others are forked with the moment anywhere in the first 1.5 s of their work."""
+    rng = random.Random(SEED)
+    plan = []
+    for n in range(TRIALS):
+        name = list(commands)[n % len(commands)]
+        fresh = n >= TRIALS - len(commands)
+        out = tmp / f"trial{n}"
+        out.mkdir()
+        argv = [arg.replace("{out}", str(out)) for arg in commands[name]]
+        moment = round(rng.uniform(0.05, 1.0) if fresh else rng.uniform(0.0, 1.5), 3)
+        plan.append({"name": name, "argv": argv, "cwd": str(tmp), "env": {}, "moment": moment, "fresh": fresh,
+                     "log": str(out / "log.txt")})  # fmt: skip
+    return plan
+
+
+def test_ctrl_c_at_twenty_moments_under_load_stops_within_2_s_and_says_how_to_resume(
+    tmp_path: Path, load: None
+) -> None:
+    with FakeOpenAIServer(latency=600, record=False) as server:  # a judge that never answers in time
+        plan = _plan(tmp_path, _commands(tmp_path, server.url))
+        (tmp_path / "plan.json").write_text(json.dumps(plan))
+        done = subprocess.run([sys.executable, str(HARNESS), str(tmp_path / "plan.json")], capture_output=True,
+                              text=True, timeout=150, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(results) == TRIALS
+    report = []
+    for trial, result in zip(plan, results, strict=True):
+        said = Path(trial["log"]).read_text(encoding="utf-8", errors="replace")
+        report.append((trial["name"], trial["fresh"], trial["moment"], result["took"], result["status"], said[-300:]))
+    slow = [row for row in report if row[3] > LIMIT or row[4] != 130]
+    assert slow == [], slow
+    for name, fresh, moment, _, _, said in report:
+        where = f"{name} (fresh={fresh}) at {moment} s: {said!r}"
+        assert "Traceback" not in said, where
+        assert "interrupted" in said and ("rerun the same command" in said or "run the command again" in said), where
