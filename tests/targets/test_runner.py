@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from targets_fixture import make_golden
 
-from assay.errors import NothingProduced
+from assay.errors import ConfigError, NothingProduced
 from assay.formats.jsonl import iter_json_lines, read_header
 from assay.formats.runs import read_jsonl_run
 from assay.formats.trec import run_table
@@ -227,3 +227,35 @@ def test_rate_limit_spaces_calls_over_the_minute() -> None:
     run_target(make_golden(5), app, settings=settings)
     # two calls in each 60-second window: at 0, 0, then 60, 60, then 120
     assert starts == [0.0, 0.0, 60.0, 60.0, 120.0]
+
+
+def test_repeats_ask_every_question_n_times_each_cached_apart(tmp_path: Path) -> None:
+    calls: list[tuple[str, int | None]] = []
+
+    def app(question: str, query_id: str, repeat: int | None) -> dict[str, str]:
+        calls.append((query_id, repeat))
+        return {"answer": f"{query_id} asked {repeat}"}
+
+    cache = tmp_path / "cache"
+    plain = run_target(make_golden(2), app, label="v1", settings=FAST, cache_dir=cache)
+    assert [line.get("repeat") for line in plain.lines] == [None, None] and calls == [("q1", None), ("q2", None)]
+    done = run_target(make_golden(2), app, tmp_path / "run.jsonl", label="v1", settings=FAST, cache_dir=cache,
+                      repeats=3)  # fmt: skip
+    # the first asking is the plain run's (from the cache); the others are asked, each once
+    assert sorted(calls[2:]) == [("q1", 1), ("q1", 2), ("q2", 1), ("q2", 2)]
+    lines = [obj for _, obj in iter_json_lines(tmp_path / "run.jsonl", kind="runs")]
+    assert [(line["query_id"], line["repeat"]) for line in lines] == [
+        ("q1", 0), ("q2", 0), ("q1", 1), ("q2", 1), ("q1", 2), ("q2", 2)
+    ]  # fmt: skip
+    assert lines[0]["answer"] == "q1 asked None" and lines[3]["answer"] == "q2 asked 1"
+    head = read_header(tmp_path / "run.jsonl")
+    assert head is not None and head.repeats == 3
+    assert done.stats.cached == 2
+    again = run_target(make_golden(2), app, label="v1", settings=FAST, cache_dir=cache, repeats=3)
+    assert again.stats.cached == 6 and len(calls) == 6  # a rerun pays nothing
+
+
+def test_repeats_must_be_at_least_one(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="--repeats must be at least 1"):
+        run_target(make_golden(2), lambda question: "x", tmp_path / "run.jsonl", repeats=0)
+    assert not (tmp_path / "run.jsonl").exists()

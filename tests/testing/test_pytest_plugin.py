@@ -166,3 +166,22 @@ def test_a_function_is_asked_every_question_and_gated(pytester: pytest.Pytester,
     pytester.makepyfile(my_app=APP, test_callable=CALLABLE)
     result = pytester.runpytest_subprocess(*_plugin_args())
     result.assert_outcomes(passed=3)
+
+
+REPEATED = """
+import my_app
+ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10",))
+
+def test_repeats_gate_on_question_means(assay_eval):
+    ev = assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", repeats=3, **ARGS)
+    assert len(my_app.CALLS) == 36 and len(set(my_app.CALLS)) == 12  # every question three times
+    run = ev.result.runs[0]
+    assert run.name == "candidate" and run.repeats is not None and run.repeats.repeats == 3
+    assert run.repeats.metrics["ndcg@10"].within == 0.0  # this system answers the same every time
+    ev.assert_not_worse("candidate", baseline="baseline", metric="ndcg@10")
+"""
+
+
+def test_the_gate_takes_repeats(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(my_app=APP, test_repeated=REPEATED)
+    pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=1)

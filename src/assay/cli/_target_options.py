@@ -48,6 +48,7 @@ class TargetOptions:
     refresh: bool
     settings: TargetSettings
     cache_dir: Path
+    repeats: int = 1
 
     @classmethod
     def from_flags(cls, flags: dict[str, Any]) -> TargetOptions:
@@ -62,6 +63,7 @@ class TargetOptions:
             refresh=flags.pop("refresh"),
             settings=settings,
             cache_dir=flags.pop("t_cache_dir") or Path(platformdirs.user_cache_dir("assay")) / "targets",
+            repeats=flags.pop("t_repeats"),
         )
 
     def spec(self, text: str) -> TargetSpec:
@@ -74,7 +76,7 @@ class TargetOptions:
             importable_cwd()
         return run_target(golden, spec, output, label=default_label(self.label), settings=self.settings,
                           cache_dir=self.cache_dir, refresh=self.refresh, secrets=secrets_for(spec),
-                          progress=progress)  # fmt: skip
+                          progress=progress, repeats=self.repeats)  # fmt: skip
 
 
 def target_options(prefix: str = "") -> Callable[[Any], Any]:
@@ -96,6 +98,9 @@ def target_options(prefix: str = "") -> Callable[[Any], Any]:
         click.option(f"--{p}attempts", "t_attempts", type=click.IntRange(1, 20), default=4, show_default=True,
                      help="Tries per question on transient failures (429, 5xx, resets, timeouts, bad JSON)."),
         click.option(f"--{p}rpm", "t_rpm", type=click.IntRange(1), default=None, help="At most N calls a minute."),
+        click.option(f"--{p}repeats", "t_repeats", type=click.IntRange(1, 100), default=1, show_default=True,
+                     metavar="N", help="Ask every question N times (each repeat cached apart); assay eval scores each "
+                     "repeat and averages per question."),
         click.option(f"--{p}cache-dir", "t_cache_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Answers cache (default: the user cache dir's assay/targets)."),
     ]  # fmt: skip
@@ -196,5 +201,7 @@ def summary_line(run: TargetRun) -> str:
     s = run.stats
     failed = ", ".join(f"{n} {kind}" for kind, n in s.failed.most_common())
     where = f"wrote {run.path}: " if run.path else ""
-    return (f"{where}{s.total} questions, {s.total - run.failed} answered ({s.cached} from the cache), "
+    repeats = int(run.header.get("repeats") or 1)
+    asked = f"{s.total // repeats} questions x {repeats} repeats" if repeats > 1 else f"{s.total} questions"
+    return (f"{where}{asked}, {s.total - run.failed} answered ({s.cached} from the cache), "
             f"{run.failed} failed{f' ({failed})' if failed else ''}, {s.retries} retries; {_figures(s)}")  # fmt: skip

@@ -48,7 +48,7 @@ _MIGRATIONS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] =
 _HEADER_KEYS = {"assay", "version", "assay_version"}
 # A run written by `assay run` also names its target (secrets removed), version label, start and end; other kinds
 # keep the strict header.
-RUN_HEADER_KEYS = frozenset({"target", "label", "started", "ended"})
+RUN_HEADER_KEYS = frozenset({"target", "label", "started", "ended", "repeats"})
 
 
 class JsonlHeader(BaseModel):
@@ -61,6 +61,7 @@ class JsonlHeader(BaseModel):
     label: str | None = None
     started: str | None = None
     ended: str | None = None
+    repeats: int | None = None  # a run of a system asked every question this many times (assay run --repeats)
 
 
 def _assay_version() -> str:

@@ -37,6 +37,7 @@ class Ask:
     query_id: str
     question: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    repeat: int | None = None  # the asking, 0 to N - 1, when every question is asked N times (None: asked once)
 
     def as_json(self) -> dict[str, Any]:
         return {"question": self.question, "query_id": self.query_id, "metadata": dict(self.metadata)}
@@ -81,7 +82,8 @@ class PythonCaller(Caller):
     """A function ``fn(question, query_id=..., metadata=...)``, sync or async.
 
     The function gets the question text first, then whichever of ``query_id`` and ``metadata`` it declares (all
-    of them with ``**kwargs``). A sync function runs in a daemon thread of its own per call
+    of them with ``**kwargs``), and ``repeat`` (which asking, with ``--repeats``; None otherwise) when it names it.
+    A sync function runs in a daemon thread of its own per call
     (:func:`assay.aio.in_daemon_thread`; the runner's semaphore bounds how many at once); one that times out or is
     interrupted (Ctrl-C) keeps its thread until it returns (Python cannot stop a thread), its late answer is dropped,
     and it does not hold the process open at exit.
@@ -113,9 +115,10 @@ def _declared(fn: Callable[..., Any]) -> tuple[str, ...]:
         return ()
     if not params:
         raise ConfigError(f"{function_name(fn)} takes no argument: it must take the question text")
+    repeat = ("repeat",) if "repeat" in params else ()  # given only to a function that names it (assay run --repeats)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return _KWARGS
-    return tuple(name for name in _KWARGS if name in params)
+        return (*_KWARGS, *repeat)
+    return (*(name for name in _KWARGS if name in params), *repeat)
 
 
 class HttpCaller(Caller):

@@ -2,7 +2,8 @@
 
 Each answer is appended and flushed the moment it arrives, so a run killed at any point (even ``kill -9``) keeps
 every finished answer, and the rerun asks only the rest. A line is ``{"key": ..., "record": {...}}``; the key is
-``blake2b`` of the canonical JSON of the question (id, text, metadata), the file name ``blake2b`` of the target's
+``blake2b`` of the canonical JSON of the question (id, text, metadata; the repeat from the second asking on, with
+``--repeats``), the file name ``blake2b`` of the target's
 identity (spec, body, map, header names: never a secret) and the label. Failures are not kept (a rerun asks them
 again). A last line cut short by a kill is skipped on reading. Later lines win over earlier ones (``--refresh``
 appends fresh answers).
@@ -27,8 +28,12 @@ def _digest(payload: Any) -> str:
 
 
 def question_key(ask: Ask) -> str:
-    """The cache key of one question: its id, text and metadata."""
-    return _digest(ask.as_json())
+    """The cache key of one question: its id, text and metadata, and its repeat from the second on (the first
+    asking of a repeated run is the answer of a plain run, and shares its key)."""
+    payload = ask.as_json()
+    if ask.repeat:
+        payload["repeat"] = ask.repeat
+    return _digest(payload)
 
 
 class Journal:

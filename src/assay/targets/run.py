@@ -2,7 +2,8 @@
 
 The run file is written once, atomically, when every question has an answer or a failure: a header
 ``{"assay": "runs", "version": 1, "assay_version", "target" (secrets removed), "label", "started", "ended"}``, then
-one line per golden question in the golden set's order. Answers are kept in the cache (:mod:`.journal`) as they
+one line per golden question in the golden set's order (``repeats`` N > 1: the header says N, and the set comes N
+times, each line with its ``repeat``). Answers are kept in the cache (:mod:`.journal`) as they
 arrive when ``cache_dir`` is given, so an interrupted run loses nothing and its rerun asks only the rest.
 """
 
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.aio import run_sync
-from assay.errors import NothingProduced
+from assay.errors import ConfigError, NothingProduced
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import write_jsonl
 from assay.targets.callers import Ask, make_caller
@@ -55,9 +56,14 @@ class TargetRun:
         return self
 
 
-def asks_of(golden: GoldenSet) -> list[Ask]:
-    """One :class:`Ask` per golden question (its id, text and metadata), in the golden set's order."""
-    return [Ask(q.id, q.text, dict(q.metadata)) for q in golden.questions]
+def asks_of(golden: GoldenSet, repeats: int = 1) -> list[Ask]:
+    """One :class:`Ask` per golden question (its id, text and metadata), in the golden set's order; with ``repeats``
+    N > 1, every question N times, numbered 0 to N - 1, the whole set once per repeat."""
+    if repeats < 1:
+        raise ConfigError(f"--repeats must be at least 1 (how many times each question is asked), got {repeats}")
+    if repeats == 1:
+        return [Ask(q.id, q.text, dict(q.metadata)) for q in golden.questions]
+    return [Ask(q.id, q.text, dict(q.metadata), repeat=r) for r in range(repeats) for q in golden.questions]
 
 
 def _now() -> str:
@@ -75,6 +81,7 @@ def run_target(
     refresh: bool = False,
     secrets: Mapping[str, str] | None = None,
     progress: Progress | None = None,
+    repeats: int = 1,
 ) -> TargetRun:
     """Ask ``target`` (a :class:`TargetSpec` or a Python function) every question of ``golden``.
 
@@ -82,22 +89,28 @@ def run_target(
     part of the cache key. ``cache_dir``: keep every answer there as it arrives and reuse the answers of the same
     target and label (``refresh`` asks again); None keeps nothing. ``secrets``: the values of the ``${NAME}``
     references of the spec (never written anywhere). Failures are recorded per question, not raised; call
-    :meth:`TargetRun.check` to fail when nothing was answered.
+    :meth:`TargetRun.check` to fail when nothing was answered. ``repeats``: ask every question this many times (an
+    LLM application answers differently when asked again); each line then carries ``repeat`` (0 to N - 1), each
+    repeat is cached apart (the first shares the plain run's answers), and ``assay eval`` scores every repeat and
+    averages per question.
     """
     gold = golden if isinstance(golden, GoldenSet) else GoldenSet.load(golden)
+    asks = asks_of(gold, repeats)
     config = settings or TargetSettings()
     values = dict(secrets or {})
     name, identity, caller = make_caller(target, secrets=values, concurrency=config.concurrency)
     journal = Journal(cache_dir, identity, label) if cache_dir is not None else None
     started = _now()
     try:
-        lines, stats = run_sync(lambda: ask_all(asks_of(gold), caller, settings=config, journal=journal,
+        lines, stats = run_sync(lambda: ask_all(asks, caller, settings=config, journal=journal,
                                                 refresh=refresh, redact=lambda t: redact(t, values),
                                                 progress=progress))  # fmt: skip
     finally:
         if journal is not None:
             journal.close()
-    header = {"target": name, "label": label, "started": started, "ended": _now()}
+    header: dict[str, Any] = {"target": name, "label": label, "started": started, "ended": _now()}
+    if repeats > 1:
+        header["repeats"] = repeats
     if output is not None:
         write_jsonl(output, "runs", lines, header=header)
     return TargetRun(header, lines, stats, Path(output) if output is not None else None)

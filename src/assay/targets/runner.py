@@ -103,7 +103,7 @@ async def ask_all(
     asker = _Asker(caller, settings, stats, redact)
 
     async def one(i: int) -> None:
-        line = lines[i] = await asker.ask(asks[i])
+        line = lines[i] = _numbered(await asker.ask(asks[i]), asks[i])
         if journal is not None and "error" not in line:
             journal.append(question_key(asks[i]), line)
         if progress is not None:
@@ -119,10 +119,16 @@ def _from_cache(asks: Sequence[Ask], kept: dict[str, dict[str, Any]], stats: Run
     lines: list[dict[str, Any] | None] = []
     for ask in asks:
         record = kept.get(question_key(ask))
-        lines.append(None if record is None else {"query_id": ask.query_id, **record})
+        lines.append(None if record is None else _numbered({"query_id": ask.query_id, **record}, ask))
         stats.done += record is not None
         stats.cached += record is not None
     return lines
+
+
+def _numbered(line: dict[str, Any], ask: Ask) -> dict[str, Any]:
+    """``line`` with the ask's ``repeat`` (a repeated run's lines say which asking they are), else without one."""
+    line.pop("repeat", None)
+    return line if ask.repeat is None else {**line, "repeat": ask.repeat}
 
 
 class _Asker:

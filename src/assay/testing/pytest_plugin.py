@@ -14,7 +14,8 @@ imported the first time a fixture is used).
   arguments. A run is a path, a ``NAME=PATH`` string, a ``(name, path)`` pair, a ``(name, rows)`` pair with rows a
   list of dicts in the JSONL run format (passages by id, text or offsets), or the system itself: a Python
   function (``candidate=my_app.answer``; sync or async, called as ``assay run`` calls a ``python:`` target, every
-  golden question asked afresh once per session) or, by keyword, an :class:`assay.TargetSpec`. A keyword that is
+  golden question asked afresh once per session, ``repeats=N`` times each: the gate then runs on per-question means,
+  with the system's own noise inside the intervals) or, by keyword, an :class:`assay.TargetSpec`. A keyword that is
   an :class:`~assay.pipelines.evaluate.EvalSettings` field (``k_values``, ``metrics``, ``n_boot``, ...) is a
   setting; any other keyword names a run. ``baseline=`` a run file or a function is the run named ``baseline``
   that every other run is compared with (``baseline=`` the name of another run is the setting). Labels the judge
@@ -149,7 +150,9 @@ def assay_eval(assay_judge: Judge | None, tmp_path_factory: pytest.TempPathFacto
     per arguments (module docstring)."""
     done: dict[tuple[Any, ...], Evaluation] = {}
 
-    def evaluate(golden: str | Path, *runs: RunSpec, judge: Any = _DEFAULT, **settings: Any) -> Evaluation:
+    def evaluate(
+        golden: str | Path, *runs: RunSpec, judge: Any = _DEFAULT, repeats: int = 1, **settings: Any
+    ) -> Evaluation:
         from assay.formats.golden import GoldenSet
         from assay.pipelines.evaluate import EvalSettings
         from assay.pipelines.evaluate.called import evaluate_systems
@@ -160,13 +163,13 @@ def assay_eval(assay_judge: Judge | None, tmp_path_factory: pytest.TempPathFacto
         if not parsed:
             raise ValueError("assay_eval needs at least one run: assay_eval('golden/', candidate=my_app.answer)")
         chosen = assay_judge if judge is _DEFAULT else judge
-        key = (str(Path(golden).resolve()), tuple((n, _identity(p)) for n, p in parsed), id(chosen),
+        key = (str(Path(golden).resolve()), tuple((n, _identity(p)) for n, p in parsed), id(chosen), repeats,
                tuple(sorted((k, repr(v)) for k, v in config_kwargs.items())))  # fmt: skip
         if key not in done:
             gold = GoldenSet.load(golden)
             config = EvalSettings(**{"add_labels": False, **config_kwargs})
             folder = tmp_path_factory.mktemp("assay-runs")
-            result = evaluate_systems(gold, parsed, run_dir=folder, judge=chosen, settings=config)
+            result = evaluate_systems(gold, parsed, run_dir=folder, judge=chosen, settings=config, repeats=repeats)
             sources = [(name, _source(folder, name, p)) for name, p in parsed]
             done[key] = Evaluation(result, gold, sources)
         return done[key]

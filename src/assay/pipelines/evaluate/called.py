@@ -57,15 +57,18 @@ def materialize(
     targets: TargetSettings | None = None,
     label: str | None = None,
     secrets: Mapping[str, str] | None = None,
+    repeats: int = 1,
 ) -> list[RunSpec]:
-    """The runs as paths (``(name, path)`` when named): each function or target asked every golden question and
-    written to ``run_dir/NAME.jsonl``; paths and in-memory runs (lists of dicts) pass through."""
+    """The runs as paths (``(name, path)`` when named): each function or target asked every golden question
+    (``repeats`` times) and written to ``run_dir/NAME.jsonl``; paths and in-memory runs (lists of dicts) pass
+    through."""
     out: list[RunSpec] = []
     for name, source in _named(runs):
         if _is_system(source):
             called = _name_of(name, source)
             path = Path(run_dir) / f"{called}.jsonl"
-            run_target(golden, source, path, label=label, settings=targets, secrets=secrets).check()  # type: ignore[arg-type]
+            run_target(golden, source, path, label=label, settings=targets, secrets=secrets,  # type: ignore[arg-type]
+                       repeats=repeats).check()  # fmt: skip
             out.append((called, path))
         elif isinstance(source, tuple):
             out.append((source[0], source[1] if isinstance(source[1], list) else Path(source[1])))
@@ -93,13 +96,15 @@ def evaluate_systems(
     targets: TargetSettings | None = None,
     label: str | None = None,
     secrets: Mapping[str, str] | None = None,
+    repeats: int = 1,
     **options: Any,
 ) -> Evaluated:
     """:func:`~assay.pipelines.evaluate.evaluate_detailed` over run files, functions and targets (module docstring);
-    ``options`` go to it (``judge``, ``settings``, ``progress``, ...)."""
+    ``repeats``: how many times each function or target is asked every question; ``options`` go to
+    evaluate_detailed (``judge``, ``settings``, ``progress``, ...)."""
     gold = golden if isinstance(golden, GoldenSet) else GoldenSet.load(golden)
     with _folder(run_dir) as folder:
-        paths = materialize(gold, runs, folder, targets=targets, label=label, secrets=secrets)
+        paths = materialize(gold, runs, folder, targets=targets, label=label, secrets=secrets, repeats=repeats)
         return evaluate_detailed(golden, paths, **options)  # a folder again: labels judged now are added to it
 
 
