@@ -4,6 +4,7 @@ and the metrics they select for a golden set and its runs (:func:`split_metrics`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -51,7 +52,8 @@ class EvalSettings:
     else the first compared), ``alpha`` the family-wise significance level. ``budgets``: the context budgets of the
     budget measures (``1000t`` tokens of 4 characters, ``4000c`` characters; :mod:`~.scoring.budget`).
     ``cluster_by``: how questions are grouped for intervals and tests (``doc``, ``none`` or a question field;
-    :mod:`~assay.pipelines.evaluate.statistics.clustering`).
+    :mod:`~assay.pipelines.evaluate.statistics.clustering`). ``detect``: the differences on the primary metric that
+    ``planning`` sizes the evaluation for (:mod:`~assay.pipelines.evaluate.statistics.planning`).
     ``diagnosis``: how the diagnosis gets its claim x chunk entailment
     (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
     chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
@@ -78,6 +80,7 @@ class EvalSettings:
     alpha: float = 0.05
     diagnosis: str = DEFAULT_MODE
     cluster_by: str = "doc"
+    detect: tuple[float, ...] = (0.02, 0.05)
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -94,6 +97,10 @@ class EvalSettings:
             raise ConfigError(f"alpha must be between 0 and 1 (e.g. 0.05), got {self.alpha}")
         if not self.cluster_by.strip():
             raise ConfigError("--cluster-by needs doc, none or a question field name, e.g. --cluster-by product")
+        if not all(0 < effect < math.inf for effect in self.detect):
+            raise ConfigError(
+                f"--detect takes differences on the metric's scale above 0, e.g. 0.02; got {list(self.detect)}"
+            )
         if self.diagnosis not in DIAGNOSIS_MODES:
             raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
         for budget in self.budgets:
