@@ -4,9 +4,9 @@ First the evaluator's warnings, whole sentences, above the figures and verdicts 
 counts worth a warning, judged@k, and a table of the headline metrics, one line each at 80 columns (mean, interval,
 scored and unscored counts), with the reasons of the unscored ones listed under it. For two or more runs: the
 primary metric's comparisons (one row per pair, with effect sizes and the family-adjusted interval), then the
-secondary metrics' verdicts. Then judge-versus-human agreement (or one line saying how to audit), corrected (PPI)
-metrics with the audit size for tighter intervals, and what the judge cost. The full picture is in ``report.html``
-and ``report.md``.
+secondary metrics' verdicts; then the planning (questions needed to detect differences of given sizes). Then
+judge-versus-human agreement (or one line saying how to audit), corrected (PPI) metrics with the audit size for
+tighter intervals, and what the judge cost. The full picture is in ``report.html`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from assay.metrics.diagnosis import SHARED_NAMES
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
+from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.results import (
@@ -46,6 +47,7 @@ def render_terminal(result: EvalResult, console: Console) -> None:
     for table in _comparisons(result, headline):
         console.print()
         console.print(table)
+    _print_planning(console, result)
     if diag.has_diagnosis(result):
         console.print()
         _print_diagnosis(console, result)
@@ -69,6 +71,19 @@ def render_terminal(result: EvalResult, console: Console) -> None:
     if sysr.system_rows(result):
         console.print()
         console.print(_system(result))
+
+
+def _print_planning(console: Console, result: EvalResult) -> None:
+    """The planning's intro and its first sentences (:mod:`assay.report._planning`)."""
+    lines = plan.planning_lines(result)
+    if not lines:
+        return
+    console.print()
+    console.print(Text(f"planning: {lines[0]}", style="dim"))
+    for sentence in lines[1 : 1 + plan.TERMINAL_PLANS]:
+        console.print(Text(f"  {sentence}"))
+    if len(lines) - 1 > plan.TERMINAL_PLANS:
+        console.print(Text(f"  ({len(lines) - 1 - plan.TERMINAL_PLANS} more in report.md)", style="dim"))
 
 
 def _header(result: EvalResult) -> Text:
