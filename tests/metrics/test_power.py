@@ -32,7 +32,12 @@ def test_the_worked_example_sd_02_effect_005() -> None:
 
 @pytest.mark.parametrize(
     ("effect", "sd", "alpha", "power", "deff"),
-    [(0.02, 0.25, 0.05, 0.8, 1.0), (0.05, 0.2, 0.05, 0.9, 1.6), (0.03, 0.15, 0.01, 0.8, 2.3), (0.1, 0.3, 0.1, 0.5, 1.2)],
+    [
+        (0.02, 0.25, 0.05, 0.8, 1.0),
+        (0.05, 0.2, 0.05, 0.9, 1.6),
+        (0.03, 0.15, 0.01, 0.8, 2.3),
+        (0.1, 0.3, 0.1, 0.5, 1.2),
+    ],
 )
 def test_questions_match_the_formula(effect: float, sd: float, alpha: float, power: float, deff: float) -> None:
     plan = questions_needed(effect, sd, alpha=alpha, power=power, design_effect=deff)
