@@ -137,3 +137,20 @@ def test_demo_shows_the_diagnosis(demo_run: DemoRun) -> None:
     assert any(e.run == "weak" and e.category == "hallucination" for e in result.diagnosis_examples)
     assert "## Diagnosis" in (report / "report.md").read_text("utf-8")
     assert 'href="#diag-2-hallucination"' in (report / "report.html").read_text("utf-8")
+
+
+def test_demo_plans_how_many_questions_would_settle_each_comparison(demo_run: DemoRun) -> None:
+    """Planning for every compared pair of the primary metric, in results.json, the summary and report.md."""
+    report = demo_run.out / "report"
+    results = EvalResult.model_validate_json((report / "results.json").read_text())
+    pairs = {(c.a, c.b) for c in results.comparisons if c.primary}
+    assert results.clustering is not None and results.planning
+    assert {(p.a, p.b) for p in results.planning} == pairs
+    assert {0.02, 0.05} <= {p.effect for p in results.planning}
+    size = results.clustering.mean_size
+    for plan in results.planning:
+        assert plan.metric == results.primary_metric and " documents (now " in plan.sentence
+        if "the fewest" not in plan.sentence:
+            assert plan.clusters == math.ceil(plan.questions / size)
+    assert "planning: Questions needed" in demo_run.output
+    assert results.planning[0].sentence in (report / "report.md").read_text()

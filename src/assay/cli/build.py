@@ -14,12 +14,14 @@ from rich.table import Table
 from assay.cli._app import interrupted, main, warn
 from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
 from assay.cli._judge_options import JudgeOptions, check_context, dry_run_judge, judge_from_options, panel_options
-from assay.errors import BudgetExceeded
+from assay.errors import BudgetExceeded, ConfigError
 from assay.formats.golden import GoldenSet
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage
 from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
 from assay.pipelines.bootstrap.estimate import ACCEPT_LOW, FILTER_PASS_LOW
+from assay.pipelines.evaluate import EvalSettings
+from assay.pipelines.evaluate.statistics import planning
 from assay.report.panel import panel_lines
 
 __all__ = ["build"]
@@ -158,11 +160,29 @@ def _mix(value: str | None) -> dict[str, float] | None:
 )
 @click.option("--no-critic", is_flag=True, help="Skip the critic stage (one call per question fewer).")
 @click.option("--dry-run", is_flag=True, help="Estimate calls, tokens and cost per stage; call nothing.")
+@click.option(
+    "--detect",
+    type=click.FloatRange(0, min_open=True),
+    multiple=True,
+    metavar="X",
+    help="With --dry-run: the questions (and documents) to ask for so that a comparison detects a difference X on "
+    "the primary metric at 80% power (repeatable).",
+)
+@click.option(
+    "--pilot",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    metavar="RESULTS_JSON",
+    help="With --detect: an earlier evaluation's results.json (or its report folder) whose observed sd and design "
+    "effect the plan uses (default: stated assumptions).",
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing golden-set folder.")
 def build(  # noqa: PLR0917
     corpus: tuple[Path, ...],
     output: Path,
     dry_run: bool,
+    detect: tuple[float, ...],
+    pilot: Path | None,
     overwrite: bool,
     stop_after: str | None,
     judging: JudgeOptions,
@@ -183,6 +203,10 @@ def build(  # noqa: PLR0917
     keeps every judge's vote; the summary gives their agreement and assay audit shows the pairs they disagree on
     first); the other stages use the first judge.
 
+    --dry-run --detect X adds how many accepted questions, and from how many documents at the build's questions per
+    document, a comparison needs to detect a difference X at 80% power: from an earlier evaluation's observed
+    spread (--pilot REPORT/results.json), else from assumptions it prints.
+
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
     for no call twice. The folder appears only once complete.
 
@@ -190,6 +214,7 @@ def build(  # noqa: PLR0917
     Examples:
       assay build datasets/demo/corpus -o golden/ --judge offline --questions 60
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --dry-run
+      assay build docs/ -o golden/ --judge offline --dry-run --detect 0.02 --pilot report/results.json
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 10000 --batch   # half price
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest \\
@@ -203,6 +228,10 @@ def build(  # noqa: PLR0917
     settings = _settings(options)
     paths = list(corpus)
     console = Console(stderr=True)
+    if (detect or pilot is not None) and not dry_run:
+        raise ConfigError("--detect and --pilot plan a golden set's size before building it: give --dry-run too")
+    basis = (planning.pilot_basis(planning.read_pilot(pilot), pilot) if pilot is not None
+             else planning.assumed_basis())  # fmt: skip
     if dry_run:
         estimator = dry_run_judge(judging)
         direct = batch_dry_run(estimator, judging)
@@ -210,6 +239,11 @@ def build(  # noqa: PLR0917
         _print_estimate(estimate, console)
         if judging.batch:
             click.echo(batch_line(estimator, estimate.cost_usd, direct))
+        if detect or pilot is not None:
+            per_doc = _per_doc(settings, estimate.documents)
+            effects = detect or EvalSettings.detect
+            for line in planning.build_plan(basis, effects, per_doc=per_doc, documents=estimate.documents):
+                click.echo(line)
         return
     judge = judge_from_options(judging)
     runners = start_batches(judge, judging)
@@ -240,6 +274,16 @@ def build(  # noqa: PLR0917
         return
     _print_summary(golden, judge, output, console)
     echo_batch_summary(runners)
+
+
+def _per_doc(settings: BuildSettings, documents: int) -> float:
+    """Questions per document the build asks for: --per-doc, else --questions spread over the documents (at least
+    one each), else 2."""
+    if settings.per_doc is not None:
+        return float(settings.per_doc)
+    if settings.questions is not None:
+        return round(max(1.0, settings.questions / max(documents, 1)), 2)
+    return 2.0
 
 
 def _rounds(settings: BuildSettings, stop_after: str | None) -> str:

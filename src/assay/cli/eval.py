@@ -211,6 +211,14 @@ def _options(f: Any) -> Any:
             help="At most this many labels re-asked by --judge-repeats (a sample spread over the questions).",
         ),
         click.option(
+            "--detect",
+            type=float,
+            multiple=True,
+            metavar="X",
+            help="A difference on the primary metric to plan for (repeatable; default 0.02 and 0.05): the report says "
+            "how many questions (and documents) a comparison needs to detect it at 80% power.",
+        ),
+        click.option(
             "--diagnosis",
             "diagnosis_mode",
             type=click.Choice(["approx", "answers", "exact"]),
@@ -294,7 +302,8 @@ def eval_command(  # noqa: PLR0917
     same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict. Questions
     built from one document succeed or fail together, so the tests flip and the intervals resample whole documents
     (--cluster-by doc, the default; none, or a question field such as product); the report gives the number of
-    clusters and the design effect.
+    clusters and the design effect, and how many questions and documents would detect a difference of --detect X
+    (default 0.02 and 0.05) at 80% power.
 
     Several --judge make a panel: each unlabelled chunk is graded by every judge and combined by --combine (the
     other calls go to the first judge); the report adds the agreement between the judges.
@@ -306,6 +315,7 @@ def eval_command(  # noqa: PLR0917
       assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product
       assay eval golden/ bm25.jsonl a.jsonl b.jsonl -o report/ --no-judge --baseline bm25 --correction tukey
+      assay eval golden/ bm25.jsonl hybrid.jsonl -o report/ --no-judge --detect 0.01 --detect 0.03
       assay eval golden/ mine=ragas_eval.csv chunks400=runs/by_text.jsonl -o report/ --judge offline -b 500t -b 2000t
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --batch   # half price, within 24 h
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest
@@ -405,6 +415,7 @@ def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judg
         cluster_by=flags["cluster_by"],
         judge_repeats=flags["judge_repeats"],
         judge_repeats_max=flags["judge_repeats_max"],
+        detect=tuple(flags["detect"]) or EvalSettings.detect,
     ).checked()
 
 

@@ -32,6 +32,7 @@ from assay.formats.atomic import atomic_write_text
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
+from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report import plots
@@ -361,6 +362,7 @@ def _context(
         "comparisons": _comparison_view(result),
         "diagnosis": _diagnosis_view(result),
         "comparison_intro": fmt.comparison_intro(result),
+        "planning": plan.planning_lines(result),
         "forest": _svg(plots.forest_svg(drawn, shown)),
         "curves": _svg(plots.curves_svg(drawn)),
         "pr": _svg(plots.pr_svg(drawn)),

@@ -16,6 +16,7 @@ from assay.formats.atomic import atomic_write_text
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
+from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report.verdict import build_verdict
@@ -46,6 +47,7 @@ def render_markdown(result: EvalResult) -> str:
     for run in result.runs:
         lines += _run_section(result, run)
     lines += _comparisons(result)
+    lines += _planning(result)
     lines += _diagnosis(result)
     lines += _agreement(result)
     lines += _judges(result)
@@ -152,6 +154,14 @@ def _comparisons(result: EvalResult) -> list[str]:
         title = f"### {md_escape(first.metric)} ({role}): {md_escape(fmt.correction_label(first))}"
         lines += [title, "", *_table(*_comparison_rows(comps), "lrlrrrrrll")]
     return lines
+
+
+def _planning(result: EvalResult) -> list[str]:
+    """The planning's intro and every sentence (:mod:`assay.report._planning`)."""
+    lines = plan.planning_lines(result)
+    if not lines:
+        return []
+    return ["## Planning", "", md_escape(lines[0]), "", *(f"- {md_escape(line)}" for line in lines[1:]), ""]
 
 
 def _diagnosis(result: EvalResult) -> list[str]:

@@ -26,6 +26,7 @@ from assay.metrics.diagnosis import SHARED_NAMES
 from assay.report import _agreement as agr
 from assay.report import _diagnosis as diag
 from assay.report import _format as fmt
+from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report.verdict import build_verdict
@@ -62,6 +63,7 @@ def render_terminal(result: EvalResult, console: Console, *, verbose: bool = Fal
     for table in _comparisons(result, headline):
         console.print()
         console.print(table)
+    _print_planning(console, result)
     if diag.has_diagnosis(result):
         console.print()
         _print_diagnosis(console, result)
@@ -193,6 +195,19 @@ def _pair_matrix(result: EvalResult, names: list[str], width: int) -> Table | No
 def _pair_room(width: int) -> int:
     """Pair columns that fit beside the metric column (9 characters each)."""
     return max(1, min(SUMMARY_PAIRS, (width - 27) // 9))
+
+
+def _print_planning(console: Console, result: EvalResult) -> None:
+    """The planning's intro and its first sentences (:mod:`assay.report._planning`)."""
+    lines = plan.planning_lines(result)
+    if not lines:
+        return
+    console.print()
+    console.print(Text(f"planning: {lines[0]}", style="dim"))
+    for sentence in lines[1 : 1 + plan.TERMINAL_PLANS]:
+        console.print(Text(f"  {sentence}"))
+    if len(lines) - 1 > plan.TERMINAL_PLANS:
+        console.print(Text(f"  ({len(lines) - 1 - plan.TERMINAL_PLANS} more in report.md)", style="dim"))
 
 
 def _header(result: EvalResult, *, cards: bool = True) -> Text:

@@ -59,6 +59,7 @@ from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary, question_clusters
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric
+from assay.pipelines.evaluate.statistics.planning import power_plans
 from assay.pipelines.evaluate.statistics.repeats import Merged
 from assay.pipelines.evaluate.statistics.stats import (
     PPIInputs,
@@ -400,7 +401,7 @@ def _result(
         corrected += found
         warnings += notes
     settings = {**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"}
-    return EvalResult(
+    evaluation = EvalResult(
         assay_version=__version__,
         golden=str(folder) if folder is not None else "(in memory)",
         judge=judge.model if judge is not None else None,
@@ -420,3 +421,7 @@ def _result(
         label_sources=gold.label_sources(),
         cut_alike=fair.alike if len(runs) > 1 else None,
     )
+    lead = evaluation.primary_metric or primary_metric(fair.compared, fair.primary)
+    evaluation.planning = power_plans(per_run, evaluation.comparisons, lead, evaluation.clustering,
+                                      detect=config.detect, settings=config.stat())  # fmt: skip
+    return evaluation

@@ -4,6 +4,7 @@ and the metrics they select for a golden set and its runs (:func:`split_metrics`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -54,6 +55,8 @@ class EvalSettings:
     :mod:`~assay.pipelines.evaluate.statistics.clustering`). ``judge_repeats``: re-ask the judge this many times
     on at most ``judge_repeats_max`` labels of the runs' top k to measure its noise
     (:mod:`~assay.pipelines.evaluate.judging.noise`; 0: not measured).
+    ``detect``: the differences on the primary metric that
+    ``planning`` sizes the evaluation for (:mod:`~assay.pipelines.evaluate.statistics.planning`).
     ``diagnosis``: how the diagnosis gets its claim x chunk entailment
     (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
     chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
@@ -82,6 +85,7 @@ class EvalSettings:
     cluster_by: str = "doc"
     judge_repeats: int = 0
     judge_repeats_max: int = 300
+    detect: tuple[float, ...] = (0.02, 0.05)
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -103,6 +107,10 @@ class EvalSettings:
             )
         if not self.cluster_by.strip():
             raise ConfigError("--cluster-by needs doc, none or a question field name, e.g. --cluster-by product")
+        if not all(0 < effect < math.inf for effect in self.detect):
+            raise ConfigError(
+                f"--detect takes differences on the metric's scale above 0, e.g. 0.02; got {list(self.detect)}"
+            )
         if self.diagnosis not in DIAGNOSIS_MODES:
             raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
         for budget in self.budgets:
