@@ -33,7 +33,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     golden = save_golden(tmp / "golden")
     good, weak = write_run(tmp / "good.jsonl", good_lines()), write_run(tmp / "weak.jsonl", weak_lines())
     result = run("eval", golden, good, weak, "-o", tmp / "report", "--no-judge", "--n-boot", "200",
-                 "--detect", "0.1", "--detect", "0.03")  # fmt: skip
+                 "--detect", "0.1", "--detect", "0.03", "--verbose")  # fmt: skip
     assert result.exit_code == 0, result.output
     return tmp / "report", result.output
 

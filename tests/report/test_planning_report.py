@@ -18,9 +18,9 @@ def plans(count: int, *, b: str | None = "hybrid") -> list[PowerPlan]:
     ]  # fmt: skip
 
 
-def terminal(result: EvalResult) -> str:
+def terminal(result: EvalResult, *, verbose: bool = True) -> str:
     console = Console(record=True, width=200)
-    render_terminal(result, console)
+    render_terminal(result, console, verbose=verbose)
     return console.export_text()
 
 
@@ -57,3 +57,5 @@ def test_the_terminal_shows_the_first_plans_and_counts_the_rest(result: EvalResu
     assert "planning: Questions needed" in text
     assert f"<b>x{TERMINAL_PLANS - 1}</b>" in text and f"<b>x{TERMINAL_PLANS}</b>" not in text
     assert "(2 more in report.md)" in text
+    summary = terminal(result, verbose=False)  # the one-screen summary leaves the plans to --verbose and the reports
+    assert "<b>x0</b>" not in summary

@@ -36,7 +36,8 @@ from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report import plots
-from assay.report.verdict import build_verdict
+from assay.report._statistics import noise_lines
+from assay.report.verdict import build_verdict, primary_metric
 from assay.results import (
     METRIC_GROUPS,
     AgreementBlock,
@@ -363,6 +364,7 @@ def _context(
         "diagnosis": _diagnosis_view(result),
         "comparison_intro": fmt.comparison_intro(result),
         "planning": plan.planning_lines(result),
+        "noise": noise_lines(result, primary_metric(result)),
         "forest": _svg(plots.forest_svg(drawn, shown)),
         "curves": _svg(plots.curves_svg(drawn)),
         "pr": _svg(plots.pr_svg(drawn)),

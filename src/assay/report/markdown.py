@@ -19,7 +19,8 @@ from assay.report import _format as fmt
 from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
-from assay.report.verdict import build_verdict
+from assay.report._statistics import noise_lines
+from assay.report.verdict import build_verdict, primary_metric
 from assay.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 
 __all__ = ["md_escape", "render_markdown", "write_markdown"]
@@ -47,6 +48,7 @@ def render_markdown(result: EvalResult) -> str:
     for run in result.runs:
         lines += _run_section(result, run)
     lines += _comparisons(result)
+    lines += _noise(result)
     lines += _planning(result)
     lines += _diagnosis(result)
     lines += _agreement(result)
@@ -154,6 +156,12 @@ def _comparisons(result: EvalResult) -> list[str]:
         title = f"### {md_escape(first.metric)} ({role}): {md_escape(fmt.correction_label(first))}"
         lines += [title, "", *_table(*_comparison_rows(comps), "lrlrrrrrll")]
     return lines
+
+
+def _noise(result: EvalResult) -> list[str]:
+    """How the noise was counted (:mod:`assay.report._statistics`): clusters, repeats, the judge asked again."""
+    lines = noise_lines(result, primary_metric(result))
+    return ["## What the intervals count", "", *(f"- {md_escape(line)}" for line in lines), ""] if lines else []
 
 
 def _planning(result: EvalResult) -> list[str]:

@@ -29,7 +29,8 @@ from assay.report import _format as fmt
 from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
-from assay.report.verdict import build_verdict
+from assay.report._statistics import noise_lines
+from assay.report.verdict import build_verdict, primary_metric
 from assay.results import (
     AgreementSummary,
     Comparison,
@@ -63,6 +64,7 @@ def render_terminal(result: EvalResult, console: Console, *, verbose: bool = Fal
     for table in _comparisons(result, headline):
         console.print()
         console.print(table)
+    _print_noise(console, result)
     _print_planning(console, result)
     if diag.has_diagnosis(result):
         console.print()
@@ -126,6 +128,9 @@ def _print_summary(console: Console, result: EvalResult) -> None:
         console.print(Text(f"Comparisons: b − a, * significant (adjusted in its family); runs {number}{more}",
                            style="bold"), overflow="fold")  # fmt: skip
         console.print(compared)
+    brief = _noise_brief(result)
+    if brief:
+        console.print(Text(brief, style="dim"), overflow="fold")
     for warning in result.warnings:
         console.print(Text(f"warning: {warning}", style="yellow"))
     console.print()
@@ -195,6 +200,30 @@ def _pair_matrix(result: EvalResult, names: list[str], width: int) -> Table | No
 def _pair_room(width: int) -> int:
     """Pair columns that fit beside the metric column (9 characters each)."""
     return max(1, min(SUMMARY_PAIRS, (width - 27) // 9))
+
+
+def _noise_brief(result: EvalResult) -> str | None:
+    """One line for the summary: what the intervals count beyond independent questions (the sentences: --verbose)."""
+    parts = []
+    clustering = result.clustering
+    if clustering is not None and clustering.clusters < clustering.questions:
+        deff = f", design effect {clustering.design_effect:.2f}" if clustering.design_effect is not None else ""
+        parts.append(f"{clustering.clusters} clusters of questions{deff}")
+    repeated = [run.name for run in result.runs if run.repeats is not None]
+    if repeated:
+        parts.append(f"{len(repeated)} run(s) asked repeatedly")
+    if result.judge_noise is not None and result.judge_noise.changed is not None:
+        parts.append(f"judge re-asked: {100 * result.judge_noise.changed:.0f}% of grades changed")
+    return f"Intervals count {'; '.join(parts)} (--verbose says more)." if parts else None
+
+
+def _print_noise(console: Console, result: EvalResult) -> None:
+    """How the noise was counted (:mod:`assay.report._statistics`), one sentence a line."""
+    lines = noise_lines(result, primary_metric(result))
+    if lines:
+        console.print()
+    for line in lines:
+        console.print(Text(line), overflow="fold")
 
 
 def _print_planning(console: Console, result: EvalResult) -> None:

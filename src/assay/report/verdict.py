@@ -234,16 +234,46 @@ def offline_judge(facts: Facts) -> str | None:
 
 
 def too_few_questions(facts: Facts) -> str | None:
-    """A lead the evidence does not support: how many questions a difference this size would need."""
+    """A lead the evidence does not support: how many questions (and documents) a difference this size would need,
+    from the evaluation's planning for the pair (design effect and family level included) when it has one, else from
+    d_z alone."""
     lead = facts.lead
     if lead is None or lead.supported or not lead.d_z:
         return None
+    size = f"{abs(lead.delta):.3f} on {facts.metric}"
+    plan = next((p for p in facts.result.planning if p.metric == facts.metric and {p.a, p.b} == {lead.leader,
+                 lead.other} and abs(p.effect - abs(lead.delta)) <= 5e-7), None)  # fmt: skip
+    if plan is not None:
+        if plan.questions <= lead.n:
+            return None
+        where = f" from about {plan.clusters:,} clusters" if plan.clusters is not None else ""
+        return (f"Too few questions for a difference this small: {size} needs about {plan.questions:,} "
+                f"questions{where} to show at 80% power; there are {lead.n}.")  # fmt: skip
     needed = math.ceil((Z_POWER / abs(lead.d_z)) ** 2)
     if needed <= lead.n:
         return None
-    size = f"{abs(lead.delta):.3f} on {facts.metric} (d_z {abs(lead.d_z):.2f})"
-    return (f"Too few questions for a difference this small: {size} needs about {needed:,} questions to show at 80% "
-            f"power; there are {lead.n}.")  # fmt: skip
+    return (f"Too few questions for a difference this small: {size} (d_z {abs(lead.d_z):.2f}) needs about "
+            f"{needed:,} questions to show at 80% power; there are {lead.n}.")  # fmt: skip
+
+
+def few_clusters(facts: Facts) -> str | None:
+    """The questions come from few documents (or values of --cluster-by): the clustering's own note."""
+    clustering = facts.result.clustering
+    return None if clustering is None else clustering.note
+
+
+def judge_noise(facts: Facts) -> str | None:
+    """The judge's own noise is as large as half the lead's delta or more (``--judge-repeats``)."""
+    noise, lead = facts.result.judge_noise, facts.lead
+    if noise is None or lead is None or not noise.sd_delta:
+        return None
+    sd = noise.sd_delta.get(f"{lead.leader} - {lead.other}", noise.sd_delta.get(f"{lead.other} - {lead.leader}"))
+    if sd is None or sd < 0.5 * abs(lead.delta):
+        return None
+    return (
+        f"The judge's own noise moves the lead's delta by sd {sd:.3f} when it is asked again, against a lead "
+        f"of {abs(lead.delta):.3f}: a more consistent judge (or a panel) is needed to trust the order."
+    )
 
 
 def cut_differently(facts: Facts) -> str | None:
@@ -271,4 +301,6 @@ def unscored_share(facts: Facts) -> str | None:
     return f"Unscored on {facts.metric} (left out of the means, never counted as 0): {shown}{more}."
 
 
-CAVEATS: tuple[Callable[[Facts], str | None], ...] = (offline_judge, too_few_questions, cut_differently, unscored_share)
+CAVEATS: tuple[Callable[[Facts], str | None], ...] = (
+    offline_judge, few_clusters, too_few_questions, judge_noise, cut_differently, unscored_share,
+)  # fmt: skip
