@@ -17,6 +17,8 @@ __all__ = [
     "FORMAT_VERSION",
     "Chunk",
     "Claim",
+    "Conversation",
+    "Dependency",
     "Document",
     "Importance",
     "LabelEvent",
@@ -34,6 +36,7 @@ __all__ = [
     "RunError",
     "RunItem",
     "StageUsage",
+    "Turn",
     "Unscored",
     "Vote",
     "utc_now",
@@ -145,6 +148,37 @@ class Question(_Record):
     flags: dict[str, Any] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
     provenance: Provenance | None = None
+
+
+Dependency = Literal["none", "pronoun", "ellipsis", "comparison", "topic_shift", "unanswerable"]
+
+
+class Turn(_Record):
+    """One user turn of a conversation (TREC CAsT's convention): ``utterance`` is the turn as a user would type it,
+    which may lean on the history ("and for international orders?"); its question ``question_id`` in
+    ``questions.jsonl`` holds the **standalone rewrite** as its text, with the reference answer, claims and nuggets,
+    and the relevance labels are for that rewrite. ``depends_on_history``: whether the utterance needs earlier turns
+    to be understood; ``dependency`` says how (a pronoun, an ellipsis, a comparison with an earlier answer, a topic
+    shift, or a turn the documents cannot answer; ``none`` for a standalone turn). ``rewrite_provenance``: who wrote
+    the rewrite (the generator, or a person who corrected it in ``assay audit``)."""
+
+    question_id: str
+    utterance: str
+    depends_on_history: bool = False
+    dependency: Dependency = "none"
+    rewrite_provenance: Provenance | None = None
+
+
+class Conversation(_Record):
+    """A multi-turn dialogue of a golden set (``conversations.jsonl``): its turns in order, each a question of the
+    golden set (module :mod:`assay.types` ``Turn``); ``scenario`` says what the user is after, ``source_doc_ids``
+    the documents it is grounded in. Earlier turns' reference answers are the conversation's reference history."""
+
+    id: str
+    turns: list[Turn] = Field(default_factory=list)
+    scenario: str | None = None
+    source_doc_ids: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class Unscored(_Record):

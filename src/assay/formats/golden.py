@@ -35,6 +35,7 @@ from assay.formats.jsonl import first_problem, iter_records, write_jsonl
 from assay.types import (
     FORMAT_VERSION,
     Chunk,
+    Conversation,
     Document,
     LabelSource,
     Manifest,
@@ -45,6 +46,7 @@ from assay.types import (
 )
 
 __all__ = [
+    "CONVERSATIONS",
     "FILES",
     "MANIFEST",
     "PASSAGES",
@@ -57,7 +59,7 @@ __all__ = [
     "write_passages",
 ]
 
-Part = Literal["documents", "chunks", "questions", "qrels", "nuggets", "passages"]
+Part = Literal["documents", "chunks", "questions", "qrels", "nuggets", "passages", "conversations"]
 FILES: dict[Part, str] = {
     "documents": "documents.jsonl",
     "chunks": "chunks.jsonl",
@@ -66,6 +68,7 @@ FILES: dict[Part, str] = {
     "nuggets": "nuggets.jsonl",
 }
 PASSAGES = "passages.jsonl"  # optional: a golden set without evaluated passages has none
+CONVERSATIONS = "conversations.jsonl"  # optional: a golden set of single questions has none
 MANIFEST = "manifest.json"
 # When a (question, chunk) pair has labels from several sources, qrels use the first source in this order.
 SOURCE_PRECEDENCE: tuple[LabelSource, ...] = ("human", "imported", "judge", "generator")
@@ -96,6 +99,7 @@ class GoldenSet:
     qrels: list[RelevanceLabel] = field(default_factory=list)
     nuggets: list[NuggetSupport] = field(default_factory=list)
     passages: list[Passage] = field(default_factory=list)
+    conversations: list[Conversation] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._documents = _unique("document", self.documents)
@@ -121,6 +125,14 @@ class GoldenSet:
 
     def has_chunk(self, chunk_id: str) -> bool:
         return chunk_id in self._chunks
+
+    def turn_of(self, query_id: str) -> tuple[Conversation, int] | None:
+        """The conversation whose turn is question ``query_id``, and the turn's index; None for a single question."""
+        for conversation in self.conversations:
+            for index, turn in enumerate(conversation.turns):
+                if turn.question_id == query_id:
+                    return conversation, index
+        return None
 
     def qrels_map(self, *, source: LabelSource | None = None) -> dict[str, dict[str, int]]:
         """Graded qrels ``{query_id: {chunk_id: grade}}``; unscored labels are left out (see :meth:`unscored`).
@@ -225,6 +237,7 @@ class GoldenSet:
             passages=[],
         )
         golden.passages = _read_passages(folder / PASSAGES, golden)
+        golden.conversations = _read_conversations(folder / CONVERSATIONS)
         golden.check(folder)
         return golden
 
@@ -250,6 +263,15 @@ class GoldenSet:
             for cid in (*sup.chunk_ids, *sup.partial_chunk_ids):
                 if cid not in self._chunks:
                     yield f"nuggets.jsonl record {i + 1} names unknown chunk {cid!r}"
+        seen: dict[str, str] = {}
+        for i, conversation in enumerate(self.conversations):
+            for turn in conversation.turns:
+                if turn.question_id not in self._questions:
+                    yield f"{CONVERSATIONS} record {i + 1} names unknown question {turn.question_id!r}"
+                elif turn.question_id in seen:
+                    yield (f"{CONVERSATIONS} record {i + 1}: question {turn.question_id!r} is already a turn of "
+                           f"conversation {seen[turn.question_id]!r}")  # fmt: skip
+                seen[turn.question_id] = conversation.id
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the whole folder atomically: built beside ``path`` and swapped in only once complete.
@@ -261,7 +283,7 @@ class GoldenSet:
         self.check(target)
         try:
             with atomic_dir(target, overwrite=overwrite) as tmp:
-                self._write_parts(tmp, (*FILES, "passages"))
+                self._write_parts(tmp, (*FILES, "passages", "conversations"))
                 _carry_over(target, tmp)
         except FileExistsError:
             raise DatasetError(
@@ -288,6 +310,10 @@ class GoldenSet:
             if part == "passages":
                 if self.passages or (folder / PASSAGES).exists():
                     write_jsonl(folder / PASSAGES, "passages", self.passages)
+                continue
+            if part == "conversations":
+                if self.conversations or (folder / CONVERSATIONS).exists():
+                    write_jsonl(folder / CONVERSATIONS, "conversations", self.conversations)
                 continue
             write_jsonl(folder / FILES[part], part, records[part])
         self.manifest.counts.update(self.counts())
@@ -382,6 +408,21 @@ def _get(index: dict[str, R], kind: str, key: str) -> R:
 
 def _read(folder: Path, part: Part, model: type[M]) -> list[M]:
     return [record for _, record in iter_records(folder / FILES[part], model, part)]
+
+
+def _read_conversations(path: Path) -> list[Conversation]:
+    """``conversations.jsonl`` (absent: none), each conversation id once (:class:`FormatError` naming the line)."""
+    if not path.is_file():
+        return []
+    seen: dict[str, int] = {}
+    out: list[Conversation] = []
+    for line, conversation in iter_records(path, Conversation, "conversations"):
+        if conversation.id in seen:
+            raise FormatError(path, line, f"duplicate conversation id {conversation.id!r} (first on line "
+                              f"{seen[conversation.id]})", "one line per conversation")  # fmt: skip
+        seen[conversation.id] = line
+        out.append(conversation)
+    return out
 
 
 def _read_passages(path: Path, golden: GoldenSet | None = None) -> list[Passage]:

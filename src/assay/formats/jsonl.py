@@ -39,7 +39,9 @@ __all__ = [
     "write_jsonl",
 ]
 
-KINDS = frozenset({"documents", "chunks", "questions", "qrels", "nuggets", "passages", "runs", "labels"})
+KINDS = frozenset(
+    {"documents", "chunks", "questions", "qrels", "nuggets", "passages", "runs", "labels", "conversations"}
+)
 HeaderMode = Literal["required", "optional"]
 T = TypeVar("T", bound=BaseModel)
 

@@ -128,3 +128,29 @@ def test_results_name_the_clustering(tmp_path: Path) -> None:
     primary = next(c for c in result.comparisons if c.primary)
     assert primary.clusters == 4
     json.loads((golden / "questions.jsonl").read_text().splitlines()[1])  # the golden set is unchanged on disk
+
+
+def test_the_turns_of_a_conversation_are_one_cluster_with_their_documents(tmp_path: Path) -> None:
+    from assay.formats.golden import GoldenSet
+    from assay.types import Conversation, Turn
+
+    gold = make_golden()
+    gold.conversations = [Conversation(id="c1", turns=[Turn(question_id="q00", utterance="How long for the Alder?"),
+                          Turn(question_id="q03", utterance="and the tent?", depends_on_history=True,
+                               dependency="ellipsis")])]  # fmt: skip
+    found = question_clusters(gold, "doc")
+    assert found["q00"] == found["q03"] == "conversation:c1" and found["q01"] == "doc:d01"
+    gold.save(tmp_path / "golden")
+    again = GoldenSet.load(tmp_path / "golden")
+    assert again.conversations == gold.conversations and again.turn_of("q03") == (again.conversations[0], 1)
+    assert again.turn_of("q01") is None
+
+
+def test_a_turn_naming_an_unknown_question_is_refused(tmp_path: Path) -> None:
+    from assay.errors import DatasetError
+    from assay.types import Conversation, Turn
+
+    gold = make_golden()
+    gold.conversations = [Conversation(id="c1", turns=[Turn(question_id="q99", utterance="what?")])]
+    with pytest.raises(DatasetError, match="conversations.jsonl record 1 names unknown question 'q99'"):
+        gold.save(tmp_path / "golden")

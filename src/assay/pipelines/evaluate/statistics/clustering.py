@@ -7,7 +7,8 @@ counts one document's evidence several times, and the paired tests then call dif
 raised false alarms in about a quarter of A/A comparisons). The statistics therefore resample clusters:
 
 * ``doc`` (the default): questions that share a source document are one cluster; a question built from two
-  documents links their clusters (connected components over shared documents). A question without source documents
+  documents links their clusters (connected components over shared documents), and the turns of one conversation
+  are one cluster with their documents. A question without source documents
   (imported golden sets) is a cluster of its own. When no two questions share a document this is exactly the
   question-level analysis.
 * ``none``: every question its own cluster (the analysis before clustering; use it only when the questions were
@@ -50,7 +51,7 @@ def question_clusters(gold: GoldenSet, by: str, folder: Path | None = None) -> d
     if by == "none":
         return dict.fromkeys((q.id for q in questions), None)
     if by == "doc":
-        return _by_document(questions)
+        return _by_document(questions, {turn.question_id: c.id for c in gold.conversations for turn in c.turns})
     values = {q.id: _field(q, by) for q in questions}
     missing = [qid for qid, value in values.items() if value is None]
     if missing:
@@ -63,8 +64,9 @@ def question_clusters(gold: GoldenSet, by: str, folder: Path | None = None) -> d
     return {qid: f"{by}:{value}" for qid, value in values.items()}
 
 
-def _by_document(questions: Sequence[Question]) -> dict[str, str | None]:
-    """Connected components of questions over shared source documents, labelled by their smallest document id."""
+def _by_document(questions: Sequence[Question], conversation: Mapping[str, str]) -> dict[str, str | None]:
+    """Connected components of questions over shared source documents (and, for the turns of a conversation, the
+    conversation itself), labelled by their smallest document id."""
     parent: dict[str, str] = {}
 
     def root(doc: str) -> str:
@@ -73,15 +75,21 @@ def _by_document(questions: Sequence[Question]) -> dict[str, str | None]:
             doc = parent[doc]
         return doc
 
+    def nodes(question: Question) -> list[str]:
+        linked = {f"doc:{doc}" for doc in question.source_doc_ids}
+        if question.id in conversation:
+            linked.add(f"conversation:{conversation[question.id]}")
+        return sorted(linked)
+
     for question in questions:
-        docs = sorted(set(question.source_doc_ids))
+        docs = nodes(question)
         for doc in docs:
             parent.setdefault(doc, doc)
         for doc in docs[1:]:
             a, b = root(docs[0]), root(doc)
             if a != b:
                 parent[max(a, b)] = min(a, b)  # the smaller id stays the root: labels do not depend on order
-    return {q.id: f"doc:{root(min(q.source_doc_ids))}" if q.source_doc_ids else None for q in questions}
+    return {q.id: root(min(found)) if (found := nodes(q)) else None for q in questions}
 
 
 def clustering_summary(
