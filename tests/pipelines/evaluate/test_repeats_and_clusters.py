@@ -152,5 +152,5 @@ def test_a_turn_naming_an_unknown_question_is_refused(tmp_path: Path) -> None:
 
     gold = make_golden()
     gold.conversations = [Conversation(id="c1", turns=[Turn(question_id="q99", utterance="what?")])]
-    with pytest.raises(DatasetError, match="conversations.jsonl record 1 names unknown question 'q99'"):
+    with pytest.raises(DatasetError, match=re.escape("conversations.jsonl record 1 names unknown question 'q99'")):
         gold.save(tmp_path / "golden")
