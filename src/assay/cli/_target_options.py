@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from assay.errors import ConfigError
-from assay.targets import RunStats, TargetRun, TargetSettings, TargetSpec, run_target
+from assay.targets import Conversing, RunStats, TargetRun, TargetSettings, TargetSpec, run_target
+from assay.targets.conversations import CONVERSATION_MODES, HISTORY_MODES
 from assay.targets.spec import parse_pairs
 
 __all__ = [
@@ -49,6 +50,7 @@ class TargetOptions:
     settings: TargetSettings
     cache_dir: Path
     repeats: int = 1
+    conversing: Conversing = field(default_factory=Conversing)
 
     @classmethod
     def from_flags(cls, flags: dict[str, Any]) -> TargetOptions:
@@ -64,6 +66,7 @@ class TargetOptions:
             settings=settings,
             cache_dir=flags.pop("t_cache_dir") or Path(platformdirs.user_cache_dir("assay")) / "targets",
             repeats=flags.pop("t_repeats"),
+            conversing=Conversing(history=flags.pop("t_history"), mode=flags.pop("t_conversation_mode")).checked(),
         )
 
     def spec(self, text: str) -> TargetSpec:
@@ -76,7 +79,7 @@ class TargetOptions:
             importable_cwd()
         return run_target(golden, spec, output, label=default_label(self.label), settings=self.settings,
                           cache_dir=self.cache_dir, refresh=self.refresh, secrets=secrets_for(spec),
-                          progress=progress, repeats=self.repeats)  # fmt: skip
+                          progress=progress, repeats=self.repeats, conversing=self.conversing)  # fmt: skip
 
 
 def target_options(prefix: str = "") -> Callable[[Any], Any]:
@@ -101,6 +104,12 @@ def target_options(prefix: str = "") -> Callable[[Any], Any]:
         click.option(f"--{p}repeats", "t_repeats", type=click.IntRange(1, 100), default=1, show_default=True,
                      metavar="N", help="Ask every question N times (each repeat cached apart); assay eval scores each "
                      "repeat and averages per question."),
+        click.option(f"--{p}conversation-mode", "t_conversation_mode", type=click.Choice(CONVERSATION_MODES),
+                     default="turns", show_default=True, help="Conversations: ask each turn as typed, with its "
+                     "history (turns), or its standalone rewrite alone (rewrites; compare the two: history gain)."),
+        click.option(f"--{p}history", "t_history", type=click.Choice(HISTORY_MODES), default="reference",
+                     show_default=True, help="Conversations asked as turns: earlier turns carry the golden reference "
+                     "answers (reference; turns asked concurrently) or the system's own answers (own; in order)."),
         click.option(f"--{p}cache-dir", "t_cache_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Answers cache (default: the user cache dir's assay/targets)."),
     ]  # fmt: skip

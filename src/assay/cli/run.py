@@ -41,6 +41,13 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
     URL, a --header, the --body or a command argument; the value is read from the environment and written
     nowhere. Exit 1 when the system answered no question.
 
+    Conversations (a golden set with conversations.jsonl): each turn is asked as the user typed it with the history
+    as OpenAI-format messages (a python function that names `messages` gets them, an http --body gets {messages},
+    a command gets "messages" in its JSON); --history reference (default) gives every system the golden answers as
+    the earlier turns, --history own its own answers (turns in order; a failed turn ends its conversation).
+    --conversation-mode rewrites asks each turn's standalone rewrite alone: evaluate the two runs together to see
+    the history gain. A line per turn carries conversation_id, turn and the system's rewrite when it returns one.
+
     \b
     Examples:
       assay run golden/ --target python:examples.rag_app:answer -o runs/app.jsonl
@@ -48,6 +55,7 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
       assay run golden/ --target https://rag.example.com/v1/ask --header 'Authorization: Bearer ${RAG_TOKEN}' \\
           --body '{"q": "{question}"}' --map contexts=/data/passages --map answer=/data/text -o runs/prod.jsonl
       assay run golden/ --target 'cmd:python examples/rag_app.py --stdin' -o runs/cmd.jsonl --label v2
+      assay run golden/ --target python:examples.rag_app:answer --history own -o runs/own.jsonl
     """
     spec = asking.spec(target_text)
     bar = RunBar(spec.display(), Console(stderr=True))

@@ -38,9 +38,17 @@ class Ask:
     question: str
     metadata: Mapping[str, Any] = field(default_factory=dict)
     repeat: int | None = None  # the asking, 0 to N - 1, when every question is asked N times (None: asked once)
+    conversation_id: str | None = None  # a turn of a conversation (:mod:`assay.targets.conversations`): which one
+    turn: int | None = None  # its index in the conversation, from 0
+    messages: tuple[Mapping[str, str], ...] | None = None  # the history and this turn, OpenAI format (None: no history)
 
     def as_json(self) -> dict[str, Any]:
-        return {"question": self.question, "query_id": self.query_id, "metadata": dict(self.metadata)}
+        """What a command reads on stdin and an HTTP body fills in (``messages`` only for a turn asked with its
+        history); also the answers cache's key, so a turn asked after another history is asked again."""
+        out: dict[str, Any] = {"question": self.question, "query_id": self.query_id, "metadata": dict(self.metadata)}
+        if self.messages is not None:
+            out["messages"] = [dict(message) for message in self.messages]
+        return out
 
 
 class Caller:
@@ -82,7 +90,8 @@ class PythonCaller(Caller):
     """A function ``fn(question, query_id=..., metadata=...)``, sync or async.
 
     The function gets the question text first, then whichever of ``query_id`` and ``metadata`` it declares (all
-    of them with ``**kwargs``), and ``repeat`` (which asking, with ``--repeats``; None otherwise) when it names it.
+    of them with ``**kwargs``), ``repeat`` (which asking, with ``--repeats``; None otherwise) when it names it, and
+    ``messages`` (a turn's history and the turn itself, OpenAI format; None for a single question) when it names it.
     A sync function runs in a daemon thread of its own per call
     (:func:`assay.aio.in_daemon_thread`; the runner's semaphore bounds how many at once); one that times out or is
     interrupted (Ctrl-C) keeps its thread until it returns (Python cannot stop a thread), its late answer is dropped,
@@ -96,6 +105,8 @@ class PythonCaller(Caller):
     async def __call__(self, ask: Ask) -> Any:
         kwargs = {name: getattr(ask, name) for name in self._kwargs}
         kwargs = {k: dict(v) if isinstance(v, Mapping) else v for k, v in kwargs.items()}
+        if kwargs.get("messages") is not None:
+            kwargs["messages"] = [dict(message) for message in kwargs["messages"]]
         try:
             if inspect.iscoroutinefunction(self.fn):
                 return await self.fn(ask.question, **kwargs)
@@ -115,19 +126,22 @@ def _declared(fn: Callable[..., Any]) -> tuple[str, ...]:
         return ()
     if not params:
         raise ConfigError(f"{function_name(fn)} takes no argument: it must take the question text")
-    repeat = ("repeat",) if "repeat" in params else ()  # given only to a function that names it (assay run --repeats)
+    # given only to a function that names them (assay run --repeats; a conversation's turns)
+    named = tuple(name for name in ("repeat", "messages") if name in params)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return (*_KWARGS, *repeat)
-    return (*(name for name in _KWARGS if name in params), *repeat)
+        return (*_KWARGS, *named)
+    return (*(name for name in _KWARGS if name in params), *named)
 
 
 class HttpCaller(Caller):
-    """POST the body template (``{question}``, ``{query_id}``, ``{metadata}`` filled in) to the URL; read the JSON
-    reply, through the ``mapping`` of JSON pointers when given."""
+    """POST the body template (``{question}``, ``{query_id}``, ``{metadata}``, ``{messages}`` filled in) to the URL;
+    read the JSON reply, through the ``mapping`` of JSON pointers when given. Without ``--body``, a turn asked with
+    its history also sends ``"messages"`` (the default body plus the history)."""
 
     def __init__(self, spec: TargetSpec, secrets: Mapping[str, str], connections: int) -> None:
         self.url = expand(spec.text, secrets)
         self.template = json.loads(expand(spec.body or BODY_DEFAULT, secrets))
+        self.default_body = spec.body is None
         self.headers = {name: expand(value, secrets) for name, value in spec.headers}
         self.mapping, self.connections = dict(spec.mapping), connections
         self._session: Any = None  # an aiohttp.ClientSession inside `async with`
@@ -151,7 +165,10 @@ class HttpCaller(Caller):
         if self._session is None:
             raise RuntimeError("HttpCaller used outside 'async with'")
         try:
-            async with self._session.post(self.url, json=fill(self.template, ask)) as response:
+            body = fill(self.template, ask)
+            if self.default_body and ask.messages is not None and isinstance(body, dict):
+                body["messages"] = [dict(message) for message in ask.messages]
+            async with self._session.post(self.url, json=body) as response:
                 text = await response.text(errors="replace")
                 status, retry_after = response.status, response.headers.get("Retry-After")
         except aiohttp.ClientError as exc:
@@ -169,8 +186,9 @@ class HttpCaller(Caller):
 
 def fill(template: Any, ask: Ask) -> Any:
     """The body template with the question filled in: a string that is exactly ``"{metadata}"`` (or another
-    placeholder) becomes that value; placeholders inside a longer string are replaced as text."""
-    values = ask.as_json()
+    placeholder) becomes that value (``"{messages}"``: the list of messages, ``[]`` for a single question);
+    placeholders inside a longer string are replaced as text."""
+    values = {"messages": [], **ask.as_json()}
     if isinstance(template, dict):
         return {key: fill(value, ask) for key, value in template.items()}
     if isinstance(template, list):
@@ -202,7 +220,8 @@ def parse_json(text: str, what: str) -> Any:
 
 
 class CmdCaller(Caller):
-    """``cmd:PROGRAM ARGS``: one process per question, one JSON object on its stdin (question, query_id, metadata),
+    """``cmd:PROGRAM ARGS``: one process per question, one JSON object on its stdin (question, query_id, metadata;
+    ``messages`` for a turn asked with its history),
     one JSON object expected on its stdout, exit status 0. No shell runs it; ``${NAME}`` in an argument is expanded.
     A process still running when the call times out is killed."""
 

@@ -7,7 +7,9 @@ with the same attributes (a dataclass, a pydantic model, any object) or a plain 
   ``{"text"}`` or ``{"doc_id", "start", "end"}`` objects; or ``contexts``: a list of passage texts, which becomes
   ``[{"text": s}, ...]`` in list order;
 * ``answer`` (a string), ``citations`` (a list of strings);
-* ``usage``: ``prompt_tokens``, ``completion_tokens``, ``cost_usd`` (numbers), written only when the system says.
+* ``usage``: ``prompt_tokens``, ``completion_tokens``, ``cost_usd`` (numbers), written only when the system says;
+* ``rewrite`` (or ``query``): the system's own standalone rewrite of a conversation's turn, a string (kept on the
+  lines of turns only: :mod:`assay.targets.conversations`).
 
 Anything else is an ``invalid_output`` failure that names what was wrong; a failure is recorded, never scored.
 """
@@ -22,7 +24,7 @@ from typing import Any
 __all__ = ["USAGE_KEYS", "TargetFailure", "normalize", "resolve_pointer"]
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd")
-_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage")
+_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage", "rewrite")
 
 
 class TargetFailure(Exception):
@@ -66,6 +68,9 @@ def normalize(value: Any) -> dict[str, Any]:
     usage = _usage(data.get("usage"))
     if usage:
         out["usage"] = usage
+    rewrite = data.get("rewrite", data.get("query"))
+    if isinstance(rewrite, str) and rewrite.strip():
+        out["rewrite"] = rewrite
     return out
 
 

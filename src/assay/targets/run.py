@@ -3,7 +3,9 @@
 The run file is written once, atomically, when every question has an answer or a failure: a header
 ``{"assay": "runs", "version": 1, "assay_version", "target" (secrets removed), "label", "started", "ended"}``, then
 one line per golden question in the golden set's order (``repeats`` N > 1: the header says N, and the set comes N
-times, each line with its ``repeat``). Answers are kept in the cache (:mod:`.journal`) as they
+times, each line with its ``repeat``). A golden set with conversations: the header says how their turns were asked
+(``conversation_mode``, ``history``: :mod:`.conversations`), and a turn's line carries ``conversation_id`` and
+``turn``. Answers are kept in the cache (:mod:`.journal`) as they
 arrive when ``cache_dir`` is given, so an interrupted run loses nothing and its rerun asks only the rest.
 """
 
@@ -20,6 +22,7 @@ from assay.errors import ConfigError, NothingProduced
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import write_jsonl
 from assay.targets.callers import Ask, make_caller
+from assay.targets.conversations import Conversing, turn_asks
 from assay.targets.journal import Journal
 from assay.targets.runner import Progress, RunStats, TargetSettings, ask_all
 from assay.targets.spec import TargetSpec, redact
@@ -56,11 +59,15 @@ class TargetRun:
         return self
 
 
-def asks_of(golden: GoldenSet, repeats: int = 1) -> list[Ask]:
+def asks_of(golden: GoldenSet, repeats: int = 1, conversing: Conversing | None = None) -> list[Ask]:
     """One :class:`Ask` per golden question (its id, text and metadata), in the golden set's order; with ``repeats``
-    N > 1, every question N times, numbered 0 to N - 1, the whole set once per repeat."""
+    N > 1, every question N times, numbered 0 to N - 1, the whole set once per repeat. The turns of conversations
+    are asked as ``conversing`` says (default: raw turns with the reference history; :mod:`.conversations`)."""
     if repeats < 1:
         raise ConfigError(f"--repeats must be at least 1 (how many times each question is asked), got {repeats}")
+    how = (conversing or Conversing()).checked()
+    if golden.conversations:
+        return [ask for r in range(repeats) for ask in turn_asks(golden, how, r if repeats > 1 else None)]
     if repeats == 1:
         return [Ask(q.id, q.text, dict(q.metadata)) for q in golden.questions]
     return [Ask(q.id, q.text, dict(q.metadata), repeat=r) for r in range(repeats) for q in golden.questions]
@@ -82,6 +89,7 @@ def run_target(
     secrets: Mapping[str, str] | None = None,
     progress: Progress | None = None,
     repeats: int = 1,
+    conversing: Conversing | None = None,
 ) -> TargetRun:
     """Ask ``target`` (a :class:`TargetSpec` or a Python function) every question of ``golden``.
 
@@ -92,10 +100,12 @@ def run_target(
     :meth:`TargetRun.check` to fail when nothing was answered. ``repeats``: ask every question this many times (an
     LLM application answers differently when asked again); each line then carries ``repeat`` (0 to N - 1), each
     repeat is cached apart (the first shares the plain run's answers), and ``assay eval`` scores every repeat and
-    averages per question.
+    averages per question. ``conversing``: how the turns of the golden set's conversations are asked (raw turns
+    with the golden reference history by default; :mod:`assay.targets.conversations`).
     """
     gold = golden if isinstance(golden, GoldenSet) else GoldenSet.load(golden)
-    asks = asks_of(gold, repeats)
+    how = (conversing or Conversing()).checked()
+    asks = asks_of(gold, repeats, how)
     config = settings or TargetSettings()
     values = dict(secrets or {})
     name, identity, caller = make_caller(target, secrets=values, concurrency=config.concurrency)
@@ -104,13 +114,17 @@ def run_target(
     try:
         lines, stats = run_sync(lambda: ask_all(asks, caller, settings=config, journal=journal,
                                                 refresh=refresh, redact=lambda t: redact(t, values),
-                                                progress=progress))  # fmt: skip
+                                                progress=progress, own_history=how.own))  # fmt: skip
     finally:
         if journal is not None:
             journal.close()
     header: dict[str, Any] = {"target": name, "label": label, "started": started, "ended": _now()}
     if repeats > 1:
         header["repeats"] = repeats
+    if gold.conversations:
+        header["conversation_mode"] = how.mode
+        if how.mode == "turns":
+            header["history"] = how.history
     if output is not None:
         write_jsonl(output, "runs", lines, header=header)
     return TargetRun(header, lines, stats, Path(output) if output is not None else None)

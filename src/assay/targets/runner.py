@@ -26,6 +26,7 @@ import tenacity
 
 from assay.judge.limits import RateLimiter
 from assay.targets.callers import Ask, Caller
+from assay.targets.conversations import after, broken_line
 from assay.targets.journal import Journal, question_key
 from assay.targets.outputs import TargetFailure, normalize
 
@@ -94,40 +95,85 @@ async def ask_all(
     refresh: bool = False,
     redact: Callable[[str], str] = str,
     progress: Progress | None = None,
+    own_history: bool = False,
 ) -> tuple[list[dict[str, Any]], RunStats]:
-    """One run line per question, in the order of ``asks``; the cache's answers are reused unless ``refresh``."""
+    """One run line per question, in the order of ``asks``; the cache's answers are reused unless ``refresh``.
+
+    ``own_history``: the turns of a conversation (asks with a ``conversation_id``; one chain per conversation and
+    repeat) are asked in turn order, each with the earlier answers as its history
+    (:func:`assay.targets.conversations.after`); chains run concurrently, and a failed turn ends its chain."""
     stats = RunStats(total=len(asks))
-    lines = _from_cache(asks, {} if journal is None or refresh else journal.load(), stats)
+    kept = {} if journal is None or refresh else journal.load()
+    chained = _chains(asks) if own_history else []
+    in_chain = {i for chain in chained for i in chain}
+    lines = _from_cache([None if i in in_chain else ask for i, ask in enumerate(asks)], kept, stats)
     if progress is not None:
         progress(stats)
     asker = _Asker(caller, settings, stats, redact)
 
-    async def one(i: int) -> None:
-        line = lines[i] = _numbered(await asker.ask(asks[i]), asks[i])
-        if journal is not None and "error" not in line:
-            journal.append(question_key(asks[i]), line)
+    async def one(i: int, ask: Ask) -> dict[str, Any]:
+        record = kept.get(question_key(ask))
+        if record is not None:
+            stats.done += 1
+            stats.cached += 1
+            line = lines[i] = _marked({"query_id": ask.query_id, **record}, ask)
+        else:
+            line = lines[i] = _marked(await asker.ask(ask), ask)
+            if journal is not None and "error" not in line:
+                journal.append(question_key(ask), line)
         if progress is not None:
             progress(stats)
+        return line
+
+    async def chain(indices: Sequence[int]) -> None:
+        earlier: list[tuple[Ask, dict[str, Any]]] = []
+        for i in indices:
+            failed = next(((a, line) for a, line in earlier if "error" in line), None)
+            if failed is not None:
+                lines[i] = _marked(broken_line(asks[i], failed[0], failed[1]), asks[i])
+                stats.done += 1
+                stats.failed["history_failed"] += 1
+                continue
+            earlier.append((asks[i], await one(i, after(asks[i], earlier))))
 
     async with caller:
-        await asyncio.gather(*(one(i) for i, line in enumerate(lines) if line is None))
+        await asyncio.gather(*(one(i, asks[i]) for i, line in enumerate(lines) if line is None and i not in in_chain),
+                             *(chain(indices) for indices in chained))  # fmt: skip
     return [line for line in lines if line is not None], stats
 
 
-def _from_cache(asks: Sequence[Ask], kept: dict[str, dict[str, Any]], stats: RunStats) -> list[dict[str, Any] | None]:
-    """The cached line of each question (None where there is none), counted in ``stats``."""
+def _chains(asks: Sequence[Ask]) -> list[list[int]]:
+    """The indices of the turns of each (conversation, repeat), in turn order; chains in order of first turn."""
+    found: dict[tuple[str, int | None], list[int]] = {}
+    for i, ask in enumerate(asks):
+        if ask.conversation_id is not None:
+            found.setdefault((ask.conversation_id, ask.repeat), []).append(i)
+    return [sorted(indices, key=lambda i: asks[i].turn or 0) for indices in found.values()]
+
+
+def _from_cache(
+    asks: Sequence[Ask | None], kept: dict[str, dict[str, Any]], stats: RunStats
+) -> list[dict[str, Any] | None]:
+    """The cached line of each question (None where there is none, or no ask), counted in ``stats``."""
     lines: list[dict[str, Any] | None] = []
     for ask in asks:
-        record = kept.get(question_key(ask))
-        lines.append(None if record is None else _numbered({"query_id": ask.query_id, **record}, ask))
+        record = None if ask is None else kept.get(question_key(ask))
+        lines.append(None if ask is None or record is None else _marked({"query_id": ask.query_id, **record}, ask))
         stats.done += record is not None
         stats.cached += record is not None
     return lines
 
 
-def _numbered(line: dict[str, Any], ask: Ask) -> dict[str, Any]:
-    """``line`` with the ask's ``repeat`` (a repeated run's lines say which asking they are), else without one."""
-    line.pop("repeat", None)
+def _marked(line: dict[str, Any], ask: Ask) -> dict[str, Any]:
+    """``line`` with the ask's ``repeat`` (a repeated run's lines say which asking they are) and, for a turn of a
+    conversation, its ``conversation_id`` and ``turn``; the system's ``rewrite`` is kept for turns only."""
+    for name in ("repeat", "conversation_id", "turn"):
+        line.pop(name, None)
+    rewrite = line.pop("rewrite", None)
+    if ask.conversation_id is not None:
+        line = {**line, "conversation_id": ask.conversation_id, "turn": ask.turn}
+        if rewrite is not None:
+            line["rewrite"] = rewrite
     return line if ask.repeat is None else {**line, "repeat": ask.repeat}
 
 

@@ -1,0 +1,109 @@
+"""Asking the turns of a golden set's conversations: what each turn sends, with which history.
+
+The rule, step by step (``assay run --conversation-mode``, ``--history``):
+
+1. A question that is no turn of a conversation is asked as a single question, whatever the modes.
+2. ``rewrites``: every turn is asked as its standalone rewrite (the golden question's text), alone, without history,
+   as a single question is. This is the reference point of the history gain (the same system asked the rewrites
+   versus the raw turns with their history).
+3. ``turns`` (the default): a turn is asked as the user typed it (its ``utterance``), with ``messages``: the history
+   and the turn in the OpenAI format, ``[{"role": "user", "content": utterance 1}, {"role": "assistant",
+   "content": answer 1}, ..., {"role": "user", "content": this utterance}]``.
+4. ``--history reference`` (the default, teacher-forced): the assistant messages are the golden reference answers
+   of the earlier turns ("" for a turn without one), so every system sees the same conversation and turns are asked
+   concurrently.
+5. ``--history own``: the assistant messages are the system's own answers ("" when it gave none, e.g. a retriever),
+   so the turns of one conversation are asked in order (conversations concurrently). A turn that fails ends its
+   conversation: the later turns are not asked and are recorded as failed (kind ``history_failed``, naming the
+   turn), never asked with a history the system did not produce.
+
+Every line of a turn carries ``conversation_id`` and ``turn`` (its index in the conversation, from 0), and the
+system's own rewrite of the turn as ``rewrite`` when its reply has a ``rewrite`` (or ``query``) string. The answers
+cache keys a turn by what was sent, history included: a turn asked after other answers is asked again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
+from assay.targets.callers import Ask
+
+__all__ = ["CONVERSATION_MODES", "HISTORY_MODES", "Conversing", "after", "broken_line", "messages_of", "turn_asks"]
+
+HISTORY_MODES = ("reference", "own")
+CONVERSATION_MODES = ("turns", "rewrites")
+Message = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Conversing:
+    """How the turns of conversations are asked: ``mode`` ``turns`` or ``rewrites``, ``history`` ``reference`` or
+    ``own`` (module docstring)."""
+
+    history: str = "reference"
+    mode: str = "turns"
+
+    def checked(self) -> Conversing:
+        """These settings, or :class:`ConfigError` naming the flag and its values."""
+        if self.history not in HISTORY_MODES:
+            raise ConfigError(f"--history {self.history}: use one of {', '.join(HISTORY_MODES)}")
+        if self.mode not in CONVERSATION_MODES:
+            raise ConfigError(f"--conversation-mode {self.mode}: use one of {', '.join(CONVERSATION_MODES)}")
+        return self
+
+    @property
+    def own(self) -> bool:
+        """Whether turns wait for the system's own earlier answers (step 5)."""
+        return self.mode == "turns" and self.history == "own"
+
+
+def messages_of(history: Sequence[tuple[str, str]], utterance: str) -> tuple[dict[str, str], ...]:
+    """The OpenAI messages of a turn: each earlier ``(utterance, answer)`` as a user and an assistant message, then
+    this utterance as the last user message."""
+    out: list[dict[str, str]] = []
+    for said, answered in history:
+        out += [{"role": "user", "content": said}, {"role": "assistant", "content": answered}]
+    return (*out, {"role": "user", "content": utterance})
+
+
+def turn_asks(golden: GoldenSet, conversing: Conversing, repeat: int | None = None) -> list[Ask]:
+    """One :class:`Ask` per golden question in the golden set's order (steps 1 to 4); with ``own`` history a turn's
+    messages hold only the turn itself, and :func:`after` adds the answers as they come."""
+    turns = {turn.question_id: (conversation, i) for conversation in golden.conversations
+             for i, turn in enumerate(conversation.turns)}  # fmt: skip
+    out = []
+    for question in golden.questions:
+        found = turns.get(question.id)
+        if found is None:
+            out.append(Ask(question.id, question.text, dict(question.metadata), repeat=repeat))
+            continue
+        conversation, index = found
+        ask = Ask(question.id, question.text, dict(question.metadata), repeat, conversation.id, index)
+        if conversing.mode == "rewrites":
+            out.append(ask)
+            continue
+        utterance = conversation.turns[index].utterance
+        earlier = [] if conversing.own else [
+            (turn.utterance, golden.question(turn.question_id).reference_answer or "")
+            for turn in conversation.turns[:index]
+        ]  # fmt: skip
+        out.append(replace(ask, question=utterance, messages=messages_of(earlier, utterance)))
+    return out
+
+
+def after(ask: Ask, earlier: Sequence[tuple[Ask, Mapping[str, Any]]]) -> Ask:
+    """``ask`` with the system's own history: each earlier turn's utterance and the answer of its run line."""
+    history = [(one.question, str(line.get("answer") or "")) for one, line in earlier]
+    return replace(ask, messages=messages_of(history, ask.question))
+
+
+def broken_line(ask: Ask, failed: Ask, line: Mapping[str, Any]) -> dict[str, Any]:
+    """The line of a turn not asked because turn ``failed`` of its conversation failed (step 5)."""
+    kind = line.get("error", {}).get("kind", "history_failed")
+    message = (f"not asked: turn {failed.turn} ({failed.query_id}) of conversation {ask.conversation_id} failed "
+               f"({kind}), and with --history own its answer is this turn's history")  # fmt: skip
+    return {"query_id": ask.query_id, "error": {"kind": "history_failed", "message": message}}
