@@ -27,9 +27,11 @@ __all__ = [
     "ClaimView",
     "Clustering",
     "Comparison",
+    "ConversationSummary",
     "CorrectedMetric",
     "DiagnosisExample",
     "EvalResult",
+    "HistoryGain",
     "JudgeCardSummary",
     "JudgeNoise",
     "JudgePairAgreement",
@@ -286,6 +288,7 @@ class RunResult(_Model):
     passage_labels: dict[str, int] = Field(default_factory=dict)
     system: SystemSummary | None = None  # latency, failures, tokens and cost, when the run recorded them
     repeats: RepeatSummary | None = None  # the system asked every question several times (None: once)
+    conversations: ConversationSummary | None = None  # a golden set with conversations: per-conversation measures
 
 
 class Comparison(_Model):
@@ -326,6 +329,38 @@ class Comparison(_Model):
     # differences: Var(mean) with those clusters over Var(mean) of independent queries (1: no loss)
     clusters: int | None = None
     design_effect: float | None = None
+
+
+class HistoryGain(_Model):
+    """The same system asked each turn's standalone rewrite alone (run ``rewrites``) and the raw turns with their
+    history (run ``turns``, asked with the ``history`` reference or its own): on ``metric``, per turn, turns minus
+    rewrites, compared as two runs are (clustered paired test, ``delta`` = mean(turns - rewrites)), over every turn
+    (``all``), the turns that depend on the history (``dependent``) and the standalone ones (``standalone``); None
+    where fewer than two turns are scored in both. A negative delta on the dependent turns is what the system loses
+    to coreference and ellipsis."""
+
+    rewrites: str
+    turns: str
+    metric: str
+    history: str | None = None
+    all: Comparison | None = None
+    dependent: Comparison | None = None
+    standalone: Comparison | None = None
+
+
+class ConversationSummary(_Model):
+    """A run's conversation-level measures: its ``conversations`` and ``turns`` (``dependent`` of them lean on the
+    history); ``vital_coverage``: the mean over conversations of the share of a conversation's vital nuggets its
+    turns' answers support (strict), over ``covered`` conversations, ``coverage_unscored`` more left out because a
+    turn's nugget verdict is missing; ``rewrites``: turns whose line carries the system's own rewrite."""
+
+    conversations: int
+    turns: int
+    dependent: int
+    rewrites: int = 0
+    vital_coverage: float | None = None
+    covered: int = 0
+    coverage_unscored: int = 0
 
 
 class Clustering(_Model):
@@ -648,6 +683,7 @@ class EvalResult(_Model):
     # agreement between the judges of a panel, over the golden set's labels that carry votes; None: no such label
     judges: PanelAgreement | None = None
     clustering: Clustering | None = None  # how questions were grouped for intervals and tests (None: not recorded)
+    history_gain: list[HistoryGain] = Field(default_factory=list)  # runs of rewrites vs turns of the same system
     planning: list[PowerPlan] = Field(default_factory=list)  # questions needed for differences of given sizes
     judge_noise: JudgeNoise | None = None  # the judge asked again (--judge-repeats), or its card's consistency
     # whether the runs cut their text alike (scoring/comparable.py); None with one run or in older results

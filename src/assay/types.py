@@ -253,7 +253,9 @@ class RunItem(_Record):
 
     ``latency_ms``, ``usage`` (prompt_tokens, completion_tokens, cost_usd) and ``error`` are written by ``assay run``.
     ``repeat`` numbers the asking (0, 1, ..., N - 1) when the system was asked every question N times
-    (``assay run --repeats N``): such a run has exactly one line per question and repeat.
+    (``assay run --repeats N``): such a run has exactly one line per question and repeat. A turn of a conversation
+    names it: ``conversation_id`` and ``turn`` (its index, from 0), and ``rewrite``, the system's own standalone
+    rewrite of the turn when it reports one.
     """
 
     query_id: str
@@ -264,6 +266,9 @@ class RunItem(_Record):
     usage: dict[str, float] | None = None
     error: RunError | None = None
     repeat: int | None = Field(default=None, ge=0)
+    conversation_id: str | None = None
+    turn: int | None = Field(default=None, ge=0)
+    rewrite: str | None = None
 
     @field_validator("retrieved", mode="before")
     @classmethod

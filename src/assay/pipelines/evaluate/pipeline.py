@@ -29,11 +29,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
+from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
@@ -53,12 +54,14 @@ from assay.pipelines.evaluate.runs.units import Units, project_run
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.comparable import comparable
-from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, family
+from assay.pipelines.evaluate.scoring.conversations import conversation_summary, rewrite_values, turn_strata
+from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, TURN_STRATA, family
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary, question_clusters
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric
+from assay.pipelines.evaluate.statistics.history import history_gains
 from assay.pipelines.evaluate.statistics.planning import power_plans
 from assay.pipelines.evaluate.statistics.repeats import Merged
 from assay.pipelines.evaluate.statistics.stats import (
@@ -159,6 +162,7 @@ def evaluate_detailed(
     index.relabelled()
     labels = er.Labels.of(gold, strict_unscored=judge is not None)  # the same pool for every run
     pool = SpanPool(index)
+    turns = _TurnParts.of(gold, loaded, labels, config.threshold)
     per_run = {
         run.name: _rows(
             gold,
@@ -171,6 +175,7 @@ def evaluate_detailed(
             index=index,
             pool=pool,
             clusters=grouping,
+            turns=turns,
         )
         for run, unit_run in zip(loaded, projected, strict=True)
     }
@@ -179,7 +184,8 @@ def evaluate_detailed(
     passages = passage_rows(loaded, labels, carried, config.depth)
     merged = Merged.of(loaded, projected, per_run, passages)
     result = _result(gold, folder, runs=merged.runs, projected=merged.projected, per_run=merged.per_run,
-                     labels=labels, judge=judge, config=config, humans=humans, passages=passages)  # fmt: skip
+                     labels=labels, judge=judge, config=config, humans=humans, passages=passages,
+                     vital=_vital(assessed))  # fmt: skip
     headline = _headline(_metric_names(next(iter(merged.per_run.values()), {})), config)
     merged.describe(result, labels, headline, threshold=config.threshold, depth=config.depth)
     if config.judge_repeats and isinstance(judge, Judge):
@@ -200,6 +206,21 @@ def evaluate_detailed(
     rows = [row for rows in merged.per_run.values() for row in rows.values()]  # a repeated run: per question
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support, passages, question_views(gold, loaded, passages, support))
+
+
+def _vital(assessed: Mapping[str, Mapping[str, Assessed]]) -> dict[str, dict[str, tuple[int, int] | None]]:
+    """Per run and question, (vital nuggets the answer supports, vital nuggets) where the nugget call answered for
+    each, None where a verdict is missing (the conversation coverage is then unscored)."""
+    out: dict[str, dict[str, tuple[int, int] | None]] = {}
+    for run, found in assessed.items():
+        mine = out[run] = {}
+        for qid, one in found.items():
+            reason = one.unscored.get("nugget_recall_vital_strict")
+            if one.vital_nuggets is not None:
+                mine[qid] = one.vital_nuggets
+            elif reason is not None and reason not in ("no_vital_nuggets", "no_nuggets", FAILED):
+                mine[qid] = None
+    return out
 
 
 def _pool_size(gold: GoldenSet) -> int:
@@ -285,6 +306,7 @@ def _rows(
     index: SpanIndex,
     pool: SpanPool,
     clusters: Mapping[str, str | None],
+    turns: _TurnParts | None = None,
 ) -> dict[str, QueryResult]:
     """Per-query values: label-based measures on the run's projection onto the golden chunks (``unit_run``), span
     and budget measures on its passages, the LLM metrics as assessed."""
@@ -300,9 +322,11 @@ def _rows(
     if chosen.budgets:
         parts.append(budget_values(run, pool, chosen.budgets, config.threshold))
     parts.append(assessed.get(run.name, {}))
+    parts.append(turns.rewrites.get(run.name, {}) if turns is not None else {})
     rows: dict[str, QueryResult] = {}
     for qid in run.lines:
         strata = question_strata(gold.question(qid), config.strata)
+        strata.update(turns.strata.get(qid, {}) if turns is not None else {})
         row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata, cluster=clusters.get(qid))
         for part in parts:
             values = part.get(qid)
@@ -311,6 +335,24 @@ def _rows(
                 row.unscored.update(values.unscored)
     _fail(run, rows)
     return rows
+
+
+@dataclass(frozen=True)
+class _TurnParts:
+    """What conversations add per turn (:mod:`~assay.pipelines.evaluate.scoring.conversations`): the turn strata and
+    each run's rewrite metrics."""
+
+    strata: Mapping[str, Mapping[str, str]]
+    rewrites: Mapping[str, Mapping[str, er.QueryValues]]
+
+    @classmethod
+    def of(cls, gold: GoldenSet, runs: Sequence[LoadedRun], labels: er.Labels, threshold: int) -> _TurnParts | None:
+        if not gold.conversations:
+            return None
+        rewritten = any(line.rewrite for run in runs for line in run.lines.values())
+        has_text = any(chunk.text.strip() for chunk in gold.chunks)
+        index = Bm25Index.build(gold.chunks) if rewritten and has_text else None
+        return cls(turn_strata(gold), {run.name: rewrite_values(run, gold, labels, threshold, index) for run in runs})
 
 
 def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
@@ -345,7 +387,7 @@ def _run_result(
     curves = er.rank_curves(unit_run, labels, config.threshold, config.depth)
     for fam in AT_K:  # at the k values; ranking curves are dense
         curves[fam] = {str(k): summaries[f"{fam}@{k}"].mean for k in config.k_values if f"{fam}@{k}" in summaries}
-    fields = ["type", "difficulty", *config.strata]
+    fields = ["type", "difficulty", *TURN_STRATA, *config.strata]
     return RunResult(
         name=run.name,
         path=str(run.path),
@@ -378,12 +420,14 @@ def _result(
     config: EvalSettings,
     humans: PPIInputs,
     passages: Sequence[Mapping[str, Any]],
+    vital: Mapping[str, Mapping[str, tuple[int, int] | None]],
 ) -> EvalResult:
     results = [_run_result(run, unit_run, per_run[run.name], labels, config)
                for run, unit_run in zip(runs, projected, strict=True)]  # fmt: skip
     for run, result in zip(runs, results, strict=True):
         result.passage_lengths = run.length_summary()
         result.passage_labels = dict(Counter(row["labelled_by"] for row in passages if row["run"] == run.name))
+        result.conversations = conversation_summary(gold, run, vital.get(run.name, {}))
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
     diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family
     lengths = {r.name: r.passage_lengths["median"] for r in results if r.passage_lengths}
@@ -422,6 +466,7 @@ def _result(
         cut_alike=fair.alike if len(runs) > 1 else None,
     )
     lead = evaluation.primary_metric or primary_metric(fair.compared, fair.primary)
+    evaluation.history_gain = history_gains(gold, runs, per_run, lead, config.stat())
     evaluation.planning = power_plans(per_run, evaluation.comparisons, lead, evaluation.clustering,
                                       detect=config.detect, settings=config.stat())  # fmt: skip
     return evaluation

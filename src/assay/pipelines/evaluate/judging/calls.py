@@ -69,6 +69,9 @@ class Assessed(QueryValues):
     reason), and its support-matrix rows."""
 
     rows: list[dict[str, Any]] = field(default_factory=list)
+    # (vital nuggets the answer supports, vital nuggets) once the nugget call answered every vital nugget: the
+    # conversation coverage (scoring.conversations.vital_coverage) sums them over a conversation's turns
+    vital_nuggets: tuple[int, int] | None = None
 
     def fail(self, names: Sequence[str], reason: str) -> None:
         for name in names:
@@ -332,3 +335,6 @@ def _read_nuggets(question: Question, data: dict[str, Any], out: Assessed) -> No
         value = rag.nugget_recall([importance], [assignment], subset=subset, mode=mode)[0]  # type: ignore[arg-type]
         reason = "no_vital_nuggets" if subset == "vital" and "vital" not in importance else "missing_nugget_verdict"
         out.put(name, float(value), reason)
+    vital = [a for a, i in zip(assignment, importance, strict=True) if i == "vital"]
+    if vital and None not in vital:
+        out.vital_nuggets = (sum(a == "support" for a in vital), len(vital))

@@ -24,7 +24,9 @@ fatal:
 * ``citations`` name the run's own ids: each is read as the passage that id was given to;
 * a line with ``error`` (the system failed on the question): counted (``failed``); every metric of the query is
   unscored (reason ``system_failed``), never an empty answer scored as 0;
-* a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c).
+* a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c);
+* a line that names a conversation turn (``conversation_id``, ``turn``) the golden set does not have for its query:
+  a :class:`~assay.errors.FormatError` naming the line (the run was made on another golden set).
 
 A run of a system asked every question N times (``assay run --repeats N``) numbers its lines with ``repeat``
 (0 to N - 1): it is read as N runs, ``NAME#0`` to ``NAME#N-1`` (:attr:`LoadedRun.repeat_of` names the run they
@@ -87,6 +89,7 @@ class RunLine:
     citations: list[str] = field(default_factory=list)
     located: dict[str, Located] = field(default_factory=dict)
     error: RunError | None = None
+    rewrite: str | None = None  # a conversation turn: the system's own standalone rewrite of it
 
     def top(self, k: int) -> list[str]:
         """The first ``k`` unit ids."""
@@ -159,6 +162,9 @@ class _Raw:
     latency_ms: float | None = None
     usage: dict[str, float] | None = None
     repeat: int | None = None
+    conversation_id: str | None = None
+    turn: int | None = None
+    rewrite: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------------- sources
@@ -177,7 +183,7 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
             problem = f"{len(scored)} of {len(item.retrieved)} items have a score"
             raise FormatError(where, line, problem, "scores on all or none")
         yield _Raw(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error,
-                   item.latency_ms, item.usage, item.repeat)  # fmt: skip
+                   item.latency_ms, item.usage, item.repeat, item.conversation_id, item.turn, item.rewrite)  # fmt: skip
 
 
 def _memory_where(name: str) -> str:
@@ -347,6 +353,7 @@ def _assemble(
 ) -> LoadedRun:
     """``run`` (name, path, kind, counts, notes so far) filled with the lines of ``raws``, resolved and ordered."""
     known = {q.id for q in golden.questions}
+    turns = {turn.question_id: (c.id, i) for c in golden.conversations for i, turn in enumerate(c.turns)}
     counts = run.counts
     tables: dict[str, dict[str, float]] = {}
     matched: Counter[str] = Counter()
@@ -359,6 +366,7 @@ def _assemble(
         if raw.query_id in run.lines:
             counts.duplicate_ids += 1  # a query given twice: the first line stands
             continue
+        _check_turn(raw, turns.get(raw.query_id), where)
         run.lines[raw.query_id], tables[raw.query_id] = _line(raw, resolver, where, counts, matched)
     if counts.lines == 0 and run.kind != "ragas":
         expected = TREC_EXPECTED if run.kind == "trec" else JSONL_EXPECTED
@@ -372,11 +380,24 @@ def _assemble(
     return run
 
 
+def _check_turn(raw: _Raw, golden: tuple[str, int] | None, where: str | Path) -> None:
+    """A line that names a conversation turn must name the golden set's: the same conversation and turn index."""
+    said = (raw.conversation_id, raw.turn)
+    if said == (None, None) or (golden is not None and said in (golden, (golden[0], None))):
+        return
+    has = "is no turn of a conversation" if golden is None else f"is turn {golden[1]} of conversation {golden[0]!r}"
+    raise FormatError(where, raw.line, f"query {raw.query_id!r} is given as turn {raw.turn} of conversation "
+                      f"{raw.conversation_id!r}, but in the golden set it {has}",
+                      "a run made on this golden set (assay run GOLDEN ...), or the line's conversation_id and turn "
+                      "as the golden set's conversations.jsonl has them")  # fmt: skip
+
+
 def _line(
     raw: _Raw, resolver: Resolver, where: str | Path, counts: RunCounts, matched: Counter[str]
 ) -> tuple[RunLine, dict[str, float]]:
     """One query's line with its items resolved to units and deduplicated, and its ``{unit: score}`` table."""
-    line = RunLine(raw.query_id, [], {}, answer=raw.answer, citations=raw.citations, error=raw.error)
+    line = RunLine(raw.query_id, [], {}, answer=raw.answer, citations=raw.citations, error=raw.error,
+                   rewrite=raw.rewrite)  # fmt: skip
     if raw.error is not None:
         counts.failed += 1
         return line, {}

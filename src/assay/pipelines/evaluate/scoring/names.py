@@ -35,8 +35,10 @@ __all__ = [
     "NEEDS_JUDGE",
     "NUGGET_METRICS",
     "PASSAGE_BOUND",
+    "REWRITE_METRICS",
     "SHARED_NAMES",
     "SPAN_FAMILIES",
+    "TURN_STRATA",
     "BudgetName",
     "SpanName",
     "budget_measures",
@@ -57,6 +59,9 @@ CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at eac
 SPAN_FAMILIES = ("span_recall", "span_precision", "span_iou")
 ANSWER_METRICS = ["faithfulness", "answer_relevance", "attribution_rate"]  # what the answer call gives
 NUGGET_METRICS = [f"nugget_recall_{s}_{m}" for s in ("all", "vital") for m in ("strict", "lenient")]
+# a conversation turn whose run line carries the system's own rewrite (scoring.conversations)
+REWRITE_METRICS = ("rewrite_f1", "rewrite_bm25_ndcg@10", "gold_rewrite_bm25_ndcg@10")
+TURN_STRATA = ("depends_on_history", "dependency")  # the strata of a golden set's conversation turns
 DIAGNOSIS_NAMES = [n for names in DIAGNOSIS_METRICS.values() for n in names if n not in SHARED_NAMES]
 # metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
 LLM_FAMILIES = {

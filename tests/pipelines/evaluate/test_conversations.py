@@ -1,0 +1,133 @@
+"""Evaluating runs of conversation turns: the turn strata, rewrite quality, history gain (rewrites vs turns),
+vital-nugget coverage per conversation, a run line naming a turn the golden set lacks, clustering by conversation."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evaluate_fixture import good_lines, make_golden, qid, weak_lines
+from test_evaluate_judged import FAST, PASSAGE, STATEMENT, _schema, _user, http_judge, scripted
+
+from assay.errors import FormatError
+from assay.formats.golden import GoldenSet
+from assay.pipelines.evaluate import evaluate
+from assay.pipelines.evaluate.scoring.conversations import token_f1, vital_coverage
+from assay.testing import FakeOpenAIServer
+from assay.types import Conversation, Turn
+
+
+def conversational() -> GoldenSet:
+    """The evaluator's fixture with its twelve questions as four conversations of three turns; the first turn of
+    each is standalone, the other two lean on it (a pronoun)."""
+    gold = make_golden()
+    gold.conversations = [
+        Conversation(id=f"c{c}", turns=[
+            Turn(question_id=qid(3 * c + t), utterance=f"turn {t}", depends_on_history=t > 0,
+                 dependency="pronoun" if t else "none")
+            for t in range(3)
+        ])
+        for c in range(4)
+    ]  # fmt: skip
+    return gold
+
+
+def _turned(lines: list[dict[str, Any]], **extra: Any) -> list[dict[str, Any]]:
+    return [{**line, "conversation_id": f"c{i // 3}", "turn": i % 3, **extra} for i, line in enumerate(lines)]
+
+
+def _run(path: Path, lines: list[dict[str, Any]], mode: str) -> Path:
+    head = {"assay": "runs", "version": 1, "target": "python:app:answer", "conversation_mode": mode}
+    if mode == "turns":
+        head["history"] = "reference"
+    path.write_text("\n".join(json.dumps(x) for x in [head, *lines]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_token_f1_and_vital_coverage_by_hand() -> None:
+    golden = "How many days does the Alder kettle warranty last?"
+    assert token_f1("how many days does the alder kettle warranty last", golden) == 1.0
+    # shared: how, the, warranty: P = 3/5, R = 3/9, F1 = 2PR/(P+R) = 3/7
+    assert token_f1("How long is the warranty?", golden) == pytest.approx(3 / 7)
+    assert token_f1("tents", golden) == 0.0
+    gold = conversational()
+    # c0: 1 + 0 + 1 of 3 vital nuggets; c1: a verdict missing; c2, c3: not judged
+    supported = {qid(0): (1, 1), qid(1): (0, 1), qid(2): (1, 1), qid(3): (1, 1), qid(4): None}
+    assert vital_coverage(gold, supported) == {"c0": pytest.approx(2 / 3), "c1": None}
+
+
+def test_strata_rewrites_and_clusters_of_a_turns_run(tmp_path: Path) -> None:
+    gold = conversational()
+    lines = _turned(good_lines())
+    lines[1]["rewrite"] = "How long is the warranty?"  # q01 asks about the Birch lantern
+    lines[2]["rewrite"] = "How many days does the Cedar stove warranty last?"
+    result, rows = evaluate(gold, [_run(tmp_path / "turns.jsonl", lines, "turns")])
+    run = result.runs[0]
+    assert set(run.strata["depends_on_history"]) == {"yes", "no"}
+    assert run.strata["depends_on_history"]["yes"]["ndcg@10"].n_scored == 8
+    assert set(run.strata["dependency"]) == {"none", "pronoun"}
+    by_id = {row.query_id: row for row in rows}
+    assert by_id[qid(1)].metrics["rewrite_f1"] == pytest.approx(2 * (3 / 5) * (3 / 9) / (3 / 5 + 3 / 9))
+    assert by_id[qid(2)].metrics["rewrite_f1"] == 1.0
+    assert by_id[qid(2)].metrics["rewrite_bm25_ndcg@10"] == by_id[qid(2)].metrics["gold_rewrite_bm25_ndcg@10"]
+    lost = by_id[qid(1)].metrics
+    assert lost["rewrite_bm25_ndcg@10"] is not None and lost["gold_rewrite_bm25_ndcg@10"] is not None
+    assert lost["rewrite_bm25_ndcg@10"] < lost["gold_rewrite_bm25_ndcg@10"]  # "warranty" is in every answer chunk
+    assert "rewrite_f1" not in by_id[qid(0)].metrics  # no rewrite reported: no rewrite metric
+    assert by_id[qid(0)].cluster == by_id[qid(2)].cluster != by_id[qid(3)].cluster
+    assert result.clustering is not None and result.clustering.clusters == 4
+    assert run.conversations is not None
+    assert (run.conversations.conversations, run.conversations.turns, run.conversations.dependent) == (4, 12, 8)
+    assert run.conversations.rewrites == 2 and run.conversations.vital_coverage is None  # no judge
+
+
+def test_history_gain_pairs_the_rewrites_run_with_the_turns_run(tmp_path: Path) -> None:
+    gold = conversational()
+    # asked with the history, the system fails the dependent turns (weak lines there); the rewrites run is good
+    turned = [weak if i % 3 else good for i, (good, weak) in enumerate(zip(good_lines(), weak_lines(), strict=True))]
+    runs = [_run(tmp_path / "rewrites.jsonl", _turned(good_lines()), "rewrites"),
+            _run(tmp_path / "turns.jsonl", _turned(turned), "turns")]  # fmt: skip
+    result, rows = evaluate(gold, runs)
+    [gain] = result.history_gain
+    assert (gain.rewrites, gain.turns, gain.metric, gain.history) == ("rewrites", "turns", "ndcg@10", "reference")
+    assert gain.standalone is not None and gain.standalone.delta == 0.0 and gain.standalone.n == 4
+    assert gain.dependent is not None and gain.dependent.n == 8 and gain.dependent.delta < 0
+    scores = {(r.run, r.query_id): r.metrics["ndcg@10"] for r in rows}
+    by_hand = [scores["turns", qid(i)] - scores["rewrites", qid(i)] for i in range(12) if i % 3]
+    assert gain.dependent.delta == pytest.approx(sum(by_hand) / 8)  # type: ignore[arg-type]
+    assert gain.dependent.clusters == 4  # a conversation's turns are resampled together
+    assert gain.all is not None and gain.all.n == 12
+    again = json.loads(result.model_dump_json())
+    assert again["history_gain"][0]["dependent"]["n"] == 8
+
+
+def test_vital_coverage_from_the_nugget_verdicts(tmp_path: Path) -> None:
+    missed = {"q01-n1", "q04-n1", "q07-n1", "q10-n1"}  # the second turn of every conversation misses its vital one
+
+    def nuggets(body: dict[str, Any]) -> str:
+        if _schema(body) != "SupportAssignments":
+            return scripted(body)
+        first = PASSAGE.findall(_user(body))[0][0]
+        items = [{"statement_id": sid, "reason": "r", "support": "none" if sid in missed else "support",
+                  "passage_ids": [first]} for sid in STATEMENT.findall(_user(body))]  # fmt: skip
+        return json.dumps({"assignments": items})
+
+    with FakeOpenAIServer(nuggets) as server:
+        judge = http_judge(server, tmp_path / "cache")
+        result, _ = evaluate(conversational(), [_run(tmp_path / "t.jsonl", _turned(good_lines()), "turns")],
+                             judge=judge, settings=FAST)  # fmt: skip
+    summary = result.runs[0].conversations
+    assert summary is not None and summary.covered == 4 and summary.coverage_unscored == 0
+    assert summary.vital_coverage == pytest.approx(2 / 3)  # 2 of the 3 vital nuggets in every conversation
+
+
+def test_a_line_naming_a_turn_the_golden_set_lacks_is_an_error(tmp_path: Path) -> None:
+    lines = _turned(good_lines())
+    lines[4]["turn"] = 2
+    path = _run(tmp_path / "t.jsonl", lines, "turns")
+    message = "query 'q04' is given as turn 2 of conversation 'c1', but in the golden set it is turn 1 of"
+    with pytest.raises(FormatError, match=re.escape(f"t.jsonl:6: {message}")):
+        evaluate(conversational(), [path])
