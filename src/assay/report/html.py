@@ -36,6 +36,7 @@ from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report import plots
+from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
 from assay.report.verdict import build_verdict, primary_metric
 from assay.results import (
@@ -365,6 +366,7 @@ def _context(
         "comparison_intro": fmt.comparison_intro(result),
         "planning": plan.planning_lines(result),
         "noise": noise_lines(result, primary_metric(result)),
+        "conversations": conversation_lines(result),
         "forest": _svg(plots.forest_svg(drawn, shown)),
         "curves": _svg(plots.curves_svg(drawn)),
         "pr": _svg(plots.pr_svg(drawn)),

@@ -19,6 +19,7 @@ from assay.report import _format as fmt
 from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
+from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
 from assay.report.verdict import build_verdict, primary_metric
 from assay.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
@@ -49,6 +50,7 @@ def render_markdown(result: EvalResult) -> str:
         lines += _run_section(result, run)
     lines += _comparisons(result)
     lines += _noise(result)
+    lines += _conversations(result)
     lines += _planning(result)
     lines += _diagnosis(result)
     lines += _agreement(result)
@@ -162,6 +164,12 @@ def _noise(result: EvalResult) -> list[str]:
     """How the noise was counted (:mod:`assay.report._statistics`): clusters, repeats, the judge asked again."""
     lines = noise_lines(result, primary_metric(result))
     return ["## What the intervals count", "", *(f"- {md_escape(line)}" for line in lines), ""] if lines else []
+
+
+def _conversations(result: EvalResult) -> list[str]:
+    """The conversations (:mod:`assay.report._conversations`): measures per run, history gain."""
+    lines = conversation_lines(result)
+    return ["## Conversations", "", *(f"- {md_escape(line)}" for line in lines), ""] if lines else []
 
 
 def _planning(result: EvalResult) -> list[str]:

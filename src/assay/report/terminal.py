@@ -29,6 +29,7 @@ from assay.report import _format as fmt
 from assay.report import _planning as plan
 from assay.report import _system as sysr
 from assay.report import panel as pn
+from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
 from assay.report.verdict import build_verdict, primary_metric
 from assay.results import (
@@ -65,6 +66,7 @@ def render_terminal(result: EvalResult, console: Console, *, verbose: bool = Fal
         console.print()
         console.print(table)
     _print_noise(console, result)
+    _print_conversations(console, result)
     _print_planning(console, result)
     if diag.has_diagnosis(result):
         console.print()
@@ -220,6 +222,15 @@ def _noise_brief(result: EvalResult) -> str | None:
 def _print_noise(console: Console, result: EvalResult) -> None:
     """How the noise was counted (:mod:`assay.report._statistics`), one sentence a line."""
     lines = noise_lines(result, primary_metric(result))
+    if lines:
+        console.print()
+    for line in lines:
+        console.print(Text(line), overflow="fold")
+
+
+def _print_conversations(console: Console, result: EvalResult) -> None:
+    """The conversations (:mod:`assay.report._conversations`), one sentence a line."""
+    lines = conversation_lines(result)
     if lines:
         console.print()
     for line in lines:

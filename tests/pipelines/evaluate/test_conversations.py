@@ -131,3 +131,29 @@ def test_a_line_naming_a_turn_the_golden_set_lacks_is_an_error(tmp_path: Path) -
     message = "query 'q04' is given as turn 2 of conversation 'c1', but in the golden set it is turn 1 of"
     with pytest.raises(FormatError, match=re.escape(f"t.jsonl:6: {message}")):
         evaluate(conversational(), [path])
+
+
+def test_reports_show_the_history_gain_and_the_conversations(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from assay.report.html import render_html
+    from assay.report.markdown import render_markdown
+    from assay.report.terminal import render_terminal
+
+    turned = [weak if i % 3 else good for i, (good, weak) in enumerate(zip(good_lines(), weak_lines(), strict=True))]
+    runs = [_run(tmp_path / "rewrites.jsonl", _turned(good_lines()), "rewrites"),
+            _run(tmp_path / "turns.jsonl", _turned(turned), "turns")]  # fmt: skip
+    result, _ = evaluate(conversational(), runs)
+    gain = result.history_gain[0].dependent
+    assert gain is not None
+    markdown = render_markdown(result)
+    assert "## Conversations" in markdown and "turns: 4 conversations, 12 turns (8 depend on the history)" in markdown
+    assert "History gain on ndcg@10, turns (raw turns with the reference history) minus rewrites" in markdown
+    assert f"dependent turns {gain.delta:.3f}"[:22] in markdown
+    assert "depends\\_on\\_history" in markdown or "depends_on_history" in markdown
+    assert 'id="conversations"' in render_html(result)
+    out = StringIO()
+    render_terminal(result, Console(file=out, width=200), verbose=True)
+    assert "History gain on ndcg@10" in out.getvalue()
