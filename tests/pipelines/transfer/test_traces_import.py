@@ -5,6 +5,7 @@ set, and the written run read back by the evaluator (passages located by text, s
 from __future__ import annotations
 
 import json
+import runpy
 import sys
 from pathlib import Path
 
@@ -126,3 +127,13 @@ def test_every_line_of_a_large_import_is_json_and_the_docs_stay_whole(tmp_path: 
     write_traces_run(import_traces(path), tmp_path / "run.jsonl")
     rows = [json.loads(raw) for raw in (tmp_path / "run.jsonl").read_text(encoding="utf-8").splitlines()]
     assert rows[1]["retrieved"][0]["text"] == text and T0 > 0
+
+
+def test_the_bench_traces_are_read_whole(tmp_path: Path) -> None:
+    """bench/traffic.py's synthetic traces (5 spans, 10 documents each, batches straddling lines) import whole."""
+    bench = runpy.run_path(str(Path(__file__).resolve().parents[3] / "bench" / "traffic.py"), run_name="bench")
+    bench["write_traces"](tmp_path / "t.jsonl", 60, 0)  # 300 spans: the second line holds the end of trace 51
+    result = import_traces(tmp_path / "t.jsonl")
+    assert result.spans == 300 and len(result.lines) == 60
+    assert all(len(line["retrieved"]) == 10 and "score" in line["retrieved"][0] for line in result.lines)
+    assert result.lines[0]["usage"] == {"prompt_tokens": 1800.0, "completion_tokens": 60.0, "cost_usd": 0.0003}
