@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import bisect
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -161,19 +160,25 @@ def _document(path: Path, first_line: int, text: str) -> Iterator[tuple[int, Any
 
 
 class _LineOf:
-    """The line of a span in a one-document file: where its ``"spanId": "<id>"`` is written."""
+    """The line of a span in a one-document file: where its ``"spanId": "<id>"`` is first written (one pass over the
+    text, on the first question)."""
+
+    _SPAN_ID = re.compile(r'"span_?[iI]d"\s*:\s*"([^"]*)"')
 
     def __init__(self, text: str, first_line: int) -> None:
         self.text = text
         self.first = first_line
-        self.breaks = [m.start() for m in re.finditer("\n", text)]
+        self.lines: dict[str, int] | None = None
 
     def __call__(self, raw_span_id: object) -> int:
-        if isinstance(raw_span_id, str) and raw_span_id:
-            found = re.search(r'"span_?[iI]d"\s*:\s*"' + re.escape(raw_span_id) + '"', self.text)
-            if found is not None:
-                return self.first + bisect.bisect_left(self.breaks, found.start())
-        return self.first
+        if self.lines is None:
+            self.lines = {}
+            line, at = self.first, 0
+            for found in self._SPAN_ID.finditer(self.text):
+                line += self.text.count("\n", at, found.start())
+                at = found.start()
+                self.lines.setdefault(found.group(1), line)
+        return self.lines.get(raw_span_id, self.first) if isinstance(raw_span_id, str) else self.first
 
 
 # ---------------------------------------------------------------------------------------------------- structure
