@@ -1,4 +1,5 @@
-"""``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV) and ``assay import beir|trec|ragas`` (-> golden set)."""
+"""``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV), ``assay import beir|trec|ragas`` (-> golden set) and
+``assay import traces`` (production traces -> a run)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
 from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
 from assay.pipelines.transfer.imports import ImportSummary, import_beir, import_ragas, import_trec
+from assay.pipelines.transfer.traces import TracesImport, import_traces, write_traces_run
 from assay.types import LabelSource
 
 __all__ = ["export", "import_group"]
@@ -118,13 +120,14 @@ def _report_export(summary: ExportSummary) -> None:
 
 @main.group("import")
 def import_group() -> None:
-    """Make a golden set from data you already have: BEIR, TREC or RAGAS.
+    """Make a golden set from data you already have (BEIR, TREC or RAGAS), or a run from production traces.
 
     \b
     Examples:
       assay import beir scifact/ -o golden/ --source human
       assay import trec qrels.txt topics.tsv corpus.jsonl -o golden/
       assay import ragas testset.jsonl -o golden/
+      assay import traces traces.jsonl -o run.jsonl --golden golden/
     """
 
 
@@ -225,3 +228,51 @@ def _save(summary: ImportSummary, out: str, overwrite: bool) -> None:
     skipped = ", ".join(f"{name} {count}" for name, count in summary.skipped.items() if count)
     if skipped:
         click.echo(f"skipped: {skipped}")
+
+
+@import_group.command("traces")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(dir_okay=False), help="Run file to write (JSONL).")
+@click.option(
+    "--golden",
+    type=click.Path(exists=True, file_okay=False),
+    default=None,
+    help="Golden set whose questions the traces are matched to (by query id, else by question text).",
+)
+@click.option("--overwrite", is_flag=True, help="Replace an existing run file.")
+def import_traces_command(file: str, out: str, golden: str | None, overwrite: bool) -> None:
+    """A run from production traces: OTLP JSON of OpenInference (or OpenTelemetry GenAI) spans.
+
+    FILE is what the OpenTelemetry collector's file exporter writes (one OTLP JSON object per line) or one OTLP
+    JSON document. Each trace becomes one run line: the question (the root span's input), the retrieved passages
+    (a reranker's output, else the retrievers' documents) with their ids, scores and texts, the answer, the latency,
+    tokens and cost of the LLM spans, and the error when the root span failed. With --golden, each trace is matched
+    to a golden question by query id (an assay.query_id attribute or metadata.query_id), else by its question's
+    words; traces that match none are counted and left out. Without it, a trace keeps its own query id or gets
+    t-<first 12 hex digits of its trace id>. Every line keeps the question as asked and the trace id.
+
+    \b
+    Examples:
+      assay import traces otel-traces.jsonl -o prod.jsonl --golden golden/
+      assay eval golden/ prod.jsonl -o report/
+      assay import traces export.json -o run.jsonl          (one OTLP JSON document; no golden set yet)
+    """
+    target = Path(out)
+    if target.is_dir():
+        raise InputError(f"{target} is a folder: give a file name for the run, e.g. {target / 'run.jsonl'}")
+    if target.exists() and not overwrite:
+        raise InputError(f"{target} exists: choose another file or pass --overwrite")
+    with _bars():
+        loaded = GoldenSet.load(golden) if golden is not None else None
+        result = import_traces(file, loaded)
+        written = write_traces_run(result, target)
+    _report_traces(result, written, target, golden)
+
+
+def _report_traces(result: TracesImport, written: int, out: Path, golden: str | None) -> None:
+    click.echo(f"Read {result.traces} trace(s) ({result.spans} spans) from {result.path}; wrote {written} run "
+               f"line(s) to {out}")  # fmt: skip
+    how = ", ".join(f"{count} by {name.replace('_', ' ')}" for name, count in result.matched_by.items())
+    click.echo(f"{'matched to ' + golden if golden else 'query ids'}: {how}")
+    for note in result.notes():
+        click.echo(f"note: {note}")

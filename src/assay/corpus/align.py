@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from assay.types import Document
 
-__all__ = ["Aligner", "Span", "normalized_words"]
+__all__ = ["Aligner", "Span", "normalized_words", "question_key"]
 
 _WORD = re.compile(r"[^\W_]+(?:-[ \t]*\r?\n[ \t]*[^\W_]+)*")
 _HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n[ \t]*")
@@ -102,6 +102,12 @@ def normalized_words(text: str) -> list[str]:
     if text.isascii() and ("-" not in text or not _HYPHEN_BREAK.search(text)):
         return text.translate(_ASCII_WORDS).split()  # the same words as _WORD finds in ASCII text, faster
     return [w for raw in _WORD.findall(text) for w in _fold(raw)]
+
+
+def question_key(text: str) -> str:
+    """A question as runs (RAGAS rows, traces) are matched to golden questions: its words, with case, spacing and
+    punctuation folded (:func:`normalized_words`)."""
+    return " ".join(normalized_words(text))
 
 
 def _words_with_offsets(text: str) -> tuple[list[str], array[int], array[int]]:

@@ -54,7 +54,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from assay.corpus.align import normalized_words
+from assay.corpus.align import question_key
 from assay.errors import FormatError, InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import JsonlHeader, first_problem, iter_json_lines, read_header
@@ -228,10 +228,10 @@ def _trec_lines(path: Path) -> Iterator[_Raw]:
 
 def _ragas_lines(path: Path, golden: GoldenSet, counts: RunCounts, notes: list[str], name: str) -> Iterator[_Raw]:
     """RAGAS rows matched to golden questions (by ``query_id``, else by question text); unmatched ones counted."""
-    by_text = {_question_key(q.text): q.id for q in golden.questions}
+    by_text = {question_key(q.text): q.id for q in golden.questions}
     unmatched: list[str] = []
     for row in read_ragas_run(path):
-        qid = row.query_id if row.query_id is not None else by_text.get(_question_key(row.user_input))
+        qid = row.query_id if row.query_id is not None else by_text.get(question_key(row.user_input))
         if qid is None:
             counts.lines += 1
             counts.unmatched_rows += 1
@@ -242,11 +242,6 @@ def _ragas_lines(path: Path, golden: GoldenSet, counts: RunCounts, notes: list[s
     if unmatched:
         shown = "; ".join(unmatched[:3]) + (f"; and {len(unmatched) - 3} more" if len(unmatched) > 3 else "")
         notes.append(f"{name}: {len(unmatched)} RAGAS row(s) match no golden question by query_id or text ({shown}).")
-
-
-def _question_key(text: str) -> str:
-    """A question as RAGAS rows are matched to golden questions: its words, case, spacing and punctuation folded."""
-    return " ".join(normalized_words(text))
 
 
 def _kind(source: Path | Sequence[Mapping[str, Any]]) -> RunKind:
