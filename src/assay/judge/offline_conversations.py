@@ -103,7 +103,7 @@ def _without(source: Source, used: Sequence[str]) -> Source:
 def _turn(dependency: str, utterance: str, g: GeneratedQuestion, reason: str) -> GeneratedTurn:
     return GeneratedTurn(
         reason=f"{BASELINE}: {reason}",
-        dependency=dependency,  # type: ignore[arg-type]  # one of the kinds; validated by the model
+        dependency=dependency,
         utterance=utterance,
         rewrite=g.question,
         answer=g.answer,

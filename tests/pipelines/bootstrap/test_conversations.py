@@ -236,3 +236,21 @@ def test_a_panel_grades_every_turn(tmp_path: Path) -> None:
     panel = Panel((one, two), combine="majority")
     golden = build_golden(DEMO, judge=panel, settings=replace(DEMO_CONVERSATIONS, conversations=3, pool_k=3))
     assert golden.conversations and all(label.votes and len(label.votes) == 2 for label in golden.qrels)
+
+
+def test_fake_server_scripted_judge_answers_the_conversation_prompts() -> None:
+    from assay.judge.limits import RetryPolicy
+    from assay.pipelines.bootstrap.conversations import conversation_variables
+    from assay.testing import FakeOpenAIServer
+    from assay.testing.scripted_judges import responder
+
+    settings = BuildSettings(questions=0, conversations=1, turns=(3, 3))
+    ingested, chunks, index = prepare_corpus(DEMO, settings)
+    plan = plan_conversations(chunks, index, settings, ingested.documents)[0]
+    variables = conversation_variables(plan, {c.id: c for c in chunks})
+    with FakeOpenAIServer(responder("unbiased", {})) as server:
+        judge = make_judge("openai/fake-model", api_base=server.url, api_key="k", retry=RetryPolicy.immediate())
+        check_vars = {"history": [], "utterance": "u", "rewrite": "r", "answer": "a", "passages": variables["passages"]}
+        written, check = judge.judge_many("conversation", [variables]) + judge.judge_many("rewrite_check", [check_vars])
+    assert written.output is not None and [t.dependency for t in written.output.turns] == ["none", "pronoun", "pronoun"]
+    assert check.output is not None and check.output.faithful == 4
