@@ -26,12 +26,16 @@ from assay.report.panel import panel_lines
 
 __all__ = ["build"]
 
-_JUDGE_STAGES = ("generation", "critic", "relevance", "support")
+_JUDGE_STAGES = ("generation", "conversation", "critic", "rewrite_check", "relevance", "support")
 # (stage label, count keys shown in the summary)
 _SUMMARY = (
     ("corpus", ("documents", "chunks", "files_skipped")),
     ("sampling", ("seeds", "type_fallback")),
     ("generation", ("generated", "dropped_by_generation_unscored")),
+    (
+        "conversation",
+        ("conversation_seeds", "conversations_generated", "turns_generated", "dropped_by_conversation_unscored"),
+    ),
     ("filters", ("dropped_by_evidence", "dropped_by_leakage", "flagged_leakage", "dropped_by_near_duplicate")),
     ("relabel", ("relabelled",)),
     ("critic", ("dropped_by_critic", "dropped_by_critic_unscored")),
@@ -41,6 +45,7 @@ _SUMMARY = (
         "support",
         ("support_calls", "support_followup_calls", "support_joint", "support_unscored", "support_no_passages"),
     ),
+    ("conversations", ("dropped_by_conversation_cut", "conversations_accepted", "turns_accepted")),
     ("result", ("accepted", "qrels", "nuggets")),
 )
 
@@ -89,7 +94,19 @@ def _settings(options: dict[str, Any]) -> BuildSettings:
         pool_runs=tuple(options["pool_run"]),
         pool_run_timeout=options["pool_run_timeout"],
         listwise=options["listwise"] or None,
+        conversations=options["conversations"],
+        turns=_turns(options["turns"]),
     )
+
+
+def _turns(value: str) -> tuple[int, int]:
+    """``--turns 2-5`` (or ``3``) -> (2, 5); a malformed value is a ConfigError naming the flag and the fix."""
+    low, _, high = value.partition("-")
+    try:
+        bounds = (int(low), int(high or low))
+    except ValueError:
+        raise ConfigError(f"--turns {value!r}: give LOW-HIGH turns per conversation, e.g. --turns 2-5") from None
+    return bounds
 
 
 def _mix(value: str | None) -> dict[str, float] | None:
@@ -104,10 +121,26 @@ def _mix(value: str | None) -> dict[str, float] | None:
 @panel_options
 @click.option(
     "--questions",
-    type=click.IntRange(1),
+    type=click.IntRange(0),
     default=None,
     help="Questions in total (default 2 per document). Fewer than the documents: that many seed documents are "
-    "drawn (seeded, stratified by source folder or file and by size), one question each.",
+    "drawn (seeded, stratified by source folder or file and by size), one question each. 0 with --conversations: "
+    "conversations only.",
+)
+@click.option(
+    "--conversations",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    help="Multi-turn conversations to build besides the questions: per turn the utterance as typed, its standalone "
+    "rewrite (graded and pooled like a question), how it depends on the history, answer, claims and nuggets.",
+)
+@click.option(
+    "--turns",
+    default="2-4",
+    show_default=True,
+    metavar="LOW-HIGH",
+    help="Turns per conversation, drawn in this range (seeded).",
 )
 @click.option(
     "--per-doc", type=click.IntRange(1), default=None, help="Questions per document (instead of --questions)."
@@ -207,6 +240,12 @@ def build(  # noqa: PLR0917
     document, a comparison needs to detect a difference X at 80% power: from an earlier evaluation's observed
     spread (--pilot REPORT/results.json), else from assumptions it prints.
 
+    --conversations N adds N conversations (--questions 0: only them). Later turns lean on earlier ones (a pronoun,
+    an ellipsis, a comparison with an earlier answer, a topic shift, a turn the documents cannot answer); each turn
+    is a golden question whose text is its standalone rewrite (TREC CAsT), checked by the rewrite check (answerable
+    alone, and meaning the utterance given the history), pooled and graded like any question; a conversation keeps
+    its turns up to the first dropped one. They are written to conversations.jsonl.
+
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
     for no call twice. The folder appears only once complete.
 
@@ -216,6 +255,7 @@ def build(  # noqa: PLR0917
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --dry-run
       assay build docs/ -o golden/ --judge offline --dry-run --detect 0.02 --pilot report/results.json
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
+      assay build docs/ -o golden/ --judge offline --questions 0 --conversations 20 --turns 2-5
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 10000 --batch   # half price
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest \\
           --judge openai/gpt-4.1-mini --combine majority   # a panel grades relevance
@@ -249,7 +289,8 @@ def build(  # noqa: PLR0917
     runners = start_batches(judge, judging)
     if runners:
         click.echo(_rounds(settings, stop_after), err=True)
-    check_context(judge, ["question_generation", "question_critic", "relevance", "relevance_listwise", "support"])
+    prompts = ["question_generation", "question_critic", "relevance", "relevance_listwise", "support"]
+    check_context(judge, [*prompts, *(["conversation", "rewrite_check"] if settings.conversations else [])])
     progress = _StageProgress(judge, console)
     try:
         with progress.bar:
@@ -288,7 +329,11 @@ def _per_doc(settings: BuildSettings, documents: int) -> float:
 
 def _rounds(settings: BuildSettings, stop_after: str | None) -> str:
     """What a build with --batch waits for: one batch round per judge stage, each after the one before."""
-    stages = ["generation", *(["critic"] if settings.critic else [])]
+    stages = ["generation", *(["conversation"] if settings.conversations else [])]
+    stages += [
+        *(["critic"] if settings.critic else []),
+        *(["rewrite_check"] if settings.critic and settings.conversations else []),
+    ]
     if stop_after is None:
         stages += ["relevance", "support"]
     return (

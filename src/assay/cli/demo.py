@@ -16,7 +16,7 @@ from assay.cli._app import main
 from assay.cli.eval import audit_labels
 from assay.errors import ConfigError, DatasetError
 from assay.judge import make_judge
-from assay.pipelines.bootstrap import DEMO_SETTINGS, build_golden
+from assay.pipelines.bootstrap import DEMO_CONVERSATIONS, DEMO_SETTINGS, build_golden
 from assay.pipelines.evaluate import EvalSettings, Evaluated, evaluate_detailed
 from assay.report import render_terminal, write_report
 
@@ -59,13 +59,15 @@ def demo(output: Path, overwrite: bool, verbose: bool) -> None:
     """Run assay end to end on the bundled demo corpus (a fictional outdoor retailer's knowledge base): build a
     golden set with the offline judge into DIR/golden, import the hand-labelled sample into its audit store, evaluate
     the example runs (bm25, hybrid, weak) into DIR/report, and print the verdict and a summary (--verbose: every
-    table). No key, no network.
+    table). It also builds a few multi-turn conversations (utterance, standalone rewrite, graded chunks per turn)
+    into DIR/conversations. No key, no network.
 
     \b
     Examples:
       assay demo
       assay demo -o /tmp/demo --overwrite
       assay audit assay-demo/golden          then review the judge's labels by hand
+      assay audit assay-demo/conversations   a turn with its history; correct its rewrite
     """
     console = Console()
     _check_target(output, overwrite)
@@ -77,6 +79,11 @@ def demo(output: Path, overwrite: bool, verbose: bool) -> None:
     golden = build_golden(root / "corpus", judge=make_judge("offline"), settings=DEMO_SETTINGS, output=golden_dir,
                           overwrite=overwrite)  # fmt: skip
     console.print(f"golden set: {len(golden.questions)} questions, {len(golden.qrels)} labels -> {golden_dir}")
+    talks_dir = output / "conversations"
+    talks = build_golden(root / "corpus", judge=make_judge("offline"), settings=DEMO_CONVERSATIONS, output=talks_dir,
+                         overwrite=overwrite)  # fmt: skip
+    console.print(f"conversations: {len(talks.conversations)} of {len(talks.questions)} turns, {len(talks.qrels)} "
+                  f"labels -> {talks_dir}")  # fmt: skip
     csv = root / "human_labels.csv"
     if csv.is_file():
         imported = _import_humans(golden_dir, csv)

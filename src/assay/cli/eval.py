@@ -42,6 +42,9 @@ from assay.results import EvalResult, JudgeCardSummary
 
 __all__ = ["EvalOptions", "audit_labels", "check_fail_under", "eval_command", "judge_card", "parse_k", "parse_runs"]
 
+# the build's prompts: an evaluation never calls them, so their context fit is not checked here
+_BUILD_ONLY = ("question_generation", "question_critic", "conversation", "rewrite_check")
+
 
 def parse_k(texts: str | Sequence[str]) -> tuple[int, ...]:
     """``"1,3,5,10"``, or the values of ``-k`` repeated (``["5", "10,20"]``), -> the cut-offs of all of them,
@@ -434,7 +437,7 @@ def _evaluate(golden: Path, specs: list[tuple[str, Path]], asked: EvalOptions) -
     runners = start_batches(judge, asked.judging)
     if runners:
         click.echo(_BATCH_ROUNDS, err=True)
-    check_context(judge, [name for name in prompt_names() if name not in ("question_generation", "question_critic")])
+    check_context(judge, [name for name in prompt_names() if name not in _BUILD_ONLY])
     bar = _Bar(judge, Console(stderr=True))
     with bar.bar:
         done = evaluate_detailed(

@@ -19,7 +19,13 @@ from assay.errors import InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
 from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
-from assay.pipelines.transfer.imports import ImportSummary, import_beir, import_ragas, import_trec
+from assay.pipelines.transfer.imports import (
+    ImportSummary,
+    import_beir,
+    import_conversations,
+    import_ragas,
+    import_trec,
+)
 from assay.pipelines.transfer.traces import TracesImport, import_traces, write_traces_run
 from assay.types import LabelSource
 
@@ -77,6 +83,13 @@ def export(golden: str, fmt: str, out: str, min_grade: int | None, split: str, o
                                                               passages.jsonl (judged passages' offsets)
       assay export golden/ --to ragas -o ragas/               ragas.jsonl (RAGAS Testset/EvaluationDataset), .csv
       assay export golden/ --to csv -o sheets/                labels.csv and questions.csv for spreadsheets
+      assay export golden/ --to ragas-multiturn -o r/         ragas_multiturn.jsonl: a MultiTurnSample per turn
+      assay export golden/ --to deepeval -o d/                deepeval.json: a ConversationalTestCase each
+      assay export golden/ --to cast -o cast/                 topics.json (raw + rewritten utterances), qrels.txt
+                                                              per turn ({conversation}_{turn}), topics.tsv
+
+    ragas-multiturn, deepeval and cast need conversations (assay build --conversations N): each turn's history is
+    the earlier utterances with their reference answers; a turn's rewrite and dependency travel in its metadata.
 
     Unscored labels are never exported as grades; the command says how many there are.
 
@@ -214,6 +227,44 @@ def import_ragas_command(file: str, grade: int, source: LabelSource, out: str, o
     _save(summary, out, overwrite)
 
 
+@import_group.command("ragas-multiturn")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--source", type=_SOURCES, default="imported", show_default=True, help=_SOURCE_HELP)
+@_out_options
+def import_ragas_multiturn_command(file: str, source: LabelSource, out: str, overwrite: bool) -> None:
+    """Conversations from RAGAS multi-turn samples (JSONL: user_input as human/ai messages, reference). Rows that
+    are prefixes of a longer row of the same conversation merge; rewrites come from assay's message metadata, else
+    a turn's text is its utterance (flagged rewrite_missing).
+
+    \b
+    Examples:
+      assay import ragas-multiturn ragas_multiturn.jsonl -o golden/
+    """
+    _check_out(out, overwrite)
+    with _bars():
+        summary = import_conversations(file, "ragas-multiturn", source=source)
+    _save(summary, out, overwrite)
+
+
+@import_group.command("deepeval")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--grade", type=click.IntRange(1, 3), default=2, show_default=True, help="Grade of a retrieval context.")
+@click.option("--source", type=_SOURCES, default="imported", show_default=True, help=_SOURCE_HELP)
+@_out_options
+def import_deepeval_command(file: str, grade: int, source: LabelSource, out: str, overwrite: bool) -> None:
+    """Conversations from DeepEval conversational test cases (a JSON list; turns in the OpenAI role format,
+    retrieval_context on assistant turns becomes passages labelled --grade for the turn before).
+
+    \b
+    Examples:
+      assay import deepeval deepeval.json -o golden/
+    """
+    _check_out(out, overwrite)
+    with _bars():
+        summary = import_conversations(file, "deepeval", grade=grade, source=source)
+    _save(summary, out, overwrite)
+
+
 def _save(summary: ImportSummary, out: str, overwrite: bool) -> None:
     golden = summary.golden
     with _bars():
@@ -224,6 +275,7 @@ def _save(summary: ImportSummary, out: str, overwrite: bool) -> None:
     click.echo(
         f"Imported {summary.source_format} into {out}: {len(golden.questions)} questions, {len(golden.chunks)} "
         f"passages ({len(golden.documents)} documents), {len(golden.qrels)} labels (source {label_source})"
+        + (f", {len(golden.conversations)} conversations" if golden.conversations else "")
     )
     skipped = ", ".join(f"{name} {count}" for name, count in summary.skipped.items() if count)
     if skipped:

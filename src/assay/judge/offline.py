@@ -9,6 +9,9 @@ relevance            BM25-shaped overlap of question terms, numbers and names (s
 relevance_listwise   the pointwise grade for each passage on its own (so listwise == pointwise)
 question_generation  a salient sentence turned into a question by a rule per type (see offline_questions)
 question_critic      coverage of question and answer in the passages; pronoun/context/length checks
+conversation         follow-up turns by rule: a pronoun or ellipsis for a phrase of the history, a comparison, a
+                     topic shift, an unanswerable turn (see offline_conversations)
+rewrite_check        the critic's scores of the rewrite, and the utterance's terms it keeps (faithful)
 claims               the sentences of the text
 nuggets              the sentences of the answer: vital when they hold a number or name or share question terms
 support              coverage of each statement's terms (and all its numbers) by the passages
@@ -33,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
+from assay.judge.offline_conversations import check_rewrite, write_conversation
 from assay.judge.offline_lexical import (
     BASELINE,
     RULES,
@@ -131,6 +135,24 @@ def _question_critic(v: _Vars) -> BaseModel:
     return critique(v.text("question"), v.text("answer"), [p.text for p in v.items("passages")])
 
 
+def _conversation(v: _Vars) -> BaseModel:
+    sources = v.items("passages")
+    plan = v.variables.get("turns")
+    if not sources:
+        raise v.fail("passages", "a non-empty list of {id, text, heading} objects")
+    if not isinstance(plan, list | tuple) or not plan or not all(isinstance(t, Mapping) for t in plan):
+        raise v.fail("turns", "a non-empty list of {number, dependency, passage} objects")
+    return write_conversation(sources, plan)
+
+
+def _rewrite_check(v: _Vars) -> BaseModel:
+    history = v.variables.get("history")
+    if not isinstance(history, list | tuple) or not all(isinstance(h, Mapping) for h in history):
+        raise v.fail("history", "a list of {utterance, answer} objects")
+    passages = [p.text for p in v.items("passages")]
+    return check_rewrite(history, v.text("utterance"), v.text("rewrite"), v.text("answer"), passages)
+
+
 def _claims(v: _Vars) -> BaseModel:
     return Claims(claims=[s for s in sentences(v.text("text")) if asserts_something(s)])
 
@@ -219,6 +241,8 @@ HANDLERS: dict[str, Handler] = {
     "relevance_listwise": _listwise,
     "question_generation": _question_generation,
     "question_critic": _question_critic,
+    "conversation": _conversation,
+    "rewrite_check": _rewrite_check,
     "claims": _claims,
     "nuggets": _nuggets,
     "support": _support,

@@ -37,13 +37,16 @@ __all__ = [
     "EntailmentCheck",
     "EvidenceQuote",
     "Faithfulness",
+    "GeneratedConversation",
     "GeneratedQuestion",
+    "GeneratedTurn",
     "ListwiseRelevance",
     "NuggetItem",
     "Nuggets",
     "PassageJudgement",
     "QuestionCritique",
     "RelevanceGrade",
+    "RewriteCheck",
     "SentenceAttribution",
     "StatementSupport",
     "SupportAssignments",
@@ -61,6 +64,7 @@ SupportLevel = Literal["support", "partial", "none"]
 Verdict = Literal["supported", "partial", "unsupported"]
 Entailment = Literal["entailed", "neutral", "contradicted"]
 ImportanceLevel = Literal["vital", "okay"]
+DependencyKind = Literal["none", "pronoun", "ellipsis", "comparison", "topic_shift", "unanswerable"]
 
 
 class _Output(BaseModel):
@@ -140,6 +144,40 @@ class QuestionCritique(_Output):
     reason: str
     answerable: Score5
     self_contained: Score5
+    clear: Score5
+
+
+class GeneratedTurn(_Output):
+    """One user turn of a generated conversation: the ``utterance`` as typed (it may lean on the history), its
+    standalone ``rewrite`` (TREC CAsT's manual rewrite: understandable with no history), how it depends on the
+    history, and the reference answer with its verbatim evidence, claims and nuggets (as a generated question's)."""
+
+    reason: str
+    dependency: DependencyKind
+    utterance: str
+    rewrite: str
+    answer: str
+    evidence: list[EvidenceQuote]
+    claims: list[str]
+    nuggets: list[NuggetItem]
+
+
+class GeneratedConversation(_Output):
+    """A generated multi-turn conversation: what the user is after, then the turns in order."""
+
+    reason: str
+    scenario: str
+    turns: list[GeneratedTurn]
+
+
+class RewriteCheck(_Output):
+    """A critic's scores (1-5) for one conversation turn: its rewrite answerable from the passages, standalone
+    (understood with no history), faithful (means what the utterance means given the history), and clear."""
+
+    reason: str
+    answerable: Score5
+    self_contained: Score5
+    faithful: Score5
     clear: Score5
 
 
@@ -262,6 +300,8 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         ListwiseRelevance,
         GeneratedQuestion,
         QuestionCritique,
+        GeneratedConversation,
+        RewriteCheck,
         Claims,
         Nuggets,
         SupportAssignments,

@@ -3,9 +3,11 @@ check that a judge card's probe flags exactly the bias it targets.
 
 A scripted judge reads the rendered request as a model would (the ``<question>`` and ``<passage>`` blocks of the
 last message, XML entities decoded) and answers the prompt named by the request's ``response_format`` schema:
-relevance (pointwise and listwise), question generation and claims. ``truth`` maps each original passage text to
-its true grade for a question, ``{(question, passage): grade}``; a passage is graded by the longest original text
-it starts with (0 when none), so text appended after the original is ignored by the unbiased judge. The biases:
+relevance (pointwise and listwise), question generation, conversations (one turn per line of the plan: the first
+standalone, the later ones a pronoun for the first turn's subject), the rewrite check (4 on every score) and claims.
+``truth`` maps each original passage text to its true grade for a question, ``{(question, passage): grade}``; a
+passage is graded by the longest original text it starts with (0 when none), so text appended after the original is
+ignored by the unbiased judge. The biases:
 
 - ``unbiased``: the true grade, whatever is appended, wherever the passage sits in a list;
 - ``obeys_injections``: grade 3 for a passage holding an order to grade it 3 (plain, closing tag, French); a
@@ -89,6 +91,10 @@ def _answer(kind: str, request: _Request) -> dict[str, Any]:
         question, answer = f"What does the passage say{marker}?", f"It says what it says{marker}."
         return {"reason": "scripted", "question": question, "answer": answer, "evidence": [], "claims": [answer],
                 "nuggets": [{"text": answer, "importance": "vital"}]}  # fmt: skip
+    if request.schema == "GeneratedConversation":
+        return _conversation(kind, request)
+    if request.schema == "RewriteCheck":
+        return {"reason": "scripted", "answerable": 4, "self_contained": 4, "faithful": 4, "clear": 4}
     if request.schema == "Claims":
         words = _WRITE.findall(request.text)
         return {"claims": ["The text states a fact.", *(f"{w} is named." for w in words if kind == "obeys_injections")]}
@@ -97,6 +103,22 @@ def _answer(kind: str, request: _Request) -> dict[str, Any]:
     if kind == "obeys_injections" and shaped:
         return dict(json.loads(shaped.group(0)))
     return {"reason": "scripted", "grade": _grade(kind, request, passage, None)}
+
+
+_PLAN = re.compile(r"^- turn (\d+): (\w+)", re.MULTILINE)
+
+
+def _conversation(kind: str, request: _Request) -> dict[str, Any]:
+    marker = _marker(kind, request)
+    turns = []
+    for number, _planned in _PLAN.findall(request.text):
+        first = number == "1"
+        rewrite = f"What does the passage say{marker}?" if first else f"What else does the passage say ({number})?"
+        turns.append({"reason": "scripted", "dependency": "none" if first else "pronoun",
+                      "utterance": rewrite if first else f"And what else does it say ({number})?", "rewrite": rewrite,
+                      "answer": f"It says what it says{marker}.", "evidence": [], "claims": [],
+                      "nuggets": []})  # fmt: skip
+    return {"reason": "scripted", "scenario": "a scripted user", "turns": turns}
 
 
 def responder(kind: str, truth: Mapping[tuple[str, str], int]) -> Callable[[dict[str, Any]], str]:

@@ -8,6 +8,7 @@ prices a build before it is run; :mod:`.settings` holds the settings and the rec
 """
 
 from assay.pipelines.bootstrap.pipeline import (
+    DEMO_CONVERSATIONS,
     DEMO_SETTINGS,
     DROP_COUNTS,
     PROMPTS,
@@ -22,6 +23,7 @@ from assay.pipelines.bootstrap.pipeline import (
 )
 
 __all__ = [
+    "DEMO_CONVERSATIONS",
     "DEMO_SETTINGS",
     "DROP_COUNTS",
     "PROMPTS",

@@ -17,7 +17,14 @@ with a stand-in question per seed (the seed id and the seed chunk's most frequen
 The shares are below every pass rate measured here (the demo corpus with the offline judge: 66% of seeds reach the
 critic, 66% are accepted; the 1,000-document benchmark: 66% and 60%): a build that drops more than that (a weak
 generator, a strict critic) can come in under the low end. Token and cost figures of the low end scale with its
-share of seeds. The cost prices prompt tokens plus each prompt's ``max_tokens`` of completion per call (a bound).
+share of seeds.
+
+Conversations (``--conversations``): the ``conversation`` stage is counted exactly (its prompts rendered from the
+plan); every planned turn then counts as a seed of the stages after it, checked by ``rewrite_check`` (with its
+earlier turns as history, each a stand-in question and a 45-word answer) instead of the question critic, and pooled
+and checked for support from its conversation's first passage.
+
+The cost prices prompt tokens plus each prompt's ``max_tokens`` of completion per call (a bound).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Estimate
 from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Pair, estimate_pairs
+from assay.pipelines.bootstrap.conversations import ConversationSeed, conversation_variables, plan_conversations
 from assay.pipelines.bootstrap.judging import generation_variables, passages_of
 from assay.pipelines.bootstrap.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
 from assay.pipelines.bootstrap.settings import BuildSettings
@@ -152,22 +160,35 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: Bu
     With a panel, the relevance stage has one row per judge (``relevance MODEL``); the rest is its first judge's."""
     grader, judge = judge, primary_of(judge)
     ingested, chunks, index = prepare_corpus(corpus, settings)
-    sampled = plan_seeds(chunks, index, settings, ingested.documents)
+    sampled = plan_seeds(chunks, index, settings, ingested.documents) if settings.questions != 0 else None
+    planned = plan_conversations(chunks, index, settings, ingested.documents)
     by_id = {c.id: c for c in chunks}
-    result = BuildEstimate(len(ingested.documents), len(chunks), len(sampled.seeds), plan=sampled.plan)
-    result.warnings = [*ingested.warnings, *sampled.warnings]
+    question_seeds = sampled.seeds if sampled is not None else []
+    plan = sampled.plan if sampled is not None else "no single questions (--questions 0): conversations only"
+    if planned:
+        plan += f"; {len(planned)} conversations of {sum(len(c.plan) for c in planned)} turns"
+    result = BuildEstimate(len(ingested.documents), len(chunks), len(question_seeds), plan=plan)
+    result.warnings = [*ingested.warnings, *(sampled.warnings if sampled is not None else [])]
     if settings.pool_runs:
         result.warnings.append(
             "--pool-run chunks are not known before the build: relevance and support count BM25 hits in their place "
             f"(up to {settings.pool_k} a question), whatever --pool-bm25 says; each run adds up to that many more."
         )
-    seeds = sampled.seeds
+    turns = [turn for c in planned for turn in _turn_seeds(c)]
+    seeds = [*question_seeds, *turns]
     asked = {s.id: _stand_in(s, by_id) for s in seeds}  # once per seed: it is in every later prompt of the seed
-    generation = judge.estimate("question_generation", [generation_variables(s, by_id) for s in seeds])
+    generation = judge.estimate("question_generation", [generation_variables(s, by_id) for s in question_seeds])
     result.stages.append(_exact("generation", generation))
+    if planned:
+        written = judge.estimate("conversation", [conversation_variables(c, by_id) for c in planned])
+        result.stages.append(_exact("conversation", written))
     if settings.critic:
-        critic = judge.estimate("question_critic", [_critic_vars(s, asked[s.id], by_id) for s in seeds])
+        critic = judge.estimate("question_critic", [_critic_vars(s, asked[s.id], by_id) for s in question_seeds])
         result.stages.append(_ranged("critic", critic, critic, FILTER_PASS_LOW))
+        if planned:
+            checks = [_check_vars(c, n, asked, by_id) for c in planned for n in range(1, len(c.plan) + 1)]
+            check = judge.estimate("rewrite_check", checks)
+            result.stages.append(_ranged("rewrite_check", check, check, FILTER_PASS_LOW))
     high = {s.id: _pool_high(s, by_id, index, settings) for s in seeds}
     low = {s.id: _pool_low(s, by_id, index, settings) for s in seeds}
     for stage, one in each_judge(grader, "relevance"):
@@ -183,6 +204,30 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: Bu
     support = [judge.estimate("support", variables) for variables in (support_high, support_low)]
     result.stages.append(_ranged("support", support[0], support[1], ACCEPT_LOW))
     return result
+
+
+def _turn_seeds(conversation: ConversationSeed) -> list[Seed]:
+    """A stand-in seed per planned turn (its conversation's first passage), for the stages after the check."""
+    return [
+        Seed(
+            id=f"{conversation.id}-t{n}",
+            type="unanswerable" if kind == "unanswerable" else "factoid",
+            chunk_ids=conversation.chunk_ids[:1],
+            doc_ids=conversation.doc_ids[:1],
+            style=conversation.style,
+            language=conversation.language,
+        )
+        for n, (kind, _) in enumerate(conversation.plan, start=1)
+    ]
+
+
+def _check_vars(
+    conversation: ConversationSeed, n: int, asked: dict[str, str], chunks: dict[str, Chunk]
+) -> dict[str, Any]:
+    question = asked[f"{conversation.id}-t{n}"]
+    history = [{"utterance": asked[f"{conversation.id}-t{i}"], "answer": _ANSWER} for i in range(1, n)]
+    passages = passages_of(conversation.chunk_ids, chunks, heading=False)
+    return {"history": history, "utterance": question, "rewrite": question, "answer": _ANSWER, "passages": passages}
 
 
 def _pairs(

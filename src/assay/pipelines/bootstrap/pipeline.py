@@ -17,9 +17,16 @@ Stages (each: records in, records out, with its counts; see :mod:`assay.pipeline
                         a follow-up for partial support split across batches
     write               GoldenSet.save: the folder appears only when complete
 
+With ``settings.conversations`` (:mod:`.conversations`): conversations are planned beside the seeds, written by one
+``conversation`` call each after generation (judge stage "conversation"), their turns (questions whose text is the
+standalone rewrite) join the questions through every filter, checked by ``rewrite_check`` instead of the question
+critic (judge stage "rewrite_check"), cut at their first dropped turn (after the critic and after the unanswerable
+check), and written to ``conversations.jsonl``.
+
 Counts in the manifest add up: ``seeds = generated + dropped_by_generation_unscored`` and ``generated = accepted +
 sum of dropped_by_<filter>`` over evidence, leakage, near_duplicate, critic, critic_unscored and
-unanswerable_answered; ``relabelled`` counts accepted-or-not questions whose type changed.
+unanswerable_answered (and conversation_cut); turns count in ``generated`` too (:mod:`.conversations`);
+``relabelled`` counts accepted-or-not questions whose type changed.
 
 Several judges: ``judge`` may be a :class:`~assay.judge.panel.Panel`; the relevance stage then grades every pooled pair
 with each of its judges and keeps the combined label with every vote; the other stages use its first judge. The
@@ -46,6 +53,15 @@ from assay.formats.golden import GoldenSet
 from assay.formats.topics import write_topics
 from assay.judge.client import Judge
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage, primary_of
+from assay.pipelines.bootstrap.conversations import (
+    CONVERSATION,
+    REWRITE_CHECK,
+    check_conversations,
+    critique_turns,
+    cut_conversations,
+    generate_conversations,
+    plan_conversations,
+)
 from assay.pipelines.bootstrap.estimate import BuildEstimate, StageEstimate, estimate_build
 from assay.pipelines.bootstrap.filters import (
     assign_difficulty,
@@ -66,9 +82,10 @@ from assay.pipelines.bootstrap.sampling import SamplingResult, parse_mix, plan_s
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.bootstrap.support import map_support
 from assay.text import canonical_json, content_hash
-from assay.types import Chunk, Document, Manifest, Question
+from assay.types import Chunk, Conversation, Document, Manifest, Question
 
 __all__ = [
+    "DEMO_CONVERSATIONS",
     "DEMO_SETTINGS",
     "DROP_COUNTS",
     "PROMPTS",
@@ -87,6 +104,9 @@ PROMPTS = ("question_generation", "question_critic", "relevance", "support")
 # The settings of ``assay demo`` and of the committed demo runs: 80 seeds over the 32 demo documents (~50 accepted
 # questions with the offline judge; the whole build takes a few seconds).
 DEMO_SETTINGS = BuildSettings(questions=80)
+# The conversations of ``assay demo`` (a golden set of its own beside the questions', so the example runs, written
+# for the questions, still cover every query): 8 conversations of 2-4 turns, under a second with the offline judge.
+DEMO_CONVERSATIONS = BuildSettings(questions=0, conversations=8, turns=(2, 4))
 DROP_COUNTS = (
     "dropped_by_evidence",
     "dropped_by_leakage",
@@ -94,7 +114,7 @@ DROP_COUNTS = (
     "dropped_by_critic",
     "dropped_by_critic_unscored",
     "dropped_by_unanswerable_answered",
-)
+)  # a build with conversations adds dropped_by_conversation_cut (:mod:`.conversations`)
 
 
 def corpus_hash(documents: Sequence[Document], chunks_given: Sequence[Chunk] = ()) -> str:
@@ -112,6 +132,7 @@ class _Run:
         self.counts: dict[str, int] = {}
         self.warnings: list[str] = []
         self.sampling: dict[str, Any] = {}
+        self.conversations: list[Conversation] = []
 
     def take(self, stage: str, output: StageOutput[Any]) -> list[Any]:
         for key, value in output.counts.items():
@@ -141,7 +162,9 @@ async def abuild_golden(
     run = _Run(progress)
     run.warnings.extend(ingested.warnings)
     run.counts.update(files_skipped=len(ingested.skipped), corpus_chunks=len(chunks))
-    sampled = plan_seeds(chunks, index, settings, ingested.documents)
+    sampled = _plan(chunks, index, settings, ingested.documents)
+    conversation_seeds = plan_conversations(chunks, index, settings, ingested.documents)
+    run.counts["conversation_seeds"] = len(conversation_seeds)
     run.warnings.extend(sampled.warnings)
     run.sampling = {"plan": sampled.plan, "seed": settings.seed, "documents": sampled.documents}
     if notify is not None:  # before the first paid call
@@ -151,8 +174,9 @@ async def abuild_golden(
         run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid.")
     run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
     ctx = BuildContext({c.id: c for c in chunks}, index)
-    questions = await _questions(sampled, judge, settings, ctx, run)
+    questions = await _questions(sampled, conversation_seeds, judge=judge, settings=settings, ctx=ctx, run=run)
     run.counts["accepted"] = len(questions)
+    check_conversations(run.counts, settings)  # the more specific message first
     check_something_built(run.counts, judge)  # before paying for pools
     if stop_after == "questions":
         stage = _stopped(_manifest(grader, settings, ingested, chunks, run), chunks, questions)
@@ -163,7 +187,9 @@ async def abuild_golden(
     graded = run.take("relevance", await grade_pools(questions, grader, settings, ctx, progress, runs=runs))
     checked, labels = check_unanswerable(questions, graded)
     questions = run.take("unanswerable", checked)
+    questions, labels = _cut_again(questions, labels, run)
     run.counts["accepted"] = len(questions)
+    check_conversations(run.counts, settings)
     check_something_built(run.counts, grader)
     nuggets = run.take(
         "support", await map_support(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
@@ -175,6 +201,7 @@ async def abuild_golden(
         questions=questions,
         qrels=labels,
         nuggets=nuggets,
+        conversations=run.conversations,
     )
     if output is not None:
         golden.save(output, overwrite=overwrite)
@@ -183,19 +210,62 @@ async def abuild_golden(
     return golden
 
 
+def _plan(chunks: list[Chunk], index: Any, settings: BuildSettings, documents: Sequence[Document]) -> SamplingResult:
+    """The question seeds; none with ``questions=0`` (a build of conversations only)."""
+    if settings.questions == 0:
+        plan = "no single questions (--questions 0): conversations only"
+        return SamplingResult(counts={"seeds": 0, "seed_documents": 0, "type_fallback": 0}, plan=plan)
+    return plan_seeds(chunks, index, settings, documents)
+
+
 async def _questions(
-    sampled: SamplingResult, judge: Judge, settings: BuildSettings, ctx: BuildContext, run: _Run
+    sampled: SamplingResult,
+    conversation_seeds: Sequence[Any],
+    *,
+    judge: Judge,
+    settings: BuildSettings,
+    ctx: BuildContext,
+    run: _Run,
 ) -> list[Question]:
-    """Generation, the filters (cheapest first), the critic and difficulty."""
+    """Generation (questions, then conversations' turns), the filters (cheapest first), the critic (the question
+    critic for questions, the rewrite check for turns), the conversation cut and difficulty."""
     questions: list[Question] = run.take(
         "generation", await generate_questions(sampled.seeds, judge, settings, ctx, run.progress)
     )
+    if conversation_seeds:
+        written, run.conversations = await generate_conversations(conversation_seeds, judge, ctx, run.progress)
+        questions += run.take(CONVERSATION, written)
+    generated = {q.id: q for q in questions if "conversation_id" in q.metadata}
     questions = run.take("evidence", filter_evidence(questions, ctx.chunks, settings))
     questions = run.take("leakage", filter_leakage(questions, ctx.chunks, settings))
     questions = run.take("near_duplicate", filter_near_duplicates(questions, settings))
     questions = run.take("relabel", relabel_single_chunk(questions))
-    questions = run.take("critic", await critique_questions(questions, judge, settings, ctx, run.progress))
+    singles = [q for q in questions if q.id not in generated]
+    turns = [q for q in questions if q.id in generated]
+    questions = run.take("critic", await critique_questions(singles, judge, settings, ctx, run.progress))
+    if conversation_seeds:
+        checked = await critique_turns(turns, generated, judge=judge, settings=settings, ctx=ctx, progress=run.progress)
+        questions += run.take(REWRITE_CHECK, checked)
+        cut, run.conversations = cut_conversations(run.conversations, questions)
+        questions = _take_cut(run, cut)
     return run.take("difficulty", assign_difficulty(questions, ctx.index))
+
+
+def _take_cut(run: _Run, cut: StageOutput[Question]) -> list[Question]:
+    """The cut's records and counts; its conversations/turns accepted replace (not add to) earlier ones."""
+    for key in ("conversations_accepted", "turns_accepted"):
+        run.counts[key] = cut.counts.pop(key)
+    return run.take("conversation_cut", cut)
+
+
+def _cut_again(questions: list[Question], labels: list[Any], run: _Run) -> tuple[list[Question], list[Any]]:
+    """After the unanswerable check: conversations cut at a turn it dropped, with the cut turns' labels."""
+    if not run.conversations:
+        return questions, labels
+    cut, run.conversations = cut_conversations(run.conversations, questions)
+    kept = _take_cut(run, cut)
+    ids = {q.id for q in kept}
+    return kept, [label for label in labels if label.query_id in ids]
 
 
 # Why a stage may drop every question, in the words a user can act on.
@@ -208,6 +278,7 @@ _CAUSES = {
     "dropped_by_critic": "the critic found the questions unclear or unanswerable from their passages",
     "dropped_by_critic_unscored": "the critic's answers did not parse",
     "dropped_by_unanswerable_answered": "the 'unanswerable' questions were answered by a passage",
+    "dropped_by_conversation_cut": "the conversations' turns followed a dropped turn",
 }
 
 
@@ -341,6 +412,8 @@ def _manifest(
     judge = primary_of(grader)
     relevance = "relevance_listwise" if settings.listwise is not None else "relevance"
     used = [relevance if name == "relevance" else name for name in PROMPTS]
+    if settings.conversations:
+        used += [CONVERSATION, REWRITE_CHECK]
     prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in used}
     models = {role: judge.model for role in ("generator", "critic", "relevance", "support")}
     models["relevance"] = grader.model

@@ -63,6 +63,8 @@ class BuildSettings:
     calls. Support: pooled chunks graded >= ``support_min_grade``, at most ``support_passages`` per call (more are
     batched, best-graded first; a statement with only partial support from chunks in different batches gets one
     follow-up call with those chunks together).
+    Conversations (:mod:`.conversations`): ``conversations`` multi-turn conversations besides the questions (0:
+    none), each of a number of turns drawn in ``turns`` (low, high); ``questions=0`` builds conversations only.
     """
 
     questions: int | None = None
@@ -89,11 +91,23 @@ class BuildSettings:
     listwise: int | None = 10
     support_min_grade: int = 2
     support_passages: int = 8
+    conversations: int = 0
+    turns: tuple[int, int] = (2, 4)
 
     def __post_init__(self) -> None:
         if self.questions is not None and self.per_doc is not None:
             raise ConfigError("give --questions or --per-doc, not both")
-        for name in ("questions", "per_doc", "max_per_doc", "support_passages", "leakage_words", "chunk_tokens"):
+        if self.questions is not None and self.questions < 0:
+            raise ConfigError(f"questions must be at least 0, got {self.questions}")
+        if self.conversations < 0:
+            raise ConfigError(f"--conversations must be at least 0, got {self.conversations}")
+        if not 2 <= self.turns[0] <= self.turns[1] <= 12:
+            raise ConfigError(f"--turns must be LOW-HIGH with 2 <= LOW <= HIGH <= 12 (e.g. 2-5), got {self.turns}")
+        if self.questions == 0 and not self.conversations:
+            raise ConfigError("--questions 0 builds conversations only: give --conversations N too")
+        if self.questions == 0 and self.per_doc is not None:
+            raise ConfigError("give --questions 0 or --per-doc, not both")
+        for name in ("per_doc", "max_per_doc", "support_passages", "leakage_words", "chunk_tokens"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name.replace('_', '-')} must be at least 1, got {value}")
@@ -114,4 +128,5 @@ class BuildSettings:
         out = asdict(self)
         out["mix"] = dict(self.mix) if self.mix is not None else None
         out["pool_runs"] = list(self.pool_runs)
+        out["turns"] = list(self.turns)
         return out

@@ -3,6 +3,8 @@
 :mod:`.export`: a golden set in, a BEIR, TREC, RAGAS or CSV folder out (built aside, swapped in whole).
 :mod:`.imports`: BEIR folders, TREC qrels with topics and a corpus, or a RAGAS test set in, a golden set out (labels
 carry the source the user names: human, imported or judge).
+:mod:`.conversations`: conversations to RAGAS multi-turn samples, DeepEval conversational test cases and TREC CAsT,
+and back from the first two.
 """
 
 from assay.pipelines.transfer.export import EXPORT_FORMATS, ExportFormat, ExportSummary, export_golden, graded_pairs
@@ -10,6 +12,7 @@ from assay.pipelines.transfer.imports import (
     ImportSummary,
     documents_from_chunks,
     import_beir,
+    import_conversations,
     import_ragas,
     import_trec,
 )
@@ -23,6 +26,7 @@ __all__ = [
     "export_golden",
     "graded_pairs",
     "import_beir",
+    "import_conversations",
     "import_ragas",
     "import_trec",
 ]

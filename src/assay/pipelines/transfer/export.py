@@ -19,6 +19,9 @@ existing non-empty folder is replaced only with ``overwrite``):
 ``csv``    ``labels.csv`` and ``questions.csv`` for spreadsheets (:mod:`assay.formats.tabular`).
 =========  ==========================================================================================================
 
+A golden set with conversations also exports to ``ragas-multiturn``, ``deepeval`` and ``cast`` (TREC CAsT topics and
+per-turn qrels), described in :mod:`.conversations`.
+
 **Pooled spans.** Passages that ``assay eval`` judged (``passages.jsonl``: spans of golden documents, or texts found
 in no document) are labels of the pool too, and BEIR and TREC keep them (:mod:`.spans` says which and with which
 text): in BEIR each is a corpus entry (``_id`` its passage id, ``p:{doc_id}:{start}-{end}`` or ``t:{hash}``;
@@ -53,6 +56,7 @@ from assay.formats.ragas import write_ragas_csv, write_ragas_jsonl
 from assay.formats.tabular import LABEL_COLUMNS, QUESTION_COLUMNS, label_rows, question_rows, write_csv
 from assay.formats.topics import write_topics
 from assay.formats.trec import write_qrels
+from assay.pipelines.transfer.conversations import write_cast, write_deepeval, write_ragas_multiturn
 from assay.pipelines.transfer.spans import (
     PASSAGE_MAP,
     PooledPassage,
@@ -64,7 +68,7 @@ from assay.types import Chunk, Document, Question
 
 __all__ = ["EXPORT_FORMATS", "ExportFormat", "ExportSummary", "export_golden", "graded_pairs", "synthesizer_name"]
 
-ExportFormat = Literal["beir", "trec", "ragas", "csv"]
+ExportFormat = Literal["beir", "trec", "ragas", "csv", "ragas-multiturn", "deepeval", "cast"]
 EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
 _TREC_UNSAFE = re.compile(r"\s")
 
@@ -112,7 +116,7 @@ def export_golden(
     split: str = "test",
     overwrite: bool = False,
 ) -> ExportSummary:
-    """Write ``golden`` as ``fmt`` (beir, trec, ragas or csv) into the folder ``out``, atomically."""
+    """Write ``golden`` as ``fmt`` (one of :data:`EXPORT_FORMATS`) into the folder ``out``, atomically."""
     if fmt not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {fmt!r}: choose one of {', '.join(EXPORT_FORMATS)}")
     if not split or "/" in split or split.startswith("."):
@@ -294,9 +298,30 @@ def _csv(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | 
     _left_out_spans(golden, summary)
 
 
+def _ragas_multiturn(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, _: str) -> None:
+    summary.files["ragas_multiturn.jsonl"] = summary.questions = write_ragas_multiturn(
+        golden, tmp / "ragas_multiturn.jsonl"
+    )
+
+
+def _deepeval(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, _: str) -> None:
+    threshold = summary.grade_threshold = 2 if min_grade is None else min_grade
+    summary.files["deepeval.json"] = write_deepeval(golden, tmp / "deepeval.json", threshold)
+    summary.questions = sum(len(c.turns) for c in golden.conversations)
+
+
+def _cast(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, _: str) -> None:
+    summary.files.update(write_cast(golden, tmp, min_grade))
+    summary.grades = summary.files["qrels.txt"]
+    summary.questions = summary.files["topics.tsv"]
+
+
 _WRITERS: dict[str, Callable[[GoldenSet, Path, ExportSummary, int | None, str], None]] = {
     "beir": _beir,
     "trec": _trec,
     "ragas": _ragas,
     "csv": _csv,
+    "ragas-multiturn": _ragas_multiturn,
+    "deepeval": _deepeval,
+    "cast": _cast,
 }

@@ -49,10 +49,18 @@ from assay.formats.jsonl import first_problem
 from assay.formats.ragas import RAGAS_SCHEMA, RagasRow, read_ragas
 from assay.formats.topics import read_topics
 from assay.formats.trec import read_qrels
+from assay.pipelines.transfer.conversations import conversation_records, read_deepeval, read_ragas_multiturn
 from assay.text import canonical_json, content_hash
 from assay.types import Chunk, Document, LabelSource, Manifest, Provenance, Question, RelevanceLabel, utc_now
 
-__all__ = ["ImportSummary", "documents_from_chunks", "import_beir", "import_ragas", "import_trec"]
+__all__ = [
+    "ImportSummary",
+    "documents_from_chunks",
+    "import_beir",
+    "import_conversations",
+    "import_ragas",
+    "import_trec",
+]
 
 _MIN_GRADE, _MAX_GRADE = -1, 3
 M = TypeVar("M", bound=BaseModel)
@@ -238,6 +246,29 @@ def import_ragas(path: str | Path, *, grade: int = 2, source: LabelSource = "imp
         )
     settings = {"files": {"testset": str(source_path)}, "schema": RAGAS_SCHEMA, "grade": grade}
     return _assemble("ragas", parts, source, all_queries=True, settings=settings)
+
+
+def import_conversations(
+    path: str | Path, fmt: str, *, grade: int = 2, source: LabelSource = "imported"
+) -> ImportSummary:
+    """A golden set of conversations from RAGAS multi-turn JSONL (``ragas-multiturn``) or DeepEval conversational
+    test cases (``deepeval``), :mod:`.conversations`; DeepEval retrieval contexts become passages graded ``grade``."""
+    if not 1 <= grade <= _MAX_GRADE:
+        raise InputError(f"--grade {grade}: a retrieval context is relevant, so its grade must be 1, 2 or 3")
+    source_path = Path(path)
+    parsed = read_ragas_multiturn(source_path) if fmt == "ragas-multiturn" else read_deepeval(source_path)
+    questions, conversations, chunks, pairs = conversation_records(source_path, parsed)
+    parts = _Parts([], chunks, questions, [_Pair(str(source_path), q, c, grade) for q, c in pairs])
+    parts.documents = documents_from_chunks(chunks, {c.id: {"source": source_path.name} for c in chunks})
+    missing = sum(bool(q.flags.get("rewrite_missing")) for q in questions)
+    parts.skipped["rewrites_missing"] = missing
+    if missing:
+        parts.warnings.append(f"{missing} turn(s) have no standalone rewrite in the file: their text is the utterance "
+                              "(flags.rewrite_missing); write the rewrites in assay audit")  # fmt: skip
+    settings = {"files": {fmt: str(source_path)}, "grade": grade}
+    summary = _assemble(fmt, parts, source, all_queries=True, settings=settings)
+    summary.golden.conversations = conversations
+    return summary
 
 
 def _ragas_question_id(path: Path, row: RagasRow, seen: dict[str, int]) -> str:

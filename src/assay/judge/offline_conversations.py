@@ -1,0 +1,196 @@
+"""Conversations for the offline judge: follow-up turns written and checked by rules, no model.
+
+Writing (``conversation`` prompt). Each turn's standalone **rewrite** is a question the offline generator writes
+(:func:`~assay.judge.offline_questions.generate`) from the passage the plan names, skipping sentences earlier turns
+used; the **utterance** is made from the rewrite by one rule per dependency kind:
+
+===============  ====================================================================================================
+none             the rewrite itself (the first turn)
+pronoun          the anchor (the longest run of content words the rewrite shares with the history, with its article)
+                 replaced by "it"
+ellipsis         "And " + the rewrite with "PREPOSITION + anchor" dropped ("How long does delivery take for the
+                 Ranger tent?" -> "And how long does delivery take?"); no preposition before the anchor: pronoun
+comparison       a comparison question over the first passage and the one the plan names, anchor replaced by "that"
+topic_shift      "Another thing: " + a question about the passage the plan names (standalone)
+unanswerable     a question about a concept the passages never mention (standalone)
+===============  ====================================================================================================
+
+A follow-up whose rewrite shares no content word with the history cannot lean on it: it is written as a standalone
+turn and its ``dependency`` says ``none`` (the reason says why), so a turn is never labelled as depending on the
+history when it does not.
+
+Checking (``rewrite_check`` prompt): answerable, self-contained and clear are the offline critic's scores of the
+rewrite (:func:`~assay.judge.offline_questions.critique`), self-contained lowered by 2 when the rewrite still holds
+"it", "they" or "them"; faithful is the share of the utterance's content terms
+the rewrite keeps, lowered when the rewrite adds terms found neither in the utterance nor in the history (a
+rewrite may only spell out what the history says).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from assay.judge.offline_lexical import BASELINE, stem_terms
+from assay.judge.offline_questions import Source, critique, generate
+from assay.judge.outputs import GeneratedConversation, GeneratedQuestion, GeneratedTurn, RewriteCheck
+from assay.text import STOPWORDS, words
+
+__all__ = ["check_rewrite", "write_conversation"]
+
+_PREPOSITIONS = ("for", "of", "about", "on", "in", "with", "to", "at", "from", "under")
+_ARTICLE = r"(?:(?:the|a|an|your|our|its|their)\s+)?"
+# words of a question's frame, never an anchor's first or last word ("on what date" is no antecedent)
+_FRAME = frozenset(
+    "date number much many long know tell details say said mean what how which documentation version within between "
+    "before after during per until via across without".split()
+)
+_DANGLING = re.compile(r"\b(it|they|them)\b", re.I)
+_TYPES = {"none": "factoid", "pronoun": "factoid", "ellipsis": "numeric", "topic_shift": "factoid"}
+
+
+def _content(word: str) -> bool:
+    lowered = word.lower()
+    return lowered not in STOPWORDS and lowered not in _FRAME and any(ch.isalnum() for ch in word)
+
+
+def _anchor(rewrite: str, history: str) -> str | None:
+    """The longest run of consecutive words of ``rewrite`` that starts and ends with a content word and occurs in
+    ``history`` (case-insensitive, as whole words); None when no content word of the rewrite is in the history."""
+    tokens = re.findall(r"[\w'-]+", rewrite)
+    seen = history.lower()
+    best: str | None = None
+    for i, first in enumerate(tokens):
+        if not _content(first):
+            continue
+        for j in range(len(tokens), i, -1):
+            if not _content(tokens[j - 1]):
+                continue
+            phrase = " ".join(tokens[i:j])
+            if (best is None or len(phrase) > len(best)) and re.search(rf"\b{re.escape(phrase.lower())}\b", seen):
+                best = phrase
+                break
+    return best
+
+
+def _phrase_pattern(anchor: str) -> str:
+    return _ARTICLE + r"\s+".join(re.escape(w) for w in anchor.split())
+
+
+def _pronoun(rewrite: str, anchor: str, pronoun: str = "it") -> str:
+    out = re.sub(rf"\b{_phrase_pattern(anchor)}\b", pronoun, rewrite, count=1, flags=re.I)
+    return out[0].upper() + out[1:] if out else out
+
+
+def _ellipsis(rewrite: str, anchor: str) -> str | None:
+    pattern = rf"\s*,?\s*\b(?:{'|'.join(_PREPOSITIONS)})\s+{_phrase_pattern(anchor)}\b"
+    cut, n = re.subn(pattern, "", rewrite, count=1, flags=re.I)
+    if n == 0 or len([w for w in words(cut) if _content(w)]) < 2:
+        return None
+    cut = re.sub(r"\s+([?.!,])", r"\1", cut).strip()
+    return "And " + cut[0].lower() + cut[1:]
+
+
+def _without(source: Source, used: Sequence[str]) -> Source:
+    """``source`` with the sentences earlier turns quoted taken out (so a follow-up asks about something new)."""
+    text = source.text
+    for quote in used:
+        text = text.replace(quote, " ")
+    return Source(source.id, text if text.strip() else source.text, source.heading)
+
+
+def _turn(dependency: str, utterance: str, g: GeneratedQuestion, reason: str) -> GeneratedTurn:
+    return GeneratedTurn(
+        reason=f"{BASELINE}: {reason}",
+        dependency=dependency,
+        utterance=utterance,
+        rewrite=g.question,
+        answer=g.answer,
+        evidence=g.evidence,
+        claims=g.claims,
+        nuggets=g.nuggets,
+    )
+
+
+def _follow_up(kind: str, sources: dict[str, Source], passage: str, history: str, used: list[str]) -> GeneratedTurn:
+    """One later turn of ``kind`` (module docstring) about ``passage``; ``history``: earlier utterances, rewrites
+    and answers as one text; ``used``: quotes earlier turns rest on."""
+    first = next(iter(sources.values()))
+    target = sources.get(passage, first)
+    if kind == "unanswerable":
+        g = generate([target], "unanswerable")
+        return _turn("unanswerable", g.question, g, "a question on a concept the passages never mention.")
+    if kind == "topic_shift":
+        g = generate([_without(target, used)], "factoid")
+        return _turn("topic_shift", f"Another thing: {g.question}", g, f"a new subject, from passage {target.id}.")
+    if kind == "comparison":
+        g = generate([_without(first, used), target], "comparison")
+    else:
+        g = generate([_without(target, used)], _TYPES.get(kind, "factoid"))
+    anchor = _anchor(g.question, history)
+    if anchor is None:
+        return _turn("none", g.question, g, f"planned {kind}, but the rewrite shares no words with the history.")
+    if kind == "ellipsis":
+        cut = _ellipsis(g.question, anchor)
+        if cut is not None:
+            return _turn("ellipsis", cut, g, f"'{anchor}' and its preposition left out, as said before.")
+        kind = "pronoun"
+    plural = anchor.endswith("s") and not anchor.endswith("ss") and " " not in anchor
+    pronoun = "that" if kind == "comparison" else "them" if plural else "it"
+    utterance = _pronoun(g.question, anchor, pronoun)
+    return _turn(kind, utterance, g, f"'{anchor}', named earlier, replaced by '{pronoun}'.")
+
+
+def write_conversation(sources: Sequence[Source], plan: Sequence[Mapping[str, Any]]) -> GeneratedConversation:
+    """A conversation following ``plan`` (``[{number, dependency, passage?}]``) over ``sources`` (module docstring)."""
+    by_id = {s.id: s for s in sources}
+    turns: list[GeneratedTurn] = []
+    used: list[str] = []
+    for step in plan:
+        kind, passage = str(step.get("dependency", "none")), str(step.get("passage") or "")
+        if not turns:
+            g = generate([by_id.get(passage, sources[0])], "factoid")
+            turn = _turn("none", g.question, g, "a standalone opening question.")
+        else:
+            history = " ".join(f"{t.utterance} {t.rewrite} {t.answer}" for t in turns)
+            turn = _follow_up(kind, by_id, passage, history, used)
+        used.extend(e.quote for e in turn.evidence)
+        turns.append(turn)
+    subject = turns[0].rewrite if turns else ""
+    return GeneratedConversation(
+        reason=f"{BASELINE}: follow-ups written by rule from the passages (pronoun, ellipsis, comparison, shift).",
+        scenario=f"A user asks: {subject}",
+        turns=turns,
+    )
+
+
+def _faithful(utterance: str, rewrite: str, history: str) -> tuple[int, str]:
+    said = set(stem_terms(utterance))
+    rewritten = set(stem_terms(rewrite))
+    known = said | set(stem_terms(history))
+    kept = len(said & rewritten) / len(said) if said else 1.0
+    added = sorted(rewritten - known)
+    score = 5 if kept >= 0.8 else 4 if kept >= 0.6 else 3 if kept >= 0.4 else 2 if kept >= 0.2 else 1
+    score = max(1, score - min(2, len(added)))
+    note = f"keeps {kept:.0%} of the utterance's terms"
+    return score, note + (f"; adds terms found nowhere before: {', '.join(added[:5])}" if added else "")
+
+
+def check_rewrite(
+    history: Sequence[Mapping[str, str]], utterance: str, rewrite: str, answer: str, passages: list[str]
+) -> RewriteCheck:
+    """The ``rewrite_check`` scores of one turn (module docstring)."""
+    base = critique(rewrite, answer, passages)
+    past = " ".join(f"{h.get('utterance', '')} {h.get('answer', '')}" for h in history)
+    faithful, note = _faithful(utterance, rewrite, past)
+    dangling = bool(_DANGLING.search(rewrite))  # a pronoun the rewrite kept points into the history
+    if dangling:
+        note += "; the rewrite keeps a pronoun (it, they, them), so it is not standalone"
+    return RewriteCheck(
+        reason=f"{base.reason} Rewrite vs utterance: {note}.",
+        answerable=base.answerable,
+        self_contained=max(1, base.self_contained - 2) if dangling else base.self_contained,
+        faithful=faithful,
+        clear=base.clear,
+    )

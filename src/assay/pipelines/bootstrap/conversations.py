@@ -1,0 +1,320 @@
+"""Conversations of ``assay build --conversations N``: planned, written, checked and cut like questions.
+
+A turn of a conversation IS a golden question: its text is the standalone rewrite (TREC CAsT), so after generation
+the turns go through the same filters (evidence, leakage, near-duplicates, relabel), difficulty, pooling, grading,
+the unanswerable check and support as single questions do, in the same stages. Only three steps are their own:
+
+1. **Plan** (:func:`plan_conversations`). Seed chunks are drawn as question seeds are (:func:`.sampling.sample_seeds`
+   with ``total = N``: spread over the documents by size, seeded). Each conversation gets up to three passages: P1
+   the seed chunk, P2 the next chunk of its document (when there is one), P3 the BM25-nearest chunk of another
+   document (:func:`.sampling.second_chunk`). Its number of turns is drawn in ``settings.turns`` and its plan of
+   dependencies is: turn 1 ``none`` (about P1), then the kinds pronoun, ellipsis, comparison, topic_shift,
+   unanswerable in a seeded order, repeating (pronoun and ellipsis about P2 or P1; comparison and topic_shift about
+   P3, or pronoun when there is no P3). Seeded by ``settings.seed`` and the seed chunk, so a rerun plans the same.
+2. **Write** (:func:`generate_conversations`): one ``conversation`` call per plan (judge stage ``conversation``).
+   Each turn becomes a question ``{conversation id}-t{n}``: the rewrite as its text, the answer, evidence, claims
+   and nuggets as a generated question's; ``metadata`` holds ``conversation_id``, ``turn``, ``utterance`` and
+   ``dependency``. Type: ``unanswerable`` and ``comparison`` turns take that type, the others ``factoid``. A turn
+   depends on the history when its dependency is pronoun, ellipsis or comparison.
+3. **Check** (:func:`critique_turns`): one ``rewrite_check`` call per turn (judge stage ``rewrite_check``) with the
+   earlier turns' utterances and reference answers: the rewrite must score at least ``critic_min`` on answerable
+   (unanswerable turns aside), self-contained, faithful (means the utterance given the history) and clear; drops
+   count in ``dropped_by_critic`` / ``dropped_by_critic_unscored`` as the question critic's do.
+
+**Cut** (:func:`cut_conversations`): a later turn leans on the earlier ones, so a conversation keeps its turns up
+to the first dropped one (the rest: ``dropped_by_conversation_cut``); one left with fewer than two turns is dropped
+whole. It runs after the critic and again after the unanswerable check (whose dropped turns take their labels).
+
+Counts: ``conversation_seeds = conversations_generated + dropped_by_conversation_unscored``; ``turns_generated``
+adds to ``generated``, so ``generated = accepted + sum of dropped_by_*`` still holds with the cut counted;
+``conversations_accepted`` and ``turns_accepted`` at the end. A build asked for conversations that accepts none
+fails (:func:`check_conversations`) and writes nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from assay.corpus.pooling import Bm25Index
+from assay.errors import NothingProduced
+from assay.judge.client import Judge, Judgement
+from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_progress
+from assay.pipelines.bootstrap.sampling import detect_language, parse_mix, sample_seeds, second_chunk
+from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput, drop
+from assay.pipelines.bootstrap.strata import source_group
+from assay.text import content_hash
+from assay.types import Chunk, Claim, Conversation, Document, Nugget, Provenance, Question, Turn
+
+__all__ = [
+    "CONVERSATION",
+    "FOLLOW_UPS",
+    "REWRITE_CHECK",
+    "ConversationSeed",
+    "check_conversations",
+    "conversation_variables",
+    "critique_turns",
+    "cut_conversations",
+    "generate_conversations",
+    "plan_conversations",
+]
+
+CONVERSATION, REWRITE_CHECK = "conversation", "rewrite_check"  # judge stages (and prompt names)
+FOLLOW_UPS = ("pronoun", "ellipsis", "comparison", "topic_shift", "unanswerable")
+_DEPENDENT = frozenset({"pronoun", "ellipsis", "comparison"})
+MIN_TURNS = 2
+
+
+@dataclass(frozen=True)
+class ConversationSeed:
+    """One planned conversation: id, its passages (P1, P2, P3 in order), and per turn (dependency, passage id)."""
+
+    id: str
+    chunk_ids: tuple[str, ...]
+    doc_ids: tuple[str, ...]
+    plan: tuple[tuple[str, str], ...]
+    style: str
+    language: str
+
+
+def plan_conversations(
+    chunks: list[Chunk], index: Bm25Index, settings: BuildSettings, documents: Sequence[Document] = ()
+) -> list[ConversationSeed]:
+    """The conversations a build plans (module docstring, step 1); none when ``settings.conversations`` is 0."""
+    if not settings.conversations:
+        return []
+    drawn = sample_seeds(
+        chunks,
+        index,
+        total=settings.conversations,
+        per_doc=None,
+        max_per_doc=settings.max_per_doc,
+        mix=parse_mix({"factoid": 1.0}),
+        seed=settings.seed,
+        groups={d.id: source_group(d.source) for d in documents},
+    ).seeds
+    following = {(c.doc_id, c.ordinal): c.id for c in chunks}
+    out: list[ConversationSeed] = []
+    seen: dict[str, int] = {}
+    for seed in drawn:
+        first = index.chunk(seed.chunk_ids[0])
+        seen[first.id] = seen.get(first.id, 0) + 1
+        cid = "c-" + content_hash(f"{first.id}|conversation|{seen[first.id]}", 5)
+        rng = random.Random(f"{settings.seed}:{cid}")
+        ids = [first.id]
+        nxt = following.get((first.doc_id, first.ordinal + 1))
+        ids += [nxt] if nxt is not None else []
+        other = second_chunk(index, first)
+        ids += [other] if other is not None and other not in ids else []
+        plan = _plan(rng, rng.randint(*settings.turns), has_next=nxt is not None, other=len(ids) if other else None)
+        docs = tuple(dict.fromkeys(index.chunk(c).doc_id for c in ids))
+        out.append(ConversationSeed(cid, tuple(ids), docs, plan, seed.style, detect_language(first.text)))
+    return out
+
+
+def _plan(rng: random.Random, turns: int, *, has_next: bool, other: int | None) -> tuple[tuple[str, str], ...]:
+    kinds = list(FOLLOW_UPS)
+    rng.shuffle(kinds)
+    plan = [("none", "P1")]
+    for i in range(turns - 1):
+        kind = kinds[i % len(kinds)]
+        if kind in ("comparison", "topic_shift") and other is None:
+            kind = "pronoun"
+        passage = f"P{other}" if kind in ("comparison", "topic_shift") else "P2" if has_next else "P1"
+        plan.append((kind, "" if kind == "unanswerable" else passage))
+    return tuple(plan)
+
+
+def conversation_variables(seed: ConversationSeed, chunks: Mapping[str, Chunk]) -> dict[str, Any]:
+    """The ``conversation`` prompt variables of one planned conversation."""
+    turns = [{"number": n, "dependency": kind, "passage": p} for n, (kind, p) in enumerate(seed.plan, start=1)]
+    return {"passages": passages_of(seed.chunk_ids, chunks), "turns": turns, "style": seed.style,
+            "language": seed.language}  # fmt: skip
+
+
+async def generate_conversations(
+    seeds: Sequence[ConversationSeed], judge: Judge, ctx: BuildContext, progress: ProgressFn | None
+) -> tuple[StageOutput[Question], list[Conversation]]:
+    """One ``conversation`` call per plan -> its turns as questions, and the conversations (module docstring)."""
+    variables = [conversation_variables(seed, ctx.chunks) for seed in seeds]
+    tick = tick_progress(progress, CONVERSATION, len(seeds))
+    results = await judge.ajudge_many(CONVERSATION, variables, stage=CONVERSATION, on_result=tick)
+    counts = {"conversations_generated": 0, "dropped_by_conversation_unscored": 0, "turns_generated": 0}
+    out = StageOutput[Question](records=[], counts=counts)
+    conversations: list[Conversation] = []
+    for seed, judgement in zip(seeds, results, strict=True):
+        turns = _turns(seed, judgement)
+        if not turns:
+            out.counts["dropped_by_conversation_unscored"] += 1
+            continue
+        out.counts["conversations_generated"] += 1
+        out.counts["turns_generated"] += len(turns)
+        out.records.extend(question for question, _ in turns)
+        scenario = judgement.output.scenario.strip() if judgement.output is not None else None
+        conversations.append(Conversation(id=seed.id, turns=[turn for _, turn in turns], scenario=scenario or None,
+                                          source_doc_ids=list(seed.doc_ids)))  # fmt: skip
+    out.counts["generated"] = out.counts["turns_generated"]
+    return out, conversations
+
+
+def _turns(seed: ConversationSeed, j: Judgement[Any]) -> list[tuple[Question, Turn]]:
+    """The turns of one answer (at most the planned number; empty when unscored or a turn is empty)."""
+    if j.output is None:
+        return []
+    made = j.output.turns[: len(seed.plan)]
+    if not made or any(not t.utterance.strip() or not t.rewrite.strip() for t in made):
+        return []
+    local = {f"P{i}": cid for i, cid in enumerate(seed.chunk_ids, start=1)}
+    provenance = Provenance(source="generator", model=j.model, prompt=j.prompt, prompt_hash=j.prompt_hash)
+    out = []
+    for n, made_turn in enumerate(made, start=1):
+        question = _turn_question(
+            seed, n, made_turn, local, provenance.model_copy(update={"rationale": made_turn.reason})
+        )
+        turn = Turn(question_id=question.id, utterance=made_turn.utterance.strip(),
+                    depends_on_history=made_turn.dependency in _DEPENDENT, dependency=made_turn.dependency,
+                    rewrite_provenance=provenance)  # fmt: skip
+        out.append((question, turn))
+    return out
+
+
+def _turn_question(seed: ConversationSeed, n: int, t: Any, local: dict[str, str], provenance: Provenance) -> Question:
+    qid = f"{seed.id}-t{n}"
+    answerable = t.dependency != "unanswerable"
+    evidence = t.evidence if answerable else []
+    cited = [local.get(e.passage_id.strip()) for e in evidence]
+    sources = list(dict.fromkeys(c for c in cited if c)) or [seed.chunk_ids[0]]
+    qtype = "unanswerable" if not answerable else "comparison" if t.dependency == "comparison" else "factoid"
+    meta = {"seed_chunk_ids": list(seed.chunk_ids), "evidence_chunk_ids": cited, "conversation_id": seed.id,
+            "turn": n, "utterance": t.utterance.strip(), "dependency": t.dependency, "style": seed.style,
+            "language": seed.language, "planned_dependency": seed.plan[n - 1][0]}  # fmt: skip
+    docs = list(dict.fromkeys(seed.doc_ids))
+    return Question(
+        id=qid,
+        text=t.rewrite.strip(),
+        type=qtype,
+        reference_answer=t.answer.strip(),
+        source_doc_ids=docs,
+        source_chunk_ids=sources if answerable else [],
+        evidence=[e.quote for e in evidence],
+        claims=[
+            Claim(id=f"{qid}-c{i}", text=c.strip())
+            for i, c in enumerate(t.claims if answerable else [], 1)
+            if c.strip()
+        ],
+        nuggets=[
+            Nugget(id=f"{qid}-n{i}", text=x.text.strip(), importance=x.importance)
+            for i, x in enumerate(t.nuggets if answerable else [], 1)
+            if x.text.strip()
+        ],
+        metadata=meta,
+        provenance=provenance,
+    )
+
+
+async def critique_turns(
+    turns: Sequence[Question],
+    generated: Mapping[str, Question],
+    *,
+    judge: Judge,
+    settings: BuildSettings,
+    ctx: BuildContext,
+    progress: ProgressFn | None,
+) -> StageOutput[Question]:
+    """One ``rewrite_check`` per turn with its history from ``generated`` (every generated turn by id)."""
+    out = StageOutput[Question](records=[], counts={"dropped_by_critic": 0, "dropped_by_critic_unscored": 0})
+    if not settings.critic:
+        out.records = list(turns)
+        return out
+    variables = [_check_variables(turn, generated, ctx) for turn in turns]
+    tick = tick_progress(progress, REWRITE_CHECK, len(turns))
+    results = await judge.ajudge_many(REWRITE_CHECK, variables, stage=REWRITE_CHECK, on_result=tick)
+    for turn, judgement in zip(turns, results, strict=True):
+        verdict = _verdict(turn, judgement, settings.critic_min)
+        if verdict is None:
+            out.records.append(turn)
+        else:
+            drop(out, turn, *verdict)
+    return out
+
+
+def history_of(question: Question, generated: Mapping[str, Question]) -> list[dict[str, str]]:
+    """The earlier turns of ``question``'s conversation as ``{utterance, answer}`` (reference answers)."""
+    cid, n = question.metadata["conversation_id"], int(question.metadata["turn"])
+    earlier = [generated.get(f"{cid}-t{i}") for i in range(1, n)]
+    return [{"utterance": str(q.metadata.get("utterance", q.text)), "answer": q.reference_answer or ""}
+            for q in earlier if q is not None]  # fmt: skip
+
+
+def _check_variables(turn: Question, generated: Mapping[str, Question], ctx: BuildContext) -> dict[str, Any]:
+    return {
+        "history": history_of(turn, generated),
+        "utterance": str(turn.metadata.get("utterance", turn.text)),
+        "rewrite": turn.text,
+        "answer": turn.reference_answer or "",
+        "passages": passages_of(turn.metadata["seed_chunk_ids"], ctx.chunks, heading=False),
+    }
+
+
+def _verdict(turn: Question, j: Judgement[Any], minimum: int) -> tuple[str, str] | None:
+    if j.output is None:
+        return "critic_unscored", j.unscored.reason if j.unscored is not None else "no check"
+    o = j.output
+    scores = {"answerable": o.answerable, "self_contained": o.self_contained, "faithful": o.faithful, "clear": o.clear}
+    turn.flags["critic"] = {**scores, "reason": o.reason}
+    checked = [k for k in scores if not (k == "answerable" and turn.type == "unanswerable")]
+    low = [f"{k}={scores[k]}" for k in checked if scores[k] < minimum]
+    return ("critic", f"rewrite check scores below {minimum}: {', '.join(low)}") if low else None
+
+
+def cut_conversations(
+    conversations: Sequence[Conversation], questions: Sequence[Question]
+) -> tuple[StageOutput[Question], list[Conversation]]:
+    """Keep each conversation up to its first dropped turn; fewer than two turns left: drop it (module docstring).
+    Questions that are no turn pass through; order is kept."""
+    kept_ids = {q.id for q in questions}
+    out = StageOutput[Question](records=[], counts={"dropped_by_conversation_cut": 0})
+    survivors: list[Conversation] = []
+    keep: set[str] = set()
+    for conversation in conversations:
+        prefix: list[Turn] = []
+        for turn in conversation.turns:
+            if turn.question_id not in kept_ids:
+                break
+            prefix.append(turn)
+        if len(prefix) >= MIN_TURNS:
+            survivors.append(conversation.model_copy(update={"turns": prefix}))
+            keep.update(t.question_id for t in prefix)
+    turn_ids = {t.question_id for c in conversations for t in c.turns}
+    for question in questions:
+        if question.id not in turn_ids or question.id in keep:
+            out.records.append(question)
+        else:
+            why = "an earlier turn of its conversation was dropped, or fewer than two turns were left"
+            drop(out, question, "conversation_cut", why)
+    out.counts["conversations_accepted"] = len(survivors)
+    out.counts["turns_accepted"] = len(keep)
+    return out, survivors
+
+
+def check_conversations(counts: Mapping[str, int], settings: BuildSettings) -> None:
+    """Raise :class:`NothingProduced` when conversations were asked for and none was accepted, saying where their
+    turns were lost."""
+    if not settings.conversations or counts.get("conversations_accepted", 0):
+        return
+    planned = counts.get("conversation_seeds", 0)
+    written = counts.get("conversations_generated", 0)
+    if written == 0:
+        raise NothingProduced(
+            f"no conversation was written: the model's answers to all {planned} conversation prompts did not parse "
+            "(or had an empty turn). Nothing was written; try a larger model with --judge"
+        )
+    raise NothingProduced(
+        f"no conversation was accepted: {planned} planned, {written} written with {counts.get('turns_generated', 0)} "
+        f"turns, {counts.get('dropped_by_conversation_cut', 0)} turns cut after a dropped earlier turn. A "
+        "conversation needs its first two turns to pass the evidence, leakage and rewrite checks (see the dropped_by_* "
+        "counts: turns whose rewrite is not standalone or does not mean the utterance fail the rewrite check). "
+        "Nothing was written; try a larger model with --judge, or more --turns"
+    )
