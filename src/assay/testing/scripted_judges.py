@@ -110,7 +110,7 @@ _PLAN = re.compile(r"^- turn (\d+): (\w+)", re.MULTILINE)
 
 def _conversation(kind: str, request: _Request) -> dict[str, Any]:
     marker = _marker(kind, request)
-    turns = []
+    turns: list[dict[str, Any]] = []
     for number, _planned in _PLAN.findall(request.text):
         first = number == "1"
         rewrite = f"What does the passage say{marker}?" if first else f"What else does the passage say ({number})?"
