@@ -241,12 +241,15 @@ def too_few_questions(facts: Facts) -> str | None:
     if lead is None or lead.supported or not lead.d_z:
         return None
     size = f"{abs(lead.delta):.3f} on {facts.metric}"
+    targets = set(facts.result.settings.get("detect") or ())  # the rest of the pair's plans: its observed delta
     plan = next((p for p in facts.result.planning if p.metric == facts.metric and {p.a, p.b} == {lead.leader,
-                 lead.other} and abs(p.effect - abs(lead.delta)) <= 5e-7), None)  # fmt: skip
+                 lead.other} and p.effect not in targets), None)  # fmt: skip
     if plan is not None:
         if plan.questions <= lead.n:
             return None
-        where = f" from about {plan.clusters:,} clusters" if plan.clusters is not None else ""
+        clustering = facts.result.clustering
+        unit = "documents" if clustering is None or clustering.by == "doc" else f"values of {clustering.by}"
+        where = f" from about {plan.clusters:,} {unit}" if plan.clusters is not None else ""
         return (f"Too few questions for a difference this small: {size} needs about {plan.questions:,} "
                 f"questions{where} to show at 80% power; there are {lead.n}.")  # fmt: skip
     needed = math.ceil((Z_POWER / abs(lead.d_z)) ** 2)
