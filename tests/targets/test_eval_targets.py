@@ -101,7 +101,8 @@ def test_eval_target_runs_then_reports_the_system(project: Path) -> None:
     assert "| 300 + 60 | 0.0030 |" in markdown
     html = (project / "report" / "report.html").read_text()
     assert 'id="system"' in html and 'aria-label="ndcg@2 against median latency per run"' in html
-    assert "System under test" in result.output  # ndcg@2: the primary metric at the largest k
+    verdict = " ".join(result.output.split())  # the summary's verdict gives each system's cost and latency
+    assert "Cost and latency: app $0.0030, p50" in verdict and "; other cost unknown, p50" in verdict
 
 
 def test_one_timed_run_draws_no_latency_plot(project: Path) -> None:

@@ -97,20 +97,20 @@ def _pair(comps: Sequence[Comparison], one: str, other: str) -> Comparison | Non
 
 def _places(result: EvalResult, metric: str | None, comps: list[Comparison]) -> list[VerdictPlace]:
     """Runs by their mean (highest first, unscored last; ties in mean keep the runs' order); a run shares the place
-    of the run above it unless their comparison is significant."""
+    of the run above it when their comparison is not significant (a tie), and takes the next place when it is or when
+    the two were not compared."""
     if metric is None:
         return []
+    by_pair = {frozenset((c.a, c.b)): c for c in comps}
     summaries = [(run.name, run.metrics.get(metric)) for run in result.runs]
     ranked = sorted(summaries, key=lambda item: -(item[1].mean if item[1] and item[1].mean is not None else -math.inf))
     places: list[VerdictPlace] = []
     for name, summary in ranked:
         place = 1
         if places:
-            above = _pair(comps, places[-1].run, name)
+            above = by_pair.get(frozenset((places[-1].run, name)))
             place = places[-1].place + (1 if above is None or above.significant else 0)
-        ties = [
-            other for other, _ in ranked if other != name and (c := _pair(comps, name, other)) and not c.significant
-        ]
+        ties = [other for other, _ in ranked if (c := by_pair.get(frozenset((name, other)))) and not c.significant]
         mean, low, high = (summary.mean, summary.low, summary.high) if summary else (None, None, None)
         places.append(VerdictPlace(run=name, mean=mean, low=low, high=high, place=place, ties=ties))
     return places
@@ -185,7 +185,7 @@ def _judge(result: EvalResult) -> tuple[str, bool]:
     card = result.judge_card
     if card is not None and card.found and card.figures:
         shown = "; ".join(f"{label} {value}" for label, value in list(card.figures.items())[:2])
-        parts.append(f"judge card: {shown}" + (f" ({card.note})" if card.note else ""))
+        parts.append(f"judge card of {card.model}: {shown}" + (f" ({card.note})" if card.note else ""))
     kappa = result.agreement.overall.cohen_kappa if result.agreement is not None else None
     if result.agreement is not None and kappa is not None and kappa.value is not None:
         parts.append(f"Cohen's kappa with people {fmt_value(kappa.value)} {fmt_interval(kappa.low, kappa.high)} "
@@ -197,7 +197,8 @@ def _judge(result: EvalResult) -> tuple[str, bool]:
                 f"the answer metrics and is unmeasured: `assay judge-check --judge {result.judge} --labels "
                 f"{result.golden} -o card/` measures it.", False)  # fmt: skip
     command = f"assay judge-check --judge {result.judge} --labels {result.golden} -o card/"
-    return f"Judge {result.judge}: trust unmeasured; measure it with `{command}`.", False
+    return (f"Judge {result.judge}: no judge card for {result.judge} and no audited labels, so its trust is "
+            f"unmeasured; measure it with `{command}`.", False)  # fmt: skip
 
 
 def _systems(result: EvalResult) -> list[SystemCost]:
