@@ -120,7 +120,8 @@ def test_unused_plugin_has_no_effect_and_imports_nothing_heavy(pytester: pytest.
         "print(sorted(m for m in sys.modules if m.startswith(('assay.', 'numpy', 'pydantic', 'aiohttp', 'litellm'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['assay.testing', 'assay.testing.pytest_plugin']"
+    # assay._version: the package root's version (importlib.metadata only)
+    assert out.strip() == "['assay._version', 'assay.testing', 'assay.testing.pytest_plugin']"
 
 
 def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
