@@ -120,7 +120,7 @@ def test_unused_plugin_has_no_effect_and_imports_nothing_heavy(pytester: pytest.
         "print(sorted(m for m in sys.modules if m.startswith(('assay.', 'numpy', 'pydantic', 'aiohttp', 'litellm'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    # assay._version: the package root's one import, a leaf module holding the version string
+    # assay._version: the package root's version (importlib.metadata only)
     assert out.strip() == "['assay._version', 'assay.testing', 'assay.testing.pytest_plugin']"
 
 
