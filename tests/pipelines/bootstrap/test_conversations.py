@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.pipelines.bootstrap.build_helpers import backend_script, fake_judge
+from build_helpers import backend_script, fake_judge
 
 from assay.errors import BudgetExceeded, ConfigError, NothingProduced
 from assay.formats.golden import GoldenSet
