@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from assay.audit.access import open_store
-from assay.audit.queues import order, queue_for
+from assay.audit.queues import confirm_first, order, queue_for
 from assay.errors import AuditError
 from assay.types import LabelEvent
 
@@ -76,3 +76,14 @@ def test_queue_is_recorded_and_resumes_in_the_same_order(golden_dir: Path) -> No
     assert queue_for(store, "ann", "disagreement", 5) == first
     assert store.saved_queue("ann", "disagreement", 5) == first
     assert store.saved_queue("bob", "disagreement", 5) is None
+
+
+def test_drafted_and_unanswerable_questions_lead_the_queue(golden_dir: Path) -> None:
+    store, _ = open_store(golden_dir)
+    first = confirm_first({"q1": {}, "q2": {"drafted": True}, "q3": {"unanswerable_from_corpus": True}})
+    assert first == {"q2", "q3"}
+    items = queue_for(store, "ann", "stratified", 2, first)
+    plain = order("stratified", store.current_labels(), 2)
+    lead = [i for i in plain if i[0] in first]
+    assert items[: len(lead)] == lead and sorted(items) == sorted(plain)
+    assert all(i[0] not in first for i in items[len(lead) :])

@@ -31,6 +31,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "style": "a new customer, casual, short",
         "language": "keep the language of the passages",
     },
+    "reference_draft": {"question": "How long do refunds take?", "passages": PASSAGES},
     "question_critic": {"question": "How long do refunds take?", "answer": "14 days.", "passages": PASSAGES},
     "conversation": {
         "passages": PASSAGES,

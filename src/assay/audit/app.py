@@ -42,7 +42,7 @@ from starlette.routing import Route
 from assay.audit._golden import GoldenView
 from assay.audit.access import open_store
 from assay.audit.pool import join_pool
-from assay.audit.queues import check_queue, default_queue, queue_for
+from assay.audit.queues import check_queue, confirm_first, default_queue, queue_for
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.security import BodyTooLarge, Guard, read_json
 from assay.audit.spans import span_view
@@ -70,7 +70,8 @@ class AuditState:
     def items(self, annotator: str) -> list[Item]:
         with self._lock:
             if annotator not in self._queues:
-                self._queues[annotator] = queue_for(self.store, annotator, self.queue, self.seed)
+                first = confirm_first({qid: q.flags for qid, q in self.golden.questions.items()})
+                self._queues[annotator] = queue_for(self.store, annotator, self.queue, self.seed, first)
             return self._queues[annotator]
 
     def item_at(self, annotator: str, raw: Any) -> tuple[int, Item]:

@@ -18,6 +18,9 @@ The default queue (:func:`default_queue`) is ``disagreement`` when judges disagr
 panel of judges, imported as one judge label each, or two judge prompts), else ``stratified``: where a panel's
 judges disagree, people look first.
 
+Items of questions that people must confirm first (a build from real questions: a drafted reference, or no chunk
+graded 2 or more; :func:`confirm_first`) lead every queue, in the queue's own order among themselves.
+
 An item's order is computed once per (annotator, queue, seed) and saved; items added to the golden set later are
 appended at the end, so labels in progress never move.
 """
@@ -34,6 +37,7 @@ from assay.errors import AuditError
 __all__ = [
     "QUEUES",
     "check_queue",
+    "confirm_first",
     "default_queue",
     "disagreement",
     "order",
@@ -122,9 +126,17 @@ def order(queue: str, labels: list[CurrentLabel], seed: int) -> list[Item]:
     return QUEUES[check_queue(queue)](labels, seed)
 
 
-def queue_for(store: LabelStore, annotator: str, queue: str, seed: int) -> list[Item]:
-    """The annotator's queue: its saved order when a session used it before, else computed now and saved."""
+def confirm_first(flags: dict[str, dict[str, object]]) -> set[str]:
+    """Question ids (from question id -> flags) whose items lead the queue: drafted or unanswerable from the corpus."""
+    return {qid for qid, f in flags.items() if f.get("drafted") or f.get("unanswerable_from_corpus")}
+
+
+def queue_for(store: LabelStore, annotator: str, queue: str, seed: int, first: set[str] | None = None) -> list[Item]:
+    """The annotator's queue: its saved order when a session used it before, else computed now and saved; items of
+    the questions in ``first`` lead (a stable partition of the queue's order)."""
     fresh = order(queue, store.current_labels(), seed)
+    if first:
+        fresh = [i for i in fresh if i[0] in first] + [i for i in fresh if i[0] not in first]
     return store.save_queue(annotator, queue, seed, fresh)
 
 

@@ -16,6 +16,7 @@ from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summa
 from assay.cli._judge_options import JudgeOptions, check_context, dry_run_judge, judge_from_options, panel_options
 from assay.errors import BudgetExceeded, ConfigError
 from assay.formats.golden import GoldenSet
+from assay.formats.queries import read_queries
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage
 from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
@@ -26,7 +27,7 @@ from assay.report.panel import panel_lines
 
 __all__ = ["build"]
 
-_JUDGE_STAGES = ("generation", "conversation", "critic", "rewrite_check", "relevance", "support")
+_JUDGE_STAGES = ("generation", "conversation", "critic", "rewrite_check", "relevance", "draft", "support")
 # (stage label, count keys shown in the summary)
 _SUMMARY = (
     ("corpus", ("documents", "chunks", "files_skipped")),
@@ -40,7 +41,22 @@ _SUMMARY = (
     ("relabel", ("relabelled",)),
     ("critic", ("dropped_by_critic", "dropped_by_critic_unscored")),
     ("difficulty", ("difficulty_easy", "difficulty_medium", "difficulty_hard")),
+    (
+        "queries",
+        (
+            "log_lines",
+            "log_groups",
+            "log_clusters",
+            "scrub_altered",
+            "masked_email",
+            "masked_phone",
+            "masked_card",
+            "masked_iban",
+            "masked_token",
+        ),
+    ),
     ("relevance", ("pooled_pairs", "qrels_unscored_pairs", "dropped_by_unanswerable_answered")),
+    ("real questions", ("unanswerable_from_corpus", "drafted", "draft_unscored")),
     (
         "support",
         ("support_calls", "support_followup_calls", "support_joint", "support_unscored", "support_no_passages"),
@@ -96,6 +112,7 @@ def _settings(options: dict[str, Any]) -> BuildSettings:
         listwise=options["listwise"] or None,
         conversations=options["conversations"],
         turns=_turns(options["turns"]),
+        scrub=not options["no_scrub"],
     )
 
 
@@ -209,6 +226,18 @@ def _mix(value: str | None) -> dict[str, float] | None:
     help="With --detect: an earlier evaluation's results.json (or its report folder) whose observed sd and design "
     "effect the plan uses (default: stated assumptions).",
 )
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Build from your own questions instead of generated ones: a query log (text, one per line; CSV or JSONL "
+    "with question and optional id, timestamp, count; or a run from assay import traces). --questions N picks N "
+    "representative ones (default 100): near-duplicates merged, stratified by wording, seeded.",
+)
+@click.option(
+    "--no-scrub", is_flag=True, help="With --queries: keep e-mails, phones, cards, IBANs and tokens unmasked."
+)
 @click.option("--overwrite", is_flag=True, help="Replace an existing golden-set folder.")
 def build(  # noqa: PLR0917
     corpus: tuple[Path, ...],
@@ -219,6 +248,7 @@ def build(  # noqa: PLR0917
     overwrite: bool,
     stop_after: str | None,
     judging: JudgeOptions,
+    queries: Path | None,
     **options: Any,
 ) -> None:
     """Build a golden set from a corpus: typed questions with reference answers, graded relevance of every pooled
@@ -246,6 +276,11 @@ def build(  # noqa: PLR0917
     alone, and meaning the utterance given the history), pooled and graded like any question; a conversation keeps
     its turns up to the first dropped one. They are written to conversations.jsonl.
 
+    --queries FILE builds from your users' questions: personal data masked (--no-scrub keeps it), N representative
+    questions sampled, pooled and graded as above; a question with no chunk graded 2 or more is flagged
+    unanswerable from the corpus (counted in the summary), the others get reference answers, claims and nuggets
+    drafted from their graded chunks (flags drafted: true, queued first in assay audit for people to confirm).
+
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
     for no call twice. The folder appears only once complete.
 
@@ -256,6 +291,7 @@ def build(  # noqa: PLR0917
       assay build docs/ -o golden/ --judge offline --dry-run --detect 0.02 --pilot report/results.json
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
       assay build docs/ -o golden/ --judge offline --questions 0 --conversations 20 --turns 2-5
+      assay build docs/ -o golden/ --judge offline --queries queries.csv --questions 200
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 10000 --batch   # half price
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest \\
           --judge openai/gpt-4.1-mini --combine majority   # a panel grades relevance
@@ -272,6 +308,9 @@ def build(  # noqa: PLR0917
         raise ConfigError("--detect and --pilot plan a golden set's size before building it: give --dry-run too")
     basis = (planning.pilot_basis(planning.read_pilot(pilot), pilot) if pilot is not None
              else planning.assumed_basis())  # fmt: skip
+    if queries is not None and (dry_run or stop_after):
+        raise ConfigError("--queries does not take --dry-run or --stop-after yet: build with --max-cost to cap spend")
+    logged = read_queries(queries) if queries is not None else None
     if dry_run:
         estimator = dry_run_judge(judging)
         direct = batch_dry_run(estimator, judging)
@@ -290,6 +329,7 @@ def build(  # noqa: PLR0917
     if runners:
         click.echo(_rounds(settings, stop_after), err=True)
     prompts = ["question_generation", "question_critic", "relevance", "relevance_listwise", "support"]
+    prompts += ["reference_draft"] if logged is not None else []
     check_context(judge, [*prompts, *(["conversation", "rewrite_check"] if settings.conversations else [])])
     progress = _StageProgress(judge, console)
     try:
@@ -303,6 +343,7 @@ def build(  # noqa: PLR0917
                 overwrite=overwrite,
                 notify=progress.bar.console.print if console.is_terminal else lambda line: click.echo(line, err=True),
                 stop_after="questions" if stop_after == "questions" else None,
+                queries=logged,
             )
     except BudgetExceeded as exc:
         calls = sum(one.stats.calls for one in judges_of(judge))

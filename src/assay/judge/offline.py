@@ -8,6 +8,7 @@ ignores the rendered messages and computes the output model of the prompt from `
 relevance            BM25-shaped overlap of question terms, numbers and names (see offline_lexical)
 relevance_listwise   the pointwise grade for each passage on its own (so listwise == pointwise)
 question_generation  a salient sentence turned into a question by a rule per type (see offline_questions)
+reference_draft      the passages' sentences sharing most terms with the question (see offline_drafts)
 question_critic      coverage of question and answer in the passages; pronoun/context/length checks
 conversation         follow-up turns by rule: a pronoun or ellipsis for a phrase of the history, a comparison, a
                      topic shift, an unanswerable turn (see offline_conversations)
@@ -37,6 +38,7 @@ from pydantic import BaseModel, ValidationError
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.offline_conversations import check_rewrite, write_conversation
+from assay.judge.offline_drafts import draft_reference
 from assay.judge.offline_lexical import (
     BASELINE,
     RULES,
@@ -129,6 +131,10 @@ def _question_generation(v: _Vars) -> BaseModel:
     if not sources:
         raise v.fail("passages", "a non-empty list of {id, text, heading} objects")
     return generate(sources, v.text("question_type"))
+
+
+def _reference_draft(v: _Vars) -> BaseModel:
+    return draft_reference(v.text("question"), v.items("passages"))
 
 
 def _question_critic(v: _Vars) -> BaseModel:
@@ -240,6 +246,7 @@ HANDLERS: dict[str, Handler] = {
     "relevance": _relevance,
     "relevance_listwise": _listwise,
     "question_generation": _question_generation,
+    "reference_draft": _reference_draft,
     "question_critic": _question_critic,
     "conversation": _conversation,
     "rewrite_check": _rewrite_check,

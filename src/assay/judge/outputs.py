@@ -33,6 +33,7 @@ __all__ = [
     "ClaimCheck",
     "ClaimVerdict",
     "Claims",
+    "DraftedReference",
     "Entailment",
     "EntailmentCheck",
     "EvidenceQuote",
@@ -132,6 +133,17 @@ class GeneratedQuestion(_Output):
 
     reason: str
     question: str
+    answer: str
+    evidence: list[EvidenceQuote]
+    claims: list[str]
+    nuggets: list[NuggetItem]
+
+
+class DraftedReference(_Output):
+    """A reference answer drafted for a user's own question from its graded passages, with verbatim evidence,
+    atomic claims and nuggets (``assay build --queries``; people confirm it in ``assay audit``)."""
+
+    reason: str
     answer: str
     evidence: list[EvidenceQuote]
     claims: list[str]
@@ -299,6 +311,7 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         RelevanceGrade,
         ListwiseRelevance,
         GeneratedQuestion,
+        DraftedReference,
         QuestionCritique,
         GeneratedConversation,
         RewriteCheck,

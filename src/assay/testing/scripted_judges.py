@@ -3,8 +3,9 @@ check that a judge card's probe flags exactly the bias it targets.
 
 A scripted judge reads the rendered request as a model would (the ``<question>`` and ``<passage>`` blocks of the
 last message, XML entities decoded) and answers the prompt named by the request's ``response_format`` schema:
-relevance (pointwise and listwise), question generation, conversations (one turn per line of the plan: the first
-standalone, the later ones a pronoun for the first turn's subject), the rewrite check (4 on every score) and claims.
+relevance (pointwise and listwise), question generation, drafted references, conversations (one turn per line of
+the plan: the first standalone, the later ones a pronoun for the first turn's subject), the rewrite check (4 on every
+score) and claims.
 ``truth`` maps each original passage text to its true grade for a question, ``{(question, passage): grade}``; a
 passage is graded by the longest original text it starts with (0 when none), so text appended after the original is
 ignored by the unbiased judge. The biases:
@@ -90,6 +91,10 @@ def _answer(kind: str, request: _Request) -> dict[str, Any]:
         marker = _marker(kind, request)
         question, answer = f"What does the passage say{marker}?", f"It says what it says{marker}."
         return {"reason": "scripted", "question": question, "answer": answer, "evidence": [], "claims": [answer],
+                "nuggets": [{"text": answer, "importance": "vital"}]}  # fmt: skip
+    if request.schema == "DraftedReference":
+        answer = f"The passages say what they say{_marker(kind, request)}."
+        return {"reason": "scripted", "answer": answer, "evidence": [], "claims": [answer],
                 "nuggets": [{"text": answer, "importance": "vital"}]}  # fmt: skip
     if request.schema == "GeneratedConversation":
         return _conversation(kind, request)

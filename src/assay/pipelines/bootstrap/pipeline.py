@@ -50,6 +50,7 @@ from assay.corpus.ingest import IngestResult
 from assay.errors import DatasetError, NothingProduced
 from assay.formats.atomic import atomic_dir
 from assay.formats.golden import GoldenSet
+from assay.formats.queries import LoggedQuery
 from assay.formats.topics import write_topics
 from assay.judge.client import Judge
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage, primary_of
@@ -78,6 +79,12 @@ from assay.pipelines.bootstrap.judging import (
     grade_pools,
 )
 from assay.pipelines.bootstrap.pool_runs import known_only, parse_pool_run, rank_questions
+from assay.pipelines.bootstrap.real_questions import (
+    DRAFT,
+    draft_references,
+    flag_unanswerable,
+    logged_questions,
+)
 from assay.pipelines.bootstrap.sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.bootstrap.support import map_support
@@ -152,6 +159,7 @@ async def abuild_golden(
     overwrite: bool = False,
     notify: Callable[[str], None] | None = None,
     stop_after: Literal["questions"] | None = None,
+    queries: Sequence[LoggedQuery] | None = None,
 ) -> GoldenSet:
     """:func:`build_golden` in a running event loop (the judge is not closed)."""
     grader, judge = judge, primary_of(judge)
@@ -162,19 +170,13 @@ async def abuild_golden(
     run = _Run(progress)
     run.warnings.extend(ingested.warnings)
     run.counts.update(files_skipped=len(ingested.skipped), corpus_chunks=len(chunks))
-    sampled = _plan(chunks, index, settings, ingested.documents)
-    conversation_seeds = plan_conversations(chunks, index, settings, ingested.documents)
-    run.counts["conversation_seeds"] = len(conversation_seeds)
-    run.warnings.extend(sampled.warnings)
-    run.sampling = {"plan": sampled.plan, "seed": settings.seed, "documents": sampled.documents}
-    if notify is not None:  # before the first paid call
-        for line in [f"plan: {sampled.plan}", *sampled.warnings]:
-            notify(line)
-    if len(chunks) == 1:
-        run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid.")
-    run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
     ctx = BuildContext({c.id: c for c in chunks}, index)
-    questions = await _questions(sampled, conversation_seeds, judge=judge, settings=settings, ctx=ctx, run=run)
+    if queries is not None:
+        questions = run.take("queries", logged_questions(queries, settings))
+    else:
+        questions = await _generated(
+            chunks, index, ingested.documents, judge=judge, settings=settings, ctx=ctx, run=run, notify=notify
+        )
     run.counts["accepted"] = len(questions)
     check_conversations(run.counts, settings)  # the more specific message first
     check_something_built(run.counts, judge)  # before paying for pools
@@ -188,6 +190,10 @@ async def abuild_golden(
     checked, labels = check_unanswerable(questions, graded)
     questions = run.take("unanswerable", checked)
     questions, labels = _cut_again(questions, labels, run)
+    if queries is not None:
+        questions = run.take("unanswerable_from_corpus", flag_unanswerable(questions, labels))
+        drafted = await draft_references(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
+        questions = run.take(DRAFT, drafted)
     run.counts["accepted"] = len(questions)
     check_conversations(run.counts, settings)
     check_something_built(run.counts, grader)
@@ -208,6 +214,32 @@ async def abuild_golden(
         if progress is not None:
             progress("write", 1, 1)
     return golden
+
+
+async def _generated(
+    chunks: list[Chunk],
+    index: Any,
+    documents: Sequence[Document],
+    *,
+    judge: Judge,
+    settings: BuildSettings,
+    ctx: BuildContext,
+    run: _Run,
+    notify: Callable[[str], None] | None,
+) -> list[Question]:
+    """Seeds planned, questions (and conversations) generated, filtered and critiqued."""
+    sampled = _plan(chunks, index, settings, documents)
+    conversation_seeds = plan_conversations(chunks, index, settings, documents)
+    run.counts["conversation_seeds"] = len(conversation_seeds)
+    run.warnings.extend(sampled.warnings)
+    run.sampling = {"plan": sampled.plan, "seed": settings.seed, "documents": sampled.documents}
+    if notify is not None:  # before the first paid call
+        for line in [f"plan: {sampled.plan}", *sampled.warnings]:
+            notify(line)
+    if len(chunks) == 1:
+        run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid.")
+    run.take("sampling", StageOutput(records=sampled.seeds, counts=sampled.counts))
+    return await _questions(sampled, conversation_seeds, judge=judge, settings=settings, ctx=ctx, run=run)
 
 
 def _plan(chunks: list[Chunk], index: Any, settings: BuildSettings, documents: Sequence[Document]) -> SamplingResult:
@@ -362,6 +394,7 @@ def build_golden(
     overwrite: bool = False,
     notify: Callable[[str], None] | None = None,
     stop_after: Literal["questions"] | None = None,
+    queries: Sequence[LoggedQuery] | None = None,
 ) -> GoldenSet:
     """Build a golden set from ``corpus`` (a folder, or a list of files/folders) with ``judge`` (a judge, or a
     :class:`~assay.judge.panel.Panel` whose judges all grade relevance and whose first judge does the rest).
@@ -374,6 +407,8 @@ def build_golden(
     user's retrievers to answer before a build with ``settings.pool_runs``. Warnings
     (skipped files, a large plan) are in ``golden.manifest.warnings``. Raises CorpusError for an unusable corpus and
     BudgetExceeded when the judge's ``max_cost`` is reached (nothing is written; a rerun resumes from the cache).
+    With ``queries`` (a query log, :func:`assay.formats.queries.read_queries`) the questions are the user's own,
+    scrubbed, sampled, graded and given drafted references (:mod:`.real_questions`) instead of generated.
     """
 
     async def run() -> GoldenSet:
@@ -387,6 +422,7 @@ def build_golden(
                 overwrite=overwrite,
                 notify=notify,
                 stop_after=stop_after,
+                queries=queries,
             )
         finally:
             await judge.aclose()
@@ -414,6 +450,8 @@ def _manifest(
     used = [relevance if name == "relevance" else name for name in PROMPTS]
     if settings.conversations:
         used += [CONVERSATION, REWRITE_CHECK]
+    if run.counts.get("log_lines"):  # a build from the user's questions: no generation or critic, drafts instead
+        used = [name for name in used if name not in ("question_generation", "question_critic")] + ["reference_draft"]
     prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in used}
     models = {role: judge.model for role in ("generator", "critic", "relevance", "support")}
     models["relevance"] = grader.model

@@ -65,6 +65,7 @@ class BuildSettings:
     follow-up call with those chunks together).
     Conversations (:mod:`.conversations`): ``conversations`` multi-turn conversations besides the questions (0:
     none), each of a number of turns drawn in ``turns`` (low, high); ``questions=0`` builds conversations only.
+    Queries (a build from the user's own questions, :mod:`.real_questions`): ``scrub`` masks personal data first.
     """
 
     questions: int | None = None
@@ -93,6 +94,7 @@ class BuildSettings:
     support_passages: int = 8
     conversations: int = 0
     turns: tuple[int, int] = (2, 4)
+    scrub: bool = True
 
     def __post_init__(self) -> None:
         if self.questions is not None and self.per_doc is not None:

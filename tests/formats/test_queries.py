@@ -1,0 +1,81 @@
+"""Query logs for ``assay build --queries``: text, CSV, JSONL and a traces run file; bad lines name file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assay.errors import FormatError, InputError
+from assay.formats.queries import read_queries
+
+
+def test_plain_text_one_question_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "log.txt"
+    path.write_text("How do I reset my password?\n  Where is my   parcel? \n", encoding="utf-8")
+    got = read_queries(path)
+    assert [(q.text, q.line, q.count) for q in got] == [
+        ("How do I reset my password?", 1, 1),
+        ("Where is my   parcel?", 2, 1),
+    ]
+
+
+def test_blank_line_in_text_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "log.txt"
+    path.write_text("one?\n\ntwo?\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"log\.txt:2: an empty line"):
+        read_queries(path)
+
+
+def test_csv_with_id_count_and_timestamp(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text('id,question,count,timestamp\na1,How to pay?,3,2024-01-01\na2,"Refund, please?",,\n')
+    got = read_queries(path)
+    assert [(q.id, q.text, q.count, q.timestamp) for q in got] == [
+        ("a1", "How to pay?", 3, "2024-01-01"),
+        ("a2", "Refund, please?", 1, None),
+    ]
+
+
+def test_csv_without_question_column(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text("id,prompt\n1,hello\n")
+    with pytest.raises(FormatError, match=r"log\.csv:1: no question column"):
+        read_queries(path)
+
+
+def test_csv_bad_count(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text("question,count\nHow?,0\n")
+    with pytest.raises(FormatError, match=r"log\.csv:2: count '0'"):
+        read_queries(path)
+
+
+def test_jsonl_and_traces_run_header(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    lines = [
+        {"assay": "runs", "version": 1},
+        {"query_id": "t-1", "question": "What is the fee?", "trace_id": "abc", "retrieved": []},
+        {"question": "Opening hours?", "count": 7},
+    ]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    got = read_queries(path)
+    assert [(q.id, q.text, q.count, q.line) for q in got] == [
+        ("t-1", "What is the fee?", 1, 2),
+        (None, "Opening hours?", 7, 3),
+    ]
+
+
+def test_jsonl_line_without_question(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"question": "ok?"}\n{"id": 3}\n')
+    with pytest.raises(FormatError, match=r"log\.jsonl:2: no question"):
+        read_queries(path)
+
+
+def test_empty_file_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "log.txt"
+    path.write_text("")
+    with pytest.raises(InputError, match="holds no question"):
+        read_queries(path)
