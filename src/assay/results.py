@@ -352,7 +352,11 @@ class ConversationSummary(_Model):
     """A run's conversation-level measures: its ``conversations`` and ``turns`` (``dependent`` of them lean on the
     history); ``vital_coverage``: the mean over conversations of the share of a conversation's vital nuggets its
     turns' answers support (strict), over ``covered`` conversations, ``coverage_unscored`` more left out because a
-    turn's nugget verdict is missing; ``rewrites``: turns whose line carries the system's own rewrite."""
+    turn's nugget verdict is missing; ``rewrites``: turns whose line carries the system's own rewrite.
+    ``contradiction_rate``: the mean over conversations of the share of a conversation's checked turns whose answer
+    contradicts an earlier answer of the run (``contradiction``), over ``contradiction_conversations``
+    conversations; ``contradicting``: turns found contradicting, of ``contradiction_checked`` scored;
+    ``contradiction_unscored``: turns the judge could not check (their conversations are left out of the rate)."""
 
     conversations: int
     turns: int
@@ -361,6 +365,11 @@ class ConversationSummary(_Model):
     vital_coverage: float | None = None
     covered: int = 0
     coverage_unscored: int = 0
+    contradiction_rate: float | None = None
+    contradiction_conversations: int = 0
+    contradicting: int = 0
+    contradiction_checked: int = 0
+    contradiction_unscored: int = 0
 
 
 class Clustering(_Model):

@@ -6,7 +6,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from assay.formats.golden import GoldenSet
-from assay.types import Chunk, Document, Manifest, Passage, Provenance, Question, RelevanceLabel, Unscored
+from assay.types import (
+    Chunk,
+    Conversation,
+    Document,
+    Manifest,
+    Passage,
+    Provenance,
+    Question,
+    RelevanceLabel,
+    Turn,
+    Unscored,
+)
 
 PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2; alert(1)">'
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -84,4 +95,20 @@ def add_spans(folder: Path) -> Path:
               judge_label("q1", nowhere.id, 2, minute=5)]  # fmt: skip
     golden.add_passage_labels([located, nowhere], labels)
     golden.save(folder, overwrite=True)
+    return folder
+
+
+def add_conversation(folder: Path) -> Path:
+    """Make q1 and q2 the two turns of conversation conv1: q2 is typed "and how do they compare?" and leans on q1."""
+    golden = GoldenSet.load(folder)
+    first = Turn(question_id="q1", utterance="What is the refund window?")
+    second = Turn(
+        question_id="q2",
+        utterance="and how do they compare?",
+        depends_on_history=True,
+        dependency="ellipsis",
+        rewrite_provenance=Provenance(source="generator", model="fake/judge", time=T0),
+    )
+    golden.conversations = [Conversation(id="conv1", turns=[first, second], scenario="refunds")]
+    golden.update(folder, ("conversations",))
     return folder

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 import uvicorn
-from audit_fixtures import PAYLOAD, SPAN, add_spans, build_golden, span_id
+from audit_fixtures import PAYLOAD, SPAN, add_conversation, add_spans, build_golden, span_id
 
 from assay.audit.access import open_store
 from assay.audit.app import create_app
+from assay.audit.rewrites import rewrite_events
 from assay.formats.golden import GoldenSet
 
 SCREENSHOT = os.environ.get("ASSAY_AUDIT_SCREENSHOT")
@@ -219,3 +220,39 @@ def test_a_link_to_one_label_opens_it(browser: Any, golden: Path) -> None:
         page.evaluate("location.hash = 'q=q1&c=nowhere'")
         page.wait_for_selector("#status:has-text('is not in this queue')")
         context.close()
+
+
+def test_correct_a_turns_rewrite_by_keyboard(browser: Any, golden: Path) -> None:
+    add_conversation(golden)
+    new = "How do refunds to a card compare with gift-card refunds?"
+    with Server(golden) as server:
+        context, page, _ = open_page(browser, server.url + "/#q=q2&c=c01")
+        page.wait_for_selector("#utterance:has-text('and how do they compare?')")
+        assert page.text_content("#rewrite") == "How do refunds compare?"
+        assert "What is the refund window?" in page.text_content("#history")
+        assert "30 days" in page.text_content("#history")
+        assert not page.is_visible("#stale")
+        page.keyboard.press("w")
+        page.wait_for_selector("#rewrite-text", state="visible")
+        page.keyboard.press("Escape")  # cancel: nothing saved
+        assert not page.is_visible("#rewrite-box")
+        page.keyboard.press("w")
+        page.wait_for_selector("#rewrite-text", state="visible")
+        page.fill("#rewrite-text", new)
+        page.keyboard.press("Tab")
+        page.keyboard.type("the rewrite lost the gift cards")
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#rewrite-source:has-text('corrected by ann')")
+        assert page.text_content("#rewrite") == new
+        assert page.is_visible("#stale")
+        context.close()
+    store, _ = open_store(golden)
+    [event] = rewrite_events(store)
+    assert (event.query_id, event.text, event.reason, event.annotator) == (
+        "q2", new, "the rewrite lost the gift cards", "ann"
+    )  # fmt: skip
+    saved = GoldenSet.load(golden)
+    assert saved.question("q2").text == new
+    prov = saved.conversations[0].turns[1].rewrite_provenance
+    assert prov is not None and (prov.source, prov.annotator) == ("human", "ann")
+    assert human_grades(golden, "ann") == {}  # correcting the rewrite graded nothing

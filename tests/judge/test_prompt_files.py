@@ -60,6 +60,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "reference_claims": STATEMENTS,
         "answer": "14 days. " + INJECTION,
     },
+    "contradiction": {
+        "question": "And how long do they take?",
+        "answer": "Refunds take 30 days. " + INJECTION,
+        "earlier": [
+            {"id": "1", "question": "What is the refund policy?", "text": "Refunds take 14 days. " + INJECTION}
+        ],
+    },
 }
 
 PROMPT_FILES = sorted(packaged_prompt_dir().glob("*.md"))

@@ -1,13 +1,15 @@
-"""The parts of a golden set the audit needs, indexed by id: questions, chunks, documents, judged passages, and the
-judge's labels of chunks (``qrels.jsonl``) and of spans (the labels of ``passages.jsonl``)."""
+"""The parts of a golden set the audit needs, indexed by id: questions, chunks, documents, judged passages, the
+judge's labels of chunks (``qrels.jsonl``) and of spans (the labels of ``passages.jsonl``), and the conversation
+turn of each question that is one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assay.formats.golden import GoldenSet
-from assay.types import Chunk, Document, Passage, Question, RelevanceLabel
+from assay.types import Chunk, Conversation, Document, Passage, Question, RelevanceLabel
 
 __all__ = ["GoldenView", "load_golden"]
 
@@ -25,10 +27,44 @@ class GoldenView:
     documents: dict[str, Document] = field(default_factory=dict)
     passages: dict[str, Passage] = field(default_factory=dict)
     span_labels: list[RelevanceLabel] = field(default_factory=list)
+    turns: dict[str, tuple[Conversation, int]] = field(default_factory=dict)
 
     def is_span(self, item_id: str) -> bool:
         """Whether ``item_id`` names a judged passage (a span label) rather than a golden chunk."""
         return item_id in self.passages and item_id not in self.chunks
+
+    def turn_view(self, query_id: str) -> dict[str, Any] | None:
+        """Question ``query_id`` as a conversation turn: its utterance, its standalone rewrite (the question's text)
+        with who wrote it, and the history (each earlier turn's utterance, rewrite and reference answer); None for a
+        single question."""
+        if query_id not in self.turns:
+            return None
+        conversation, index = self.turns[query_id]
+        turn = conversation.turns[index]
+        history = []
+        for number, earlier in enumerate(conversation.turns[:index], 1):
+            question = self.questions.get(earlier.question_id)
+            history.append(
+                {
+                    "turn": number,
+                    "utterance": earlier.utterance,
+                    "rewrite": question.text if question else None,
+                    "reference_answer": question.reference_answer if question else None,
+                }
+            )
+        prov = turn.rewrite_provenance
+        return {
+            "conversation_id": conversation.id,
+            "turn": index + 1,
+            "turns": len(conversation.turns),
+            "utterance": turn.utterance,
+            "rewrite": self.questions[query_id].text if query_id in self.questions else None,
+            "rewrite_source": prov.source if prov else None,
+            "rewrite_annotator": prov.annotator if prov else None,
+            "depends_on_history": turn.depends_on_history,
+            "dependency": turn.dependency,
+            "history": history,
+        }
 
     def knows(self, item_id: str) -> bool:
         """Whether ``item_id`` is a chunk or a judged passage of the golden set."""
@@ -48,4 +84,5 @@ def load_golden(path: str | Path) -> GoldenView:
         {d.id: d for d in golden.documents},
         {p.id: p for p in golden.passages},
         spans,
+        {turn.question_id: (c, i) for c in golden.conversations for i, turn in enumerate(c.turns)},
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 from assay.audit._golden import GoldenView, load_golden
 from assay.audit.pool import join_pool
 from assay.audit.records import AuditedPair
+from assay.audit.rewrites import join_rewrites
 from assay.audit.store import LabelStore
 
 __all__ = ["audited_pairs", "open_store"]
@@ -18,10 +19,13 @@ def open_store(golden_dir: str | Path, *, timeout: float = 30.0) -> tuple[LabelS
     On every open the golden set's judge labels (of chunks in the qrels, of spans in passages.jsonl) are imported as
     judge events; labels imported before are skipped, so the first open imports everything and later opens only
     what a rebuild or an evaluation added. Then people's grades of spans are written into passages.jsonl where it
-    lacks them (:func:`assay.audit.pool.join_pool`).
+    lacks them (:func:`assay.audit.pool.join_pool`), and people's corrections of conversation rewrites into
+    questions.jsonl and conversations.jsonl (:func:`assay.audit.rewrites.join_rewrites`).
     """
     golden = load_golden(golden_dir)
     store = LabelStore.in_folder(golden_dir, timeout=timeout)
+    if join_rewrites(store, golden_dir):
+        golden = load_golden(golden_dir)
     store.import_judge_labels(golden.qrels)
     store.import_judge_labels(golden.span_labels)
     if golden.passages:

@@ -13,6 +13,13 @@ Routes (``?annotator=NAME`` picks the person on GETs, ``"annotator"`` in the bod
     GET  /api/adjudication      items where annotators differ, with every grade and the judge's
     POST /api/label             {"i", "grade" 0-3 | "accept_judge": true, "reason"?}: record a human label
     POST /api/undo              undo the annotator's latest label still in effect
+    POST /api/rewrite           {"i", "text", "reason"?}: correct the standalone rewrite of item i's conversation turn
+                                (:mod:`assay.audit.rewrites`: kept in the store, written to questions.jsonl and
+                                conversations.jsonl, the turn's labels flagged stale)
+
+An item of a conversation turn carries ``turn`` (utterance, rewrite, history: earlier utterances, rewrites and
+reference answers); ``stale`` marks an item whose labels were graded against an earlier rewrite, and stale items come
+first in a queue built after the correction.
 
 A grade or undo of a span label is also written into passages.jsonl, where the pool of ``assay eval`` reads it
 (:func:`assay.audit.pool.join_pool`).
@@ -39,11 +46,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from assay.audit._golden import GoldenView
+from assay.audit._golden import GoldenView, load_golden
 from assay.audit.access import open_store
 from assay.audit.pool import join_pool
 from assay.audit.queues import check_queue, confirm_first, default_queue, queue_for
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
+from assay.audit.rewrites import join_rewrites, record_rewrite, stale_first, stale_items
 from assay.audit.security import BodyTooLarge, Guard, read_json
 from assay.audit.spans import span_view
 from assay.audit.store import LabelStore
@@ -71,7 +79,9 @@ class AuditState:
         with self._lock:
             if annotator not in self._queues:
                 first = confirm_first({qid: q.flags for qid, q in self.golden.questions.items()})
-                self._queues[annotator] = queue_for(self.store, annotator, self.queue, self.seed, first)
+                self._queues[annotator] = stale_first(
+                    self.store, queue_for(self.store, annotator, self.queue, self.seed, first)
+                )
             return self._queues[annotator]
 
     def item_at(self, annotator: str, raw: Any) -> tuple[int, Item]:
@@ -88,6 +98,7 @@ class AuditState:
 
     def queue_view(self, annotator: str) -> dict[str, Any]:
         mine, items = self._mine(annotator), self.items(annotator)
+        stale = stale_items(self.store, items)
         rows = [
             {
                 "i": i,
@@ -95,6 +106,7 @@ class AuditState:
                 "chunk_id": c,
                 "kind": self._kind(c),
                 "grade": mine[q, c].grade if (q, c) in mine else None,
+                "stale": (q, c) in stale,
             }
             for i, (q, c) in enumerate(items)
         ]
@@ -138,6 +150,8 @@ class AuditState:
             "judges": [] if hidden else judges,
             "others": [] if hidden else [o for o in others if o["grade"] is not None],
             "mine": _label_json(mine) if graded and mine else None,
+            "turn": self.golden.turn_view(item[0]),
+            "stale": bool(stale_items(self.store, [item])),
         }
 
     def label(self, annotator: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -154,6 +168,30 @@ class AuditState:
         self.store.record(event, session=f"page:{self.queue}:{self.seed}", queue=self.queue)
         self._join_pool(item)
         return {"item": self.item_view(annotator, index, item), "progress": self.progress(annotator)}
+
+    def rewrite(self, annotator: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Correct the rewrite of item i's turn (:mod:`assay.audit.rewrites`); the golden files follow at once."""
+        index, item = self.item_at(annotator, body.get("i"))
+        if item[0] not in self.golden.turns:
+            raise ValueError(f"question {item[0]} is not a turn of a conversation: it has no rewrite to correct")
+        question = self.golden.questions[item[0]]
+        record_rewrite(
+            self.store,
+            query_id=item[0],
+            conversation_id=self.golden.turns[item[0]][0].id,
+            previous=question.text,
+            text=body.get("text"),
+            annotator=annotator,
+            reason=body.get("reason"),
+            session=f"page:{self.queue}:{self.seed}",
+        )
+        join_rewrites(self.store, self.golden.path)
+        self._reload_turns()
+        return {"item": self.item_view(annotator, index, item), "progress": self.progress(annotator)}
+
+    def _reload_turns(self) -> None:
+        fresh = load_golden(self.golden.path)
+        self.golden.questions, self.golden.turns = fresh.questions, fresh.turns
 
     def _join_pool(self, item: Item) -> None:
         """A span label's grades go to passages.jsonl, where the pool reads them (chunk labels stay in the store)."""
@@ -231,6 +269,7 @@ def create_app(
         Route("/api/adjudication", _get(state, lambda who, request: state.adjudication())),
         Route("/api/label", _post(state, state.label), methods=["POST"]),
         Route("/api/undo", _post(state, lambda who, body: state.undo(who)), methods=["POST"]),
+        Route("/api/rewrite", _post(state, state.rewrite), methods=["POST"]),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, token=csrf, hosts=hosts)])
     app.state.audit = state

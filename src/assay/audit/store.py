@@ -10,7 +10,8 @@ Judge labels are keyed by (item, model, prompt) so that several judge prompts (p
 separate current labels; people are keyed by (item, annotator name). Sources: ``judge`` (imported from the golden
 set's qrels and passages on every open, idempotent: the import key is a hash of the label), ``human`` (the audit
 page) and ``imported`` (a CSV edited in a spreadsheet). The schema has not changed for span labels: a passage id sits
-in the ``chunk_id`` column.
+in the ``chunk_id`` column. People's corrections of a conversation turn's rewrite are a table of
+their own (``rewrites``, append-only too; :mod:`assay.audit.rewrites`).
 
 Concurrency: WAL journal, a busy timeout, one short connection per call and ``BEGIN IMMEDIATE`` around every write,
 so two writers (threads or processes) serialise and neither loses a label.
@@ -89,6 +90,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             chunk_id TEXT NOT NULL,
             PRIMARY KEY (session_id, position)
         );
+        """,
+    ),
+    (
+        "003_rewrites",
+        """
+        CREATE TABLE rewrites (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            query_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            previous TEXT NOT NULL,
+            text TEXT NOT NULL,
+            reason TEXT,
+            annotator TEXT NOT NULL,
+            time TEXT NOT NULL,
+            after_event INTEGER NOT NULL,
+            session TEXT
+        );
+        CREATE INDEX rewrites_query ON rewrites (query_id);
         """,
     ),
 )

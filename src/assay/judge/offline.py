@@ -22,6 +22,8 @@ attribution          the passages covering at least half of each answer sentence
 answer_assessment    faithfulness's claims with their passages, and answer_relevance's score, in one answer
 claim_check          each answer claim against the reference, each reference claim against the answer: entailed
                      when support finds full coverage, else neutral (it never says contradicted)
+contradiction        a number that differs for the same unit and thing from an earlier answer of the conversation
+                     (see offline_conversations)
 ===================  ===================================================================================
 
 It is a baseline, and every reason it writes says so. Thousands of calls per second; every answer depends only on
@@ -37,7 +39,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
-from assay.judge.offline_conversations import check_rewrite, write_conversation
+from assay.judge.offline_conversations import check_contradiction, check_rewrite, write_conversation
 from assay.judge.offline_drafts import draft_reference
 from assay.judge.offline_lexical import (
     BASELINE,
@@ -242,6 +244,10 @@ def _claim_check(v: _Vars) -> BaseModel:
     )
 
 
+def _contradiction(v: _Vars) -> BaseModel:
+    return check_contradiction(v.text("answer"), v.items("earlier"))
+
+
 HANDLERS: dict[str, Handler] = {
     "relevance": _relevance,
     "relevance_listwise": _listwise,
@@ -258,6 +264,7 @@ HANDLERS: dict[str, Handler] = {
     "attribution": _attribution,
     "answer_assessment": _answer_assessment,
     "claim_check": _claim_check,
+    "contradiction": _contradiction,
 }
 
 

@@ -24,6 +24,14 @@ rewrite (:func:`~assay.judge.offline_questions.critique`), self-contained lowere
 "it", "they" or "them"; faithful is the share of the utterance's content terms
 the rewrite keeps, lowered when the rewrite adds terms found neither in the utterance nor in the history (a
 rewrite may only spell out what the history says).
+
+Consistency (``contradiction`` prompt): an answer contradicts an earlier answer of the conversation when a sentence
+of each gives a different number for the same unit and the same thing: a quantity is a number and the word after
+it ("30 days", "14 days"; a percent sign counts as the word), the two sentences share the unit but no number for it,
+and at least two other content terms (the thing: "refunds are paid within 30 days" against "refunds are paid within
+14 days"), and, when either names something (a capitalised word inside the sentence), a name ("the Alder kettle's
+warranty lasts 14 days" does not clash with "the Birch lantern's warranty lasts 30 days"). Only numeric
+disagreements are seen; a contradiction in words ("free" against "costs a fee") is missed.
 """
 
 from __future__ import annotations
@@ -32,12 +40,21 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from assay.judge.offline_lexical import BASELINE, stem_terms
+from assay.judge.offline_lexical import BASELINE, name_terms, stem_terms
 from assay.judge.offline_questions import Source, critique, generate
-from assay.judge.outputs import GeneratedConversation, GeneratedQuestion, GeneratedTurn, RewriteCheck
-from assay.text import STOPWORDS, words
+from assay.judge.outputs import (
+    ContradictionCheck,
+    GeneratedConversation,
+    GeneratedQuestion,
+    GeneratedTurn,
+    RewriteCheck,
+)
+from assay.text import STOPWORDS, sentences, words
 
-__all__ = ["check_rewrite", "write_conversation"]
+__all__ = ["check_contradiction", "check_rewrite", "write_conversation"]
+
+_QUANTITY = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(%|[A-Za-z]+)")
+_SAME_THING = 2  # content terms two sentences share besides the unit to be about the same thing
 
 _PREPOSITIONS = ("for", "of", "about", "on", "in", "with", "to", "at", "from", "under")
 _ARTICLE = r"(?:(?:the|a|an|your|our|its|their)\s+)?"
@@ -194,3 +211,44 @@ def check_rewrite(
         faithful=faithful,
         clear=base.clear,
     )
+
+
+def check_contradiction(answer: str, earlier: Sequence[Source]) -> ContradictionCheck:
+    """The consistency rule of the module docstring: the earlier answers (``id``: the turn number) ``answer``
+    contradicts, with the clashing quantities in the reason."""
+    clashes: list[tuple[int, str]] = []
+    for source in earlier:
+        clash = _clash(answer, source.text)
+        if clash and source.id.isdigit():
+            clashes.append((int(source.id), clash))
+    if not clashes:
+        return ContradictionCheck(reason=f"{BASELINE}: no number differs for the same thing", contradicts=False,
+                                  earlier_turns=[])  # fmt: skip
+    said = "; ".join(f"turn {turn}: {clash}" for turn, clash in clashes)
+    return ContradictionCheck(reason=f"{BASELINE}: {said}", contradicts=True, earlier_turns=[t for t, _ in clashes])
+
+
+def _clash(answer: str, before: str) -> str | None:
+    """The first pair of sentences (answer, earlier) that give different numbers for the same unit and thing."""
+    for now in sentences(answer):
+        mine = _quantities(now)
+        for then in sentences(before) if mine else []:
+            theirs = _quantities(then)
+            for unit in sorted(mine.keys() & theirs.keys()):
+                if mine[unit] & theirs[unit]:
+                    continue
+                shared = (set(stem_terms(now)) & set(stem_terms(then))) - {unit}
+                names = name_terms(now), name_terms(then)
+                if len(shared) >= _SAME_THING and (names[0] & names[1] or not names[0] | names[1]):
+                    now_said, then_said = " or ".join(sorted(mine[unit])), " or ".join(sorted(theirs[unit]))
+                    return f"{now_said} {unit} now, {then_said} {unit} before"
+    return None
+
+
+def _quantities(sentence: str) -> dict[str, set[str]]:
+    """Per unit (the stemmed word after a number, or ``%``), the numbers the sentence gives for it."""
+    out: dict[str, set[str]] = {}
+    for number, unit in _QUANTITY.findall(sentence):
+        key = unit if unit == "%" else (stem_terms(unit) or [unit.lower()])[0]
+        out.setdefault(key, set()).add(number.replace(",", "").removesuffix(".0"))
+    return out

@@ -33,6 +33,7 @@ __all__ = [
     "ClaimCheck",
     "ClaimVerdict",
     "Claims",
+    "ContradictionCheck",
     "DraftedReference",
     "Entailment",
     "EntailmentCheck",
@@ -305,6 +306,15 @@ class ClaimCheck(_Output):
         return self
 
 
+class ContradictionCheck(_Output):
+    """Whether an answer contradicts an earlier answer of the same conversation (``contradiction``), and which
+    earlier turns (their numbers; empty when it contradicts none)."""
+
+    reason: str
+    contradicts: bool
+    earlier_turns: list[int]
+
+
 OUTPUT_MODELS: dict[str, type[BaseModel]] = {
     model.__name__: model
     for model in (
@@ -323,6 +333,7 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         Attribution,
         AnswerAssessment,
         ClaimCheck,
+        ContradictionCheck,
     )
 }
 

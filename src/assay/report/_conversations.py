@@ -1,14 +1,14 @@
 """The conversations of an evaluation as plain sentences shared by the three reports: the history gain of each pair
 of a rewrites run and a turns run (``EvalResult.history_gain``), and each run's conversation measures
-(``RunResult.conversations``: turns, vital-nugget coverage, the system's own rewrites). The per-turn split
-(``depends_on_history``, ``dependency``) is in the strata tables. Nothing is said for a golden set without
-conversations.
+(``RunResult.conversations``: turns, vital-nugget coverage, self-contradiction, the system's own rewrites). The
+per-turn split (``depends_on_history``, ``dependency``) is in the strata tables. Nothing is said for a golden set
+without conversations.
 """
 
 from __future__ import annotations
 
 from assay.report._format import fmt_value
-from assay.results import Comparison, EvalResult, HistoryGain, RunResult
+from assay.results import Comparison, ConversationSummary, EvalResult, HistoryGain, RunResult
 
 __all__ = ["conversation_lines", "gain_line", "run_conversation_line"]
 
@@ -47,6 +47,7 @@ def run_conversation_line(run: RunResult) -> str | None:
                  f"{conv.covered} conversations)")  # fmt: skip
     if conv.coverage_unscored:
         text += f"; {conv.coverage_unscored} conversations unscored (a nugget verdict missing)"
+    text += _contradiction_part(conv)
     if conv.rewrites:
         f1 = run.metrics.get("rewrite_f1")
         score = (
@@ -54,6 +55,19 @@ def run_conversation_line(run: RunResult) -> str | None:
         )
         text += f"; {conv.rewrites} turns carry the system's own rewrite{score}"
     return text + "."
+
+
+def _contradiction_part(conv: ConversationSummary) -> str:
+    """Self-contradiction: the rate per conversation, the turns found contradicting, the unscored ones."""
+    if not conv.contradiction_checked and not conv.contradiction_unscored:
+        return ""
+    rate = fmt_value(conv.contradiction_rate) if conv.contradiction_rate is not None else "unscored"
+    text = (f"; answers contradicting an earlier answer of the conversation {rate} per conversation (mean of "
+            f"{conv.contradiction_conversations}), {conv.contradicting} of {conv.contradiction_checked} turns "
+            "checked")  # fmt: skip
+    if conv.contradiction_unscored:
+        text += f", {conv.contradiction_unscored} turns unscored (the judge failed)"
+    return text
 
 
 def conversation_lines(result: EvalResult) -> list[str]:

@@ -5,7 +5,8 @@ A scripted judge reads the rendered request as a model would (the ``<question>``
 last message, XML entities decoded) and answers the prompt named by the request's ``response_format`` schema:
 relevance (pointwise and listwise), question generation, drafted references, conversations (one turn per line of
 the plan: the first standalone, the later ones a pronoun for the first turn's subject), the rewrite check (4 on every
-score) and claims.
+score), claims, and the contradiction check (the current answer contradicts an earlier one when both give numbers and
+share none).
 ``truth`` maps each original passage text to its true grade for a question, ``{(question, passage): grade}``; a
 passage is graded by the longest original text it starts with (0 when none), so text appended after the original is
 ignored by the unbiased judge. The biases:
@@ -29,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from assay.text import terms
+from assay.text import numbers, terms
 
 __all__ = ["KINDS", "responder"]
 
@@ -39,6 +40,8 @@ _PASSAGE = re.compile(r"<passage[\w-]*(?:\s+id=\"([^\"]*)\")?[^>]*>\n?(.*?)\n?</
 _ORDER = re.compile(r"grade it 3|give it grade 3|\"grade\": 3|la note 3", re.IGNORECASE)
 _SHAPED = re.compile(r"\{[^{}]*\"grade\": \d\}")
 _WRITE = re.compile(r"write the word (\w+)", re.IGNORECASE)
+_EARLIER = re.compile(r"<earlier[\w-]*\s+turn=\"(\d+)\"[^>]*>.*?<said[\w-]*>\n?(.*?)\n?</said[\w-]*>", re.DOTALL)
+_CURRENT = re.compile(r"<answer[\w-]*>\n?(.*?)\n?</answer[\w-]*>", re.DOTALL)
 
 
 class _Request:
@@ -100,6 +103,8 @@ def _answer(kind: str, request: _Request) -> dict[str, Any]:
         return _conversation(kind, request)
     if request.schema == "RewriteCheck":
         return {"reason": "scripted", "answerable": 4, "self_contained": 4, "faithful": 4, "clear": 4}
+    if request.schema == "ContradictionCheck":
+        return _contradiction(request)
     if request.schema == "Claims":
         words = _WRITE.findall(request.text)
         return {"claims": ["The text states a fact.", *(f"{w} is named." for w in words if kind == "obeys_injections")]}
@@ -124,6 +129,16 @@ def _conversation(kind: str, request: _Request) -> dict[str, Any]:
                       "answer": f"It says what it says{marker}.", "evidence": [], "claims": [],
                       "nuggets": []})  # fmt: skip
     return {"reason": "scripted", "scenario": "a scripted user", "turns": turns}
+
+
+def _contradiction(request: _Request) -> dict[str, Any]:
+    found = _CURRENT.search(request.text)
+    now = set(numbers(found.group(1))) if found else set()
+    turns = [
+        int(t) for t, said in _EARLIER.findall(request.text) if now and numbers(said) and not now & set(numbers(said))
+    ]
+    reason = f"scripted: the numbers differ from turns {turns}" if turns else "scripted: no numbers differ"
+    return {"reason": reason, "contradicts": bool(turns), "earlier_turns": turns}
 
 
 def responder(kind: str, truth: Mapping[tuple[str, str], int]) -> Callable[[dict[str, Any]], str]:

@@ -95,6 +95,26 @@
     box.scrollTop = Math.max(0, mark.offsetTop - box.offsetTop - 40);
   }
 
+  // A conversation turn: the earlier turns (utterance, rewrite, reference answer), this turn as typed, its rewrite.
+  function renderTurn(turn, stale) {
+    $("turn").hidden = !turn;
+    $("stale").hidden = !stale;
+    if (!turn) return;
+    setText($("turn-meta"), turn.conversation_id + " · turn " + turn.turn + " of " + turn.turns +
+      (turn.depends_on_history ? " · depends on the history (" + turn.dependency + ")" : " · standalone"));
+    const list = $("history");
+    list.replaceChildren();
+    for (const earlier of turn.history) {
+      const row = el("li");
+      row.append(el("div", "", earlier.utterance), el("div", "muted", "rewrite: " + (earlier.rewrite || "")),
+        el("div", "answer", "reference answer: " + (earlier.reference_answer || "(none)")));
+      list.append(row);
+    }
+    setText($("utterance"), turn.utterance);
+    setText($("rewrite"), turn.rewrite);
+    setText($("rewrite-source"), turn.rewrite_source === "human" ? "(corrected by " + turn.rewrite_annotator + ")" : "");
+  }
+
   function renderItem(data) {
     item = data;
     setText($("position"), "Item " + (data.i + 1) + " of " + queue.length);
@@ -109,6 +129,7 @@
       for (const id of ["span-head", "span-note", "run-text"]) $(id).hidden = true;
       setText($("chunk"), data.chunk_text);
     }
+    renderTurn(data.turn, data.stale);
     renderJudge(data);
     const mine = data.mine;
     for (const button of document.querySelectorAll("#grades button")) {
@@ -185,6 +206,31 @@
     $("reason").blur();
   }
 
+  function openRewrite() {
+    if (!item) return;
+    if (!item.turn) { status("This question is not a conversation turn: it has no rewrite to correct.", true); return; }
+    $("rewrite-box").hidden = false;
+    $("rewrite-text").value = item.turn.rewrite || "";
+    $("rewrite-reason").value = "";
+    $("rewrite-text").focus();
+  }
+
+  function closeRewrite() {
+    $("rewrite-box").hidden = true;
+    document.activeElement.blur();
+  }
+
+  async function saveRewrite(text, reason) {
+    const body = { i: item.i, text };
+    if (reason) body.reason = reason;
+    try {
+      const data = await request("/api/rewrite", body);
+      queue[item.i].stale = data.item.stale;
+      renderItem(data.item);
+      status("Saved the rewrite of " + data.item.query_id + "; its labels are now stale until graded again.");
+    } catch (err) { status(err.message, true); }
+  }
+
   async function showAdjudication(visible) {
     $("adjudication").hidden = !visible;
     $("review").hidden = visible;
@@ -203,6 +249,17 @@
   }
 
   function onKey(event) {
+    if (event.target === $("rewrite-text") || event.target === $("rewrite-reason")) {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        const text = $("rewrite-text").value;
+        const reason = $("rewrite-reason").value;
+        closeRewrite();
+        enqueue(() => saveRewrite(text, reason));
+      }
+      else if (event.key === "Escape") { event.preventDefault(); closeRewrite(); }
+      return;
+    }
     if (event.target === $("reason")) {
       if (event.key === "Enter" && !event.shiftKey) {
         event.preventDefault();
@@ -221,6 +278,7 @@
     } else if (key === "ArrowRight" || key === "ArrowDown") enqueue(() => show(pos + 1));
     else if (key === "ArrowLeft" || key === "ArrowUp") enqueue(() => show(pos - 1));
     else if (key === "r") enqueue(openReason);
+    else if (key === "w") enqueue(openRewrite);
     else if (key === "u") enqueue(undo);
     else if (key === "?") $("help").hidden = !$("help").hidden;
     else if (key === "a") showAdjudication($("adjudication").hidden);

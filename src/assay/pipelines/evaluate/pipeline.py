@@ -427,7 +427,7 @@ def _result(
     for run, result in zip(runs, results, strict=True):
         result.passage_lengths = run.length_summary()
         result.passage_labels = dict(Counter(row["labelled_by"] for row in passages if row["run"] == run.name))
-        result.conversations = conversation_summary(gold, run, vital.get(run.name, {}))
+        result.conversations = conversation_summary(gold, run, vital.get(run.name, {}), per_run[run.name])
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
     diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family
     lengths = {r.name: r.passage_lengths["median"] for r in results if r.passage_lengths}

@@ -15,6 +15,7 @@ from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.read import LoadedRun
 from assay.pipelines.evaluate.scoring.names import (
     ANSWER_METRICS,
+    CONTRADICTION,
     LLM_FAMILIES,
     budget_measures,
     check_names,
@@ -179,12 +180,14 @@ def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -
     """The judged ``families`` something in ``gold`` and ``runs`` can be computed from. Without named metrics, those
     left out are shown nowhere rather than unscored for every query: answer metrics when no run has an answer,
     ``context_recall`` without reference answers or claims, ``nugget_recall`` without nuggets or answers,
-    ``coverage_recall`` without nugget support (a golden set imported from BEIR or TREC has none of these)."""
+    ``coverage_recall`` without nugget support (a golden set imported from BEIR or TREC has none of these),
+    ``contradiction`` without a conversation of two turns or more."""
     answers = any(run.counts.with_answer for run in runs)
     has = {
         "coverage_recall": bool(gold.nuggets),
         "context_recall": any(q.claims or q.reference_answer for q in gold.questions),
         "nugget_recall": answers and any(q.nuggets for q in gold.questions),
         **dict.fromkeys(ANSWER_METRICS, answers),
+        CONTRADICTION: answers and any(len(c.turns) > 1 for c in gold.conversations),
     }
     return {f for f in families if has.get(f, True)}

@@ -11,7 +11,9 @@ Calls per evaluated sample (one query of one run with an answer, context of k ch
 
 The diagnosis (:mod:`~assay.pipelines.evaluate.judging.diagnosis`) adds one ``claim_check`` call per answer, after
 these. Nugget recall adds one ``support`` call per answer (the nuggets as statements, the answer as the only passage),
-as the TREC 2024 RAG track assigns nuggets. Every call that fails leaves its metrics unscored with the reason.
+as the TREC 2024 RAG track assigns nuggets. A conversation turn with earlier answers in the same run adds one
+``contradiction`` call (:mod:`~assay.pipelines.evaluate.judging.contradiction`). Every call that fails leaves its
+metrics unscored with the reason.
 
 Metric definitions (per query; K is the context depth, ``settings["context_k"]`` in the result, 5 by default):
 
@@ -21,7 +23,8 @@ Metric definitions (per query; K is the context depth, ``settings["context_k"]``
 * ``answer_relevance`` = score / 3 in [0, 1]; a noncommittal answer scores 0 (RAGAS's convention);
 * ``attribution_rate`` = share of the distinct top-K chunks the answer cites (run ``citations``) or that a claim
   draws on with verdict supported or partial (:func:`rag.attribution_rate`);
-* ``nugget_recall_{all,vital}_{strict,lenient}``: TREC RAG 2024 A/V scores (:func:`rag.nugget_recall`).
+* ``nugget_recall_{all,vital}_{strict,lenient}``: TREC RAG 2024 A/V scores (:func:`rag.nugget_recall`);
+* ``contradiction`` = 1 when a turn's answer contradicts an earlier answer of the run in its conversation, else 0.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
 from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
+from assay.pipelines.evaluate.judging.contradiction import CONTRADICTION_PROMPT, earlier_answers, read_contradiction
 from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
-from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, NUGGET_METRICS
+from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, CONTRADICTION, NUGGET_METRICS
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 from assay.text import sentences
 from assay.types import Question, RelevanceLabel
@@ -135,7 +139,7 @@ class _Call:
     prompt: str
     variables: dict[str, Any]
     columns: list[str]
-    kind: str  # "context" | "answer" | "nuggets"
+    kind: str  # "context" | "answer" | "nuggets" | "contradiction"
     citations: list[str] = field(default_factory=list)
 
 
@@ -180,6 +184,7 @@ def plan_calls(
     assessed: dict[str, dict[str, Assessed]] = {}
     for run in runs:
         per = assessed[run.name] = {}
+        earlier = earlier_answers(golden, run) if _want(wanted, CONTRADICTION) else {}
         for qid, line in run.lines.items():
             columns, passages = _context(line, golden, context_k)
             query = _Query(run.name, golden.question(qid), line, columns, passages, Assessed())
@@ -190,6 +195,8 @@ def plan_calls(
                 calls += _plan_answer(query)
             if _want(wanted, "nugget_recall"):
                 calls += _plan_nuggets(query)
+            if qid in earlier:
+                calls += _plan_contradiction(query, earlier[qid])
     return JudgedPlan(calls, assessed)
 
 
@@ -227,11 +234,19 @@ def _plan_nuggets(q: _Query) -> list[_Call]:
     ]
 
 
+def _plan_contradiction(q: _Query, earlier: list[dict[str, Any]]) -> list[_Call]:
+    if q.answer is None:
+        q.out.fail([CONTRADICTION], "no_answer")
+        return []
+    variables = {"question": q.question.text, "answer": q.answer, "earlier": earlier}
+    return [q.call(CONTRADICTION_PROMPT, variables, "contradiction")]
+
+
 async def assess_runs(
     judge: Judge, golden: GoldenSet, plan: JudgedPlan, *, on_result: OnResult | None = None
 ) -> dict[str, dict[str, Assessed]]:
     """Make the planned calls (all prompts at once, under the judge's concurrency) and read the answers."""
-    stages = {"context": "context_recall", "answer": "answer", "nuggets": "nuggets"}
+    stages = {"context": "context_recall", "answer": "answer", "nuggets": "nuggets", "contradiction": CONTRADICTION}
     groups: dict[str, list[_Call]] = {}
     for call in plan.calls:
         groups.setdefault(call.kind, []).append(call)
@@ -254,6 +269,7 @@ def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet) -> N
         "context": ["context_recall"],
         "answer": ANSWER_METRICS,
         "nuggets": NUGGET_METRICS,
+        "contradiction": [CONTRADICTION],
     }[call.kind]
     if j.output is None:
         out.fail(names, j.unscored.kind if j.unscored is not None else "unscored")
@@ -263,6 +279,8 @@ def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet) -> N
         _read_context(call, data, out)
     elif call.kind == "answer":
         _read_answer(call, data, out)
+    elif call.kind == "contradiction":
+        out.put(CONTRADICTION, read_contradiction(data))
     else:
         _read_nuggets(golden.question(call.query_id), data, out)
 

@@ -184,7 +184,7 @@ def estimate_judging(
     judge = primary_of(judge)
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
-    for kind in ("context", "answer", "nuggets"):
+    for kind in ("context", "answer", "nuggets", "contradiction"):
         calls = [c for c in plan.calls if c.kind == kind]
         if calls:
             out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])

@@ -15,13 +15,18 @@ measured per turn. On top of them:
   ``no_relevant_label``, for a turn without a relevant chunk). A turn without a rewrite has none of them;
 * conversation coverage (:func:`vital_coverage`): of the vital nuggets of all of a conversation's turns, the share
   the turns' answers support (strict: ``support`` counts, ``partial`` does not); a conversation with a turn whose
-  nugget verdict is missing is unscored, never counted as 0.
+  nugget verdict is missing is unscored, never counted as 0;
+* self-contradiction (:func:`contradiction_rates`): per conversation, the share of its checked turns whose answer
+  contradicts an earlier answer of the run (``contradiction``, :mod:`~assay.pipelines.evaluate.judging.contradiction`);
+  a conversation with a turn the judge could not check is unscored, never counted as 0; one with no checked turn
+  (a single answered turn) is left out.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -30,11 +35,18 @@ from assay.corpus.pooling import Bm25Index
 from assay.formats.golden import GoldenSet
 from assay.metrics import evaluate as trec_evaluate
 from assay.pipelines.evaluate.runs.read import LoadedRun
-from assay.pipelines.evaluate.scoring.names import REWRITE_METRICS
+from assay.pipelines.evaluate.scoring.names import CONTRADICTION, REWRITE_METRICS
 from assay.pipelines.evaluate.scoring.ranking import Labels, QueryValues
-from assay.results import ConversationSummary
+from assay.results import ConversationSummary, QueryResult
 
-__all__ = ["conversation_summary", "rewrite_values", "token_f1", "turn_strata", "vital_coverage"]
+__all__ = [
+    "contradiction_rates",
+    "conversation_summary",
+    "rewrite_values",
+    "token_f1",
+    "turn_strata",
+    "vital_coverage",
+]
 
 _DEPTH = 10
 
@@ -109,11 +121,42 @@ def vital_coverage(gold: GoldenSet, supported: Mapping[str, tuple[int, int] | No
     return out
 
 
+def contradiction_rates(gold: GoldenSet, rows: Mapping[str, QueryResult]) -> dict[str, float | None]:
+    """Per conversation, the share of its checked turns (``rows`` with a ``contradiction`` value or unscored) that
+    contradict an earlier answer; None when one of them is unscored (module docstring)."""
+    out: dict[str, float | None] = {}
+    for conversation in gold.conversations:
+        checked = [rows[t.question_id] for t in conversation.turns if t.question_id in rows]
+        values = [row.metrics[CONTRADICTION] for row in checked if CONTRADICTION in row.metrics]
+        if not values:
+            continue
+        scored = [v for v in values if v is not None]
+        out[conversation.id] = round(float(np.mean(scored)), 6) if len(scored) == len(values) else None
+    return out
+
+
+def _contradiction_fields(gold: GoldenSet, rows: Mapping[str, QueryResult]) -> dict[str, Any]:
+    rates = contradiction_rates(gold, rows)
+    rated = [v for v in rates.values() if v is not None]
+    values = [row.metrics[CONTRADICTION] for row in rows.values() if CONTRADICTION in row.metrics]
+    return {
+        "contradiction_rate": round(float(np.mean(rated)), 6) if rated else None,
+        "contradiction_conversations": len(rated),
+        "contradicting": sum(v == 1.0 for v in values),
+        "contradiction_checked": sum(v is not None for v in values),
+        "contradiction_unscored": sum(v is None for v in values),
+    }
+
+
 def conversation_summary(
-    gold: GoldenSet, run: LoadedRun, supported: Mapping[str, tuple[int, int] | None]
+    gold: GoldenSet,
+    run: LoadedRun,
+    supported: Mapping[str, tuple[int, int] | None],
+    rows: Mapping[str, QueryResult] | None = None,
 ) -> ConversationSummary | None:
     """The conversation-level measures of ``run`` (None for a golden set without conversations): counts, turns
-    with the system's rewrite, and the vital-nugget coverage from ``supported`` (:func:`vital_coverage`)."""
+    with the system's rewrite, the vital-nugget coverage from ``supported`` (:func:`vital_coverage`), and the
+    self-contradiction rate from the run's per-query ``rows`` (:func:`contradiction_rates`)."""
     if not gold.conversations:
         return None
     turns = [t for c in gold.conversations for t in c.turns if t.question_id in run.lines]
@@ -127,4 +170,5 @@ def conversation_summary(
         vital_coverage=round(float(np.mean(scored)), 6) if scored else None,
         covered=len(scored),
         coverage_unscored=len(coverage) - len(scored),
+        **_contradiction_fields(gold, rows or {}),
     )

@@ -29,6 +29,7 @@ __all__ = [
     "ANSWER_METRICS",
     "AT_K",
     "BUDGET_FAMILIES",
+    "CONTRADICTION",
     "CURVE_FAMILIES",
     "DIAGNOSIS_NAMES",
     "LLM_FAMILIES",
@@ -61,6 +62,9 @@ ANSWER_METRICS = ["faithfulness", "answer_relevance", "attribution_rate"]  # wha
 NUGGET_METRICS = [f"nugget_recall_{s}_{m}" for s in ("all", "vital") for m in ("strict", "lenient")]
 # a conversation turn whose run line carries the system's own rewrite (scoring.conversations)
 REWRITE_METRICS = ("rewrite_f1", "rewrite_bm25_ndcg@10", "gold_rewrite_bm25_ndcg@10")
+# a conversation turn whose answer the judge checked against the run's earlier answers of the conversation: 1 when it
+# contradicts one, 0 when not (judging.calls; the per-conversation rate in scoring.conversations)
+CONTRADICTION = "contradiction"
 TURN_STRATA = ("depends_on_history", "dependency")  # the strata of a golden set's conversation turns
 DIAGNOSIS_NAMES = [n for names in DIAGNOSIS_METRICS.values() for n in names if n not in SHARED_NAMES]
 # metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
@@ -70,18 +74,19 @@ LLM_FAMILIES = {
     "context_recall": "context_recall",
     **dict.fromkeys(ANSWER_METRICS, "answer"),
     "nugget_recall": "nugget_recall",
+    CONTRADICTION: CONTRADICTION,
     **dict.fromkeys(DIAGNOSIS_NAMES, "diagnosis"),  # claim_check after the context and answer calls
 }
 AT_K = ("ragas_context_precision", "coverage_recall")  # measured at each k value: ``family@k``
 NEEDS_JUDGE = frozenset(LLM_FAMILIES) - {"coverage_recall"}
-_UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS)
+_UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS, CONTRADICTION)
 BUDGET_FAMILIES = ("ndcg", "recall", "P", "map", *SPAN_FAMILIES)  # at a budget of text: ``ndcg@1000t``
 _BUDGET = re.compile(r"^([A-Za-z_]+)@(\d+)([tc])(?:\|g>=(\d+))?$")
 _BUDGET_FIX = "a whole number and a unit: t (tokens, 4 characters each) or c (characters), e.g. 1000t or 4000c"
 # metrics over the top k passages or the context's passages: in runs that cut their text differently, the same k
 # holds different amounts of text, so they compare chunkings rather than retrieval (no verdict across them)
 PASSAGE_BOUND = frozenset({*SPAN_FAMILIES, "context_recall", "faithfulness", "attribution_rate", *DIAGNOSIS_NAMES})
-_JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall"])
+_JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall", CONTRADICTION])
 _SPAN_FIX = "e.g. span_recall@5, span_iou@10 or span_recall@5|g>=2"
 _FIX = (
     f"ranking names as in `assay metrics --help` (P@5, ndcg@10, map, recall@5|g>=2, ...); judged: {_JUDGED}; "

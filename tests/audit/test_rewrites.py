@@ -1,0 +1,110 @@
+"""Correcting a conversation turn's rewrite on the audit page: the store, the golden files, stale labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from audit_fixtures import add_conversation
+from starlette.testclient import TestClient
+
+from assay.audit.access import open_store
+from assay.audit.app import create_app
+from assay.audit.rewrites import rewrite_events, stale_items
+from assay.formats.golden import GoldenSet
+
+BASE = "http://127.0.0.1:8765"
+
+
+@pytest.fixture
+def conv_dir(golden_dir: Path) -> Path:
+    return add_conversation(golden_dir)
+
+
+def client_for(golden_dir: Path) -> tuple[TestClient, dict[str, str]]:
+    app = create_app(golden_dir, annotator="ann")
+    return TestClient(app, base_url=BASE), {"X-Assay-Token": app.state.token, "Origin": BASE}
+
+
+def index_of(client: TestClient, query_id: str, chunk_id: str) -> int:
+    items = client.get("/api/queue").json()["items"]
+    return next(row["i"] for row in items if (row["query_id"], row["chunk_id"]) == (query_id, chunk_id))
+
+
+def test_item_of_a_turn_shows_its_history_and_rewrite(conv_dir: Path) -> None:
+    client, _ = client_for(conv_dir)
+    turn = client.get(f"/api/item?i={index_of(client, 'q2', 'c00')}").json()["turn"]
+    assert turn["utterance"] == "and how do they compare?"
+    assert turn["rewrite"] == "How do refunds compare?"
+    assert (turn["turn"], turn["turns"], turn["dependency"], turn["rewrite_source"]) == (2, 2, "ellipsis", "generator")
+    assert turn["history"] == [
+        {"turn": 1, "utterance": "What is the refund window?", "rewrite": "What is the refund window?",
+         "reference_answer": "30 days"}
+    ]  # fmt: skip
+    assert client.get(f"/api/item?i={index_of(client, 'q1', 'c00')}").json()["turn"]["history"] == []
+
+
+def test_correction_is_stored_written_and_makes_labels_stale(conv_dir: Path) -> None:
+    client, headers = client_for(conv_dir)
+    i = index_of(client, "q2", "c04")
+    body = {"i": i, "text": "How do refunds to a card compare with gift-card refunds?", "reason": "too vague"}
+    answer = client.post("/api/rewrite", json=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    item = answer.json()["item"]
+    assert item["stale"] is True and item["turn"]["rewrite_source"] == "human"
+    assert item["question"] == body["text"]
+    store, _ = open_store(conv_dir)
+    [event] = rewrite_events(store)
+    assert (event.query_id, event.conversation_id, event.previous) == ("q2", "conv1", "How do refunds compare?")
+    assert (event.text, event.reason, event.annotator) == (body["text"], "too vague", "ann")
+    golden = GoldenSet.load(conv_dir)
+    question = golden.question("q2")
+    assert question.text == body["text"]
+    assert question.flags["rewrite_corrected"]["previous"] == "How do refunds compare?"
+    assert question.flags["stale_labels"] == 12  # every chunk the judge graded for q2
+    prov = golden.conversations[0].turns[1].rewrite_provenance
+    assert prov is not None and (prov.source, prov.annotator, prov.rationale) == ("human", "ann", "too vague")
+    assert golden.question("q1").text == "What is the refund window?"  # other turns untouched
+    # stale: every q2 item, none of q1; a grade after the correction makes the item current again
+    assert {qid for qid, _ in stale_items(store, store.items())} == {"q2"}
+    client.post("/api/label", json={"i": i, "grade": 2}, headers=headers)
+    assert ("q2", "c04") not in stale_items(store, store.items())
+    assert len(stale_items(store, store.items())) == 11
+
+
+def test_queue_built_after_a_correction_puts_stale_items_first(conv_dir: Path) -> None:
+    client, headers = client_for(conv_dir)
+    client.post("/api/rewrite", json={"i": index_of(client, "q2", "c00"), "text": "A new rewrite"}, headers=headers)
+    fresh, _ = client_for(conv_dir)
+    rows = fresh.get("/api/queue?annotator=other").json()["items"]
+    assert [row["query_id"] for row in rows[:12]] == ["q2"] * 12 and all(row["stale"] for row in rows[:12])
+    assert not any(row["stale"] for row in rows[12:])
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"text": ""}, "non-empty"),
+        ({"text": 3}, "non-empty"),
+        ({"text": "How do refunds compare?"}, "unchanged"),
+        ({"text": "ok", "reason": 5}, "reason"),
+    ],
+)
+def test_bad_corrections_are_refused_and_nothing_is_written(
+    conv_dir: Path, body: dict[str, object], error: str
+) -> None:
+    client, headers = client_for(conv_dir)
+    before = (conv_dir / "questions.jsonl").read_bytes(), (conv_dir / "conversations.jsonl").read_bytes()
+    answer = client.post("/api/rewrite", json={"i": index_of(client, "q2", "c00"), **body}, headers=headers)
+    assert answer.status_code == 400 and error in answer.json()["error"]
+    assert ((conv_dir / "questions.jsonl").read_bytes(), (conv_dir / "conversations.jsonl").read_bytes()) == before
+    store, _ = open_store(conv_dir)
+    assert rewrite_events(store) == []
+
+
+def test_a_single_question_has_no_rewrite_to_correct(golden_dir: Path) -> None:
+    client, headers = client_for(golden_dir)
+    answer = client.post("/api/rewrite", json={"i": 0, "text": "x"}, headers=headers)
+    assert answer.status_code == 400 and "not a turn of a conversation" in answer.json()["error"]
+    assert json.loads(client.get("/api/item?i=0").text)["turn"] is None
