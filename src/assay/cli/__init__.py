@@ -15,6 +15,7 @@ from assay.cli import grade as _grade  # noqa: F401
 from assay.cli import judge_check as _judge_check  # noqa: F401
 from assay.cli import metrics as _metrics  # noqa: F401
 from assay.cli import run as _run  # noqa: F401
+from assay.cli import traces as _traces  # noqa: F401
 from assay.cli import transfer as _transfer  # noqa: F401
 from assay.cli._app import main
 

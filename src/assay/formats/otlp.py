@@ -34,7 +34,7 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ from typing import Any
 from assay.errors import FormatError
 from assay.formats.progress import reading
 
-__all__ = ["OTLP_EXPECTED", "Span", "SpanFile", "read_spans"]
+__all__ = ["OTLP_EXPECTED", "Span", "SpanFile", "read_span_lines", "read_spans"]
 
 OTLP_EXPECTED = (
     'OTLP JSON: one {"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]} object per line, as the OpenTelemetry '
@@ -85,6 +85,18 @@ def read_spans(path: str | Path) -> SpanFile:
     out = SpanFile(source)
     for line, obj, where in _objects(source):
         _request(source, line, obj, out, where)
+    return out
+
+
+def read_span_lines(path: str | Path, lines: Iterable[tuple[int, str]]) -> SpanFile:
+    """The spans of some JSON lines of ``path`` given with their line numbers (the part of a growing export read
+    since last time: ``assay traces watch``); blank lines are skipped, a line that is not JSON raises
+    :class:`~assay.errors.FormatError` naming the file and line."""
+    source = Path(path)
+    out = SpanFile(source)
+    for number, text in lines:
+        if text.strip():
+            _request(source, number, _parse_line(source, number, text), out, None)
     return out
 
 
