@@ -81,3 +81,15 @@ def test_cli_no_scrub_keeps_the_text(tmp_path: Path) -> None:
     golden = GoldenSet.load(out)
     assert golden.questions[0].text == "mail me at bob@example.com about refunds"
     assert "masked_email" not in golden.manifest.counts
+
+
+def test_an_evaluation_says_its_references_are_drafted(golden: GoldenSet) -> None:
+    from assay import EvalSettings, evaluate
+
+    drafted = sorted(q.id for q in golden.questions if q.flags.get("drafted"))
+    assert drafted
+    lines = [{"query_id": q.id, "retrieved": [], "answer": "I do not know."} for q in golden.questions]
+    result, _ = evaluate(golden, [("app", lines)], settings=EvalSettings(cluster_by="none"))
+    (note,) = [w for w in result.warnings if "drafted" in w]
+    assert note.startswith(f"{len(drafted)} of {len(golden.questions)} evaluated questions have reference answers")
+    assert note.endswith(".") and drafted[0] in note

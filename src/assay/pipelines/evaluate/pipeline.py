@@ -402,6 +402,20 @@ def _run_result(
     )
 
 
+def _drafted_note(gold: GoldenSet, per_run: Mapping[str, Mapping[str, QueryResult]]) -> list[str]:
+    """One sentence when evaluated questions carry references drafted from their graded chunks (``assay build
+    --queries``) that no person has confirmed yet: the answer metrics measured against them are provisional."""
+    evaluated = {qid for rows in per_run.values() for qid in rows}
+    drafted = sorted(q.id for q in gold.questions if q.id in evaluated and q.flags.get("drafted"))
+    if not drafted:
+        return []
+    return [
+        f"{len(drafted)} of {len(evaluated)} evaluated questions have reference answers drafted from their graded "
+        f"chunks (flags drafted, e.g. {drafted[0]}) that no person has confirmed: the answer metrics measured "
+        "against them are provisional until they are checked in assay audit."
+    ]
+
+
 def _informative(strata: dict[str, dict[str, dict[str, MetricSummary]]], config: EvalSettings) -> dict[str, Any]:
     """The strata worth a table: a field with one value only (every imported query of type ``unknown``) repeats
     the overall figures, so it is left out unless ``--by`` asked for it."""
@@ -435,7 +449,7 @@ def _result(
                       budgets=config.budgets, primary=config.primary, lengths=lengths)  # fmt: skip
     if not fair.alike:
         diagnosed = []  # measured over the context's passages: see scoring.comparable
-    warnings = [*fair.notes, *(note for run in runs for note in run.notes)]
+    warnings = [*fair.notes, *(note for run in runs for note in run.notes), *_drafted_note(gold, per_run)]
     if any(one.model == "offline" for one in judges_of(judge)):
         warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements.")
     corrected = []
