@@ -20,7 +20,7 @@ from assay.formats.queries import read_queries
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage
 from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
-from assay.pipelines.bootstrap.estimate import ACCEPT_LOW, FILTER_PASS_LOW
+from assay.pipelines.bootstrap.estimate import ACCEPT_LOW, FILTER_PASS_LOW, estimate_queries
 from assay.pipelines.evaluate import EvalSettings
 from assay.pipelines.evaluate.statistics import planning
 from assay.report.panel import panel_lines
@@ -280,6 +280,7 @@ def build(  # noqa: PLR0917
     questions sampled, pooled and graded as above; a question with no chunk graded 2 or more is flagged
     unanswerable from the corpus (counted in the summary), the others get reference answers, claims and nuggets
     drafted from their graded chunks (flags drafted: true, queued first in assay audit for people to confirm).
+    --dry-run samples for real and counts the relevance calls exactly; drafts and support are a range.
 
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
     for no call twice. The folder appears only once complete.
@@ -308,13 +309,14 @@ def build(  # noqa: PLR0917
         raise ConfigError("--detect and --pilot plan a golden set's size before building it: give --dry-run too")
     basis = (planning.pilot_basis(planning.read_pilot(pilot), pilot) if pilot is not None
              else planning.assumed_basis())  # fmt: skip
-    if queries is not None and (dry_run or stop_after):
-        raise ConfigError("--queries does not take --dry-run or --stop-after yet: build with --max-cost to cap spend")
+    if queries is not None and stop_after:
+        raise ConfigError("--queries does not take --stop-after: the questions are the users' own, none is generated")
     logged = read_queries(queries) if queries is not None else None
     if dry_run:
         estimator = dry_run_judge(judging)
         direct = batch_dry_run(estimator, judging)
-        estimate = estimate_build(paths, judge=estimator, settings=settings)
+        estimate = (estimate_build(paths, judge=estimator, settings=settings) if logged is None
+                    else estimate_queries(paths, logged, judge=estimator, settings=settings))  # fmt: skip
         _print_estimate(estimate, console)
         if judging.batch:
             click.echo(batch_line(estimator, estimate.cost_usd, direct))

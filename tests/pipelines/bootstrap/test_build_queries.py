@@ -93,3 +93,25 @@ def test_an_evaluation_says_its_references_are_drafted(golden: GoldenSet) -> Non
     (note,) = [w for w in result.warnings if "drafted" in w]
     assert note.startswith(f"{len(drafted)} of {len(golden.questions)} evaluated questions have reference answers")
     assert note.endswith(".") and drafted[0] in note
+
+
+def test_the_dry_run_counts_relevance_exactly_and_bounds_drafts_and_support(tmp_path: Path) -> None:
+    from assay.pipelines.bootstrap.estimate import estimate_queries
+
+    log = tmp_path / "log.txt"
+    log.write_text("\n".join(LOG) + "\n")
+    queries = read_queries(log)
+    estimate = estimate_queries(DEMO, queries, judge=make_judge("offline"), settings=BuildSettings())
+    stages = {s.stage: s for s in estimate.stages}
+    golden = build_golden(DEMO, judge=make_judge("offline"), settings=BuildSettings(), output=tmp_path / "g",
+                          queries=queries)  # fmt: skip
+    spent = golden.manifest.usage
+    assert estimate.seeds == len(golden.questions) == 4  # the two refund questions merged
+    assert stages["relevance"].exact and stages["relevance"].calls == spent["relevance"].calls
+    assert stages["draft"].low == 0 <= spent["draft"].calls <= stages["draft"].calls
+    assert stages["support"].low == 0 <= spent["support"].calls <= stages["support"].calls
+    result = CliRunner().invoke(main, ["build", str(DEMO), "-o", str(tmp_path / "dry"), "--judge", "offline",
+                                       "--queries", str(log), "--dry-run"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "4 questions sampled from 5 logged" in " ".join(result.output.split())
+    assert not (tmp_path / "dry").exists()

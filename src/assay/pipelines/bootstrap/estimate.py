@@ -24,6 +24,12 @@ plan); every planned turn then counts as a seed of the stages after it, checked 
 earlier turns as history, each a stand-in question and a 45-word answer) instead of the question critic, and pooled
 and checked for support from its conversation's first passage.
 
+Users' questions (``--queries``, :func:`estimate_queries`): scrubbing and sampling run for real, so the questions
+are known; their pools are the build's own (BM25 over the question text), so relevance is counted exactly. The
+drafts and the support checks depend on the grades: the high end drafts a reference for every question (one call
+with its first ``support_passages`` pooled chunks) and checks support over its whole pool; the low end is 0 (no
+question with a chunk graded 2 or more: nothing to draft or check).
+
 The cost prices prompt tokens plus each prompt's ``max_tokens`` of completion per call (a bound).
 """
 
@@ -36,16 +42,18 @@ from pathlib import Path
 from typing import Any
 
 from assay.corpus.pooling import Bm25Index, PoolEntry
+from assay.formats.queries import LoggedQuery
 from assay.judge.client import Estimate
 from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Pair, estimate_pairs
 from assay.pipelines.bootstrap.conversations import ConversationSeed, conversation_variables, plan_conversations
 from assay.pipelines.bootstrap.judging import generation_variables, passages_of
+from assay.pipelines.bootstrap.real_questions import logged_questions
 from assay.pipelines.bootstrap.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
 from assay.pipelines.bootstrap.settings import BuildSettings
 from assay.types import Chunk
 
-__all__ = ["ACCEPT_LOW", "FILTER_PASS_LOW", "BuildEstimate", "StageEstimate", "estimate_build"]
+__all__ = ["ACCEPT_LOW", "FILTER_PASS_LOW", "BuildEstimate", "StageEstimate", "estimate_build", "estimate_queries"]
 
 FILTER_PASS_LOW = 0.5  # low end: share of seeds that pass the model-free filters and reach the critic
 ACCEPT_LOW = 0.4  # low end: share of seeds accepted (graded for relevance and checked for support)
@@ -204,6 +212,41 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: Bu
     support = [judge.estimate("support", variables) for variables in (support_high, support_low)]
     result.stages.append(_ranged("support", support[0], support[1], ACCEPT_LOW))
     return result
+
+
+def estimate_queries(
+    corpus: Path | Sequence[Path], queries: Sequence[LoggedQuery], *, judge: Grader, settings: BuildSettings
+) -> BuildEstimate:
+    """Estimate a build from users' questions (module docstring): relevance exact, drafts and support as a range."""
+    grader, judge = judge, primary_of(judge)
+    ingested, chunks, index = prepare_corpus(corpus, settings)
+    sampled = logged_questions(queries, settings)
+    questions = sampled.records
+    by_id = {c.id: c for c in chunks}
+    masked = sum(v for k, v in sampled.counts.items() if k.startswith("masked_"))
+    plan = f"{len(questions)} questions sampled from {len(queries):,} logged ({masked} personal data masked)"
+    result = BuildEstimate(len(ingested.documents), len(chunks), len(questions), plan=plan)
+    result.warnings = list(ingested.warnings)
+    bm25_k = settings.pool_k if settings.pool_bm25 else 0
+    pools = {
+        q.id: [e.chunk_id for e in index.pool(q.text, [], bm25_k=bm25_k, neighbours=settings.neighbours,
+                                               near_duplicates=settings.near_duplicates)]
+        for q in questions
+    }  # fmt: skip
+    pairs = [Pair(q.id, q.text, cid, by_id[cid].text) for q in questions for cid in pools[q.id]]
+    for stage, one in each_judge(grader, "relevance"):
+        result.stages.append(_exact(stage, estimate_pairs(one, pairs, listwise=settings.listwise, seed=settings.seed)))
+    size = settings.support_passages
+    drafts = [
+        {"question": q.text, "passages": passages_of(pools[q.id][:size], by_id)} for q in questions if pools[q.id]
+    ]
+    result.stages.append(_ranged("draft", judge.estimate("reference_draft", drafts), _NOTHING, 0.0))
+    support = [v for q in questions for v in _support_calls(q.text, pools[q.id], by_id, size)]
+    result.stages.append(_ranged("support", judge.estimate("support", support), _NOTHING, 0.0))
+    return result
+
+
+_NOTHING = Estimate(0, 0, 0, 0.0)
 
 
 def _turn_seeds(conversation: ConversationSeed) -> list[Seed]:
