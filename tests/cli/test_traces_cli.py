@@ -112,3 +112,27 @@ def test_help_shows_the_command(tmp_path: Path) -> None:
     assert code == 0 and "traces" in stdout and "assay import traces traces.jsonl -o run.jsonl" in stdout
     code, stdout, _ = run("import", "traces", "--help")
     assert code == 0 and "OpenInference" in stdout and "--golden" in stdout
+
+
+def test_traces_without_a_golden_set_build_one_then_evaluate_against_it(tmp_path: Path) -> None:
+    """The loop of issue 32: traces -> a run keeping their questions -> a golden set from those questions
+    (``build --queries``) over the same documents -> the traces matched to it and evaluated."""
+    from passages_fixture import make_passages_golden
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for document in make_passages_golden().documents:
+        (corpus / f"{document.id.replace('/', '_')}.txt").write_text(document.text, encoding="utf-8")
+    first = tmp_path / "questions.jsonl"
+    assert run("import", "traces", traffic(tmp_path), "-o", first)[0] == 0
+    golden = tmp_path / "golden"
+    code, _, stderr = run("build", corpus, "-o", golden, "--judge", "offline", "--queries", first, "--questions", 3)
+    assert code == 0, stderr
+    prod = tmp_path / "prod.jsonl"
+    code, stdout, stderr = run("import", "traces", tmp_path / "traces.jsonl", "-o", prod, "--golden", golden)
+    assert code == 0, stderr
+    assert "wrote 3 run line(s)" in stdout  # every trace's question is one of the golden set's
+    code, stdout, stderr = run("eval", golden, prod, "-o", tmp_path / "report", "--no-judge")
+    assert code == 0, stderr
+    result = json.loads((tmp_path / "report" / "results.json").read_text())
+    assert result["runs"][0]["counts"]["queries_evaluated"] == 3
