@@ -95,7 +95,7 @@ def record_rewrite(
         raise ValueError(f"{query_id}: the rewrite is unchanged")
     if not annotator:
         raise AuditError(f"{query_id}: a correction of a rewrite needs an annotator name")
-    with store._write() as conn:
+    with store.transaction() as conn:
         after = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()[0]
         cursor = conn.execute(
             "INSERT INTO rewrites (query_id, conversation_id, previous, text, reason, annotator, time, after_event,"
@@ -108,7 +108,7 @@ def record_rewrite(
 
 def rewrite_events(store: LabelStore, query_id: str | None = None) -> list[RewriteEvent]:
     """Every correction (of one question with ``query_id``), oldest first."""
-    with store._connect() as conn:
+    with store.connect() as conn:
         if query_id is None:
             rows = conn.execute("SELECT * FROM rewrites ORDER BY id")
         else:

@@ -129,7 +129,8 @@ class LabelStore:
     # -- connections and migrations -------------------------------------------------------------------------------
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reads (rows as ``sqlite3.Row``); the store's companions (audit/rewrites.py) use it too."""
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         except sqlite3.Error as exc:
@@ -143,9 +144,9 @@ class LabelStore:
             conn.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def transaction(self) -> Iterator[sqlite3.Connection]:
         """A connection inside ``BEGIN IMMEDIATE``: committed on success, rolled back on any error."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -157,9 +158,9 @@ class LabelStore:
     def _migrate(self) -> None:
         if not self.path.parent.is_dir():
             raise AuditError(f"{self.path.parent}: no such folder; pass the golden-set folder")
-        with self._connect() as conn:
+        with self.connect() as conn:
             conn.execute("PRAGMA journal_mode = WAL")
-        with self._write() as conn:
+        with self.transaction() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
             applied = {row["name"] for row in conn.execute("SELECT name FROM migrations")}
             for name, sql in MIGRATIONS:
@@ -174,12 +175,12 @@ class LabelStore:
         """Hold the store's write lock (``BEGIN IMMEDIATE``) around work outside the store that must not interleave
         with another writer's, such as rewriting passages.jsonl from the store's grades; other writers wait, readers
         do not."""
-        with self._write():
+        with self.transaction():
             yield
 
     def migrations(self) -> list[str]:
         """Names of the applied migrations, in the order they were applied."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             return [row["name"] for row in conn.execute("SELECT name FROM migrations ORDER BY rowid")]
 
     # -- writing --------------------------------------------------------------------------------------------------
@@ -191,7 +192,7 @@ class LabelStore:
         Returns the number of new events. Unscored labels become events with grade NULL and the unscored reason.
         """
         added = 0
-        with self._write() as conn:
+        with self.transaction() as conn:
             for label in labels:
                 key = content_hash(canonical_json(label.model_dump(mode="json")), 16)
                 if conn.execute("SELECT 1 FROM imported WHERE key = ?", (key,)).fetchone():
@@ -205,14 +206,14 @@ class LabelStore:
     def record(self, event: LabelEvent, *, session: str | None = None, queue: str | None = None) -> StoredEvent:
         """Append one label event and return it as stored (with its id)."""
         _check_event(event)
-        with self._write() as conn:
+        with self.transaction() as conn:
             event_id = _insert(conn, event, kind="label", undoes=None, session=session, queue=queue)
             return _stored(conn, event_id)
 
     def record_many(self, events: Iterable[LabelEvent], *, session: str | None = None) -> int:
         """Append several events in one transaction: all of them or none."""
         count = 0
-        with self._write() as conn:
+        with self.transaction() as conn:
             for event in events:
                 _check_event(event)
                 _insert(conn, event, kind="label", undoes=None, session=session, queue=None)
@@ -225,7 +226,7 @@ class LabelStore:
         Appends an ``undo`` event naming the undone event and carrying the grade (and reason) it restores, which
         is the annotator's previous label of that item, or NULL when there was none.
         """
-        with self._write() as conn:
+        with self.transaction() as conn:
             rows = conn.execute(
                 "SELECT * FROM events WHERE annotator = ? AND source != 'judge' ORDER BY id", (annotator,)
             )
@@ -252,12 +253,12 @@ class LabelStore:
 
     def events(self) -> list[StoredEvent]:
         """Every event, oldest first."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             return [_row_event(row) for row in conn.execute("SELECT * FROM events ORDER BY id")]
 
     def history(self, query_id: str, chunk_id: str) -> list[StoredEvent]:
         """Every event of one item (all annotators and judges, undos included), oldest first."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             rows = conn.execute(
                 "SELECT * FROM events WHERE query_id = ? AND chunk_id = ? ORDER BY id", (query_id, chunk_id)
             )
@@ -276,7 +277,7 @@ class LabelStore:
         ``source`` keeps labels whose latest event has that source; ``role`` is ``judge`` or ``human`` (human and
         imported); ``annotator`` keeps one annotator. Items whose label was undone down to nothing are left out.
         """
-        with self._connect() as conn:
+        with self.connect() as conn:
             if annotator is None:
                 rows = conn.execute("SELECT * FROM events ORDER BY id")
             else:  # the annotator is part of every fold key: fold only theirs (the page asks on every label)
@@ -291,7 +292,7 @@ class LabelStore:
 
     def items(self) -> list[Item]:
         """Every item that has a judge label, in the order the judge labels were imported."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             rows = conn.execute("SELECT query_id, chunk_id, MIN(id) AS first FROM events GROUP BY 1, 2 ORDER BY 3")
             return [(row["query_id"], row["chunk_id"]) for row in rows]
 
@@ -339,13 +340,13 @@ class LabelStore:
 
     def saved_queue(self, annotator: str, queue: str, seed: int) -> list[Item] | None:
         """The recorded order of an annotator's queue, or None when no session used it yet."""
-        with self._connect() as conn:
+        with self.connect() as conn:
             session_id = _session_id(conn, annotator, queue, seed)
             return None if session_id is None else _session_items(conn, session_id)
 
     def save_queue(self, annotator: str, queue: str, seed: int, items: list[Item]) -> list[Item]:
         """Record a queue's order; if another process recorded it first, keep and return theirs, plus new items."""
-        with self._write() as conn:
+        with self.transaction() as conn:
             session_id = _session_id(conn, annotator, queue, seed)
             if session_id is None:
                 cursor = conn.execute(

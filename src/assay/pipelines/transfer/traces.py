@@ -39,7 +39,15 @@ from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import write_jsonl
 from assay.formats.traces import Trace, read_traces
 
-__all__ = ["TracesImport", "import_traces", "run_line", "trace_query_id", "write_traces_run"]
+__all__ = [
+    "TracesImport",
+    "import_traces",
+    "latest_per_question",
+    "match_traces",
+    "run_line",
+    "trace_query_id",
+    "write_traces_run",
+]
 
 _SHOWN = 3  # unmatched traces named in a note
 
@@ -100,8 +108,8 @@ def import_traces(path: str | Path, golden: GoldenSet | None = None) -> TracesIm
     and :class:`~assay.errors.NothingProduced` when no trace gives a line.
     """
     read = read_traces(path)
-    named = _match(read.traces, golden)
-    kept, repeated = _latest(named)
+    named = match_traces(read.traces, golden)
+    kept, repeated = latest_per_question(named)
     matched = {trace.trace_id for _, trace, _ in named}
     result = TracesImport(
         path=read.path, lines=[run_line(qid, trace) for qid, trace, _ in kept], spans=read.spans,
@@ -135,7 +143,7 @@ def run_line(query_id: str, trace: Trace) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------- steps
 
 
-def _match(traces: Sequence[Trace], golden: GoldenSet | None) -> list[tuple[str, Trace, str]]:
+def match_traces(traces: Sequence[Trace], golden: GoldenSet | None) -> list[tuple[str, Trace, str]]:
     """``(query_id, trace, how)`` for each trace that gets a query id (in the traces' order)."""
     if golden is None:
         prefixes = Counter(trace_query_id(t.trace_id) for t in traces)
@@ -153,7 +161,7 @@ def _match(traces: Sequence[Trace], golden: GoldenSet | None) -> list[tuple[str,
     return out
 
 
-def _latest(named: Iterable[tuple[str, Trace, str]]) -> tuple[list[tuple[str, Trace, str]], int]:
+def latest_per_question(named: Iterable[tuple[str, Trace, str]]) -> tuple[list[tuple[str, Trace, str]], int]:
     """One trace per query id, the latest started (ties: the larger trace id), in start order; and how many were
     dropped."""
     best: dict[str, tuple[str, Trace, str]] = {}

@@ -40,7 +40,7 @@ from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import write_jsonl
 from assay.formats.otlp import Span, read_span_lines
 from assay.formats.traces import Trace, traces_of
-from assay.pipelines.transfer.traces import _latest, _match, run_line
+from assay.pipelines.transfer.traces import latest_per_question, match_traces, run_line
 
 __all__ = ["CURSOR_NAME", "RUN_NAME", "WatchPass", "sampled", "watch_once"]
 
@@ -155,7 +155,7 @@ def _update_run(path: Path, golden: GoldenSet, kept: list[Trace], done: WatchPas
     lines = _read_run(path)
     known = {line["trace_id"] for line in lines}
     fresh = [t for t in kept if t.trace_id not in known]
-    named = _match(fresh, golden)
+    named = match_traces(fresh, golden)
     done.matched = len(named)
     if len(named) < len(fresh):
         done.notes.append(f"{len(fresh) - len(named)} sampled trace(s) match no golden question (left out).")
@@ -163,7 +163,7 @@ def _update_run(path: Path, golden: GoldenSet, kept: list[Trace], done: WatchPas
         done.run_lines = len(lines)
         return False
     by_query: dict[str, tuple[str, Any]] = {line["query_id"]: (line["query_id"], line) for line in lines}
-    newest, _ = _latest(named)
+    newest, _ = latest_per_question(named)
     for qid, trace, _how in newest:
         held = by_query.get(qid)
         if held is None or (trace.start_ns, trace.trace_id) > (held[1].get("start_ns", 0), held[1]["trace_id"]):
