@@ -29,12 +29,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from assay._version import __version__
-from assay.corpus.pooling import Bm25Index
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge
@@ -42,7 +41,7 @@ from assay.judge.panel import Grader, judges_of, merged_usage
 from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.evaluate.evaluated import Evaluated
 from assay.pipelines.evaluate.explore import question_views
-from assay.pipelines.evaluate.judging.calls import Assessed
+from assay.pipelines.evaluate.judging.calls import Assessed, vital_counts
 from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
 from assay.pipelines.evaluate.judging.noise import check_repeatable, cutoff, judge_noise
@@ -54,7 +53,7 @@ from assay.pipelines.evaluate.runs.units import Units, project_run
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.comparable import comparable
-from assay.pipelines.evaluate.scoring.conversations import conversation_summary, rewrite_values, turn_strata
+from assay.pipelines.evaluate.scoring.conversations import TurnParts, conversation_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, TURN_STRATA, family
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
@@ -162,7 +161,7 @@ def evaluate_detailed(
     index.relabelled()
     labels = er.Labels.of(gold, strict_unscored=judge is not None)  # the same pool for every run
     pool = SpanPool(index)
-    turns = _TurnParts.of(gold, loaded, labels, config.threshold)
+    turns = TurnParts.of(gold, loaded, labels, config.threshold)
     per_run = {
         run.name: _rows(
             gold,
@@ -185,7 +184,7 @@ def evaluate_detailed(
     merged = Merged.of(loaded, projected, per_run, passages)
     result = _result(gold, folder, runs=merged.runs, projected=merged.projected, per_run=merged.per_run,
                      labels=labels, judge=judge, config=config, humans=humans, passages=passages,
-                     vital=_vital(assessed))  # fmt: skip
+                     vital=vital_counts(assessed))  # fmt: skip
     headline = _headline(_metric_names(next(iter(merged.per_run.values()), {})), config)
     merged.describe(result, labels, headline, threshold=config.threshold, depth=config.depth)
     if config.judge_repeats and isinstance(judge, Judge):
@@ -206,21 +205,6 @@ def evaluate_detailed(
     rows = [row for rows in merged.per_run.values() for row in rows.values()]  # a repeated run: per question
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support, passages, question_views(gold, loaded, passages, support))
-
-
-def _vital(assessed: Mapping[str, Mapping[str, Assessed]]) -> dict[str, dict[str, tuple[int, int] | None]]:
-    """Per run and question, (vital nuggets the answer supports, vital nuggets) where the nugget call answered for
-    each, None where a verdict is missing (the conversation coverage is then unscored)."""
-    out: dict[str, dict[str, tuple[int, int] | None]] = {}
-    for run, found in assessed.items():
-        mine = out[run] = {}
-        for qid, one in found.items():
-            reason = one.unscored.get("nugget_recall_vital_strict")
-            if one.vital_nuggets is not None:
-                mine[qid] = one.vital_nuggets
-            elif reason is not None and reason not in ("no_vital_nuggets", "no_nuggets", FAILED):
-                mine[qid] = None
-    return out
 
 
 def _pool_size(gold: GoldenSet) -> int:
@@ -306,7 +290,7 @@ def _rows(
     index: SpanIndex,
     pool: SpanPool,
     clusters: Mapping[str, str | None],
-    turns: _TurnParts | None = None,
+    turns: TurnParts | None = None,
 ) -> dict[str, QueryResult]:
     """Per-query values: label-based measures on the run's projection onto the golden chunks (``unit_run``), span
     and budget measures on its passages, the LLM metrics as assessed."""
@@ -335,24 +319,6 @@ def _rows(
                 row.unscored.update(values.unscored)
     _fail(run, rows)
     return rows
-
-
-@dataclass(frozen=True)
-class _TurnParts:
-    """What conversations add per turn (:mod:`~assay.pipelines.evaluate.scoring.conversations`): the turn strata and
-    each run's rewrite metrics."""
-
-    strata: Mapping[str, Mapping[str, str]]
-    rewrites: Mapping[str, Mapping[str, er.QueryValues]]
-
-    @classmethod
-    def of(cls, gold: GoldenSet, runs: Sequence[LoadedRun], labels: er.Labels, threshold: int) -> _TurnParts | None:
-        if not gold.conversations:
-            return None
-        rewritten = any(line.rewrite for run in runs for line in run.lines.values())
-        has_text = any(chunk.text.strip() for chunk in gold.chunks)
-        index = Bm25Index.build(gold.chunks) if rewritten and has_text else None
-        return cls(turn_strata(gold), {run.name: rewrite_values(run, gold, labels, threshold, index) for run in runs})
 
 
 def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:

@@ -30,7 +30,7 @@ Metric definitions (per query; K is the context depth, ``settings["context_k"]``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
 from assay.pipelines.evaluate.judging.contradiction import CONTRADICTION_PROMPT, earlier_answers, read_contradiction
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.read import FAILED, LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, CONTRADICTION, NUGGET_METRICS
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 from assay.text import sentences
@@ -57,6 +57,7 @@ __all__ = [
     "judge_unlabelled",
     "plan_calls",
     "unlabelled_pairs",
+    "vital_counts",
 ]
 
 SUPPORT_PROMPT = "support"
@@ -356,3 +357,18 @@ def _read_nuggets(question: Question, data: dict[str, Any], out: Assessed) -> No
     vital = [a for a, i in zip(assignment, importance, strict=True) if i == "vital"]
     if vital and None not in vital:
         out.vital_nuggets = (sum(a == "support" for a in vital), len(vital))
+
+
+def vital_counts(assessed: Mapping[str, Mapping[str, Assessed]]) -> dict[str, dict[str, tuple[int, int] | None]]:
+    """Per run and question, (vital nuggets the answer supports, vital nuggets) where the nugget call answered for
+    each, None where a verdict is missing (the conversation coverage is then unscored)."""
+    out: dict[str, dict[str, tuple[int, int] | None]] = {}
+    for run, found in assessed.items():
+        mine = out[run] = {}
+        for qid, one in found.items():
+            reason = one.unscored.get("nugget_recall_vital_strict")
+            if one.vital_nuggets is not None:
+                mine[qid] = one.vital_nuggets
+            elif reason is not None and reason not in ("no_vital_nuggets", "no_nuggets", FAILED):
+                mine[qid] = None
+    return out

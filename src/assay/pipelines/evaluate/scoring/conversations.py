@@ -25,7 +25,8 @@ measured per turn. On top of them:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,11 +36,13 @@ from assay.corpus.pooling import Bm25Index
 from assay.formats.golden import GoldenSet
 from assay.metrics import evaluate as trec_evaluate
 from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.names import CONTRADICTION, REWRITE_METRICS
 from assay.pipelines.evaluate.scoring.ranking import Labels, QueryValues
 from assay.results import ConversationSummary, QueryResult
 
 __all__ = [
+    "TurnParts",
     "contradiction_rates",
     "conversation_summary",
     "rewrite_values",
@@ -172,3 +175,21 @@ def conversation_summary(
         coverage_unscored=len(coverage) - len(scored),
         **_contradiction_fields(gold, rows or {}),
     )
+
+
+@dataclass(frozen=True)
+class TurnParts:
+    """What conversations add per turn (:mod:`~assay.pipelines.evaluate.scoring.conversations`): the turn strata and
+    each run's rewrite metrics."""
+
+    strata: Mapping[str, Mapping[str, str]]
+    rewrites: Mapping[str, Mapping[str, er.QueryValues]]
+
+    @classmethod
+    def of(cls, gold: GoldenSet, runs: Sequence[LoadedRun], labels: er.Labels, threshold: int) -> TurnParts | None:
+        if not gold.conversations:
+            return None
+        rewritten = any(line.rewrite for run in runs for line in run.lines.values())
+        has_text = any(chunk.text.strip() for chunk in gold.chunks)
+        index = Bm25Index.build(gold.chunks) if rewritten and has_text else None
+        return cls(turn_strata(gold), {run.name: rewrite_values(run, gold, labels, threshold, index) for run in runs})
