@@ -155,6 +155,11 @@ class QueryResult(_Model):
     unscored: dict[str, str] = Field(default_factory=dict)  # metric -> reason, for the None values above
     cluster: str | None = None  # the cluster the query is resampled with (its source document); None: itself
 
+    @property
+    def unit(self) -> str:
+        """What the statistics resample this query with: its cluster, else the query alone (``query:ID``)."""
+        return self.cluster or f"query:{self.query_id}"
+
 
 class PassageView(_Model):
     """One retrieved passage of one run for one question, as the report's explorer shows it: its rank, unit id (a

@@ -100,7 +100,7 @@ def clustering_summary(
 ) -> Clustering | None:
     """The grouping of the evaluated questions (every run's), with the design effect of ``primary``: the largest
     over its compared pairs, else over the runs' scores. None when no question was evaluated."""
-    labels = {qid: row.cluster or f"query:{qid}" for rows in per_run.values() for qid, row in rows.items()}
+    labels = {qid: row.unit for rows in per_run.values() for qid, row in rows.items()}
     if not labels:
         return None
     sizes = Counter(labels.values())

@@ -125,10 +125,6 @@ class _Test:
         return clusters.group(self.ys - self.xs, self.labels)
 
 
-def _label(row: QueryResult) -> str:
-    return row.cluster or f"query:{row.query_id}"
-
-
 def _paired(a: Rows, b: Rows, name: str, queries: set[str] | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     xs: list[float] = []
     ys: list[float] = []
@@ -138,7 +134,7 @@ def _paired(a: Rows, b: Rows, name: str, queries: set[str] | None = None) -> tup
         if x is not None and y is not None:
             xs.append(x)
             ys.append(y)
-            labels.append(_label(a[qid]))
+            labels.append(a[qid].unit)
     return np.array(xs, dtype=np.float64), np.array(ys, dtype=np.float64), labels
 
 
@@ -202,7 +198,7 @@ def _tukey(
     """Randomized Tukey HSD over the family's pairs, on the queries every run of the family scored."""
     runs = list(dict.fromkeys(r for t in tests for r in (t.a, t.b)))
     scores = np.array([[per_run[r][q].metrics[name] for r in runs] for q in queries], dtype=np.float64)
-    labels = [_label(per_run[runs[0]][q]) for q in queries]
+    labels = [per_run[runs[0]][q].unit for q in queries]
     keys = sorted(set(labels))  # one permutation per cluster: the family's scores summed within clusters
     sums = np.zeros((len(keys), len(runs)))
     position = {key: i for i, key in enumerate(keys)}

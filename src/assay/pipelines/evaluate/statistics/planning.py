@@ -114,7 +114,7 @@ def _cases(
     if family or len(per_run) != 1:
         return out
     run, rows = next(iter(per_run.items()))
-    scored = [(row.metrics[primary], row.cluster or f"query:{qid}") for qid, row in sorted(rows.items())
+    scored = [(row.metrics[primary], row.unit) for qid, row in sorted(rows.items())
               if row.metrics.get(primary) is not None]  # fmt: skip
     values = np.array([v for v, _ in scored], dtype=np.float64)
     if values.size < 2 or float(np.std(values, ddof=1)) <= _NO_SPREAD:

@@ -84,7 +84,7 @@ def summarize(rows: Sequence[QueryResult], name: str, settings: StatSettings) ->
     array = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
     if not np.isfinite(array).any():
         return MetricSummary(mean=None, n_scored=0, n_unscored=len(values), unscored_reasons=dict(reasons))
-    labels = [row.cluster or f"query:{row.query_id}" for row in rows if name in row.metrics]
+    labels = [row.unit for row in rows if name in row.metrics]
     interval = clusters.mean_interval(
         array, labels, confidence=settings.confidence, n_resamples=settings.n_boot, seed=settings.seed
     )
