@@ -67,14 +67,14 @@ def sample_pairs(
     sources = {
         (label.query_id, label.chunk_id): label.provenance.source for label in gold.qrels if label.grade is not None
     }
-    human = {(q, c) for q, chunks in gold.qrels_map(source="human").items() for c in chunks}
-    imported = {(q, c) for q, chunks in gold.qrels_map(source="imported").items() for c in chunks}
+    people = {(q, c) for source in ("human", "imported") for q, chunks in gold.qrels_map(source=source).items()
+              for c in chunks}  # fmt: skip
     eligible = {
         (qid, cid)
         for run in runs
         for qid, line in run.lines.items()
         for cid in line.top(k)
-        if sources.get((qid, cid)) in _RE_ASKED and (qid, cid) not in human | imported and gold.has_chunk(cid)
+        if sources.get((qid, cid)) in _RE_ASKED and (qid, cid) not in people and gold.has_chunk(cid)
     }
     chosen = sorted(eligible, key=lambda pair: (zlib.crc32(f"{pair[0]}\t{pair[1]}".encode()), pair))[:limit]
     return sorted(chosen), len(eligible)
