@@ -2,12 +2,15 @@
 
 Writing (``conversation`` prompt). Each turn's standalone **rewrite** is a question the offline generator writes
 (:func:`~assay.judge.offline_questions.generate`) from the passage the plan names, skipping sentences earlier turns
-used; the **utterance** is made from the rewrite by one rule per dependency kind:
+used; a pronoun or ellipsis follow-up asks about a sentence that names something the history names (a capitalised
+word after a sentence's start), else one that shares two content terms with it, else any, so the follow-up is about
+what the conversation is about. The **anchor** is the run of the rewrite's words found in the history that names
+something, else the longest (a run of numbers or of dates is none; a word inside an e-mail address or a file name
+is none). The **utterance** is made from the rewrite by one rule per dependency kind:
 
 ===============  ====================================================================================================
 none             the rewrite itself (the first turn)
-pronoun          the anchor (the longest run of content words the rewrite shares with the history, with its article)
-                 replaced by "it"
+pronoun          the anchor (with its article) replaced by "it" ("them" for a plural word)
 ellipsis         "And " + the rewrite with "PREPOSITION + anchor" dropped ("How long does delivery take for the
                  Ranger tent?" -> "And how long does delivery take?"); no preposition before the anchor: pronoun
 comparison       a comparison question over the first passage and the one the plan names, anchor replaced by "that"
@@ -41,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from assay.judge.offline_lexical import BASELINE, name_terms, stem_terms
-from assay.judge.offline_questions import Source, critique, generate
+from assay.judge.offline_questions import Source, critique, generate, units
 from assay.judge.outputs import (
     ContradictionCheck,
     GeneratedConversation,
@@ -61,8 +64,12 @@ _ARTICLE = r"(?:(?:the|a|an|your|our|its|their)\s+)?"
 # words of a question's frame, never an anchor's first or last word ("on what date" is no antecedent)
 _FRAME = frozenset(
     "date number much many long know tell details say said mean what how which documentation version within between "
-    "before after during per until via across without".split()
+    "before after during per until via across without about".split()
 )
+_CALENDAR = frozenset(
+    "January February March April May June July August September October November December "
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+)  # capitalised, but a date names nothing a pronoun could stand for
 _DANGLING = re.compile(r"\b(it|they|them)\b", re.I)
 _TYPES = {"none": "factoid", "pronoun": "factoid", "ellipsis": "numeric", "topic_shift": "factoid"}
 
@@ -73,11 +80,13 @@ def _content(word: str) -> bool:
 
 
 def _anchor(rewrite: str, history: str) -> str | None:
-    """The longest run of consecutive words of ``rewrite`` that starts and ends with a content word and occurs in
-    ``history`` (case-insensitive, as whole words); None when no content word of the rewrite is in the history."""
+    """The run of consecutive words of ``rewrite`` that starts and ends with a content word and occurs in
+    ``history`` (case-insensitive, as whole words): one that names something (a capitalised word after the first,
+    or a number: "the Skerry 2", "Rental Care") before one that does not, then the longest; None when no content
+    word of the rewrite is in the history."""
     tokens = re.findall(r"[\w'-]+", rewrite)
     seen = history.lower()
-    best: str | None = None
+    best: tuple[bool, int, str] | None = None
     for i, first in enumerate(tokens):
         if not _content(first):
             continue
@@ -85,18 +94,26 @@ def _anchor(rewrite: str, history: str) -> str | None:
             if not _content(tokens[j - 1]):
                 continue
             phrase = " ".join(tokens[i:j])
-            if (best is None or len(phrase) > len(best)) and re.search(rf"\b{re.escape(phrase.lower())}\b", seen):
-                best = phrase
+            alpha = [t for t in tokens[i:j] if t.isalpha() and t.lower() not in STOPWORDS]
+            if not alpha or all(t in _CALENDAR for t in alpha):  # a number or a date is no referent
+                continue
+            named = any(k > 0 and t[:1].isupper() and t not in _CALENDAR for k, t in enumerate(tokens[i:j], start=i))
+            rank = (named, len(phrase), phrase)
+            if (best is None or rank[:2] > best[:2]) and re.search(rf"{_EDGE}{re.escape(phrase.lower())}{_END}", seen):
+                best = rank
                 break
-    return best
+    return best[2] if best is not None else None
 
 
 def _phrase_pattern(anchor: str) -> str:
     return _ARTICLE + r"\s+".join(re.escape(w) for w in anchor.split())
 
 
+_EDGE, _END = r"(?<![\w@.-])", r"(?![\w@-]|\.\w)"  # whole words, not inside an address, a file name or a time
+
+
 def _pronoun(rewrite: str, anchor: str, pronoun: str = "it") -> str:
-    out = re.sub(rf"\b{_phrase_pattern(anchor)}\b", pronoun, rewrite, count=1, flags=re.I)
+    out = re.sub(rf"{_EDGE}{_phrase_pattern(anchor)}{_END}", pronoun, rewrite, count=1, flags=re.I)
     return out[0].upper() + out[1:] if out else out
 
 
@@ -107,6 +124,18 @@ def _ellipsis(rewrite: str, anchor: str) -> str | None:
         return None
     cut = re.sub(r"\s+([?.!,])", r"\1", cut).strip()
     return "And " + cut[0].lower() + cut[1:]
+
+
+def _focus(source: Source, history: str) -> Source:
+    """``source`` cut to its sentences that share a name with ``history`` (module docstring), else those that share
+    two content terms with it, else whole: a follow-up then asks about what the conversation is about."""
+    names, known = name_terms(history), set(stem_terms(history))
+    found = units(source.text)
+    for keep in (lambda s: bool(name_terms(s) & names), lambda s: len(set(stem_terms(s)) & known) >= 2):
+        chosen = [s for s in found if keep(s)]
+        if chosen:
+            return Source(source.id, "\n\n".join(chosen), source.heading)
+    return source
 
 
 def _without(source: Source, used: Sequence[str]) -> Source:
@@ -144,7 +173,7 @@ def _follow_up(kind: str, sources: dict[str, Source], passage: str, history: str
     if kind == "comparison":
         g = generate([_without(first, used), target], "comparison")
     else:
-        g = generate([_without(target, used)], _TYPES.get(kind, "factoid"))
+        g = generate([_focus(_without(target, used), history)], _TYPES.get(kind, "factoid"))
     anchor = _anchor(g.question, history)
     if anchor is None:
         return _turn("none", g.question, g, f"planned {kind}, but the rewrite shares no words with the history.")

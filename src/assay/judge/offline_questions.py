@@ -33,7 +33,7 @@ from assay.judge.offline_phrasing import (
 from assay.judge.outputs import EvidenceQuote, GeneratedQuestion, NuggetItem, QuestionCritique
 from assay.text import STOPWORDS, content_hash, numbers, sentences, words
 
-__all__ = ["Source", "critique", "generate", "locate"]
+__all__ = ["Source", "critique", "generate", "locate", "units"]
 
 _TYPE_CUES = {
     "procedural": re.compile(r"^(to \w+|\w+ (the|your|a|an)\b)|\b(step|click|select|submit|contact|fill in)\b", re.I),
@@ -99,7 +99,7 @@ def _plain(sentence: str) -> str:
     return _LINE_MARK.sub("", _MARKUP.sub("", _LINK.sub(r"\1", sentence))).strip()
 
 
-def _units(text: str) -> list[str]:
+def units(text: str) -> list[str]:
     """Sentences of ``text``, with list items, headings and table rows kept apart."""
     return [s for block in _BLOCK_BREAK.split(text) for s in sentences(block)]
 
@@ -117,8 +117,8 @@ def _salience(original: str, kind: str) -> int:
 
 
 def _pick(source: Source, kind: str, skip: str | None = None) -> str:
-    units = [s for s in _units(source.text) if s != skip and stem_terms(s)]
-    candidates = [s for s in units if s.count("|") < 2] or units or [" ".join(source.text.split())]
+    found = [s for s in units(source.text) if s != skip and stem_terms(s)]
+    candidates = [s for s in found if s.count("|") < 2] or found or [" ".join(source.text.split())]
     return max(candidates, key=lambda s: (_salience(s, kind), -candidates.index(s)))
 
 

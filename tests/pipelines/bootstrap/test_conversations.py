@@ -15,6 +15,7 @@ from assay.errors import BudgetExceeded, ConfigError, NothingProduced
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, JudgeCache, make_judge
 from assay.judge.offline import offline_answer
+from assay.judge.offline_conversations import _anchor as anchor
 from assay.judge.offline_conversations import check_rewrite, write_conversation
 from assay.judge.offline_questions import Source
 from assay.judge.panel import Panel
@@ -93,7 +94,32 @@ def test_plan_starts_standalone_and_spreads_the_kinds() -> None:
     assert all(p.plan[0] == ("none", "P1") and 3 <= len(p.plan) <= 6 for p in plans)
     kinds = {kind for p in plans for kind, _ in p.plan[1:]}
     assert kinds == {"pronoun", "ellipsis", "comparison", "topic_shift", "unanswerable"}
+    assert all(p.plan[1][0] in ("pronoun", "ellipsis", "comparison") for p in plans)  # the first follow-up leans
     assert plans == plan_conversations(chunks, index, settings)
+
+
+def test_a_chunk_opens_one_conversation_and_a_small_corpus_plans_fewer_with_a_warning(tmp_path: Path) -> None:
+    settings = BuildSettings(questions=0, conversations=200, turns=(2, 3))
+    _, chunks, index = prepare_corpus(DEMO, settings)
+    plans = plan_conversations(chunks, index, settings)
+    firsts = [p.chunk_ids[0] for p in plans]
+    assert len(plans) == len(chunks) == len(set(firsts))  # every chunk once, none twice
+    fewer = replace(settings, conversations=len(chunks) - 5)
+    assert len({p.chunk_ids[0] for p in plan_conversations(chunks, index, fewer)}) == len(chunks) - 5
+    estimate = estimate_build(DEMO, judge=make_judge("offline"), settings=settings)
+    said = [w for w in estimate.warnings if "200 conversations were asked for" in w]
+    assert said == [f"200 conversations were asked for, but the corpus has {len(chunks)} chunks and a chunk opens "
+                    f"one conversation: {len(chunks)} are planned."]  # fmt: skip
+
+
+def test_a_turn_links_only_the_documents_of_the_passages_it_cites(built: tuple[GoldenSet, Path]) -> None:
+    golden, _ = built
+    chunks = {c.id: c for c in golden.chunks}
+    for question in golden.questions:
+        if "conversation_id" not in question.metadata:
+            continue
+        cited = question.source_chunk_ids or question.metadata["seed_chunk_ids"][:1]
+        assert question.source_doc_ids == list(dict.fromkeys(chunks[c].doc_id for c in cited)), question.id
 
 
 SOURCES = [
@@ -115,6 +141,24 @@ def test_offline_writer_replaces_the_named_thing_with_a_pronoun() -> None:
     assert "Ranger" not in second.utterance and " it" in f" {second.utterance}".lower()
     assert second.utterance == second.rewrite.replace("Ranger", "it")
     assert second.evidence[0].quote != first.evidence[0].quote  # a follow-up asks about another sentence
+
+
+def test_offline_writer_refers_to_the_named_thing_the_conversation_is_about() -> None:
+    """The pronoun stands for what the history names (a product), not a longer common phrase, not a date, not a word
+    inside an address; the follow-up asks about a sentence that names it."""
+    sources = [
+        Source("P1", "The Skerry 2 tent weighs 2.4 kg and packs small for long walks in the hills.", "Tents"),
+        Source("P2", "Stoves must be returned clean. The Skerry 2 can be rented for $18 per night in the hills. "
+               "Write to help@skerry.example for long walks in the hills.", ""),  # fmt: skip
+    ]
+    plan = [{"number": 1, "dependency": "none", "passage": "P1"},
+            {"number": 2, "dependency": "pronoun", "passage": "P2"}]  # fmt: skip
+    second = write_conversation(sources, plan).turns[1]
+    assert second.dependency == "pronoun" and "Skerry 2" in second.rewrite, second
+    assert second.utterance == "It can be rented for how much per night in the hills?"
+    assert second.evidence[0].quote.startswith("The Skerry 2 can be rented")
+    assert anchor("Ships on 14 March to help@skerry.example?", "on 14 March we wrote help@skerry.example") is None
+    assert anchor("How long is the Skerry warranty in the hills?", "the Skerry tent in the hills") == "Skerry"
 
 
 def test_offline_writer_marks_a_turn_that_cannot_lean_on_the_history_as_standalone() -> None:

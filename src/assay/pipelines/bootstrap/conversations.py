@@ -5,16 +5,21 @@ the turns go through the same filters (evidence, leakage, near-duplicates, relab
 the unanswerable check and support as single questions do, in the same stages. Only three steps are their own:
 
 1. **Plan** (:func:`plan_conversations`). Seed chunks are drawn as question seeds are (:func:`.sampling.sample_seeds`
-   with ``total = N``: spread over the documents by size, seeded). Each conversation gets up to three passages: P1
-   the seed chunk, P2 the next chunk of its document (when there is one), P3 the BM25-nearest chunk of another
-   document (:func:`.sampling.second_chunk`). Its number of turns is drawn in ``settings.turns`` and its plan of
-   dependencies is: turn 1 ``none`` (about P1), then the kinds pronoun, ellipsis, comparison, topic_shift,
-   unanswerable in a seeded order, repeating (pronoun and ellipsis about P2 or P1; comparison and topic_shift about
-   P3, or pronoun when there is no P3). Seeded by ``settings.seed`` and the seed chunk, so a rerun plans the same.
+   with ``total = N``: spread over the documents by size, seeded); a chunk opens one conversation (one drawn again
+   gives way to the next unused chunk in corpus order; a corpus of fewer chunks than N plans fewer, with a warning).
+   Each conversation gets up to three passages: P1 the seed chunk, P2 the next chunk of its document (when there is
+   one), P3 the BM25-nearest chunk of another document (:func:`.sampling.second_chunk`). Its number of turns is drawn
+   in ``settings.turns`` and its plan of dependencies is: turn 1 ``none`` (about P1), then the kinds pronoun,
+   ellipsis, comparison, topic_shift, unanswerable in a seeded order whose first is one that leans on the opening
+   turn (pronoun, ellipsis or comparison, as a first follow-up does), repeating (pronoun and ellipsis about P2 or P1;
+   comparison and topic_shift about P3, or pronoun when there is no P3). Seeded by ``settings.seed`` and the seed
+   chunk, so a rerun plans the same.
 2. **Write** (:func:`generate_conversations`): one ``conversation`` call per plan (judge stage ``conversation``).
    Each turn becomes a question ``{conversation id}-t{n}``: the rewrite as its text, the answer, evidence, claims
    and nuggets as a generated question's; ``metadata`` holds ``conversation_id``, ``turn``, ``utterance`` and
-   ``dependency``. Type: ``unanswerable`` and ``comparison`` turns take that type, the others ``factoid``. A turn
+   ``dependency``; its ``source_doc_ids`` are the documents of the passages its evidence cites (P1's for an
+   unanswerable turn), so a turn links only the documents it is about. Type: ``unanswerable`` and ``comparison``
+   turns take that type, the others ``factoid``. A turn
    depends on the history when its dependency is pronoun, ellipsis or comparison.
 3. **Check** (:func:`critique_turns`): one ``rewrite_check`` call per turn (judge stage ``rewrite_check``) with the
    earlier turns' utterances and reference answers: the rewrite must score at least ``critic_min`` on answerable
@@ -59,6 +64,7 @@ __all__ = [
     "cut_conversations",
     "generate_conversations",
     "plan_conversations",
+    "planned_note",
 ]
 
 CONVERSATION, REWRITE_CHECK = "conversation", "rewrite_check"  # judge stages (and prompt names)
@@ -69,11 +75,13 @@ MIN_TURNS = 2
 
 @dataclass(frozen=True)
 class ConversationSeed:
-    """One planned conversation: id, its passages (P1, P2, P3 in order), and per turn (dependency, passage id)."""
+    """One planned conversation: id, its passages (P1, P2, P3 in order) and their documents, and per turn
+    (dependency, passage id)."""
 
     id: str
     chunk_ids: tuple[str, ...]
     doc_ids: tuple[str, ...]
+    chunk_docs: tuple[str, ...]  # the document of each of chunk_ids
     plan: tuple[tuple[str, str], ...]
     style: str
     language: str
@@ -97,11 +105,8 @@ def plan_conversations(
     ).seeds
     following = {(c.doc_id, c.ordinal): c.id for c in chunks}
     out: list[ConversationSeed] = []
-    seen: dict[str, int] = {}
-    for seed in drawn:
-        first = index.chunk(seed.chunk_ids[0])
-        seen[first.id] = seen.get(first.id, 0) + 1
-        cid = "c-" + content_hash(f"{first.id}|conversation|{seen[first.id]}", 5)
+    for seed, first in zip(drawn, _distinct([index.chunk(s.chunk_ids[0]) for s in drawn], chunks), strict=False):
+        cid = "c-" + content_hash(f"{first.id}|conversation|1", 5)
         rng = random.Random(f"{settings.seed}:{cid}")
         ids = [first.id]
         nxt = following.get((first.doc_id, first.ordinal + 1))
@@ -109,14 +114,43 @@ def plan_conversations(
         other = second_chunk(index, first)
         ids += [other] if other is not None and other not in ids else []
         plan = _plan(rng, rng.randint(*settings.turns), has_next=nxt is not None, other=len(ids) if other else None)
-        docs = tuple(dict.fromkeys(index.chunk(c).doc_id for c in ids))
-        out.append(ConversationSeed(cid, tuple(ids), docs, plan, seed.style, detect_language(first.text)))
+        chunk_docs = tuple(index.chunk(c).doc_id for c in ids)
+        out.append(ConversationSeed(cid, tuple(ids), tuple(dict.fromkeys(chunk_docs)), chunk_docs, plan, seed.style,
+                                    detect_language(first.text)))  # fmt: skip
     return out
+
+
+def _distinct(drawn: Sequence[Chunk], chunks: Sequence[Chunk]) -> list[Chunk]:
+    """``drawn`` with each chunk drawn again replaced by the next unused chunk in corpus order (the same document's
+    next chunk first): a chunk opens one conversation, since two conversations opening on one passage open alike.
+    Ends when every chunk is used."""
+    position = {c.id: i for i, c in enumerate(chunks)}
+    used: set[str] = set()
+    out: list[Chunk] = []
+    for chunk in drawn:
+        start = position[chunk.id]
+        onward = (chunks[(start + k) % len(chunks)] for k in range(len(chunks)))
+        found = next((c for c in onward if c.id not in used), None)
+        if found is None:
+            break
+        used.add(found.id)
+        out.append(found)
+    return out
+
+
+def planned_note(planned: int, settings: BuildSettings, chunks: int) -> str | None:
+    """The warning of a build asked for more conversations than its corpus has chunks to open them."""
+    if planned >= settings.conversations:
+        return None
+    return (f"{settings.conversations} conversations were asked for, but the corpus has {chunks} chunks and a chunk "
+            f"opens one conversation: {planned} are planned.")  # fmt: skip
 
 
 def _plan(rng: random.Random, turns: int, *, has_next: bool, other: int | None) -> tuple[tuple[str, str], ...]:
     kinds = list(FOLLOW_UPS)
     rng.shuffle(kinds)
+    first = next(i for i, kind in enumerate(kinds) if kind in _DEPENDENT)
+    kinds.insert(0, kinds.pop(first))  # the first follow-up leans on the opening turn, as first follow-ups do
     plan = [("none", "P1")]
     for i in range(turns - 1):
         kind = kinds[i % len(kinds)]
@@ -190,7 +224,7 @@ def _turn_question(seed: ConversationSeed, n: int, t: Any, local: dict[str, str]
     meta = {"seed_chunk_ids": list(seed.chunk_ids), "evidence_chunk_ids": cited, "conversation_id": seed.id,
             "turn": n, "utterance": t.utterance.strip(), "dependency": t.dependency, "style": seed.style,
             "language": seed.language, "planned_dependency": seed.plan[n - 1][0]}  # fmt: skip
-    docs = list(dict.fromkeys(seed.doc_ids))
+    docs = [doc for chunk, doc in zip(seed.chunk_ids, seed.chunk_docs, strict=True) if chunk in sources]
     return Question(
         id=qid,
         text=t.rewrite.strip(),

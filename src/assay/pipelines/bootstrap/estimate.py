@@ -46,7 +46,12 @@ from assay.formats.queries import LoggedQuery
 from assay.judge.client import Estimate
 from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Pair, estimate_pairs
-from assay.pipelines.bootstrap.conversations import ConversationSeed, conversation_variables, plan_conversations
+from assay.pipelines.bootstrap.conversations import (
+    ConversationSeed,
+    conversation_variables,
+    plan_conversations,
+    planned_note,
+)
 from assay.pipelines.bootstrap.judging import generation_variables, passages_of
 from assay.pipelines.bootstrap.real_questions import logged_questions
 from assay.pipelines.bootstrap.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
@@ -176,7 +181,12 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: Bu
     if planned:
         plan += f"; {len(planned)} conversations of {sum(len(c.plan) for c in planned)} turns"
     result = BuildEstimate(len(ingested.documents), len(chunks), len(question_seeds), plan=plan)
-    result.warnings = [*ingested.warnings, *(sampled.warnings if sampled is not None else [])]
+    capped = planned_note(len(planned), settings, len(chunks))
+    result.warnings = [
+        *ingested.warnings,
+        *(sampled.warnings if sampled is not None else []),
+        *([capped] if capped else []),
+    ]
     if settings.pool_runs:
         result.warnings.append(
             "--pool-run chunks are not known before the build: relevance and support count BM25 hits in their place "

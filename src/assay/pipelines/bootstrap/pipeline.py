@@ -62,6 +62,7 @@ from assay.pipelines.bootstrap.conversations import (
     cut_conversations,
     generate_conversations,
     plan_conversations,
+    planned_note,
 )
 from assay.pipelines.bootstrap.estimate import BuildEstimate, StageEstimate, estimate_build
 from assay.pipelines.bootstrap.filters import (
@@ -231,10 +232,11 @@ async def _generated(
     sampled = _plan(chunks, index, settings, documents)
     conversation_seeds = plan_conversations(chunks, index, settings, documents)
     run.counts["conversation_seeds"] = len(conversation_seeds)
-    run.warnings.extend(sampled.warnings)
+    capped = planned_note(len(conversation_seeds), settings, len(chunks))
+    run.warnings.extend([*sampled.warnings, *([capped] if capped else [])])
     run.sampling = {"plan": sampled.plan, "seed": settings.seed, "documents": sampled.documents}
     if notify is not None:  # before the first paid call
-        for line in [f"plan: {sampled.plan}", *sampled.warnings]:
+        for line in [f"plan: {sampled.plan}", *sampled.warnings, *([capped] if capped else [])]:
             notify(line)
     if len(chunks) == 1:
         run.warnings.append("the corpus has one chunk: multi-hop and comparison questions fall back to factoid.")
