@@ -131,11 +131,8 @@ def _focus(source: Source, history: str) -> Source:
     two content terms with it, else whole: a follow-up then asks about what the conversation is about."""
     names, known = name_terms(history), set(stem_terms(history))
     found = units(source.text)
-    for keep in (lambda s: bool(name_terms(s) & names), lambda s: len(set(stem_terms(s)) & known) >= 2):
-        chosen = [s for s in found if keep(s)]
-        if chosen:
-            return Source(source.id, "\n\n".join(chosen), source.heading)
-    return source
+    chosen = [s for s in found if name_terms(s) & names] or [s for s in found if len(set(stem_terms(s)) & known) >= 2]
+    return Source(source.id, "\n\n".join(chosen), source.heading) if chosen else source
 
 
 def _without(source: Source, used: Sequence[str]) -> Source:
