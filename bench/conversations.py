@@ -2,7 +2,7 @@
 
 Corpora: the bundled demo (``datasets/demo/corpus``) and a sample of CISI's documents (``../shared/data/cisi``, read
 in place; ``--cisi-docs`` of them, seeded), each built with the offline judge (no key, no network) into a
-conversational golden set (``--conversations`` conversations of 2-4 turns, questions 0) and, for the cost
+conversational golden set (``--conversations`` conversations of 2-4 turns, questions 0; a corpus opens at most one per chunk) and, for the cost
 comparison, a plain golden set of questions on the same corpus.
 
 One system, BM25 top 10 (bm25s) over the golden chunks, is asked through :func:`assay.targets.run_target` twice:
@@ -21,9 +21,9 @@ It prints, per corpus:
 
 Figures are printed, not asserted.
 
-    python bench/conversations.py                    # demo and CISI (about 10 s on 2 cores)
+    python bench/conversations.py                    # demo and CISI, 100 conversations asked (about 6 s on 2 cores)
     python bench/conversations.py --no-cisi          # demo only
-    python bench/conversations.py --cisi-docs 300 --conversations 60
+    python bench/conversations.py --cisi-docs 500 --conversations 200
     python bench/conversations.py --seeds 8          # the target counted over 8 seeded builds per corpus
 """
 
@@ -174,8 +174,9 @@ def cisi_corpus(folder: Path, docs: int) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-cisi", action="store_true", help="the demo only")
-    parser.add_argument("--cisi-docs", type=int, default=200, help="CISI documents sampled (default 200)")
-    parser.add_argument("--conversations", type=int, default=40, help="conversations built per corpus (default 40)")
+    parser.add_argument("--cisi-docs", type=int, default=300, help="CISI documents sampled (default 300)")
+    parser.add_argument("--conversations", type=int, default=100, help="conversations asked per corpus (default 100; "
+                        "the demo's 61 chunks open 61)")  # fmt: skip
     parser.add_argument("--seeds", type=int, default=1, help="builds per corpus, seeds 0..N-1 (default 1); the "
                         "history-gain target is counted over them")  # fmt: skip
     args = parser.parse_args()
