@@ -2,8 +2,8 @@
 
 Corpora: the bundled demo (``datasets/demo/corpus``) and a sample of CISI's documents (``../shared/data/cisi``, read
 in place; ``--cisi-docs`` of them, seeded), each built with the offline judge (no key, no network) into a
-conversational golden set (``--conversations`` conversations of 2-4 turns, questions 0; a corpus opens at most one per chunk) and, for the cost
-comparison, a plain golden set of questions on the same corpus.
+conversational golden set (``--conversations`` conversations of 2-4 turns, questions 0; a chunk opens at most one)
+and, for the cost comparison, a plain golden set of questions on the same corpus.
 
 One system, BM25 top 10 (bm25s) over the golden chunks, is asked through :func:`assay.targets.run_target` twice:
 with the raw turns (the utterance as typed; the function names no ``messages``, so it sees no history) and with the
