@@ -243,3 +243,56 @@ def test_judge_check_writes_a_card_for_the_real_model_and_a_rerun_makes_no_score
     assert code == 0, text
     for cost in json.loads((tmp_path / "card" / "card.json").read_text())["costs"]:
         assert cost["calls"] <= first[cost["kind"]]["unscored"], cost  # scored answers came from the cache
+
+
+def test_conversations_build_or_name_the_stage_and_eval_checks_contradictions(real_model: Any, tmp_path: Path) -> None:
+    """``assay build --conversations`` with the real model writes conversations whose every turn is pooled and
+    graded, or fails naming the stage and the unscored kinds, writing nothing; ``assay eval`` of answers given turn
+    by turn asks the real model the contradiction prompt, and each answer is parsed or unscored with a cause."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("policies/returns-policy.md", "policies/shipping-policy.md"):
+        shutil.copy(DEMO / name, corpus / Path(name).name)
+    out = tmp_path / "golden"
+    args = ["build", corpus, "-o", out, *judge_args(real_model, tmp_path / "cache"), "--questions", 0,
+            "--conversations", 2, "--turns", "2-3", "--pool-k", 3, "--max-tokens", 768]  # fmt: skip
+    code, text = run(*args)
+    if code != 0:  # SmolLM2-135M may not write a conversation that parses; then it says where and why
+        assert "no conversation was" in text, text
+        assert not out.exists()
+        written = re.search(r"(\d+) written", text)
+        require_parsed(int(written.group(1)) if written else 0, unscored_kinds(text), "assay build --conversations",
+                       model_may_fail=True)  # fmt: skip
+    else:
+        golden = GoldenSet.load(out)
+        assert golden.conversations and all(len(c.turns) >= 2 for c in golden.conversations), text
+        judged = {label.query_id for label in golden.qrels}
+        assert all(t.question_id in judged for c in golden.conversations for t in c.turns)
+        code, again = run(*args, "--overwrite")
+        assert code == 0 and all(u.calls == 0 for u in GoldenSet.load(out).manifest.usage.values()), again
+
+    offline = tmp_path / "offline-golden"
+    code, text = run("build", DEMO / "policies", "-o", offline, "--judge", "offline", "--questions", 0,
+                     "--conversations", 6, "--turns", "3-3", "--pool-k", 1)  # fmt: skip
+    assert code == 0, text
+    golden = GoldenSet.load(offline)
+    run_file = tmp_path / "run.jsonl"
+    with run_file.open("w") as handle:  # each turn answered with its reference answer, the last with a changed number
+        for conversation in golden.conversations:
+            turns = conversation.turns
+            for n, turn in enumerate(turns, 1):
+                question = golden.question(turn.question_id)
+                answer = question.reference_answer or "I do not know."
+                if n == len(turns):
+                    answer += " Refunds are paid within 99 days."
+                handle.write(json.dumps({"query_id": question.id, "retrieved": question.source_chunk_ids[:1],
+                                         "answer": answer}) + "\n")  # fmt: skip
+    report = tmp_path / "report"
+    args = ["eval", offline, run_file, "-o", report, *judge_args(real_model, tmp_path / "cache-eval"), "-k", "1",
+            "-m", "contradiction", "--max-tokens", 512, "--listwise", 0, "--n-boot", 200]  # fmt: skip
+    code, text = run(*args)
+    assert code == 0, text
+    results = json.loads((report / "results.json").read_text())
+    summary = results["runs"][0]["metrics"]["contradiction"]
+    require_parsed(summary["n_scored"], summary["unscored_reasons"], "assay eval (contradiction)")
+    assert all(kind in ACTIONABLE for kind in summary["unscored_reasons"]), summary

@@ -333,9 +333,9 @@ def cut_conversations(
     return out, survivors
 
 
-def check_conversations(counts: Mapping[str, int], settings: BuildSettings) -> None:
+def check_conversations(counts: Mapping[str, int], settings: BuildSettings, unscored: str = "") -> None:
     """Raise :class:`NothingProduced` when conversations were asked for and none was accepted, saying where their
-    turns were lost."""
+    turns were lost; ``unscored``: what the judge's unscored answers were (``; unscored judge answers: ...``)."""
     if not settings.conversations or counts.get("conversations_accepted", 0):
         return
     planned = counts.get("conversation_seeds", 0)
@@ -343,11 +343,11 @@ def check_conversations(counts: Mapping[str, int], settings: BuildSettings) -> N
     if written == 0:
         raise NothingProduced(
             f"no conversation was written: the model's answers to all {planned} conversation prompts did not parse "
-            "(or had an empty turn). Nothing was written; try a larger model with --judge"
+            f"(or had an empty turn){unscored}. Nothing was written; try a larger model with --judge"
         )
     raise NothingProduced(
         f"no conversation was accepted: {planned} planned, {written} written with {counts.get('turns_generated', 0)} "
-        f"turns, {counts.get('dropped_by_conversation_cut', 0)} turns cut after a dropped earlier turn. A "
+        f"turns, {counts.get('dropped_by_conversation_cut', 0)} turns cut after a dropped earlier turn{unscored}. A "
         "conversation needs its first two turns to pass the evidence, leakage and rewrite checks (see the dropped_by_* "
         "counts: turns whose rewrite is not standalone or does not mean the utterance fail the rewrite check). "
         "Nothing was written; try a larger model with --judge, or more --turns"

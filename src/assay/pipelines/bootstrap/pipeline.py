@@ -179,7 +179,7 @@ async def abuild_golden(
             chunks, index, ingested.documents, judge=judge, settings=settings, ctx=ctx, run=run, notify=notify
         )
     run.counts["accepted"] = len(questions)
-    check_conversations(run.counts, settings)  # the more specific message first
+    check_conversations(run.counts, settings, unscored_note(judge))  # the more specific message first
     check_something_built(run.counts, judge)  # before paying for pools
     if stop_after == "questions":
         stage = _stopped(_manifest(grader, settings, ingested, chunks, run), chunks, questions)
@@ -196,7 +196,7 @@ async def abuild_golden(
         drafted = await draft_references(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
         questions = run.take(DRAFT, drafted)
     run.counts["accepted"] = len(questions)
-    check_conversations(run.counts, settings)
+    check_conversations(run.counts, settings, unscored_note(grader))
     check_something_built(run.counts, grader)
     nuggets = run.take(
         "support", await map_support(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
@@ -316,6 +316,14 @@ _CAUSES = {
 }
 
 
+def unscored_note(judge: Grader) -> str:
+    """``; unscored judge answers: truncated 3, invalid_output 2`` (per judge of a panel), or "" when none was."""
+    judges = judges_of(judge)
+    texts = [(one.model, one.stats.unscored_text()) for one in judges]
+    unscored = "; ".join(f"{model}: {text}" if len(judges) > 1 else text for model, text in texts if text)
+    return f"; unscored judge answers: {unscored}" if unscored else ""
+
+
 def check_something_built(counts: dict[str, int], judge: Grader) -> None:
     """Raise :class:`NothingProduced` when no question was accepted or every relevance label is unscored.
 
@@ -323,25 +331,22 @@ def check_something_built(counts: dict[str, int], judge: Grader) -> None:
     were (truncated, loops, over the context, invalid; per judge of a panel), so a too-small model or an unfollowed
     prompt is plain.
     """
-    judges = judges_of(judge)
-    texts = [(one.model, one.stats.unscored_text()) for one in judges]
-    unscored = "; ".join(f"{model}: {text}" if len(judges) > 1 else text for model, text in texts if text)
-    unscored_note = f"; unscored judge answers: {unscored}" if unscored else ""
+    note = unscored_note(judge)
     if counts.get("accepted", 0) == 0:
         stages = {key: counts.get(key, 0) for key in _CAUSES}
         worst = max(stages, key=lambda key: stages[key])
         if stages[worst] == 0:
-            raise NothingProduced(f"no question was generated from {counts.get('seeds', 0)} seeds{unscored_note}")
+            raise NothingProduced(f"no question was generated from {counts.get('seeds', 0)} seeds{note}")
         lost = ", ".join(f"{key.removeprefix('dropped_by_')} {n}" for key, n in stages.items() if n)
         raise NothingProduced(
             f"no question was accepted: {counts.get('seeds', 0)} seeds, {counts.get('generated', 0)} generated, "
-            f"dropped by {lost}{unscored_note}. Most were lost at {worst.removeprefix('dropped_by_')}: "
+            f"dropped by {lost}{note}. Most were lost at {worst.removeprefix('dropped_by_')}: "
             f"{_CAUSES[worst]}. Nothing was written; try a larger model with --judge (or the offline judge to "
             "check the corpus)"
         )
     if counts.get("pooled_pairs", 0) and counts.get("qrels_unscored_pairs", 0) == counts["pooled_pairs"]:
         raise NothingProduced(
-            f"every one of the {counts['pooled_pairs']} relevance labels is unscored{unscored_note}: the judge "
+            f"every one of the {counts['pooled_pairs']} relevance labels is unscored{note}: the judge "
             "cannot grade with this model or these settings (see the kinds; --max-tokens, --listwise). "
             "Nothing was written"
         )
