@@ -143,13 +143,18 @@ def test_offline_writer_replaces_the_named_thing_with_a_pronoun() -> None:
     assert second.evidence[0].quote != first.evidence[0].quote  # a follow-up asks about another sentence
 
 
+RENTED = (
+    "Stoves must be returned clean. The Skerry 2 can be rented for $18 per night in the hills. "
+    "Write to help@skerry.example for long walks in the hills."
+)
+
+
 def test_offline_writer_refers_to_the_named_thing_the_conversation_is_about() -> None:
     """The pronoun stands for what the history names (a product), not a longer common phrase, not a date, not a word
     inside an address; the follow-up asks about a sentence that names it."""
     sources = [
         Source("P1", "The Skerry 2 tent weighs 2.4 kg and packs small for long walks in the hills.", "Tents"),
-        Source("P2", "Stoves must be returned clean. The Skerry 2 can be rented for $18 per night in the hills. "
-               "Write to help@skerry.example for long walks in the hills.", ""),  # fmt: skip
+        Source("P2", RENTED, ""),
     ]
     plan = [{"number": 1, "dependency": "none", "passage": "P1"},
             {"number": 2, "dependency": "pronoun", "passage": "P2"}]  # fmt: skip
