@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from assay.audit.pool import join_pool
+from assay.audit.rewrites import join_rewrites
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import interrupted, main, warn
 from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
@@ -103,10 +104,13 @@ def audit_labels(
 ) -> tuple[dict[tuple[str, str], int] | None, dict[tuple[str, str], dict[str, int]]]:
     """The audit store's human grades: one per item (the lower median of annotators; None without a store), and
     every annotator's grade per item (for agreement between people). People's grades of spans are written into
-    passages.jsonl first where it lacks them (:func:`assay.audit.pool.join_pool`), so the pool holds them."""
+    passages.jsonl first where it lacks them (:func:`assay.audit.pool.join_pool`), so the pool holds them, and
+    people's corrections of conversation rewrites that an interrupted audit left unwritten into questions.jsonl and
+    conversations.jsonl (:func:`assay.audit.rewrites.join_rewrites`), so the labels meet the rewrites they are for."""
     if not (golden / STORE_NAME).is_file():
         return None, {}
     store = LabelStore.in_folder(golden)
+    join_rewrites(store, golden)
     join_pool(store, golden)
     one = {(p.query_id, p.chunk_id): p.human_grade for p in store.audited_pairs(one_per_item=True)}
     everyone: dict[tuple[str, str], dict[str, int]] = {}
