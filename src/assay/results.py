@@ -361,7 +361,13 @@ class ConversationSummary(_Model):
     ``contradiction_rate``: the mean over conversations of the share of a conversation's checked turns whose answer
     contradicts an earlier answer of the run (``contradiction``), over ``contradiction_conversations``
     conversations; ``contradicting``: turns found contradicting, of ``contradiction_checked`` scored;
-    ``contradiction_unscored``: turns the judge could not check (their conversations are left out of the rate)."""
+    ``contradiction_unscored``: turns the judge could not check (their conversations are left out of the rate).
+
+    A run asked ``repeats`` N > 1 times (``assay run --repeats N``): both shares are computed per repeat, then each
+    conversation's is its mean over the repeats that scored it (unscored when none did), as a question's metric is
+    merged; the two rates are the mean of those over the conversations. The counts of turns (``rewrites``,
+    ``contradicting``, ``contradiction_checked``, ``contradiction_unscored``) are summed over the repeats, as the
+    run's counts are; ``conversations``, ``turns`` and ``dependent`` are one asking's."""
 
     conversations: int
     turns: int
@@ -375,6 +381,7 @@ class ConversationSummary(_Model):
     contradicting: int = 0
     contradiction_checked: int = 0
     contradiction_unscored: int = 0
+    repeats: int = 1
 
 
 class Clustering(_Model):

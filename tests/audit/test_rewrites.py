@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from audit_fixtures import add_conversation
@@ -11,7 +13,10 @@ from starlette.testclient import TestClient
 
 from assay.audit.access import open_store
 from assay.audit.app import create_app
-from assay.audit.rewrites import rewrite_events, stale_items
+from assay.audit.rewrites import join_rewrites, record_rewrite, rewrite_events, stale_items
+from assay.errors import DatasetError
+from assay.formats import atomic
+from assay.formats.atomic import PENDING_GLOB
 from assay.formats.golden import GoldenSet
 
 BASE = "http://127.0.0.1:8765"
@@ -108,3 +113,96 @@ def test_a_single_question_has_no_rewrite_to_correct(golden_dir: Path) -> None:
     answer = client.post("/api/rewrite", json={"i": 0, "text": "x"}, headers=headers)
     assert answer.status_code == 400 and "not a turn of a conversation" in answer.json()["error"]
     assert json.loads(client.get("/api/item?i=0").text)["turn"] is None
+
+
+NEW = "How do card refunds compare with gift-card refunds?"
+
+
+class Crash(BaseException):
+    """The process dies here (a BaseException: nothing on the way catches it)."""
+
+
+def _corrected(conv_dir: Path) -> Any:
+    store, _ = open_store(conv_dir)
+    record_rewrite(store, query_id="q2", conversation_id="conv1", previous="How do refunds compare?", text=NEW,
+                   annotator="ann", reason="vague")  # fmt: skip
+    return store
+
+
+def _failing_rename(monkeypatch: pytest.MonkeyPatch, error: BaseException, name: str = "conversations.jsonl") -> None:
+    """``os.replace`` of a staged file onto ``name`` raises ``error``; every other rename happens."""
+    real = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst).name == name and str(src).endswith(".staged"):
+            raise error
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def _agrees(golden: GoldenSet) -> bool:
+    """q2's text and its turn's provenance tell the same story (both corrected, or neither)."""
+    corrected = golden.question("q2").text == NEW
+    prov = golden.conversations[0].turns[1].rewrite_provenance
+    return (
+        corrected
+        == (prov is not None and prov.source == "human")
+        == ("rewrite_corrected" in golden.question("q2").flags)
+    )
+
+
+def test_a_crash_between_the_two_renames_is_finished_by_the_next_load(
+    conv_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _corrected(conv_dir)
+    _failing_rename(monkeypatch, Crash())
+    with pytest.raises(Crash):
+        join_rewrites(store, conv_dir)
+    monkeypatch.undo()
+    # on disk the pair is half written: questions.jsonl new, conversations.jsonl old, and the record of the renames
+    assert NEW in (conv_dir / "questions.jsonl").read_text()
+    assert '"human"' not in (conv_dir / "conversations.jsonl").read_text()
+    assert len(list(conv_dir.glob(PENDING_GLOB))) == 1
+    golden = GoldenSet.load(conv_dir)  # finishes the renames before reading
+    assert golden.question("q2").text == NEW and _agrees(golden)
+    assert not list(conv_dir.glob(PENDING_GLOB)) and not list(conv_dir.glob(".*.staged"))
+    assert join_rewrites(store, conv_dir) == 0  # the correction is in both files: nothing left to write
+
+
+def test_a_failure_before_the_commit_leaves_both_old_files_and_the_store_writes_it_later(
+    conv_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _corrected(conv_dir)
+    before = (conv_dir / "questions.jsonl").read_bytes(), (conv_dir / "conversations.jsonl").read_bytes()
+    real = atomic.atomic_write_text
+
+    def write(path: Any, text: str) -> None:  # the record of the renames cannot be written: the disk is full
+        if Path(path).name.startswith(".assay-pending."):
+            raise OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(atomic, "atomic_write_text", write)
+    with pytest.raises(OSError, match="No space left"):
+        join_rewrites(store, conv_dir)
+    monkeypatch.undo()
+    assert ((conv_dir / "questions.jsonl").read_bytes(), (conv_dir / "conversations.jsonl").read_bytes()) == before
+    assert [p.name for p in conv_dir.iterdir() if p.name.startswith(".")] == []  # no staged file, no record
+    assert _agrees(GoldenSet.load(conv_dir))
+    open_store(conv_dir)  # the next opening of the store writes the correction it kept
+    golden = GoldenSet.load(conv_dir)
+    assert golden.question("q2").text == NEW and _agrees(golden)
+
+
+def test_a_half_written_pair_that_cannot_be_finished_is_refused(
+    conv_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _corrected(conv_dir)
+    _failing_rename(monkeypatch, Crash())
+    with pytest.raises(Crash):
+        join_rewrites(store, conv_dir)
+    _failing_rename(monkeypatch, PermissionError(13, "Permission denied"))  # a read-only copy of the folder
+    with pytest.raises(DatasetError, match="a write of several files was cut short and cannot be finished here"):
+        GoldenSet.load(conv_dir)
+    monkeypatch.undo()
+    assert _agrees(GoldenSet.load(conv_dir))

@@ -186,3 +186,41 @@ def test_repeats_gate_on_question_means(assay_eval):
 def test_the_gate_takes_repeats(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
     pytester.makepyfile(my_app=APP, test_repeated=REPEATED)
     pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=1)
+
+
+TALK = """
+import json
+
+HISTORY = {}
+LINES = {json.loads(l)["query_id"]: json.loads(l) for l in open("good.jsonl").read().splitlines()[1:]}
+
+def answer(question, query_id, messages=None):
+    HISTORY.setdefault(query_id, []).append(messages and [m["content"] for m in messages])
+    line = LINES[query_id]
+    return {"retrieved": line["retrieved"], "answer": f"said {query_id}"}
+"""
+
+CONVERSING = """
+import my_talk
+from assay.targets import Conversing
+
+def test_both_ways_with_own_history(assay_eval):
+    ev = assay_eval("golden", candidate=my_talk.answer, conversing=Conversing(mode="both", history="own"),
+                    n_boot=200, metrics=("ndcg@10",))
+    assert ev.run_names() == ["candidate", "candidate (rewrites)"]
+    assert [name for name, _ in ev.runs] == ["candidate", "candidate (rewrites)"]
+    assert all(path.is_file() for _, path in ev.runs)
+    [gain] = ev.result.history_gain
+    assert (gain.turns, gain.rewrites, gain.history) == ("candidate", "candidate (rewrites)", "own")
+    turns, alone = my_talk.HISTORY["q02"]  # the third turn of c0: its own earlier answers, then its rewrite alone
+    assert turns == ["turn 0", "said q00", "turn 1", "said q01", "turn 2"] and alone is None
+    ev.assert_metric("ndcg@10", at_least=0.9, statistic="mean", run="candidate (rewrites)")
+"""
+
+
+def test_the_gate_asks_conversations_as_told(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    from test_evaluate_conversations import conversational
+
+    conversational().save(pytester.path / "golden", overwrite=True)
+    pytester.makepyfile(my_talk=TALK, test_conversing=CONVERSING)
+    pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=1)

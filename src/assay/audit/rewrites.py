@@ -19,8 +19,16 @@ are for that rewrite (TREC CAsT). On the audit page a person may correct it (key
    and puts them first when it builds an annotator's queue (at the page's start; a queue already open keeps its
    order so the position of a label in progress never moves). A person's grade after the correction, or a judge
    label imported later, makes the item current again.
+4. **The two files move together.** A correction is committed in the store first (step 1, one SQLite transaction),
+   then step 2 writes questions.jsonl and conversations.jsonl as one (:func:`assay.formats.atomic.atomic_files`):
+   both are staged beside their targets, a record of the two renames is written (the commit point), then both are
+   renamed. A crash before the record leaves both old files, and the store's correction is written at the next
+   opening of the store (step 2 again: it is idempotent); a crash between the renames leaves the record, and every
+   load of the golden set (:meth:`~assay.formats.golden.GoldenSet.load`) finishes the renames before reading, or,
+   in a folder it cannot write, refuses to read with the fix. So no reader sees a turn's text and its provenance
+   disagree, and no correction is lost.
 
-The order of events, not the clock, decides what is stale, so a wrong system clock cannot hide a stale label.
+The order of events, not the clock, decides what is stale (step 3), so a wrong system clock cannot hide a stale label.
 """
 
 from __future__ import annotations
@@ -35,7 +43,9 @@ from typing import Any
 from assay.audit.records import MAX_REASON, Item
 from assay.audit.store import LabelStore, _now
 from assay.errors import AuditError
-from assay.formats.golden import GoldenSet
+from assay.formats.atomic import atomic_files
+from assay.formats.golden import CONVERSATIONS, FILES, GoldenSet
+from assay.formats.jsonl import write_jsonl
 from assay.types import Provenance
 
 __all__ = [
@@ -155,8 +165,17 @@ def join_rewrites(store: LabelStore, golden_dir: str | Path) -> int:
         for qid, event in current_rewrites(events).items():
             changed += _apply(golden, event, first[qid], sum(item[0] == qid for item in stale))
         if changed:
-            golden.update(folder, ("questions", "conversations"))
+            _write_pair(golden, folder)
         return changed
+
+
+def _write_pair(golden: GoldenSet, folder: Path) -> None:
+    """questions.jsonl and conversations.jsonl replaced together (step 4); their counts, and so the manifest, are
+    unchanged by a correction."""
+    golden.check(folder)
+    with atomic_files(folder) as stage:
+        write_jsonl(stage(FILES["questions"]), "questions", golden.questions)
+        write_jsonl(stage(CONVERSATIONS), "conversations", golden.conversations)
 
 
 def _apply(golden: GoldenSet, event: RewriteEvent, original: str, stale: int) -> int:

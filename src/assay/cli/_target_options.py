@@ -23,8 +23,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
 from assay.targets import Conversing, RunStats, TargetRun, TargetSettings, TargetSpec, run_target
-from assay.targets.conversations import CONVERSATION_MODES, HISTORY_MODES
+from assay.targets.conversations import BOTH, CONVERSATION_MODES, HISTORY_MODES, ways
 from assay.targets.spec import parse_pairs
 
 __all__ = [
@@ -66,26 +67,37 @@ class TargetOptions:
             settings=settings,
             cache_dir=flags.pop("t_cache_dir") or Path(platformdirs.user_cache_dir("assay")) / "targets",
             repeats=flags.pop("t_repeats"),
-            conversing=Conversing(history=flags.pop("t_history"), mode=flags.pop("t_conversation_mode")).checked(),
+            conversing=Conversing(history=flags.pop("t_history"), mode=flags.pop("t_conversation_mode")).checked(
+                both=True
+            ),
         )
 
     def spec(self, text: str) -> TargetSpec:
         """The target spec of ``text`` with the http options, checked."""
         return TargetSpec(text=text, body=self.body, mapping=self.mapping, headers=self.headers).check()
 
-    def run(self, golden: Path, spec: TargetSpec, output: Path, progress: RunBar) -> TargetRun:
-        """Ask ``spec`` every question of ``golden`` into ``output`` (:func:`assay.targets.run_target`)."""
+    def run(
+        self, golden: GoldenSet | Path, spec: TargetSpec, output: Path, progress: RunBar, how: Conversing | None = None
+    ) -> TargetRun:
+        """Ask ``spec`` every question of ``golden`` into ``output`` (:func:`assay.targets.run_target`), the turns of
+        conversations as ``how`` says (default: the flags')."""
         if spec.kind == "python":
             importable_cwd()
         return run_target(golden, spec, output, label=default_label(self.label), settings=self.settings,
                           cache_dir=self.cache_dir, refresh=self.refresh, secrets=secrets_for(spec),
-                          progress=progress, repeats=self.repeats, conversing=self.conversing)  # fmt: skip
+                          progress=progress, repeats=self.repeats, conversing=how or self.conversing)  # fmt: skip
 
 
-def target_options(prefix: str = "") -> Callable[[Any], Any]:
+def target_options(prefix: str = "", *, both: bool = False) -> Callable[[Any], Any]:
     """``--body``, ``--map``, ``--header``, ``--label``, ``--refresh`` and the call limits; in ``assay eval`` the
-    limits are ``--target-concurrency`` and so on (``prefix`` ``"target-"``), apart from the judge's own."""
+    limits are ``--target-concurrency`` and so on (``prefix`` ``"target-"``), apart from the judge's own. ``both``:
+    the conversation mode may be ``both`` (a command that evaluates the two runs it writes)."""
     p = prefix
+    modes = (*CONVERSATION_MODES, BOTH) if both else CONVERSATION_MODES
+    said = ("Conversations: ask each turn as typed, with its history (turns), its standalone rewrite alone "
+            "(rewrites), or both, as two runs NAME and 'NAME (rewrites)' with their history gain (both)."
+            if both else "Conversations: ask each turn as typed, with its history (turns), or its standalone "
+            "rewrite alone (rewrites; compare the two: history gain).")  # fmt: skip
     options = [
         click.option("--body", default=None, help="http: JSON body template with {question}, {query_id}, {metadata}."),
         click.option("--map", "mapping", multiple=True, metavar="FIELD=POINTER",
@@ -104,9 +116,8 @@ def target_options(prefix: str = "") -> Callable[[Any], Any]:
         click.option(f"--{p}repeats", "t_repeats", type=click.IntRange(1, 100), default=1, show_default=True,
                      metavar="N", help="Ask every question N times (each repeat cached apart); assay eval scores each "
                      "repeat and averages per question."),
-        click.option(f"--{p}conversation-mode", "t_conversation_mode", type=click.Choice(CONVERSATION_MODES),
-                     default="turns", show_default=True, help="Conversations: ask each turn as typed, with its "
-                     "history (turns), or its standalone rewrite alone (rewrites; compare the two: history gain)."),
+        click.option(f"--{p}conversation-mode", "t_conversation_mode", type=click.Choice(modes),
+                     default="turns", show_default=True, help=said),
         click.option(f"--{p}history", "t_history", type=click.Choice(HISTORY_MODES), default="reference",
                      show_default=True, help="Conversations asked as turns: earlier turns carry the golden reference "
                      "answers (reference; turns asked concurrently) or the system's own answers (own; in order)."),
@@ -192,16 +203,25 @@ def parse_target(value: str) -> tuple[str, str]:
 
 def ask_targets(golden: Path, values: Sequence[str], folder: Path, asking: TargetOptions) -> list[tuple[str, Path]]:
     """Run every ``--target NAME=SPEC`` into ``folder/NAME.jsonl`` (as ``assay run`` does); ``(name, path)`` each.
-    Every spec is checked before the first is asked; a target that answers nothing stops with the reason."""
-    named = [parse_target(value) for value in values]
-    specs = [(name, asking.spec(text)) for name, text in named]
+    With ``--target-conversation-mode both`` a target is asked twice, into ``NAME`` (the turns) and ``NAME
+    (rewrites)`` (:func:`assay.targets.conversations.ways`). Every spec, mode and name is checked before the first
+    is asked; a target that answers nothing stops with the reason."""
+    if not values:
+        return []
+    gold = GoldenSet.load(golden)
+    specs = [(name, asking.spec(text)) for name, text in map(parse_target, values)]
+    runs = [(called, spec, how) for name, spec in specs for called, how in ways(name, asking.conversing, gold)]
+    names = [called for called, _, _ in runs]
+    twice = next((called for called in names if names.count(called) > 1), None)
+    if twice is not None:
+        raise ConfigError(f"two runs would be named {twice!r}: give each --target a name of its own")
     out = []
-    for name, spec in specs:
-        bar = RunBar(name, Console(stderr=True))
+    for called, spec, how in runs:
+        bar = RunBar(called, Console(stderr=True))
         with bar.bar:
-            done = asking.run(golden, spec, folder / f"{name}.jsonl", bar)
-        click.echo(f"{name}: {summary_line(done)}", err=True)
-        out.append((name, done.check().path or folder / f"{name}.jsonl"))
+            done = asking.run(gold, spec, folder / f"{called}.jsonl", bar, how)
+        click.echo(f"{called}: {summary_line(done)}", err=True)
+        out.append((called, done.check().path or folder / f"{called}.jsonl"))
     return out
 
 

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from assay.audit.pool import join_pool
+from assay.audit.rewrites import join_rewrites
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import interrupted, main, warn
 from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
@@ -103,10 +104,13 @@ def audit_labels(
 ) -> tuple[dict[tuple[str, str], int] | None, dict[tuple[str, str], dict[str, int]]]:
     """The audit store's human grades: one per item (the lower median of annotators; None without a store), and
     every annotator's grade per item (for agreement between people). People's grades of spans are written into
-    passages.jsonl first where it lacks them (:func:`assay.audit.pool.join_pool`), so the pool holds them."""
+    passages.jsonl first where it lacks them (:func:`assay.audit.pool.join_pool`), so the pool holds them, and
+    people's corrections of conversation rewrites that an interrupted audit left unwritten into questions.jsonl and
+    conversations.jsonl (:func:`assay.audit.rewrites.join_rewrites`), so the labels meet the rewrites they are for."""
     if not (golden / STORE_NAME).is_file():
         return None, {}
     store = LabelStore.in_folder(golden)
+    join_rewrites(store, golden)
     join_pool(store, golden)
     one = {(p.query_id, p.chunk_id): p.human_grade for p in store.audited_pairs(one_per_item=True)}
     everyone: dict[tuple[str, str], dict[str, int]] = {}
@@ -253,7 +257,7 @@ def _options(f: Any) -> Any:
               help="Ask this system first (as assay run does) and evaluate its run (repeatable).")  # fmt: skip
 @click.option("--verbose", is_flag=True, help="Print every table here (default: the verdict and a one-screen summary).")
 @_options
-@target_options("target-")
+@target_options("target-", both=True)
 def eval_command(  # noqa: PLR0917
     golden: Path,
     runs: tuple[str, ...],
@@ -285,14 +289,17 @@ def eval_command(  # noqa: PLR0917
     --target NAME=SPEC asks a system every question first, as `assay run` does (python:, http(s)://, cmd:; --body,
     --map, --header, --label, --refresh and the --target-* limits apply to every target), writes
     REPORT_DIR/runs/NAME.jsonl and evaluates it with the runs given; the report shows each system's latency,
-    failures (unscored, never scored 0), tokens and cost. With --judge, retrieved chunks without a label (and
-    passages the rule cannot label) are judged (cached per question and text) and added to the golden set, and a
-    claim-level diagnosis (RAGChecker: claim precision and recall, the retriever's claim recall and context
-    precision, the generator's noise sensitivity, hallucination, self-knowledge) says why a run fails; by default
-    each answer claim is checked against each chunk on its own, as RAGChecker does (--diagnosis exact: the reference
-    claims too; approx: no pair checks). Human labels in GOLDEN/audit.sqlite correct pair precision by PPI (with the
-    audit size for a tighter interval) and give the judge-vs-human agreement (kappas, alpha, confusion matrix, per
-    stratum).
+    failures (unscored, never scored 0), tokens and cost. On a golden set with conversations,
+    --target-conversation-mode both asks each target twice, the raw turns (with --target-history) as run NAME and
+    the standalone rewrites as run 'NAME (rewrites)', and reports their history gain.
+
+    With --judge, retrieved chunks without a label (and passages the rule cannot label) are judged (cached per
+    question and text) and added to the golden set, and a claim-level diagnosis (RAGChecker: claim precision and
+    recall, the retriever's claim recall and context precision, the generator's noise sensitivity, hallucination,
+    self-knowledge) says why a run fails; by default each answer claim is checked against each chunk on its own, as
+    RAGChecker does (--diagnosis exact: the reference claims too; approx: no pair checks). Human labels in
+    GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size for a tighter interval) and give the
+    judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
 
     -k takes cut-offs comma-separated or repeated (-k 5,10 is -k 5 -k 10). A metric named by -m, --fail-under or
     --primary is computed whatever -k says (its cut-off joins the k values); every name is checked before any work,
@@ -314,6 +321,7 @@ def eval_command(  # noqa: PLR0917
     \b
     Examples:
       assay eval golden/ --target app=python:examples.rag_app:answer runs/v1.jsonl -o report/ --judge offline
+      assay eval golden/ --target app=python:app:answer --target-conversation-mode both -o report/ --judge offline
       assay eval golden/ bm25.jsonl hybrid.jsonl -o report/ --judge openai/gpt-4o-mini
       assay eval golden/ run.txt -o report/ --no-judge -k 5,10 --fail-under ndcg@10=0.6
       assay eval golden/ new=runs/v2.jsonl old=runs/v1.jsonl -o report/ --judge offline --by product

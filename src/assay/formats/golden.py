@@ -30,7 +30,7 @@ from typing import Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from assay.errors import DatasetError, FormatError
-from assay.formats.atomic import atomic_dir, atomic_write_text
+from assay.formats.atomic import atomic_dir, atomic_write_text, finish_pending
 from assay.formats.jsonl import first_problem, iter_records, write_jsonl
 from assay.types import (
     FORMAT_VERSION,
@@ -224,6 +224,7 @@ class GoldenSet:
         if not folder.is_dir():
             what = "is a file, not a folder" if folder.exists() else "does not exist"
             raise DatasetError(f"golden set {folder} {what}: {_FIX}")
+        finish_pending(folder)  # files written together (formats.atomic.atomic_files) and cut short: finished first
         missing = [name for name in (MANIFEST, *FILES.values()) if not (folder / name).is_file()]
         if missing:
             raise DatasetError(f"golden set {folder} is incomplete: missing {', '.join(missing)}. {_FIX} (again)")

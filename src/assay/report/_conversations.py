@@ -42,6 +42,9 @@ def run_conversation_line(run: RunResult) -> str | None:
     text = (
         f"{run.name}: {conv.conversations} conversations, {conv.turns} turns ({conv.dependent} depend on the history)"
     )
+    if conv.repeats > 1:
+        text += (f", asked {conv.repeats} times (a conversation's shares are its mean over the repeats, the counts of "
+                 "turns add the repeats up)")  # fmt: skip
     if conv.vital_coverage is not None:
         text += (f"; vital nuggets covered across a conversation's turns {fmt_value(conv.vital_coverage)} (mean of "
                  f"{conv.covered} conversations)")  # fmt: skip

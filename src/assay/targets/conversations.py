@@ -16,6 +16,10 @@ The rule, step by step (``assay run --conversation-mode``, ``--history``):
    so the turns of one conversation are asked in order (conversations concurrently). A turn that fails ends its
    conversation: the later turns are not asked and are recorded as failed (kind ``history_failed``, naming the
    turn), never asked with a history the system did not produce.
+6. ``both`` (``assay eval --target-conversation-mode both``, ``assay.evaluate(..., conversing=...)``; never
+   ``assay run``, which writes one run): the target is asked twice, into two runs (:func:`ways`): ``NAME``, the raw
+   turns with the chosen history (steps 3 to 5), and ``NAME (rewrites)``, the rewrites (step 2), whose history gain
+   the evaluation reports. A golden set without conversations refuses it: there would be nothing to compare.
 
 Every line of a turn carries ``conversation_id`` and ``turn`` (its index in the conversation, from 0), and the
 system's own rewrite of the turn as ``rewrite`` when its reply has a ``rewrite`` (or ``query``) string. The answers
@@ -32,27 +36,47 @@ from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.targets.callers import Ask
 
-__all__ = ["CONVERSATION_MODES", "HISTORY_MODES", "Conversing", "after", "broken_line", "messages_of", "turn_asks"]
+__all__ = [
+    "BOTH",
+    "CONVERSATION_MODES",
+    "HISTORY_MODES",
+    "Conversing",
+    "after",
+    "broken_line",
+    "messages_of",
+    "rewrites_name",
+    "turn_asks",
+    "ways",
+]
 
 HISTORY_MODES = ("reference", "own")
 CONVERSATION_MODES = ("turns", "rewrites")
+BOTH = "both"  # step 6: one target asked both ways, as two runs (assay eval --target and assay.evaluate only)
 Message = Mapping[str, str]
 
 
 @dataclass(frozen=True)
 class Conversing:
-    """How the turns of conversations are asked: ``mode`` ``turns`` or ``rewrites``, ``history`` ``reference`` or
-    ``own`` (module docstring)."""
+    """How the turns of conversations are asked: ``mode`` ``turns`` or ``rewrites`` (or ``both``: two runs, step 6),
+    ``history`` ``reference`` or ``own`` (module docstring)."""
 
     history: str = "reference"
     mode: str = "turns"
 
-    def checked(self) -> Conversing:
-        """These settings, or :class:`ConfigError` naming the flag and its values."""
+    def checked(self, *, both: bool = False) -> Conversing:
+        """These settings, or :class:`ConfigError` naming the flag and its values; mode ``both`` only when ``both``
+        (a caller that writes two runs, step 6)."""
         if self.history not in HISTORY_MODES:
             raise ConfigError(f"--history {self.history}: use one of {', '.join(HISTORY_MODES)}")
-        if self.mode not in CONVERSATION_MODES:
-            raise ConfigError(f"--conversation-mode {self.mode}: use one of {', '.join(CONVERSATION_MODES)}")
+        if self.mode == BOTH and not both:
+            raise ConfigError(
+                "--conversation-mode both asks a target twice, into two runs (NAME and NAME (rewrites)): assay eval "
+                "--target-conversation-mode both and assay.evaluate(..., conversing=Conversing(mode='both')) do; "
+                "assay run writes one run: give turns or rewrites, one run each"
+            )
+        modes = (*CONVERSATION_MODES, BOTH) if both else CONVERSATION_MODES
+        if self.mode not in modes:
+            raise ConfigError(f"--conversation-mode {self.mode}: use one of {', '.join(modes)}")
         return self
 
     @property
@@ -107,3 +131,24 @@ def broken_line(ask: Ask, failed: Ask, line: Mapping[str, Any]) -> dict[str, Any
     message = (f"not asked: turn {failed.turn} ({failed.query_id}) of conversation {ask.conversation_id} failed "
                f"({kind}), and with --history own its answer is this turn's history")  # fmt: skip
     return {"query_id": ask.query_id, "error": {"kind": "history_failed", "message": message}}
+
+
+def rewrites_name(name: str) -> str:
+    """The name of the rewrites run of target ``name`` asked both ways (step 6): ``NAME (rewrites)``."""
+    return f"{name} (rewrites)"
+
+
+def ways(name: str, conversing: Conversing, golden: GoldenSet) -> list[tuple[str, Conversing]]:
+    """The runs target ``name`` is asked into, each ``(run name, how)``: itself as ``conversing`` says, or with mode
+    ``both`` (step 6) ``name`` asked the raw turns with ``conversing``'s history and :func:`rewrites_name` asked the
+    rewrites; :class:`ConfigError` for ``both`` on a golden set without conversations."""
+    how = conversing.checked(both=True)
+    if how.mode != BOTH:
+        return [(name, how)]
+    if not golden.conversations:
+        raise ConfigError(
+            f"--conversation-mode both asks {name} the raw turns and the rewrites of the golden set's "
+            "conversations, but it has none (no conversations.jsonl): give turns, or a golden set built with assay "
+            "build --conversations N"
+        )
+    return [(name, replace(how, mode="turns")), (rewrites_name(name), replace(how, mode="rewrites"))]

@@ -15,9 +15,11 @@ imported the first time a fixture is used).
   list of dicts in the JSONL run format (passages by id, text or offsets), or the system itself: a Python
   function (``candidate=my_app.answer``; sync or async, called as ``assay run`` calls a ``python:`` target, every
   golden question asked afresh once per session, ``repeats=N`` times each: the gate then runs on per-question means,
-  with the system's own noise inside the intervals) or, by keyword, an :class:`assay.TargetSpec`. A keyword that is
-  an :class:`~assay.pipelines.evaluate.EvalSettings` field (``k_values``, ``metrics``, ``n_boot``, ...) is a
-  setting; any other keyword names a run. ``baseline=`` a run file or a function is the run named ``baseline``
+  with the system's own noise inside the intervals; ``conversing=`` an :class:`assay.targets.Conversing` says how
+  it is asked the turns of a golden set's conversations, as :func:`assay.evaluate` does, ``Conversing(mode="both")``
+  adding the run ``NAME (rewrites)`` and the history gain) or, by keyword, an :class:`assay.TargetSpec`. A keyword
+  that is an :class:`~assay.pipelines.evaluate.EvalSettings` field (``k_values``, ``metrics``, ``n_boot``, ...) is
+  a setting; any other keyword names a run. ``baseline=`` a run file or a function is the run named ``baseline``
   that every other run is compared with (``baseline=`` the name of another run is the setting). Labels the judge
   adds stay in memory (the golden folder is not written). Returns an :class:`~assay.testing.evaluation.Evaluation`
   with ``assert_metric`` (the rule of ``assay eval --fail-under``, on the mean or an interval bound) and
@@ -117,11 +119,12 @@ def _run(spec: RunSpec) -> tuple[str, Any]:
     return Path(spec).stem, Path(spec)
 
 
-def _source(folder: Path, name: str, source: Any) -> Path | list[dict[str, Any]]:
-    """Where a run's lines are read back from: the run file a function was asked into, a list as it is, a path."""
+def _sources(folder: Path, name: str, source: Any, asked: list[str]) -> list[tuple[str, Any]]:
+    """Where a run's lines are read back from: the run files a function was asked into (``asked``: their names), a
+    list as it is, a path."""
     if isinstance(source, list):
-        return source
-    return folder / f"{name}.jsonl" if callable(source) else Path(source)
+        return [(name, source)]
+    return [(one, folder / f"{one}.jsonl") for one in asked] if callable(source) else [(name, Path(source))]
 
 
 def _identity(source: Any) -> str:
@@ -151,11 +154,18 @@ def assay_eval(assay_judge: Judge | None, tmp_path_factory: pytest.TempPathFacto
     done: dict[tuple[Any, ...], Evaluation] = {}
 
     def evaluate(
-        golden: str | Path, *runs: RunSpec, judge: Any = _DEFAULT, repeats: int = 1, **settings: Any
+        golden: str | Path,
+        *runs: RunSpec,
+        judge: Any = _DEFAULT,
+        repeats: int = 1,
+        conversing: Any = None,
+        **settings: Any,
     ) -> Evaluation:
         from assay.formats.golden import GoldenSet
         from assay.pipelines.evaluate import EvalSettings
         from assay.pipelines.evaluate.called import evaluate_systems
+        from assay.targets import Conversing
+        from assay.targets.conversations import ways
         from assay.testing.evaluation import Evaluation
 
         config_kwargs, named = _split(settings)
@@ -163,14 +173,17 @@ def assay_eval(assay_judge: Judge | None, tmp_path_factory: pytest.TempPathFacto
         if not parsed:
             raise ValueError("assay_eval needs at least one run: assay_eval('golden/', candidate=my_app.answer)")
         chosen = assay_judge if judge is _DEFAULT else judge
-        key = (str(Path(golden).resolve()), tuple((n, _identity(p)) for n, p in parsed), id(chosen), repeats,
+        how = conversing or Conversing()
+        key = (str(Path(golden).resolve()), tuple((n, _identity(p)) for n, p in parsed), id(chosen), repeats, how,
                tuple(sorted((k, repr(v)) for k, v in config_kwargs.items())))  # fmt: skip
         if key not in done:
             gold = GoldenSet.load(golden)
             config = EvalSettings(**{"add_labels": False, **config_kwargs})
             folder = tmp_path_factory.mktemp("assay-runs")
-            result = evaluate_systems(gold, parsed, run_dir=folder, judge=chosen, settings=config, repeats=repeats)
-            sources = [(name, _source(folder, name, p)) for name, p in parsed]
+            result = evaluate_systems(gold, parsed, run_dir=folder, judge=chosen, settings=config, repeats=repeats,
+                                      conversing=how)  # fmt: skip
+            sources = [one for name, p in parsed
+                       for one in _sources(folder, name, p, [n for n, _ in ways(name, how, gold)])]  # fmt: skip
             done[key] = Evaluation(result, gold, sources)
         return done[key]
 

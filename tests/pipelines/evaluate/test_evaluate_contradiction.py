@@ -112,3 +112,20 @@ def test_rates_by_hand_and_the_dry_run_counts_the_calls(tmp_path: Path) -> None:
     estimate = estimate_evaluation(gold, [_run(tmp_path / "t.jsonl", _lines(), "turns")],
                                    make_judge("offline", cache_dir=tmp_path / "cache"), FAST)  # fmt: skip
     assert estimate["contradiction"].calls == 8 and estimate["contradiction"].cached == 0
+
+
+def test_a_repeated_run_rates_each_repeat_then_takes_the_mean(tmp_path: Path) -> None:
+    head = {"assay": "runs", "version": 1, "target": "python:app:answer", "conversation_mode": "turns",
+            "history": "own", "repeats": 2}  # fmt: skip
+    lines = [{**line, "repeat": 0} for line in _lines()]  # c0's third turn contradicts its first
+    lines += [{**line, "repeat": 1} for line in _turned(good_lines())]  # asked again, it does not
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in [head, *lines]) + "\n", encoding="utf-8")
+    result, rows = evaluate(conversational(), [path], judge=make_judge("offline", cache_dir=tmp_path / "cache"),
+                            settings=ONLY)  # fmt: skip
+    summary = result.runs[0].conversations
+    assert summary is not None and summary.repeats == 2
+    assert summary.contradiction_rate == pytest.approx((0.5 + 0.0) / 2 / 4)  # c0: 1/2 then 0; c1-c3: 0 in both
+    assert (summary.contradicting, summary.contradiction_checked, summary.contradiction_unscored) == (1, 16, 0)
+    assert {row.query_id: row.metrics.get("contradiction") for row in rows}[qid(2)] == 0.5  # the turn's mean
+    assert "asked 2 times (a conversation's shares are its mean over the repeats" in render_markdown(result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,43 @@ def test_reports_show_the_history_gain_and_the_conversations(tmp_path: Path) -> 
     out = StringIO()
     render_terminal(result, Console(file=out, width=200), verbose=True)
     assert "History gain on ndcg@10" in out.getvalue()
+
+
+def _repeated(path: Path, marks: list[dict[str, str]]) -> Path:
+    """A turns run asked twice: repeat r's answer to question i carries ``marks[r].get(qid(i), "")``."""
+    head = {"assay": "runs", "version": 1, "target": "python:app:answer", "conversation_mode": "turns",
+            "history": "own", "repeats": len(marks)}  # fmt: skip
+    lines = [{**line, "repeat": r, "answer": f"{line['answer']}{marks[r].get(line['query_id'], '')}"}
+             for r in range(len(marks)) for line in _turned(good_lines())]  # fmt: skip
+    path.write_text("\n".join(json.dumps(x) for x in [head, *lines]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_vital_coverage_of_a_repeated_run_is_the_mean_over_its_repeats(tmp_path: Path) -> None:
+    def nuggets(body: dict[str, Any]) -> str:
+        passages = PASSAGE.findall(_user(body))
+        if _schema(body) != "SupportAssignments" or [p for p, _ in passages] != ["answer"]:
+            return scripted(body)
+        said = passages[0][1]
+        items = [{"statement_id": sid, "reason": "r", "support": "none" if " MISSES" in said else "support",
+                  "passage_ids": ["answer"]} for sid in STATEMENT.findall(_user(body))
+                 if not (" GONE" in said and sid.endswith("-n1"))]  # fmt: skip
+        return json.dumps({"assignments": items})
+
+    miss, gone = " MISSES", " GONE"  # the answer supports none of its nuggets; the vital one gets no verdict
+    marks = [
+        {qid(3): miss, qid(9): gone},
+        {qid(1): miss, qid(4): miss, qid(6): miss, qid(7): miss, qid(8): miss, qid(10): miss, qid(11): miss},
+    ]
+    with FakeOpenAIServer(nuggets) as server:
+        judge = http_judge(server, tmp_path / "cache")
+        settings = replace(FAST, metrics=("ndcg@10", "nugget_recall_vital_strict"))
+        result, rows = evaluate(conversational(), [_repeated(tmp_path / "t.jsonl", marks)], judge=judge,
+                                settings=settings)  # fmt: skip
+    summary = result.runs[0].conversations
+    assert summary is not None and summary.repeats == 2
+    # per conversation, the mean over the repeats that scored it (c3's first repeat lacks a verdict):
+    # c0 (1 + 2/3) / 2, c1 (2/3 + 2/3) / 2, c2 (1 + 0) / 2, c3 1/3
+    assert summary.vital_coverage == pytest.approx((5 / 6 + 2 / 3 + 1 / 2 + 1 / 3) / 4, abs=1e-6)
+    assert (summary.covered, summary.coverage_unscored, summary.turns) == (4, 0, 12)
+    assert len(rows) == 12 and result.runs[0].repeats is not None

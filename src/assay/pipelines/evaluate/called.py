@@ -6,6 +6,13 @@ its run written, and the runs evaluated together.
 function or a :class:`~assay.targets.TargetSpec` is run into ``run_dir/NAME.jsonl`` (a temporary folder, removed
 after the evaluation, when ``run_dir`` is None); a system that answers no question stops the evaluation with
 :class:`~assay.errors.NothingProduced`.
+
+A golden set with conversations: ``conversing`` (a :class:`~assay.targets.Conversing`, as ``assay eval
+--target-conversation-mode`` and ``--target-history`` make it) says how every function and target is asked its
+turns: the raw turns with the golden reference history (the default), with its own earlier answers
+(``Conversing(history="own")``), each turn's standalone rewrite alone (``Conversing(mode="rewrites")``), or both ways
+(``Conversing(mode="both")``: two runs, ``NAME`` the raw turns and ``NAME (rewrites)``, so the result carries their
+``history_gain``; :mod:`assay.targets.conversations`).
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.pipeline import Evaluated, evaluate_detailed
 from assay.pipelines.evaluate.runs.read import RunSpec
 from assay.results import EvalResult, QueryResult
-from assay.targets import TargetSettings, TargetSpec, run_target
+from assay.targets import Conversing, TargetSettings, TargetSpec, run_target
+from assay.targets.conversations import ways
 
 __all__ = ["RunSource", "evaluate", "evaluate_systems", "materialize"]
 
@@ -58,25 +66,32 @@ def materialize(
     label: str | None = None,
     secrets: Mapping[str, str] | None = None,
     repeats: int = 1,
+    conversing: Conversing | None = None,
 ) -> list[RunSpec]:
     """The runs as paths (``(name, path)`` when named): each function or target asked every golden question
-    (``repeats`` times) and written to ``run_dir/NAME.jsonl``; paths and in-memory runs (lists of dicts) pass
+    (``repeats`` times, the turns of conversations as ``conversing`` says) and written to ``run_dir/NAME.jsonl``
+    (and ``run_dir/NAME (rewrites).jsonl`` when asked both ways); paths and in-memory runs (lists of dicts) pass
     through."""
     out: list[RunSpec] = []
     for name, source in _named(runs):
-        if _is_system(source):
-            called = _name_of(name, source)
+        if not _is_system(source):
+            out.append(_given(name, source))
+            continue
+        for called, how in ways(_name_of(name, source), conversing or Conversing(), golden):
             path = Path(run_dir) / f"{called}.jsonl"
             run_target(golden, source, path, label=label, settings=targets, secrets=secrets,  # type: ignore[arg-type]
-                       repeats=repeats).check()  # fmt: skip
+                       repeats=repeats, conversing=how).check()  # fmt: skip
             out.append((called, path))
-        elif isinstance(source, tuple):
-            out.append((source[0], source[1] if isinstance(source[1], list) else Path(source[1])))
-        elif isinstance(source, list):
-            out.append((name or "run", source))
-        else:
-            out.append((name, Path(source)) if name is not None else Path(source))  # type: ignore[arg-type]
     return out
+
+
+def _given(name: str | None, source: RunSource) -> RunSpec:
+    """A run given as a path or in memory, as :func:`evaluate_detailed` reads it."""
+    if isinstance(source, tuple):
+        return source[0], source[1] if isinstance(source[1], list) else Path(source[1])
+    if isinstance(source, list):
+        return name or "run", source
+    return (name, Path(source)) if name is not None else Path(source)  # type: ignore[arg-type]
 
 
 @contextmanager
@@ -97,14 +112,17 @@ def evaluate_systems(
     label: str | None = None,
     secrets: Mapping[str, str] | None = None,
     repeats: int = 1,
+    conversing: Conversing | None = None,
     **options: Any,
 ) -> Evaluated:
     """:func:`~assay.pipelines.evaluate.evaluate_detailed` over run files, functions and targets (module docstring);
-    ``repeats``: how many times each function or target is asked every question; ``options`` go to
-    evaluate_detailed (``judge``, ``settings``, ``progress``, ...)."""
+    ``repeats``: how many times each function or target is asked every question; ``conversing``: how they are asked
+    the turns of conversations (module docstring); ``options`` go to evaluate_detailed (``judge``, ``settings``,
+    ``progress``, ...)."""
     gold = golden if isinstance(golden, GoldenSet) else GoldenSet.load(golden)
     with _folder(run_dir) as folder:
-        paths = materialize(gold, runs, folder, targets=targets, label=label, secrets=secrets, repeats=repeats)
+        paths = materialize(gold, runs, folder, targets=targets, label=label, secrets=secrets, repeats=repeats,
+                            conversing=conversing)  # fmt: skip
         return evaluate_detailed(golden, paths, **options)  # a folder again: labels judged now are added to it
 
 
@@ -118,7 +136,9 @@ def evaluate(
     ``runs``: a list (paths, ``(name, path)``, functions) or a mapping name -> path, function or
     :class:`~assay.targets.TargetSpec`. Options: ``judge``, ``settings`` (:class:`EvalSettings`), ``run_dir`` (keep
     the runs of the functions there), ``targets`` (:class:`~assay.targets.TargetSettings`), ``label``, ``secrets``,
-    and the rest of :func:`~assay.pipelines.evaluate.evaluate`'s.
+    ``repeats``, ``conversing`` (:class:`~assay.targets.Conversing`: how functions and targets are asked the turns
+    of conversations, e.g. ``Conversing(history="own")``, or ``Conversing(mode="both")`` for two runs and their
+    history gain; module docstring), and the rest of :func:`~assay.pipelines.evaluate.evaluate`'s.
     """
     done = evaluate_systems(golden, runs, **options)
     return done.result, done.per_query

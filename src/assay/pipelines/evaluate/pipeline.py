@@ -53,7 +53,7 @@ from assay.pipelines.evaluate.runs.units import Units, project_run
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.comparable import comparable
-from assay.pipelines.evaluate.scoring.conversations import TurnParts, conversation_summary
+from assay.pipelines.evaluate.scoring.conversations import TurnParts, repeated_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, TURN_STRATA, family
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
@@ -184,7 +184,7 @@ def evaluate_detailed(
     merged = Merged.of(loaded, projected, per_run, passages)
     result = _result(gold, folder, runs=merged.runs, projected=merged.projected, per_run=merged.per_run,
                      labels=labels, judge=judge, config=config, humans=humans, passages=passages,
-                     vital=vital_counts(assessed))  # fmt: skip
+                     vital=vital_counts(assessed), repeated=merged.repeated())  # fmt: skip
     headline = _headline(_metric_names(next(iter(merged.per_run.values()), {})), config)
     merged.describe(result, labels, headline, threshold=config.threshold, depth=config.depth)
     if config.judge_repeats and isinstance(judge, Judge):
@@ -401,13 +401,15 @@ def _result(
     humans: PPIInputs,
     passages: Sequence[Mapping[str, Any]],
     vital: Mapping[str, Mapping[str, tuple[int, int] | None]],
+    repeated: Mapping[str, Sequence[tuple[LoadedRun, Mapping[str, QueryResult]]]],
 ) -> EvalResult:
     results = [_run_result(run, unit_run, per_run[run.name], labels, config)
                for run, unit_run in zip(runs, projected, strict=True)]  # fmt: skip
     for run, result in zip(runs, results, strict=True):
         result.passage_lengths = run.length_summary()
         result.passage_labels = dict(Counter(row["labelled_by"] for row in passages if row["run"] == run.name))
-        result.conversations = conversation_summary(gold, run, vital.get(run.name, {}), per_run[run.name])
+        askings = repeated.get(run.name) or [(run, per_run[run.name])]  # a repeated run: per repeat, then merged
+        result.conversations = repeated_summary(gold, [(one, vital.get(one.name, {}), rows) for one, rows in askings])
     names = _headline(_metric_names(per_run[runs[0].name]), config) if runs else []
     diagnosed = [name for name in names if name in DIAGNOSIS_NAMES]  # compared as their own family
     lengths = {r.name: r.passage_lengths["median"] for r in results if r.passage_lengths}

@@ -19,7 +19,10 @@ measured per turn. On top of them:
 * self-contradiction (:func:`contradiction_rates`): per conversation, the share of its checked turns whose answer
   contradicts an earlier answer of the run (``contradiction``, :mod:`~assay.pipelines.evaluate.judging.contradiction`);
   a conversation with a turn the judge could not check is unscored, never counted as 0; one with no checked turn
-  (a single answered turn) is left out.
+  (a single answered turn) is left out;
+* a run asked several times (``--repeats N``, :func:`repeated_summary`): coverage and self-contradiction per repeat,
+  then per conversation the mean over the repeats that scored it, as a question's metric is merged
+  (:func:`~assay.pipelines.evaluate.statistics.repeats.merged_rows`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ __all__ = [
     "TurnParts",
     "contradiction_rates",
     "conversation_summary",
+    "repeated_summary",
     "rewrite_values",
     "token_f1",
     "turn_strata",
@@ -175,6 +179,41 @@ def conversation_summary(
         coverage_unscored=len(coverage) - len(scored),
         **_contradiction_fields(gold, rows or {}),
     )
+
+
+Asking = tuple[LoadedRun, Mapping[str, tuple[int, int] | None], Mapping[str, QueryResult]]
+_SUMMED = ("rewrites", "contradicting", "contradiction_checked", "contradiction_unscored")  # counts of turns
+
+
+def repeated_summary(gold: GoldenSet, askings: Sequence[Asking]) -> ConversationSummary | None:
+    """:func:`conversation_summary` of a run asked once or per repeat: ``askings`` holds each repeat's run, vital
+    counts and rows. With N > 1, each conversation's coverage and contradiction rate is its mean over the repeats
+    that scored it (None when none did; module docstring), the counts of turns summed over the repeats."""
+    each = [conversation_summary(gold, *asking) for asking in askings]
+    first = each[0]
+    if first is None or len(askings) == 1:
+        return first
+    coverage = _over_repeats([vital_coverage(gold, supported) for _, supported, _ in askings])
+    rates = _over_repeats([contradiction_rates(gold, rows) for _, _, rows in askings])
+    scored, rated = [v for v in coverage.values() if v is not None], [v for v in rates.values() if v is not None]
+    return first.model_copy(update={
+        "vital_coverage": round(float(np.mean(scored)), 6) if scored else None,
+        "covered": len(scored),
+        "coverage_unscored": len(coverage) - len(scored),
+        "contradiction_rate": round(float(np.mean(rated)), 6) if rated else None,
+        "contradiction_conversations": len(rated),
+        "repeats": len(askings),
+        **{field: sum(getattr(one, field) for one in each if one is not None) for field in _SUMMED},
+    })  # fmt: skip
+
+
+def _over_repeats(per_repeat: Sequence[Mapping[str, float | None]]) -> dict[str, float | None]:
+    """Per conversation found in any repeat, the mean of its values over the repeats that scored it (None: none)."""
+    out: dict[str, float | None] = {}
+    for key in dict.fromkeys(key for one in per_repeat for key in one):
+        values = [v for one in per_repeat if (v := one.get(key)) is not None]
+        out[key] = round(float(np.mean(values)), 6) if values else None
+    return out
 
 
 @dataclass(frozen=True)

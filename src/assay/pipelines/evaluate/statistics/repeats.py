@@ -131,6 +131,11 @@ class Merged:
             out.members[name] = pairs
         return out
 
+    def repeated(self) -> dict[str, list[tuple[LoadedRun, Rows]]]:
+        """Each repeated run's repeats, each with its own rows (not merged)."""
+        return {name: [(run, rows) for (run, _), rows in zip(pairs, self.rows[name], strict=True)]
+                for name, pairs in self.members.items()}  # fmt: skip
+
     def describe(
         self, result: EvalResult, labels: er.Labels, names: Sequence[str], *, threshold: int, depth: int
     ) -> None:
