@@ -656,7 +656,8 @@ class Verdict(_Model):
     Built in one place from an :class:`EvalResult` (:func:`assay.report.verdict.build_verdict`); the terminal,
     Markdown and HTML reports only render it. The structured fields carry the figures; ``lines`` words them, one
     sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with ties,
-    the judge's trust, cost and latency when known, then the ``caveats`` (the few that matter most)."""
+    what the history is worth (``history``, with a rewrites run and a turns run of a conversational golden set), the
+    judge's trust, cost and latency when known, then the ``caveats`` (the few that matter most)."""
 
     metric: str | None  # the primary metric
     runs: int
@@ -669,11 +670,12 @@ class Verdict(_Model):
     judge: str
     cost: str | None = None
     caveats: list[str] = Field(default_factory=list)
+    history: list[str] = Field(default_factory=list)  # a conversational evaluation: each history gain, a sentence
 
     @property
     def lines(self) -> list[str]:
         """The sentences in print order (caveats excluded: they are listed under them)."""
-        return [line for line in (self.headline, self.ranking, self.judge, self.cost) if line]
+        return [line for line in (self.headline, self.ranking, *self.history, self.judge, self.cost) if line]
 
 
 class EvalResult(_Model):

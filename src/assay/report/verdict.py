@@ -7,7 +7,8 @@ The terminal, Markdown and HTML reports only render the :class:`~assay.results.V
    delta with its family-adjusted interval, adjusted p and n, and whether the evidence supports the lead (the
    comparison is significant); with one run, that run's figure, since there is nothing to compare;
 2. **the ranking**: every run by its mean, ``>`` where the step down is significant, ``≈`` where it is not (a tie),
-   ``?`` where the two runs were not compared (``--baseline``);
+   ``?`` where the two runs were not compared (``--baseline``); with conversations, **what the history is worth**:
+   each history gain (a turns run minus its rewrites run) on the dependent turns and on the standalone ones;
 3. **the judge's trust**: its card's headline figures and the agreement with people on audited labels, or
    "unmeasured" with the command that measures it;
 4. **cost and latency** of each system whose run recorded them (``assay run``);
@@ -26,6 +27,7 @@ from assay.report._format import fmt_interval, fmt_p, fmt_value, headline_metric
 from assay.results import (
     Comparison,
     EvalResult,
+    HistoryGain,
     SystemCost,
     Verdict,
     VerdictLead,
@@ -85,10 +87,33 @@ def build_verdict(result: EvalResult) -> Verdict:
         judge=trust,
         cost=_cost(systems),
         caveats=caveats,
+        history=[_history(gain) for gain in result.history_gain],
     )
 
 
 # -- the lead and the ranking -------------------------------------------------------------------------------------
+
+
+def _history(gain: HistoryGain) -> str:
+    """What the history costs or gives the system: turns minus rewrites on the dependent turns, then the standalone
+    ones (where nothing should change)."""
+    mode = f" with the {gain.history} history" if gain.history else ""
+    dep, alone = gain.dependent, gain.standalone
+    if dep is None:
+        told = "fewer than two turns that depend on the history were scored in both runs, so nothing is said"
+    else:
+        called = ("it loses to coreference and ellipsis" if dep.delta < 0 else "the history helps it") if \
+            dep.significant else "no reliable difference"  # fmt: skip
+        told = (f"{_signed(dep.delta)} {fmt_interval(dep.low, dep.high)} {gain.metric} on the {dep.n} turns that "
+                f"depend on the history (p adj. {fmt_p(dep.p_adjusted)}: {called})")  # fmt: skip
+    if alone is not None:
+        steady = "a difference there too" if alone.significant else "no reliable difference, as expected"
+        told += f", {_signed(alone.delta)} on the {alone.n} standalone ones ({steady})"
+    return f"History: asked the raw turns{mode} rather than the standalone rewrites, {gain.turns} scores {told}."
+
+
+def _signed(value: float) -> str:
+    return ("+" if value >= 0 else "") + fmt_value(value)
 
 
 def _pair(comps: Sequence[Comparison], one: str, other: str) -> Comparison | None:

@@ -140,8 +140,9 @@ def test_reports_show_the_history_gain_and_the_conversations(tmp_path: Path) -> 
     from rich.console import Console
 
     from assay.report.html import render_html
-    from assay.report.markdown import render_markdown
+    from assay.report.markdown import md_escape, render_markdown
     from assay.report.terminal import render_terminal
+    from assay.report.verdict import build_verdict
 
     turned = [weak if i % 3 else good for i, (good, weak) in enumerate(zip(good_lines(), weak_lines(), strict=True))]
     runs = [_run(tmp_path / "rewrites.jsonl", _turned(good_lines()), "rewrites"),
@@ -158,6 +159,18 @@ def test_reports_show_the_history_gain_and_the_conversations(tmp_path: Path) -> 
     out = StringIO()
     render_terminal(result, Console(file=out, width=200), verbose=True)
     assert "History gain on ndcg@10" in out.getvalue()
+    alone = result.history_gain[0].standalone
+    assert alone is not None and not alone.significant
+    verdict = build_verdict(result)  # the answer first: what the history is worth, in the summary too
+    assert len(verdict.history) == 1
+    sentence = verdict.history[0]
+    assert sentence.startswith("History: asked the raw turns with the reference history rather than the standalone "
+                               f"rewrites, turns scores {gain.delta:.3f}")  # fmt: skip
+    assert f"on the {gain.n} turns that depend on the history" in sentence
+    assert f"on the {alone.n} standalone ones (no reliable difference, as expected)" in sentence
+    summary = StringIO()
+    render_terminal(result, Console(file=summary, width=200))
+    assert sentence in " ".join(summary.getvalue().split()) and md_escape(sentence) in markdown
 
 
 def _repeated(path: Path, marks: list[dict[str, str]]) -> Path:
