@@ -511,7 +511,7 @@ def _carry_over(old: Path, new: Path) -> None:
     """Copy files of ``old`` that the golden set does not write (e.g. audit.sqlite) into ``new``."""
     if not old.is_dir():
         return
-    ours = {MANIFEST, PASSAGES, *FILES.values()}
+    ours = {MANIFEST, PASSAGES, CONVERSATIONS, *FILES.values()}
     for item in sorted(old.iterdir()):
         if item.name in ours or item.name.startswith("."):
             continue
