@@ -224,6 +224,9 @@ class RunCounts(_Model):
     labels_judged_now: int = 0  # retrieved chunks without a label, judged during this evaluation
     failed: int = 0  # questions the system failed on (a line with "error"): every metric of them unscored
     unmatched_rows: int = 0  # RAGAS rows matching no golden question (by query_id or question text)
+    # lines of context turns (a conversation's unjudged turns, no question: asked with --history own for the history):
+    # read for the contradiction check, never scored
+    context_turns: int = 0
     # how the retrieved items were matched to the golden set: id, offsets, exact, approximate, unmatched
     matched_by: dict[str, int] = Field(default_factory=dict)
 
