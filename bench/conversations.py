@@ -11,11 +11,11 @@ golden rewrites (``--conversation-mode rewrites``). :func:`assay.pipelines.evalu
 (history gain: turns minus rewrites on the primary metric, clustered paired randomization test, Holm) over the
 turns that depend on the history and the standalone ones.
 
-It prints, per corpus:
+It prints, per corpus, the conversations kept, their judged turns (dependent ones) and context turns, then:
 (a) the history gain per stratum (dependent, standalone, all): delta, interval, adjusted p; target: the raw-turn
     system called worse on the dependent turns (adjusted p < 0.05) and not on the standalone ones;
-(b) build cost per accepted turn against per accepted question of a plain build (judge calls and prompt +
-    completion tokens from the manifests' usage); target: within 1.5x;
+(b) build cost per accepted (judged) turn against per accepted question of a plain build (judge calls and prompt +
+    completion tokens from the manifests' usage; context turns, kept unjudged, are not counted); target: within 1.5x;
 (c) on the demo, the time of the offline build with ``assay demo``'s conversation settings
     (``DEMO_CONVERSATIONS``); target: under 30 s.
 
@@ -106,10 +106,11 @@ def history_gain(golden: GoldenSet, work: Path) -> bool:
         run_target(golden, system, path, label="bm25", conversing=Conversing(mode=mode)).check()
         paths.append(path)
     result, _ = evaluate(golden, paths)
-    turns = [t for c in golden.conversations for t in c.turns]
+    turns = [t for c in golden.conversations for t in c.turns if t.judged]
     dependent = sum(t.depends_on_history for t in turns)
-    print(f"  (a) history gain, turns minus rewrites: {len(golden.conversations)} conversations, {len(turns)} turns "
-          f"({dependent} dependent)")  # fmt: skip
+    context = sum(not t.judged for c in golden.conversations for t in c.turns)
+    print(f"  (a) history gain, turns minus rewrites: {len(golden.conversations)} conversations, {len(turns)} judged "
+          f"turns ({dependent} dependent), {context} context turns (unjudged)")  # fmt: skip
     if not result.history_gain:
         print("    no history gain computed (no primary metric?)")
         return False
@@ -129,10 +130,11 @@ def history_gain(golden: GoldenSet, work: Path) -> bool:
 def build_cost(corpus: Path, talks: GoldenSet, questions: int, work: Path) -> None:
     """(b): cost per accepted turn against per accepted question of a plain build of ``questions``."""
     plain, _ = build(corpus, BuildSettings(questions=questions, seed=0), work / "plain")
-    turns = sum(len(c.turns) for c in talks.conversations)
+    turns = len(talks.questions)  # judged turns: the test items (context turns cost nothing after generation)
     t_calls, t_tokens = cost(talks, turns)
     q_calls, q_tokens = cost(plain, len(plain.questions))
-    print(f"  (b) build cost: {turns} accepted turns, {len(plain.questions)} accepted questions (plain build)")
+    print(f"  (b) build cost: {turns} accepted (judged) turns, {len(plain.questions)} accepted questions (plain "
+          "build)")  # fmt: skip
     print(f"    per turn     {t_calls:6.2f} calls  {t_tokens:8.0f} tokens")
     print(f"    per question {q_calls:6.2f} calls  {q_tokens:8.0f} tokens")
     r_calls, r_tokens = t_calls / max(q_calls, 1e-9), t_tokens / max(q_tokens, 1e-9)
@@ -158,9 +160,9 @@ def corpus_bench(label: str, corpus: Path, conversations: int, work: Path, seeds
 def demo_time(work: Path) -> None:
     """(c): the offline demo build with ``assay demo``'s conversation settings."""
     golden, seconds = build(DEMO, DEMO_CONVERSATIONS, work / "demo-timed")
-    turns = sum(len(c.turns) for c in golden.conversations)
-    print(f"  (c) offline demo build, DEMO_CONVERSATIONS ({len(golden.conversations)} conversations, {turns} turns): "
-          f"{seconds:.2f} s; target < 30 s: {'met' if seconds < 30 else 'NOT met'}")  # fmt: skip
+    turns = len(golden.questions)
+    print(f"  (c) offline demo build, DEMO_CONVERSATIONS ({len(golden.conversations)} conversations, {turns} judged "
+          f"turns): {seconds:.2f} s; target < 30 s: {'met' if seconds < 30 else 'NOT met'}")  # fmt: skip
 
 
 def cisi_corpus(folder: Path, docs: int) -> Path:

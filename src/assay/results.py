@@ -224,6 +224,9 @@ class RunCounts(_Model):
     labels_judged_now: int = 0  # retrieved chunks without a label, judged during this evaluation
     failed: int = 0  # questions the system failed on (a line with "error"): every metric of them unscored
     unmatched_rows: int = 0  # RAGAS rows matching no golden question (by query_id or question text)
+    # lines of context turns (a conversation's unjudged turns, no question: asked with --history own for the history):
+    # read for the contradiction check, never scored
+    context_turns: int = 0
     # how the retrieved items were matched to the golden set: id, offsets, exact, approximate, unmatched
     matched_by: dict[str, int] = Field(default_factory=dict)
 
@@ -354,14 +357,15 @@ class HistoryGain(_Model):
 
 
 class ConversationSummary(_Model):
-    """A run's conversation-level measures: its ``conversations`` and ``turns`` (``dependent`` of them lean on the
-    history); ``vital_coverage``: the mean over conversations of the share of a conversation's vital nuggets its
-    turns' answers support (strict), over ``covered`` conversations, ``coverage_unscored`` more left out because a
-    turn's nugget verdict is missing; ``rewrites``: turns whose line carries the system's own rewrite.
-    ``contradiction_rate``: the mean over conversations of the share of a conversation's checked turns whose answer
-    contradicts an earlier answer of the run (``contradiction``), over ``contradiction_conversations``
-    conversations; ``contradicting``: turns found contradicting, of ``contradiction_checked`` scored;
-    ``contradiction_unscored``: turns the judge could not check (their conversations are left out of the rate).
+    """A run's conversation-level measures: its ``conversations`` and ``turns`` (judged turns, the questions it answers:
+    context turns are never counted; ``dependent`` of them lean on the history); ``vital_coverage``: the mean over
+    conversations of the share of a conversation's vital nuggets its turns' answers support (strict), over
+    ``covered`` conversations, ``coverage_unscored`` more left out because a turn's nugget verdict is missing;
+    ``rewrites``: turns whose line carries the system's own rewrite. ``contradiction_rate``: the mean over
+    conversations of the share of a conversation's checked turns whose answer contradicts an earlier answer of the
+    run (``contradiction``), over ``contradiction_conversations`` conversations; ``contradicting``: turns found
+    contradicting, of ``contradiction_checked`` scored; ``contradiction_unscored``: turns the judge could not check
+    (their conversations are left out of the rate).
 
     A run asked ``repeats`` N > 1 times (``assay run --repeats N``): both shares are computed per repeat, then each
     conversation's is its mean over the repeats that scored it (unscored when none did), as a question's metric is

@@ -160,19 +160,31 @@ class Turn(_Record):
     and the relevance labels are for that rewrite. ``depends_on_history``: whether the utterance needs earlier turns
     to be understood; ``dependency`` says how (a pronoun, an ellipsis, a comparison with an earlier answer, a topic
     shift, or a turn the documents cannot answer; ``none`` for a standalone turn). ``rewrite_provenance``: who wrote
-    the rewrite (the generator, or a person who corrected it in ``assay audit``)."""
+    the rewrite (the generator, or a person who corrected it in ``assay audit``).
+
+    A **context turn** (``judged`` False; TREC CAsT's unjudged turns) is part of the conversation's history but no
+    test item: ``question_id`` is then the turn's query id (``{conversation}-t{n}``), which names no question of
+    ``questions.jsonl``; it is never pooled, graded or scored; the turn carries its own standalone ``rewrite`` and
+    reference ``answer`` (the history of later turns), and ``dropped`` says why it is no test item (the build filter
+    that set it aside: ``leakage``, ``near_duplicate``). The three fields are written only for a context turn, so a
+    judged turn's line is as it always was."""
 
     question_id: str
     utterance: str
     depends_on_history: bool = False
     dependency: Dependency = "none"
     rewrite_provenance: Provenance | None = None
+    judged: bool = Field(default=True, exclude_if=lambda judged: judged is True)
+    rewrite: str | None = Field(default=None, exclude_if=lambda rewrite: rewrite is None)
+    answer: str | None = Field(default=None, exclude_if=lambda answer: answer is None)
+    dropped: str | None = Field(default=None, exclude_if=lambda dropped: dropped is None)
 
 
 class Conversation(_Record):
     """A multi-turn dialogue of a golden set (``conversations.jsonl``): its turns in order, each a question of the
-    golden set (module :mod:`assay.types` ``Turn``); ``scenario`` says what the user is after, ``source_doc_ids``
-    the documents it is grounded in. Earlier turns' reference answers are the conversation's reference history."""
+    golden set or a context turn (module :mod:`assay.types` ``Turn``), at least one of them judged; ``scenario``
+    says what the user is after, ``source_doc_ids`` the documents it is grounded in. Earlier turns' reference answers
+    (a context turn's own ``answer``) are the conversation's reference history."""
 
     id: str
     turns: list[Turn] = Field(default_factory=list)

@@ -112,3 +112,13 @@ def add_conversation(folder: Path) -> Path:
     golden.conversations = [Conversation(id="conv1", turns=[first, second], scenario="refunds")]
     golden.update(folder, ("conversations",))
     return folder
+
+
+def add_context_turn(folder: Path) -> Path:
+    """:func:`add_conversation`, then a context turn (unjudged, no question) ``conv1-t2`` between q1 and q2."""
+    golden = GoldenSet.load(add_conversation(folder))
+    context = Turn(question_id="conv1-t2", utterance="and for gift cards?", judged=False, dropped="leakage",
+                   rewrite="What is the refund window for gift cards?", answer="None: no refunds.")  # fmt: skip
+    golden.conversations[0].turns.insert(1, context)
+    golden.update(folder, ("conversations",))
+    return folder

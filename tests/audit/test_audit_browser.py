@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from audit_fixtures import PAYLOAD, SPAN, add_conversation, add_spans, build_golden, span_id
+from audit_fixtures import PAYLOAD, SPAN, add_context_turn, add_conversation, add_spans, build_golden, span_id
 
 from assay.audit.access import open_store
 from assay.audit.app import create_app
@@ -219,6 +219,17 @@ def test_a_link_to_one_label_opens_it(browser: Any, golden: Path) -> None:
         assert page.text_content("#question") == "What is the refund window?"
         page.evaluate("location.hash = 'q=q1&c=nowhere'")
         page.wait_for_selector("#status:has-text('is not in this queue')")
+        context.close()
+
+
+def test_a_context_turn_in_the_history_is_marked_not_judged(browser: Any, golden: Path) -> None:
+    add_context_turn(golden)
+    with Server(golden) as server:
+        context, page, _ = open_page(browser, server.url + "/#q=q2&c=c01")
+        page.wait_for_selector("#utterance:has-text('and how do they compare?')")
+        marked = page.text_content("#history li.context") or ""
+        assert "and for gift cards?" in marked and "context turn: not judged, not scored" in marked
+        assert page.locator("#history li").count() == 2 and page.locator("#history li.context").count() == 1
         context.close()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_fixtures import add_conversation
+from audit_fixtures import add_context_turn, add_conversation
 from starlette.testclient import TestClient
 
 from assay.audit.access import open_store
@@ -45,9 +45,20 @@ def test_item_of_a_turn_shows_its_history_and_rewrite(conv_dir: Path) -> None:
     assert (turn["turn"], turn["turns"], turn["dependency"], turn["rewrite_source"]) == (2, 2, "ellipsis", "generator")
     assert turn["history"] == [
         {"turn": 1, "utterance": "What is the refund window?", "rewrite": "What is the refund window?",
-         "reference_answer": "30 days"}
+         "reference_answer": "30 days", "judged": True}
     ]  # fmt: skip
     assert client.get(f"/api/item?i={index_of(client, 'q1', 'c00')}").json()["turn"]["history"] == []
+
+
+def test_a_context_turn_is_in_the_history_marked_not_judged_and_never_an_item(golden_dir: Path) -> None:
+    client, _ = client_for(add_context_turn(golden_dir))
+    turn = client.get(f"/api/item?i={index_of(client, 'q2', 'c00')}").json()["turn"]
+    assert (turn["turn"], turn["turns"]) == (3, 3)
+    assert turn["history"][1] == {"turn": 2, "utterance": "and for gift cards?", "judged": False,
+                                  "rewrite": "What is the refund window for gift cards?",
+                                  "reference_answer": "None: no refunds."}  # fmt: skip
+    assert turn["history"][0]["judged"] is True
+    assert "conv1-t2" not in {row["query_id"] for row in client.get("/api/queue").json()["items"]}
 
 
 def test_correction_is_stored_written_and_makes_labels_stale(conv_dir: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 import assay.formats.golden as golden_module
 from assay.errors import DatasetError, FormatError
 from assay.formats.golden import FILES, MANIFEST, GoldenSet
-from assay.types import Chunk, Document, Manifest, Provenance, RelevanceLabel, Unscored
+from assay.types import Chunk, Conversation, Document, Manifest, Provenance, RelevanceLabel, Turn, Unscored
 
 V1 = Path(__file__).parents[1] / "fixtures" / "formats" / "v1" / "golden"
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -134,6 +134,15 @@ def test_failure_midway_through_save_leaves_no_half_written_folder(
         g.save(fixture_copy, overwrite=True)
     assert {p.name: p.read_bytes() for p in fixture_copy.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["golden"]
+
+
+def test_overwrite_writes_the_conversations_it_holds_not_the_old_file(fixture_copy: Path) -> None:
+    g = GoldenSet.load(fixture_copy)
+    g.conversations = [Conversation(id="c1", turns=[Turn(question_id="q1", utterance="a gift card?")])]
+    g.save(fixture_copy, overwrite=True)
+    g.conversations[0].turns.append(Turn(question_id="q2", utterance="and delivery?"))
+    g.save(fixture_copy, overwrite=True)  # the old conversations.jsonl is not carried over the new one
+    assert [t.question_id for t in GoldenSet.load(fixture_copy).conversations[0].turns] == ["q1", "q2"]
 
 
 def test_update_rewrites_only_the_named_files(fixture_copy: Path) -> None:

@@ -267,7 +267,7 @@ def test_conversations_build_or_name_the_stage_and_eval_checks_contradictions(re
         golden = GoldenSet.load(out)
         assert golden.conversations and all(len(c.turns) >= 2 for c in golden.conversations), text
         judged = {label.query_id for label in golden.qrels}
-        assert all(t.question_id in judged for c in golden.conversations for t in c.turns)
+        assert all(t.question_id in judged for c in golden.conversations for t in c.turns if t.judged)
         code, again = run(*args, "--overwrite")
         assert code == 0 and all(u.calls == 0 for u in GoldenSet.load(out).manifest.usage.values()), again
 
@@ -279,7 +279,7 @@ def test_conversations_build_or_name_the_stage_and_eval_checks_contradictions(re
     run_file = tmp_path / "run.jsonl"
     with run_file.open("w") as handle:  # each turn answered with its reference answer, the last with a changed number
         for conversation in golden.conversations:
-            turns = conversation.turns
+            turns = [turn for turn in conversation.turns if turn.judged]  # a context turn is no question
             for n, turn in enumerate(turns, 1):
                 question = golden.question(turn.question_id)
                 answer = question.reference_answer or "I do not know."

@@ -39,6 +39,16 @@ def conversational(n: int = 4) -> GoldenSet:
     return gold
 
 
+def with_context() -> GoldenSet:
+    """``conversational()`` with a context turn (unjudged, no question) between q1 and q2: ``c1-t2`` "and its
+    colour?", reference answer ``ctx ref``; q2 is then turn 2 (from 0) of c1."""
+    gold = conversational()
+    context = Turn(question_id="c1-t2", utterance="and its colour?", judged=False, rewrite="What colour is fact 1?",
+                   answer="ctx ref", dropped="leakage", depends_on_history=True, dependency="pronoun")  # fmt: skip
+    gold.conversations[0].turns.insert(1, context)
+    return gold
+
+
 class Recorder:
     """A conversational system: answers ``A(<utterance>)`` and reports a rewrite; records what each call got."""
 
@@ -84,6 +94,57 @@ def test_own_history_asks_in_order_with_the_systems_answers() -> None:
         {"role": "user", "content": "how does it compare?"},
     ]  # fmt: skip
     assert done.failed == 0 and [line["query_id"] for line in done.lines] == ["q1", "q2", "q3", "q4"]
+
+
+def test_reference_history_holds_a_context_turns_answer_without_asking_it() -> None:
+    app = Recorder()
+    done = run_target(with_context(), app, settings=FAST)
+    got = {qid: messages for qid, _, messages in app.calls}
+    assert sorted(got) == ["q1", "q2", "q3", "q4"]  # the context turn is not asked
+    assert got["q2"] == [
+        {"role": "user", "content": "what is fact 1?"}, {"role": "assistant", "content": "ref 1"},
+        {"role": "user", "content": "and its colour?"}, {"role": "assistant", "content": "ctx ref"},
+        {"role": "user", "content": "and the next one?"},
+    ]  # fmt: skip
+    assert [(line["query_id"], line.get("turn")) for line in done.lines] == [("q1", 0), ("q2", 2), ("q3", 3),
+                                                                            ("q4", None)]  # fmt: skip
+
+
+def test_own_history_asks_a_context_turn_in_its_place_and_eval_skips_its_line(tmp_path: Path) -> None:
+    from assay.pipelines.evaluate import evaluate
+
+    app, gold = Recorder(), with_context()
+    done = run_target(gold, app, tmp_path / "own.jsonl", settings=FAST, conversing=Conversing(history="own"))
+    assert [qid for qid, _, _ in app.calls if qid != "q4"] == ["q1", "c1-t2", "q2", "q3"]
+    messages = {qid: m for qid, _, m in app.calls}
+    assert messages["c1-t2"][-2:] == [{"role": "assistant", "content": "A(what is fact 1?)"},
+                                      {"role": "user", "content": "and its colour?"}]  # fmt: skip
+    assert messages["q2"][2:4] == [{"role": "user", "content": "and its colour?"},
+                                   {"role": "assistant", "content": "A(and its colour?)"}]  # fmt: skip
+    assert [line["query_id"] for line in done.lines] == ["q1", "c1-t2", "q2", "q3", "q4"]
+    assert (done.lines[1]["conversation_id"], done.lines[1]["turn"]) == ("c1", 1)
+    result, rows = evaluate(gold, [tmp_path / "own.jsonl"])
+    counts = result.runs[0].counts
+    assert (counts.context_turns, counts.unknown_query_ids, counts.queries_evaluated) == (1, 0, 4)
+    assert sorted({row.query_id for row in rows}) == ["q1", "q2", "q3", "q4"]  # the context turn is never scored
+    assert result.runs[0].conversations is not None and result.runs[0].conversations.turns == 3
+
+
+def test_own_history_resumes_from_the_cache_with_a_context_turn(tmp_path: Path) -> None:
+    own, cache = Conversing(history="own"), tmp_path / "cache"
+    first = run_target(with_context(), Recorder(fail="q3"), settings=FAST, cache_dir=cache, conversing=own)
+    assert first.failed == 1
+    again = Recorder()
+    second = run_target(with_context(), again, settings=FAST, cache_dir=cache, conversing=own)
+    assert [qid for qid, _, _ in again.calls] == ["q3"] and second.failed == 0  # the rest came from the cache
+    assert again.calls[0][2][3] == {"role": "assistant", "content": "A(and its colour?)"}  # its history kept
+    assert [line["query_id"] for line in second.lines] == ["q1", "c1-t2", "q2", "q3", "q4"]
+
+
+def test_rewrites_mode_does_not_ask_a_context_turn() -> None:
+    app = Recorder()
+    run_target(with_context(), app, settings=FAST, conversing=Conversing(mode="rewrites"))
+    assert sorted(qid for qid, _, _ in app.calls) == ["q1", "q2", "q3", "q4"]
 
 
 def test_own_history_a_failed_turn_ends_its_conversation() -> None:

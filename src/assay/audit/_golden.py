@@ -1,6 +1,6 @@
 """The parts of a golden set the audit needs, indexed by id: questions, chunks, documents, judged passages, the
 judge's labels of chunks (``qrels.jsonl``) and of spans (the labels of ``passages.jsonl``), and the conversation
-turn of each question that is one."""
+turn of each question that is one (context turns too: they are in the history, never audit items, having no labels)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.formats.golden import GoldenSet
-from assay.types import Chunk, Conversation, Document, Passage, Question, RelevanceLabel
+from assay.types import Chunk, Conversation, Document, Passage, Question, RelevanceLabel, Turn
 
 __all__ = ["GoldenView", "load_golden"]
 
@@ -35,23 +35,13 @@ class GoldenView:
 
     def turn_view(self, query_id: str) -> dict[str, Any] | None:
         """Question ``query_id`` as a conversation turn: its utterance, its standalone rewrite (the question's text)
-        with who wrote it, and the history (each earlier turn's utterance, rewrite and reference answer); None for a
-        single question."""
+        with who wrote it, and the history (each earlier turn's utterance, rewrite and reference answer, and whether
+        it is judged: a context turn is not, and is no audit item); None for a single question."""
         if query_id not in self.turns:
             return None
         conversation, index = self.turns[query_id]
         turn = conversation.turns[index]
-        history = []
-        for number, earlier in enumerate(conversation.turns[:index], 1):
-            question = self.questions.get(earlier.question_id)
-            history.append(
-                {
-                    "turn": number,
-                    "utterance": earlier.utterance,
-                    "rewrite": question.text if question else None,
-                    "reference_answer": question.reference_answer if question else None,
-                }
-            )
+        history = [self._earlier(number, earlier) for number, earlier in enumerate(conversation.turns[:index], 1)]
         prov = turn.rewrite_provenance
         return {
             "conversation_id": conversation.id,
@@ -65,6 +55,14 @@ class GoldenView:
             "dependency": turn.dependency,
             "history": history,
         }
+
+    def _earlier(self, number: int, turn: Turn) -> dict[str, Any]:
+        """An earlier turn in a history: a judged turn's texts are its question's, a context turn's its own."""
+        question = self.questions.get(turn.question_id) if turn.judged else None
+        rewrite = question.text if question else turn.rewrite
+        answer = question.reference_answer if question else turn.answer
+        return {"turn": number, "utterance": turn.utterance, "rewrite": rewrite, "reference_answer": answer,
+                "judged": turn.judged}  # fmt: skip
 
     def knows(self, item_id: str) -> bool:
         """Whether ``item_id`` is a chunk or a judged passage of the golden set."""

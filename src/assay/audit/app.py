@@ -18,8 +18,9 @@ Routes (``?annotator=NAME`` picks the person on GETs, ``"annotator"`` in the bod
                                 conversations.jsonl, the turn's labels flagged stale)
 
 An item of a conversation turn carries ``turn`` (utterance, rewrite, history: earlier utterances, rewrites and
-reference answers); ``stale`` marks an item whose labels were graded against an earlier rewrite, and stale items come
-first in a queue built after the correction.
+reference answers, context turns marked ``judged: false``; a context turn has no labels, so it is no item); ``stale``
+marks an item whose labels were graded against an earlier rewrite, and stale items come first in a queue built after
+the correction.
 
 A grade or undo of a span label is also written into passages.jsonl, where the pool of ``assay eval`` reads it
 (:func:`assay.audit.pool.join_pool`).

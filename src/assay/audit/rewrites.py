@@ -180,8 +180,8 @@ def _write_pair(golden: GoldenSet, folder: Path) -> None:
 
 def _apply(golden: GoldenSet, event: RewriteEvent, original: str, stale: int) -> int:
     found = golden.turn_of(event.query_id)
-    if found is None:
-        return 0  # the golden set was rebuilt without this turn: nothing to write it into
+    if found is None or not found[0].turns[found[1]].judged:
+        return 0  # the golden set was rebuilt without this turn (or with it as a context turn): nothing to write into
     turn = found[0].turns[found[1]]
     question = golden.question(event.query_id)
     corrected = {"previous": original, "annotator": event.annotator, "time": event.time}

@@ -61,7 +61,7 @@ _SUMMARY = (
         "support",
         ("support_calls", "support_followup_calls", "support_joint", "support_unscored", "support_no_passages"),
     ),
-    ("conversations", ("dropped_by_conversation_cut", "conversations_accepted", "turns_accepted")),
+    ("conversations", ("dropped_by_conversation_cut", "conversations_accepted", "turns_accepted", "context_turns")),
     ("result", ("accepted", "qrels", "nuggets")),
 )
 

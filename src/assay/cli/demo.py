@@ -82,8 +82,9 @@ def demo(output: Path, overwrite: bool, verbose: bool) -> None:
     talks_dir = output / "conversations"
     talks = build_golden(root / "corpus", judge=make_judge("offline"), settings=DEMO_CONVERSATIONS, output=talks_dir,
                          overwrite=overwrite)  # fmt: skip
-    console.print(f"conversations: {len(talks.conversations)} of {len(talks.questions)} turns, {len(talks.qrels)} "
-                  f"labels -> {talks_dir}")  # fmt: skip
+    context = talks.manifest.counts.get("context_turns", 0)
+    console.print(f"conversations: {len(talks.conversations)} of {len(talks.questions)} judged turns and {context} "
+                  f"context turns, {len(talks.qrels)} labels -> {talks_dir}")  # fmt: skip
     csv = root / "human_labels.csv"
     if csv.is_file():
         imported = _import_humans(golden_dir, csv)

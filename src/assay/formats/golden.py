@@ -11,6 +11,9 @@
       nuggets.jsonl      NuggetSupport records: the chunks that support each nugget
       passages.jsonl     (optional) Passage records: passages of evaluated runs that are not chunks, located in the
                          documents, with the labels the judge gave them (written by ``assay eval``)
+      conversations.jsonl  (optional) Conversation records: turns in order, a judged turn naming its question, a
+                         context turn (unjudged, CAsT) naming none and carrying its own rewrite and answer; each
+                         conversation has a judged turn (``assay build --conversations``)
       audit.sqlite       (once someone audits; owned by assay.audit, kept across saves)
 
 :meth:`GoldenSet.save` builds the whole folder under a temporary name and swaps it in, so a failure midway leaves
@@ -43,6 +46,7 @@ from assay.types import (
     Passage,
     Question,
     RelevanceLabel,
+    Turn,
 )
 
 __all__ = [
@@ -127,12 +131,21 @@ class GoldenSet:
         return chunk_id in self._chunks
 
     def turn_of(self, query_id: str) -> tuple[Conversation, int] | None:
-        """The conversation whose turn is question ``query_id``, and the turn's index; None for a single question."""
+        """The conversation whose turn is ``query_id`` (a question, or a context turn's id), and the turn's index;
+        None for a single question."""
         for conversation in self.conversations:
             for index, turn in enumerate(conversation.turns):
                 if turn.question_id == query_id:
                     return conversation, index
         return None
+
+    def turn_texts(self, turn: Turn) -> tuple[str, str]:
+        """A turn's standalone rewrite and reference answer ("" when it has none): its question's for a judged turn,
+        its own for a context turn."""
+        if not turn.judged:
+            return turn.rewrite or "", turn.answer or ""
+        question = self.question(turn.question_id)
+        return question.text, question.reference_answer or ""
 
     def qrels_map(self, *, source: LabelSource | None = None) -> dict[str, dict[str, int]]:
         """Graded qrels ``{query_id: {chunk_id: grade}}``; unscored labels are left out (see :meth:`unscored`).
@@ -266,13 +279,27 @@ class GoldenSet:
                     yield f"nuggets.jsonl record {i + 1} names unknown chunk {cid!r}"
         seen: dict[str, str] = {}
         for i, conversation in enumerate(self.conversations):
+            where = f"{CONVERSATIONS} record {i + 1}"
+            if conversation.turns and not any(turn.judged for turn in conversation.turns):
+                yield f"{where}: conversation {conversation.id!r} has no judged turn (only context turns)"
             for turn in conversation.turns:
-                if turn.question_id not in self._questions:
-                    yield f"{CONVERSATIONS} record {i + 1} names unknown question {turn.question_id!r}"
-                elif turn.question_id in seen:
-                    yield (f"{CONVERSATIONS} record {i + 1}: question {turn.question_id!r} is already a turn of "
-                           f"conversation {seen[turn.question_id]!r}")  # fmt: skip
+                yield from self._turn_problems(where, turn)
+                if turn.question_id in seen:
+                    yield (f"{where}: {turn.question_id!r} is already a turn of conversation "
+                           f"{seen[turn.question_id]!r}")  # fmt: skip
                 seen[turn.question_id] = conversation.id
+
+    def _turn_problems(self, where: str, turn: Turn) -> Iterator[str]:
+        """A judged turn names a question; a context turn names none and carries its rewrite and answer."""
+        known = turn.question_id in self._questions
+        if turn.judged and not known:
+            yield f"{where} names unknown question {turn.question_id!r}"
+        if turn.judged:
+            return
+        if known:
+            yield f"{where}: context turn {turn.question_id!r} (judged false) names a question of questions.jsonl"
+        if not (turn.rewrite or "").strip() or turn.answer is None:
+            yield f"{where}: context turn {turn.question_id!r} (judged false) needs its rewrite and answer"
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the whole folder atomically: built beside ``path`` and swapped in only once complete.
@@ -511,7 +538,7 @@ def _carry_over(old: Path, new: Path) -> None:
     """Copy files of ``old`` that the golden set does not write (e.g. audit.sqlite) into ``new``."""
     if not old.is_dir():
         return
-    ours = {MANIFEST, PASSAGES, *FILES.values()}
+    ours = {MANIFEST, PASSAGES, CONVERSATIONS, *FILES.values()}
     for item in sorted(old.iterdir()):
         if item.name in ours or item.name.startswith("."):
             continue

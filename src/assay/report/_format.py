@@ -210,11 +210,14 @@ _WARN_COUNTS = (
 
 
 def count_notes(counts: RunCounts) -> list[CountNote]:
-    """The non-zero counts worth a warning, then the labels judged during this evaluation (information)."""
+    """The non-zero counts worth a warning, then the labels judged during this evaluation and the context turns read
+    (information)."""
     notes = [CountNote(label, getattr(counts, field), True) for field, label in _WARN_COUNTS]
     notes = [note for note in notes if note.value]
     if counts.labels_judged_now:
         notes.append(CountNote("labels judged now", counts.labels_judged_now, False))
+    if counts.context_turns:
+        notes.append(CountNote("context turns asked for the history (not scored)", counts.context_turns, False))
     return notes
 
 

@@ -10,8 +10,8 @@ The rule, step by step (``assay run --conversation-mode``, ``--history``):
    and the turn in the OpenAI format, ``[{"role": "user", "content": utterance 1}, {"role": "assistant",
    "content": answer 1}, ..., {"role": "user", "content": this utterance}]``.
 4. ``--history reference`` (the default, teacher-forced): the assistant messages are the golden reference answers
-   of the earlier turns ("" for a turn without one), so every system sees the same conversation and turns are asked
-   concurrently.
+   of the earlier turns ("" for a turn without one; a context turn's own ``answer``), so every system sees the same
+   conversation and turns are asked concurrently.
 5. ``--history own``: the assistant messages are the system's own answers ("" when it gave none, e.g. a retriever),
    so the turns of one conversation are asked in order (conversations concurrently). A turn that fails ends its
    conversation: the later turns are not asked and are recorded as failed (kind ``history_failed``, naming the
@@ -20,6 +20,11 @@ The rule, step by step (``assay run --conversation-mode``, ``--history``):
    ``assay run``, which writes one run): the target is asked twice, into two runs (:func:`ways`): ``NAME``, the raw
    turns with the chosen history (steps 3 to 5), and ``NAME (rewrites)``, the rewrites (step 2), whose history gain
    the evaluation reports. A golden set without conversations refuses it: there would be nothing to compare.
+7. Context turns (``Turn.judged`` False: no golden question, never scored) are in the history of the later turns.
+   With ``--history own`` the system is asked them too, in their place in the conversation, so that its own answer
+   is in that history: their lines carry the turn's id (``{conversation}-t{n}``) and ``assay eval`` counts and
+   skips them. A context turn after the last judged one is not asked (its answer would be nobody's history), nor
+   is any context turn in the other modes (the reference history holds its answer; ``rewrites`` has no history).
 
 Every line of a turn carries ``conversation_id`` and ``turn`` (its index in the conversation, from 0), and the
 system's own rewrite of the turn as ``rewrite`` when its reply has a ``rewrite`` (or ``query``) string. The answers
@@ -35,6 +40,7 @@ from typing import Any
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.targets.callers import Ask
+from assay.types import Conversation
 
 __all__ = [
     "BOTH",
@@ -96,10 +102,12 @@ def messages_of(history: Sequence[tuple[str, str]], utterance: str) -> tuple[dic
 
 def turn_asks(golden: GoldenSet, conversing: Conversing, repeat: int | None = None) -> list[Ask]:
     """One :class:`Ask` per golden question in the golden set's order (steps 1 to 4); with ``own`` history a turn's
-    messages hold only the turn itself, and :func:`after` adds the answers as they come."""
+    messages hold only the turn itself, and :func:`after` adds the answers as they come; the context turns asked
+    with ``own`` history (step 7) come just before their conversation's next judged turn."""
     turns = {turn.question_id: (conversation, i) for conversation in golden.conversations
              for i, turn in enumerate(conversation.turns)}  # fmt: skip
-    out = []
+    out: list[Ask] = []
+    asked: set[str] = set()  # the context turns asked so far
     for question in golden.questions:
         found = turns.get(question.id)
         if found is None:
@@ -107,15 +115,34 @@ def turn_asks(golden: GoldenSet, conversing: Conversing, repeat: int | None = No
             continue
         conversation, index = found
         ask = Ask(question.id, question.text, dict(question.metadata), repeat, conversation.id, index)
-        if conversing.mode == "rewrites":
-            out.append(ask)
+        if conversing.own:
+            out += _context_asks(conversation, index, asked, repeat)
+        out.append(ask if conversing.mode == "rewrites" else _with_history(golden, ask, conversation, conversing))
+    return out
+
+
+def _with_history(golden: GoldenSet, ask: Ask, conversation: Conversation, conversing: Conversing) -> Ask:
+    """A turn asked as typed, with its reference history (step 4; none yet with ``own`` history, step 5)."""
+    index = ask.turn or 0
+    utterance = conversation.turns[index].utterance
+    earlier = [] if conversing.own else [
+        (turn.utterance, golden.turn_texts(turn)[1]) for turn in conversation.turns[:index]
+    ]  # fmt: skip
+    return replace(ask, question=utterance, messages=messages_of(earlier, utterance))
+
+
+def _context_asks(conversation: Conversation, index: int, asked: set[str], repeat: int | None) -> list[Ask]:
+    """The context turns of ``conversation`` before turn ``index`` not in ``asked`` yet, as asks (step 7); they
+    join ``asked``."""
+    out = []
+    for i, turn in enumerate(conversation.turns[:index]):
+        if turn.judged or turn.question_id in asked:
             continue
-        utterance = conversation.turns[index].utterance
-        earlier = [] if conversing.own else [
-            (turn.utterance, golden.question(turn.question_id).reference_answer or "")
-            for turn in conversation.turns[:index]
-        ]  # fmt: skip
-        out.append(replace(ask, question=utterance, messages=messages_of(earlier, utterance)))
+        asked.add(turn.question_id)
+        meta = {"conversation_id": conversation.id, "turn": i + 1, "utterance": turn.utterance,
+                "dependency": turn.dependency}  # fmt: skip
+        out.append(Ask(turn.question_id, turn.utterance, meta, repeat, conversation.id, i,
+                       messages_of([], turn.utterance)))  # fmt: skip
     return out
 
 

@@ -5,7 +5,8 @@ The run file is written once, atomically, when every question has an answer or a
 one line per golden question in the golden set's order (``repeats`` N > 1: the header says N, and the set comes N
 times, each line with its ``repeat``). A golden set with conversations: the header says how their turns were asked
 (``conversation_mode``, ``history``: :mod:`.conversations`), and a turn's line carries ``conversation_id`` and
-``turn``. Answers are kept in the cache (:mod:`.journal`) as they
+``turn``; with ``--history own`` the context turns (unjudged, no question) have lines too, for the system's own
+history (``assay eval`` skips them). Answers are kept in the cache (:mod:`.journal`) as they
 arrive when ``cache_dir`` is given, so an interrupted run loses nothing and its rerun asks only the rest.
 """
 
@@ -62,7 +63,8 @@ class TargetRun:
 def asks_of(golden: GoldenSet, repeats: int = 1, conversing: Conversing | None = None) -> list[Ask]:
     """One :class:`Ask` per golden question (its id, text and metadata), in the golden set's order; with ``repeats``
     N > 1, every question N times, numbered 0 to N - 1, the whole set once per repeat. The turns of conversations
-    are asked as ``conversing`` says (default: raw turns with the reference history; :mod:`.conversations`)."""
+    are asked as ``conversing`` says (default: raw turns with the reference history; with own history the context
+    turns are asked too; :mod:`.conversations`)."""
     if repeats < 1:
         raise ConfigError(f"--repeats must be at least 1 (how many times each question is asked), got {repeats}")
     how = (conversing or Conversing()).checked()

@@ -99,8 +99,8 @@ async def ask_all(
 ) -> tuple[list[dict[str, Any]], RunStats]:
     """One run line per question, in the order of ``asks``; the cache's answers are reused unless ``refresh``.
 
-    ``own_history``: the turns of a conversation (asks with a ``conversation_id``; one chain per conversation and
-    repeat) are asked in turn order, each with the earlier answers as its history
+    ``own_history``: the turns of a conversation (asks with a ``conversation_id``, context turns included; one chain
+    per conversation and repeat) are asked in turn order, each with the earlier answers as its history
     (:func:`assay.targets.conversations.after`); chains run concurrently, and a failed turn ends its chain."""
     stats = RunStats(total=len(asks))
     kept = {} if journal is None or refresh else journal.load()

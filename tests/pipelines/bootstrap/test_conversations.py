@@ -39,23 +39,30 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[GoldenSet, Path]:
 def test_turns_are_questions_graded_against_the_rewrite(built: tuple[GoldenSet, Path]) -> None:
     golden, folder = built
     assert (folder / "conversations.jsonl").is_file() and golden.conversations
-    turn_ids = [t.question_id for c in golden.conversations for t in c.turns]
+    turn_ids = [t.question_id for c in golden.conversations for t in c.turns if t.judged]
     assert sorted(turn_ids) == sorted(q.id for q in golden.questions)  # --questions 0: every question is a turn
     for conversation in golden.conversations:
-        assert len(conversation.turns) >= 2
-        assert [golden.question(t.question_id).metadata["turn"] for t in conversation.turns] == list(
-            range(1, len(conversation.turns) + 1)
-        )  # a prefix: no gap
+        assert len(conversation.turns) >= 2 and any(t.judged for t in conversation.turns)
+        assert [t.question_id for t in conversation.turns] == [
+            f"{conversation.id}-t{n}" for n in range(1, len(conversation.turns) + 1)
+        ]  # a prefix: no gap
         first = conversation.turns[0]
         assert first.dependency == "none" and not first.depends_on_history
-        assert first.utterance == golden.question(first.question_id).text
+        assert first.utterance == golden.turn_texts(first)[0]
         for turn in conversation.turns:
             assert turn.rewrite_provenance is not None and turn.rewrite_provenance.source == "generator"
             assert turn.depends_on_history == (turn.dependency in ("pronoun", "ellipsis", "comparison"))
     graded = {label.query_id for label in golden.qrels}
-    assert graded == set(turn_ids)  # every turn pooled and graded
+    assert graded == set(turn_ids)  # every judged turn pooled and graded, no context turn
     dependent = [t for c in golden.conversations for t in c.turns if t.depends_on_history]
-    assert dependent and all(t.utterance != golden.question(t.question_id).text for t in dependent)
+    assert dependent and all(t.utterance != golden.turn_texts(t)[0] for t in dependent)
+
+
+def test_the_demo_keeps_turns_the_leakage_filter_dropped_as_context(built: tuple[GoldenSet, Path]) -> None:
+    golden, _ = built
+    context = [t for c in golden.conversations for t in c.turns if not t.judged]
+    assert context and all(t.dropped == "leakage" and t.rewrite and t.answer for t in context)
+    assert not {t.question_id for t in context} & {q.id for q in golden.questions}
 
 
 def test_counts_add_up(built: tuple[GoldenSet, Path]) -> None:
@@ -72,6 +79,10 @@ def test_counts_add_up(built: tuple[GoldenSet, Path]) -> None:
     )
     assert counts["conversations_accepted"] == len(built[0].conversations)
     assert counts["turns_accepted"] == counts["accepted"] == len(built[0].questions)
+    turns = [t for c in built[0].conversations for t in c.turns]
+    assert counts["context_turns"] == sum(not t.judged for t in turns) > 0
+    assert counts["turns_accepted"] + counts["context_turns"] == len(turns)
+    assert counts["context_turns"] <= counts["dropped_by_leakage"] + counts["dropped_by_near_duplicate"]
     prompts = built[0].manifest.prompts
     assert any(ref.startswith("conversation@") for ref in prompts) and any(
         r.startswith("rewrite_check@") for r in prompts
@@ -222,6 +233,62 @@ def test_cut_keeps_the_prefix_before_the_first_dropped_turn() -> None:
     assert [c.id for c in survivors] == ["a"] and [t.question_id for t in survivors[0].turns] == ["a-t1", "a-t2"]
     assert out.counts["dropped_by_conversation_cut"] == 2  # a-t4 after the gap, b-t1 left alone
     assert {q.id: q.flags["dropped"] for q in out.dropped} == {"a-t4": "conversation_cut", "b-t1": "conversation_cut"}
+
+
+def _dropped(question: Question, reason: str) -> Question:
+    question.flags["dropped"] = reason
+    question.reference_answer = f"answer of {question.id}"
+    return question
+
+
+@pytest.mark.parametrize("dropped", [1, 2])
+@pytest.mark.parametrize("reason", ["leakage", "near_duplicate"])
+def test_a_turn_too_easy_or_repeated_as_a_test_item_stays_as_context(dropped: int, reason: str) -> None:
+    turns = [_turn("a", n) for n in (1, 2, 3)]
+    talks = [Conversation(id="a", turns=[t for _, t in turns])]
+    gone = _dropped(turns[dropped - 1][0], reason)
+    kept = [q for q, _ in turns if q is not gone]
+    out, [survivor] = cut_conversations(talks, kept, {gone.id: gone})
+    assert [q.id for q in out.records] == [q.id for q in kept] and out.counts["dropped_by_conversation_cut"] == 0
+    context = survivor.turns[dropped - 1]
+    assert [t.question_id for t in survivor.turns] == ["a-t1", "a-t2", "a-t3"]
+    assert (context.judged, context.dropped, context.utterance) == (False, reason, f"u{dropped}")
+    assert (context.rewrite, context.answer) == (f"q{dropped}", f"answer of a-t{dropped}")
+    assert [t.judged for t in survivor.turns if t is not context] == [True, True]
+    counts = out.counts
+    assert (counts["turns_accepted"], counts["context_turns"], counts["conversations_accepted"]) == (2, 1, 1)
+
+
+@pytest.mark.parametrize("reason", ["evidence", "critic", "critic_unscored"])
+def test_a_turn_dropped_by_a_check_that_cuts_still_cuts(reason: str) -> None:
+    turns = [_turn("a", n) for n in (1, 2, 3, 4)]
+    talks = [Conversation(id="a", turns=[t for _, t in turns])]
+    leak, gone = _dropped(turns[1][0], "leakage"), _dropped(turns[2][0], reason)
+    out, [survivor] = cut_conversations(talks, [turns[0][0], turns[3][0]], {leak.id: leak, gone.id: gone})
+    assert [(t.question_id, t.judged) for t in survivor.turns] == [("a-t1", True), ("a-t2", False)]
+    assert [q.id for q in out.dropped] == ["a-t4"] and out.counts["dropped_by_conversation_cut"] == 1
+
+
+def test_a_conversation_left_without_a_judged_turn_or_second_turn_is_dropped() -> None:
+    only = [_turn("only", n) for n in (1, 2)]  # both turns too easy: context turns only
+    short = [_turn("short", n) for n in (1, 2, 3)]  # t1 too easy, t2 not grounded: one turn left
+    talks = [Conversation(id=c, turns=[t for _, t in turns]) for c, turns in (("only", only), ("short", short))]
+    dropped = [_dropped(only[0][0], "leakage"), _dropped(only[1][0], "near_duplicate"),
+               _dropped(short[0][0], "near_duplicate"), _dropped(short[1][0], "evidence")]  # fmt: skip
+    out, survivors = cut_conversations(talks, [short[2][0]], {q.id: q for q in dropped})
+    assert survivors == [] and out.records == [] and [q.id for q in out.dropped] == ["short-t3"]
+    assert [out.counts[k] for k in ("conversations_accepted", "turns_accepted", "context_turns")] == [0, 0, 0]
+
+
+def test_the_second_cut_keeps_context_turns_and_cuts_at_an_answered_unanswerable_turn() -> None:
+    turns = [_turn("a", n) for n in (1, 2, 3, 4)]
+    leak = _dropped(turns[0][0], "leakage")
+    first, [talk] = cut_conversations([Conversation(id="a", turns=[t for _, t in turns])],
+                                      [q for q, _ in turns[1:]], {leak.id: leak})  # fmt: skip
+    answered = _dropped(turns[3][0], "unanswerable_answered")  # the unanswerable check drops a-t4: no map given
+    second, [again] = cut_conversations([talk], [q for q in first.records if q is not answered])
+    assert [(t.question_id, t.judged) for t in again.turns] == [("a-t1", False), ("a-t2", True), ("a-t3", True)]
+    assert second.counts["context_turns"] == 1 and second.counts["turns_accepted"] == 2
 
 
 def test_no_conversation_accepted_fails_saying_why_and_writes_nothing(tmp_path: Path) -> None:

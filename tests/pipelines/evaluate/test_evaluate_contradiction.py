@@ -24,6 +24,7 @@ from assay.report.markdown import render_markdown
 from assay.results import QueryResult
 from assay.testing import FakeOpenAIServer
 from assay.testing.scripted_judges import responder
+from assay.types import Turn
 
 ONLY = replace(FAST, metrics=("ndcg@10", "contradiction"))
 CONTRADICTING = "The Alder kettle warranty lasts 99 days from the date of purchase."  # turn 1 of c0 said 14
@@ -43,6 +44,21 @@ def test_earlier_answers_skip_unanswered_turns_and_leave_first_turns_out(tmp_pat
     earlier = earlier_answers(gold, run)
     assert qid(0) not in earlier and [e["id"] for e in earlier[qid(2)]] == ["1", "2"]
     assert qid(4) not in earlier and [e["id"] for e in earlier[qid(5)]] == ["2"]
+
+
+def test_a_context_turns_own_answer_is_an_earlier_answer_but_never_checked(tmp_path: Path) -> None:
+    gold = conversational()
+    gold.conversations[0].turns.insert(1, Turn(question_id="c0-t2", utterance="and the kettle?", judged=False,
+                                               rewrite="And the Alder kettle?", answer="14 days."))  # fmt: skip
+    lines = _lines()
+    lines[1]["turn"], lines[2]["turn"] = 2, 3  # q01 and q02 come after the context turn
+    context = {"query_id": "c0-t2", "conversation_id": "c0", "turn": 1, "retrieved": [], "answer": "It is 14 days."}
+    run = load_run(_run(tmp_path / "t.jsonl", [*lines, context], "turns"), gold)
+    earlier = earlier_answers(gold, run)
+    assert "c0-t2" not in earlier and run.counts.context_turns == 1
+    assert [(e["id"], e["question"], e["text"]) for e in earlier[qid(1)]][1] == ("2", "and the kettle?",
+                                                                               "It is 14 days.")  # fmt: skip
+    assert [e["id"] for e in earlier[qid(2)]] == ["1", "2", "3"]
 
 
 def test_offline_rule_needs_the_same_unit_and_thing() -> None:

@@ -17,6 +17,7 @@ from assay.errors import FormatError
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import evaluate
 from assay.pipelines.evaluate.scoring.conversations import token_f1, vital_coverage
+from assay.report.markdown import render_markdown
 from assay.testing import FakeOpenAIServer
 from assay.types import Conversation, Turn
 
@@ -132,6 +133,30 @@ def test_a_line_naming_a_turn_the_golden_set_lacks_is_an_error(tmp_path: Path) -
     message = "query 'q04' is given as turn 2 of conversation 'c1', but in the golden set it is turn 1 of"
     with pytest.raises(FormatError, match=re.escape(f"t.jsonl:6: {message}")):
         evaluate(conversational(), [path])
+
+
+def context_at_end() -> GoldenSet:
+    """``conversational()`` with a context turn (unjudged, no question) after the last turn of c3: ``c3-t4``."""
+    gold = conversational()
+    gold.conversations[3].turns.append(Turn(question_id="c3-t4", utterance="and that?", judged=False,
+                                            rewrite="And the warranty?", answer="30 days."))  # fmt: skip
+    return gold
+
+
+def test_a_context_turns_line_is_counted_and_skipped_an_unknown_id_still_counted_as_unknown(tmp_path: Path) -> None:
+    context = {"query_id": "c3-t4", "conversation_id": "c3", "turn": 3, "retrieved": [qid(0)], "answer": "x"}
+    stranger = {"query_id": "nope", "retrieved": [], "answer": "y"}
+    path = _run(tmp_path / "t.jsonl", [*_turned(good_lines()), context, stranger], "turns")
+    result, rows = evaluate(context_at_end(), [path])
+    counts, summary = result.runs[0].counts, result.runs[0].conversations
+    assert (counts.context_turns, counts.unknown_query_ids, counts.queries_evaluated, counts.lines) == (1, 1, 12, 14)
+    assert "c3-t4" not in {row.query_id for row in rows} and len(rows) == 12
+    assert summary is not None and (summary.conversations, summary.turns, summary.dependent) == (4, 12, 8)
+    assert set(result.runs[0].strata["dependency"]) == {"none", "pronoun"}  # the context turn is in no stratum
+    assert "context turns asked for the history (not scored)" in render_markdown(result)
+    wrong = _run(tmp_path / "w.jsonl", [*_turned(good_lines()), {**context, "turn": 1}], "turns")
+    with pytest.raises(FormatError, match="query 'c3-t4' is given as turn 1 of conversation 'c3', but in the golden"):
+        evaluate(context_at_end(), [wrong])
 
 
 def test_reports_show_the_history_gain_and_the_conversations(tmp_path: Path) -> None:

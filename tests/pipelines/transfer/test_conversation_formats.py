@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -13,6 +14,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.pipelines.bootstrap import DEMO_CONVERSATIONS, build_golden
 from assay.pipelines.transfer import export_golden, import_conversations
+from assay.types import Conversation, Turn
 
 DEMO = Path(__file__).resolve().parents[3] / "datasets" / "demo" / "corpus"
 
@@ -39,7 +41,7 @@ def test_ragas_multiturn_rows_load_as_ragas_samples(golden: GoldenSet, tmp_path:
     from ragas.dataset_schema import EvaluationDataset, MultiTurnSample  # the real package, the interop extra
 
     rows = [json.loads(line) for line in (tmp_path / "r" / "ragas_multiturn.jsonl").read_text().splitlines()]
-    assert len(rows) == sum(len(c.turns) for c in golden.conversations)
+    assert len(rows) == sum(t.judged for c in golden.conversations for t in c.turns)  # no row for a context turn
     dataset = EvaluationDataset.from_list(rows)
     assert all(isinstance(s, MultiTurnSample) for s in dataset.samples)
     second = golden.conversations[0].turns[1]
@@ -50,6 +52,11 @@ def test_ragas_multiturn_rows_load_as_ragas_samples(golden: GoldenSet, tmp_path:
     assert (
         sample.user_input[1].content == golden.question(golden.conversations[0].turns[0].question_id).reference_answer
     )
+    talk, after = _after_context(golden)
+    later = next(s for s, r in zip(dataset.samples, rows, strict=True) if r["query_id"] == after.question_id)
+    context = next(t for t in talk.turns if not t.judged)
+    shown = [(m.content, m.metadata.get("judged") if m.type == "human" else None) for m in later.user_input]
+    assert (context.utterance, False) in shown and (context.answer, None) in shown
 
 
 def test_deepeval_cases_load_as_conversational_test_cases(golden: GoldenSet, tmp_path: Path) -> None:
@@ -66,6 +73,9 @@ def test_deepeval_cases_load_as_conversational_test_cases(golden: GoldenSet, tmp
     assert first.turns[0].content == golden.conversations[0].turns[0].utterance
     grades = golden.qrels_map()[golden.conversations[0].turns[0].question_id]
     assert len(first.turns[1].retrieval_context or []) == sum(g >= 2 for g in grades.values())
+    talk, _ = _after_context(golden)
+    case = next(c for c in loaded if c.name == talk.id)
+    assert len(case.turns) == 2 * len(talk.turns)  # context turns are turns of the case like the others
 
 
 def test_cast_topics_and_per_turn_qrels(golden: GoldenSet, tmp_path: Path) -> None:
@@ -81,6 +91,30 @@ def test_cast_topics_and_per_turn_qrels(golden: GoldenSet, tmp_path: Path) -> No
     assert f"{conversation.id}_2" in ids and len(qrels) == sum(1 for label in golden.qrels if label.grade is not None)
 
 
+def test_cast_lists_a_context_turn_in_its_topic_with_no_qrels(golden: GoldenSet, tmp_path: Path) -> None:
+    summary = export_golden(golden, "cast", tmp_path / "c")
+    talk, _ = _after_context(golden)
+    index = next(i for i, t in enumerate(talk.turns) if not t.judged)
+    context = talk.turns[index]
+    topic = next(t for t in json.loads((tmp_path / "c" / "topics.json").read_text()) if t["number"] == talk.id)
+    assert topic["turn"][index] == {"number": index + 1, "raw_utterance": context.utterance,
+                                    "manual_rewritten_utterance": context.rewrite, "query_id": context.question_id,
+                                    "dependency": context.dependency}  # fmt: skip
+    qrels = {line.split()[0] for line in (tmp_path / "c" / "qrels.txt").read_text().splitlines()}
+    assert f"{talk.id}_{index + 1}" not in qrels and f"{talk.id}_{index + 2}" in qrels
+    assert f"{talk.id}_{index + 1}\t{context.rewrite}" in (tmp_path / "c" / "topics.tsv").read_text()
+    assert summary.questions == len(golden.questions)  # judged turns
+
+
+def _after_context(golden: GoldenSet) -> tuple[Conversation, Turn]:
+    """A conversation of the demo with a context turn followed by a judged turn, and that judged turn."""
+    for talk in golden.conversations:
+        for before, turn in itertools.pairwise(talk.turns):
+            if not before.judged and turn.judged:
+                return talk, turn
+    raise AssertionError("the demo conversations have no context turn before a judged turn")
+
+
 @pytest.mark.parametrize(("fmt", "file"), [("ragas-multiturn", "ragas_multiturn.jsonl"), ("deepeval", "deepeval.json")])
 def test_round_trip_keeps_turns_rewrites_and_dependencies(
     golden: GoldenSet, tmp_path: Path, fmt: str, file: str
@@ -89,14 +123,14 @@ def test_round_trip_keeps_turns_rewrites_and_dependencies(
     back = import_conversations(tmp_path / "x" / file, fmt).golden
     assert [c.id for c in back.conversations] == [c.id for c in golden.conversations]
     for old, new in zip(golden.conversations, back.conversations, strict=True):
-        assert [(t.question_id, t.utterance, t.dependency, t.depends_on_history) for t in new.turns] == [
-            (t.question_id, t.utterance, t.dependency, t.depends_on_history) for t in old.turns
+        last = max(i for i, t in enumerate(old.turns) if t.judged)  # RAGAS: a context turn after it is in no row
+        kept = old.turns if fmt == "deepeval" else old.turns[: last + 1]
+        assert [(t.question_id, t.utterance, t.dependency, t.depends_on_history, t.judged) for t in new.turns] == [
+            (t.question_id, t.utterance, t.dependency, t.depends_on_history, t.judged) for t in kept
         ]
         for turn in new.turns:
-            assert back.question(turn.question_id).text == golden.question(turn.question_id).text
-            assert (
-                back.question(turn.question_id).reference_answer == golden.question(turn.question_id).reference_answer
-            )
+            assert back.turn_texts(turn) == golden.turn_texts(turn)
+            assert turn.judged == (turn.question_id in {q.id for q in back.questions})
     back.save(tmp_path / "g")
     assert GoldenSet.load(tmp_path / "g").conversations == back.conversations
 

@@ -95,7 +95,8 @@
     box.scrollTop = Math.max(0, mark.offsetTop - box.offsetTop - 40);
   }
 
-  // A conversation turn: the earlier turns (utterance, rewrite, reference answer), this turn as typed, its rewrite.
+  // A conversation turn: the earlier turns (utterance, rewrite, reference answer; context turns marked), this turn
+  // as typed, its rewrite.
   function renderTurn(turn, stale) {
     $("turn").hidden = !turn;
     $("stale").hidden = !stale;
@@ -105,9 +106,10 @@
     const list = $("history");
     list.replaceChildren();
     for (const earlier of turn.history) {
-      const row = el("li");
+      const row = el("li", earlier.judged === false ? "context" : "");
       row.append(el("div", "", earlier.utterance), el("div", "muted", "rewrite: " + (earlier.rewrite || "")),
         el("div", "answer", "reference answer: " + (earlier.reference_answer || "(none)")));
+      if (earlier.judged === false) row.append(el("div", "muted", "context turn: not judged, not scored"));
       list.append(row);
     }
     setText($("utterance"), turn.utterance);

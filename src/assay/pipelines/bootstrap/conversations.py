@@ -2,7 +2,8 @@
 
 A turn of a conversation IS a golden question: its text is the standalone rewrite (TREC CAsT), so after generation
 the turns go through the same filters (evidence, leakage, near-duplicates, relabel), difficulty, pooling, grading,
-the unanswerable check and support as single questions do, in the same stages. Only three steps are their own:
+the unanswerable check and support as single questions do, in the same stages; a turn the leakage or near-duplicate
+filter drops stays in its conversation as an unjudged context turn (**Cut** below). Only three steps are their own:
 
 1. **Plan** (:func:`plan_conversations`). Seed chunks are drawn as question seeds are (:func:`.sampling.sample_seeds`
    with ``total = N``: spread over the documents by size, seeded); a chunk opens one conversation (one drawn again
@@ -26,14 +27,31 @@ the unanswerable check and support as single questions do, in the same stages. O
    (unanswerable turns aside), self-contained, faithful (means the utterance given the history) and clear; drops
    count in ``dropped_by_critic`` / ``dropped_by_critic_unscored`` as the question critic's do.
 
-**Cut** (:func:`cut_conversations`): a later turn leans on the earlier ones, so a conversation keeps its turns up
-to the first dropped one (the rest: ``dropped_by_conversation_cut``); one left with fewer than two turns is dropped
-whole. It runs after the critic and again after the unanswerable check (whose dropped turns take their labels).
+**Cut** (:func:`cut_conversations`): a later turn leans on the earlier ones, so what becomes of a dropped turn
+decides what becomes of the rest, as in TREC CAsT, where not every turn of a topic is judged:
+
+1. A turn dropped by the **leakage** or **near-duplicate** filter (:data:`CONTEXT_DROPS`) is a fine turn, only too
+   easy (its rewrite copies a run of its passage) or repeated as a test item: it stays as a **context turn**
+   (``Turn.judged`` False, with its rewrite, reference answer and ``dropped``: the filter). It has no question in
+   ``questions.jsonl``, is never pooled, graded or scored (so it costs nothing after generation; nor does the
+   rewrite check see it: the filters run first), and it is in the history of the later turns. The conversation
+   goes on.
+2. A turn dropped for any other reason (evidence not found: its answer is not grounded; the rewrite check or its
+   unscored answer; an unanswerable turn that a passage answers) cuts its conversation there: the later turns
+   are dropped (``dropped_by_conversation_cut``), since their history would hold an answer the build could not
+   stand behind.
+3. A conversation is kept when at least two turns are left and at least one of them is judged; otherwise it is
+   dropped whole (its judged turns counted in ``dropped_by_conversation_cut``).
+
+It runs after the critic (given the dropped turns, to tell rule 1 from rule 2) and again after the unanswerable
+check (whose dropped turns take their labels; rule 2 for them, context turns stay).
 
 Counts: ``conversation_seeds = conversations_generated + dropped_by_conversation_unscored``; ``turns_generated``
-adds to ``generated``, so ``generated = accepted + sum of dropped_by_*`` still holds with the cut counted;
-``conversations_accepted`` and ``turns_accepted`` at the end. A build asked for conversations that accepts none
-fails (:func:`check_conversations`) and writes nothing.
+adds to ``generated``, so ``generated = accepted + sum of dropped_by_*`` still holds with the cut counted (a context
+turn stays counted in its ``dropped_by_leakage`` / ``dropped_by_near_duplicate``); at the end
+``conversations_accepted``, ``turns_accepted`` (judged turns: the questions of the conversations) and
+``context_turns`` (turns kept as context). A build asked for conversations that accepts none fails
+(:func:`check_conversations`) and writes nothing.
 """
 
 from __future__ import annotations
@@ -54,7 +72,9 @@ from assay.text import content_hash
 from assay.types import Chunk, Claim, Conversation, Document, Nugget, Provenance, Question, Turn
 
 __all__ = [
+    "CONTEXT_DROPS",
     "CONVERSATION",
+    "CUT_COUNTS",
     "FOLLOW_UPS",
     "REWRITE_CHECK",
     "ConversationSeed",
@@ -71,6 +91,11 @@ CONVERSATION, REWRITE_CHECK = "conversation", "rewrite_check"  # judge stages (a
 FOLLOW_UPS = ("pronoun", "ellipsis", "comparison", "topic_shift", "unanswerable")
 _DEPENDENT = frozenset({"pronoun", "ellipsis", "comparison"})
 MIN_TURNS = 2
+# Filters whose dropped turns stay as context turns: fine as a turn of the conversation, only too easy (it copies its
+# passage) or repeated as a test item. Any other drop (evidence, rewrite check, unanswerable answered) cuts.
+CONTEXT_DROPS = frozenset({"leakage", "near_duplicate"})
+# The cut's totals: each cut (after the critic, after the unanswerable check) replaces the previous one's.
+CUT_COUNTS = ("conversations_accepted", "turns_accepted", "context_turns")
 
 
 @dataclass(frozen=True)
@@ -304,38 +329,61 @@ def _verdict(turn: Question, j: Judgement[Any], minimum: int) -> tuple[str, str]
 
 
 def cut_conversations(
-    conversations: Sequence[Conversation], questions: Sequence[Question]
+    conversations: Sequence[Conversation], questions: Sequence[Question], dropped: Mapping[str, Question] | None = None
 ) -> tuple[StageOutput[Question], list[Conversation]]:
-    """Keep each conversation up to its first dropped turn; fewer than two turns left: drop it (module docstring).
-    Questions that are no turn pass through; order is kept."""
+    """The cut (module docstring): each conversation up to its first turn dropped for a reason that cuts, a turn
+    dropped by a filter of :data:`CONTEXT_DROPS` kept as a context turn; kept with at least two turns, one judged.
+    ``dropped``: the turns' questions set aside so far, by id (``flags['dropped']`` names the filter; a missing turn
+    not found there cuts). Questions that are no turn pass through; order is kept."""
     kept_ids = {q.id for q in questions}
     out = StageOutput[Question](records=[], counts={"dropped_by_conversation_cut": 0})
     survivors: list[Conversation] = []
-    keep: set[str] = set()
     for conversation in conversations:
-        prefix: list[Turn] = []
-        for turn in conversation.turns:
-            if turn.question_id not in kept_ids:
-                break
-            prefix.append(turn)
-        if len(prefix) >= MIN_TURNS:
-            survivors.append(conversation.model_copy(update={"turns": prefix}))
-            keep.update(t.question_id for t in prefix)
+        turns = _kept_turns(conversation, kept_ids, dropped or {})
+        if len(turns) >= MIN_TURNS and any(turn.judged for turn in turns):
+            survivors.append(conversation.model_copy(update={"turns": turns}))
+    keep = {t.question_id for c in survivors for t in c.turns if t.judged}
     turn_ids = {t.question_id for c in conversations for t in c.turns}
     for question in questions:
         if question.id not in turn_ids or question.id in keep:
             out.records.append(question)
         else:
-            why = "an earlier turn of its conversation was dropped, or fewer than two turns were left"
+            why = ("an earlier turn of its conversation was dropped by a check that cuts, or its conversation kept "
+                   "fewer than two turns or no judged turn")  # fmt: skip
             drop(out, question, "conversation_cut", why)
     out.counts["conversations_accepted"] = len(survivors)
     out.counts["turns_accepted"] = len(keep)
+    out.counts["context_turns"] = sum(not t.judged for c in survivors for t in c.turns)
     return out, survivors
+
+
+def _kept_turns(conversation: Conversation, kept: set[str], dropped: Mapping[str, Question]) -> list[Turn]:
+    """The turns of ``conversation`` before the first one that is neither kept, a context turn already, nor dropped
+    by a filter of :data:`CONTEXT_DROPS` (that one becomes a context turn)."""
+    out: list[Turn] = []
+    for turn in conversation.turns:
+        stays = not turn.judged or turn.question_id in kept
+        kept_turn = turn if stays else _as_context(turn, dropped.get(turn.question_id))
+        if kept_turn is None:
+            break
+        out.append(kept_turn)
+    return out
+
+
+def _as_context(turn: Turn, question: Question | None) -> Turn | None:
+    """``turn`` as a context turn (unjudged, with its question's rewrite and reference answer and the filter that
+    dropped it) when a filter of :data:`CONTEXT_DROPS` dropped its question; None otherwise."""
+    reason = question.flags.get("dropped") if question is not None else None
+    if question is None or reason not in CONTEXT_DROPS:
+        return None
+    update = {"judged": False, "rewrite": question.text, "answer": question.reference_answer or "", "dropped": reason}
+    return turn.model_copy(update=update)
 
 
 def check_conversations(counts: Mapping[str, int], settings: BuildSettings, unscored: str = "") -> None:
     """Raise :class:`NothingProduced` when conversations were asked for and none was accepted, saying where their
-    turns were lost; ``unscored``: what the judge's unscored answers were (``; unscored judge answers: ...``)."""
+    turns were lost and which drops cut a conversation (context turns do not); ``unscored``: what the judge's
+    unscored answers were (``; unscored judge answers: ...``)."""
     if not settings.conversations or counts.get("conversations_accepted", 0):
         return
     planned = counts.get("conversation_seeds", 0)
@@ -348,7 +396,8 @@ def check_conversations(counts: Mapping[str, int], settings: BuildSettings, unsc
     raise NothingProduced(
         f"no conversation was accepted: {planned} planned, {written} written with {counts.get('turns_generated', 0)} "
         f"turns, {counts.get('dropped_by_conversation_cut', 0)} turns cut after a dropped earlier turn{unscored}. A "
-        "conversation needs its first two turns to pass the evidence, leakage and rewrite checks (see the dropped_by_* "
-        "counts: turns whose rewrite is not standalone or does not mean the utterance fail the rewrite check). "
-        "Nothing was written; try a larger model with --judge, or more --turns"
+        "conversation needs two turns before its first turn dropped by the evidence or rewrite check, one of them "
+        "judged (a turn dropped by the leakage or near-duplicate filter stays as an unjudged context turn; see the "
+        "dropped_by_* counts: turns whose rewrite is not standalone or does not mean the utterance fail the rewrite "
+        "check). Nothing was written; try a larger model with --judge, or more --turns"
     )

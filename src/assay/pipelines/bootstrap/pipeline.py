@@ -20,12 +20,14 @@ Stages (each: records in, records out, with its counts; see :mod:`assay.pipeline
 With ``settings.conversations`` (:mod:`.conversations`): conversations are planned beside the seeds, written by one
 ``conversation`` call each after generation (judge stage "conversation"), their turns (questions whose text is the
 standalone rewrite) join the questions through every filter, checked by ``rewrite_check`` instead of the question
-critic (judge stage "rewrite_check"), cut at their first dropped turn (after the critic and after the unanswerable
-check), and written to ``conversations.jsonl``.
+critic (judge stage "rewrite_check"), cut at their first turn dropped by a check that cuts (after the critic and
+after the unanswerable check; a turn the leakage or near-duplicate filter drops stays as an unjudged context turn),
+and written to ``conversations.jsonl``.
 
 Counts in the manifest add up: ``seeds = generated + dropped_by_generation_unscored`` and ``generated = accepted +
 sum of dropped_by_<filter>`` over evidence, leakage, near_duplicate, critic, critic_unscored and
-unanswerable_answered (and conversation_cut); turns count in ``generated`` too (:mod:`.conversations`);
+unanswerable_answered (and conversation_cut); turns count in ``generated`` too, a context turn in the filter's
+``dropped_by_*`` that set it aside (:mod:`.conversations`);
 ``relabelled`` counts accepted-or-not questions whose type changed.
 
 Several judges: ``judge`` may be a :class:`~assay.judge.panel.Panel`; the relevance stage then grades every pooled pair
@@ -56,6 +58,7 @@ from assay.judge.client import Judge
 from assay.judge.panel import Grader, Panel, judges_of, merged_usage, primary_of
 from assay.pipelines.bootstrap.conversations import (
     CONVERSATION,
+    CUT_COUNTS,
     REWRITE_CHECK,
     check_conversations,
     critique_turns,
@@ -280,20 +283,20 @@ async def _questions(
     if conversation_seeds:
         checked = await critique_turns(turns, generated, judge=judge, settings=settings, ctx=ctx, progress=run.progress)
         questions += run.take(REWRITE_CHECK, checked)
-        cut, run.conversations = cut_conversations(run.conversations, questions)
+        cut, run.conversations = cut_conversations(run.conversations, questions, generated)
         questions = _take_cut(run, cut)
     return run.take("difficulty", assign_difficulty(questions, ctx.index))
 
 
 def _take_cut(run: _Run, cut: StageOutput[Question]) -> list[Question]:
-    """The cut's records and counts; its conversations/turns accepted replace (not add to) earlier ones."""
-    for key in ("conversations_accepted", "turns_accepted"):
+    """The cut's records and counts; its totals (conversations, judged and context turns) replace earlier ones."""
+    for key in CUT_COUNTS:
         run.counts[key] = cut.counts.pop(key)
     return run.take("conversation_cut", cut)
 
 
 def _cut_again(questions: list[Question], labels: list[Any], run: _Run) -> tuple[list[Question], list[Any]]:
-    """After the unanswerable check: conversations cut at a turn it dropped, with the cut turns' labels."""
+    """After the unanswerable check: conversations cut at a turn it dropped (context turns stay), with labels."""
     if not run.conversations:
         return questions, labels
     cut, run.conversations = cut_conversations(run.conversations, questions)
@@ -312,7 +315,8 @@ _CAUSES = {
     "dropped_by_critic": "the critic found the questions unclear or unanswerable from their passages",
     "dropped_by_critic_unscored": "the critic's answers did not parse",
     "dropped_by_unanswerable_answered": "the 'unanswerable' questions were answered by a passage",
-    "dropped_by_conversation_cut": "the conversations' turns followed a dropped turn",
+    "dropped_by_conversation_cut": "the conversations' turns followed a turn dropped by the evidence, rewrite or "
+    "unanswerable check",
 }
 
 

@@ -4,32 +4,37 @@ Export (``assay export --to ragas-multiturn|deepeval|cast``; a golden set withou
 error naming the fix):
 
 ===================  ================================================================================================
-``ragas-multiturn``  ``ragas_multiturn.jsonl``: one RAGAS ``MultiTurnSample`` per turn (ragas 0.4.3): ``user_input``
-                     the conversation up to that turn as messages (``{"type": "human"|"ai", "content"}``, earlier
-                     turns answered by their reference answers: the reference history), ``reference`` the turn's
-                     reference answer, ``reference_topics`` absent. Each human message's ``metadata`` holds assay's
-                     ``query_id``, ``rewrite``, ``dependency`` and ``depends_on_history``; the row holds
-                     ``conversation_id``, ``turn`` and ``query_id`` (RAGAS ignores unknown fields).
+``ragas-multiturn``  ``ragas_multiturn.jsonl``: one RAGAS ``MultiTurnSample`` per judged turn (ragas 0.4.3):
+                     ``user_input`` the conversation up to that turn as messages (``{"type": "human"|"ai",
+                     "content"}``, earlier turns, context turns included, answered by their reference answers: the
+                     reference history), ``reference`` the turn's reference answer, ``reference_topics`` absent.
+                     Each human message's ``metadata`` holds assay's ``query_id``, ``rewrite``, ``dependency`` and
+                     ``depends_on_history`` (a context turn's also ``judged: false`` and ``dropped``); the row holds
+                     ``conversation_id``, ``turn`` and ``query_id`` (RAGAS ignores unknown fields). A context turn has
+                     no row of its own (it is no test item), so one after the last judged turn is in no row.
 ``deepeval``         ``deepeval.json``: a list of DeepEval ``ConversationalTestCase`` (deepeval 4.3.1) fields, one per
                      conversation: ``name`` (its id), ``scenario``, ``expected_outcome`` (the last reference
                      answer), ``turns`` in the OpenAI role format (``user`` = utterance, ``assistant`` = reference
                      answer with ``retrieval_context``: the texts of the chunks graded >= ``min_grade``, default 2,
-                     most relevant first), turn ``metadata`` as above, and ``metadata.assay`` (ids).
+                     most relevant first; empty for a context turn, which has no labels), turn ``metadata`` as
+                     above, and ``metadata.assay`` (ids). Context turns are turns of the case like the others.
 ``cast``             ``topics.json`` in the TREC CAsT shape (``[{number, title, turn: [{number, raw_utterance,
                      manual_rewritten_utterance, query_id, dependency}]}]``), ``qrels.txt`` per turn with the CAsT
                      id ``{conversation}_{turn}`` (``qid 0 chunk grade``; all scored grades, or >= ``min_grade``)
-                     and ``topics.tsv`` (``{conversation}_{turn}<TAB>rewrite``).
+                     and ``topics.tsv`` (``{conversation}_{turn}<TAB>rewrite``). As in CAsT, a context turn
+                     (unjudged) is a turn of its topic and a line of ``topics.tsv`` with no qrels.
 ===================  ================================================================================================
 
 Import (``assay import ragas-multiturn|deepeval FILE``): each conversation's user messages are its turns and the
-assistant messages after them their reference answers. A turn's standalone rewrite and dependency are read back
-from assay's metadata when the file has it; otherwise the rewrite is the utterance (``flags["rewrite_missing"]``,
-no rewrite provenance: correct it in ``assay audit``). RAGAS rows that are prefixes of a longer row of the same
-conversation (as the export writes them) merge into it. DeepEval ``retrieval_context`` texts become passages
-(``ctx-`` + a hash of the text) labelled ``grade`` for their turn. Malformed input (a message that is not
-``{type|role, content}``, a role other than user/assistant or human/ai, a conversation that does not start with the
-user, turn numbers with a gap) is a :class:`~assay.errors.FormatError` naming the file and line (JSON: the case
-number) and nothing is written.
+assistant messages after them their reference answers; a user message whose metadata says ``judged: false`` (an
+exported context turn) is a context turn again, with no question. A turn's standalone rewrite and dependency are
+read back from assay's metadata when the file has it; otherwise the rewrite is the utterance
+(``flags["rewrite_missing"]``, no rewrite provenance: correct it in ``assay audit``). RAGAS rows that are prefixes
+of a longer row of the same conversation (as the export writes them) merge into it. DeepEval ``retrieval_context``
+texts become passages (``ctx-`` + a hash of the text) labelled ``grade`` for their turn. Malformed input (a message
+that is not ``{type|role, content}``, a role other than user/assistant or human/ai, a conversation that does not
+start with the user, turn numbers with a gap) is a :class:`~assay.errors.FormatError` naming the file and line
+(JSON: the case number) and nothing is written.
 """
 
 from __future__ import annotations
@@ -71,12 +76,13 @@ def _conversations(golden: GoldenSet) -> list[Conversation]:
 
 
 def _meta(golden: GoldenSet, turn: Turn) -> dict[str, Any]:
-    return {
+    meta = {
         "query_id": turn.question_id,
-        "rewrite": golden.question(turn.question_id).text,
+        "rewrite": golden.turn_texts(turn)[0],
         "dependency": turn.dependency,
         "depends_on_history": turn.depends_on_history,
     }
+    return meta if turn.judged else {**meta, "judged": False, "dropped": turn.dropped}
 
 
 def cast_id(conversation: Conversation, index: int) -> str:
@@ -90,18 +96,19 @@ def write_ragas_multiturn(golden: GoldenSet, path: Path) -> int:
     for conversation in _conversations(golden):
         messages: list[dict[str, Any]] = []
         for n, turn in enumerate(conversation.turns, start=1):
-            question = golden.question(turn.question_id)
+            answer = golden.turn_texts(turn)[1]
             messages.append({"content": turn.utterance, "type": "human", "metadata": _meta(golden, turn)})
-            rows.append(
-                {
-                    "user_input": [dict(m) for m in messages],
-                    "reference": question.reference_answer or "",
-                    "conversation_id": conversation.id,
-                    "turn": n,
-                    "query_id": question.id,
-                }
-            )
-            messages.append({"content": question.reference_answer or "", "type": "ai"})
+            if turn.judged:
+                rows.append(
+                    {
+                        "user_input": [dict(m) for m in messages],
+                        "reference": answer,
+                        "conversation_id": conversation.id,
+                        "turn": n,
+                        "query_id": turn.question_id,
+                    }
+                )
+            messages.append({"content": answer, "type": "ai"})
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), "utf-8")
     return len(rows)
 
@@ -118,14 +125,13 @@ def write_deepeval(golden: GoldenSet, path: Path, min_grade: int = 2) -> int:
     for conversation in _conversations(golden):
         turns: list[dict[str, Any]] = []
         for turn in conversation.turns:
-            question = golden.question(turn.question_id)
             turns.append({"role": "user", "content": turn.utterance, "metadata": _meta(golden, turn)})
             turns.append(
                 {
                     "role": "assistant",
-                    "content": question.reference_answer or "",
-                    "retrieval_context": _contexts(golden, question.id, min_grade),
-                    "metadata": {"query_id": question.id},
+                    "content": golden.turn_texts(turn)[1],
+                    "retrieval_context": _contexts(golden, turn.question_id, min_grade) if turn.judged else [],
+                    "metadata": {"query_id": turn.question_id},
                 }
             )
         cases.append(
@@ -151,7 +157,7 @@ def write_cast(golden: GoldenSet, folder: Path, min_grade: int | None = None) ->
     for conversation in _conversations(golden):
         items = []
         for i, turn in enumerate(conversation.turns):
-            rewrite = golden.question(turn.question_id).text
+            rewrite = golden.turn_texts(turn)[0]
             items.append(
                 {
                     "number": i + 1,
@@ -162,8 +168,9 @@ def write_cast(golden: GoldenSet, folder: Path, min_grade: int | None = None) ->
                 }
             )
             tsv.append((cast_id(conversation, i), rewrite))
-            table = grades.get(turn.question_id, {})
-            rows[cast_id(conversation, i)] = {cid: g for cid, g in table.items() if min_grade is None or g >= min_grade}
+            if turn.judged:  # a context turn is in the topics, with no qrels (CAsT's unjudged turns)
+                table = grades.get(turn.question_id, {})
+                rows[cast_id(conversation, i)] = {c: g for c, g in table.items() if min_grade is None or g >= min_grade}
         topics.append({"number": conversation.id, "title": conversation.scenario or "", "turn": items})
     (folder / "topics.json").write_text(json.dumps(topics, ensure_ascii=False, indent=1) + "\n", "utf-8")
     lines = write_qrels(folder / "qrels.txt", rows)
@@ -184,7 +191,8 @@ class ParsedConversation:
         self.turns: list[dict[str, Any]] = []
 
     def to_records(self) -> tuple[list[Question], Conversation, list[tuple[str, str]]]:
-        """Questions, the conversation, and (question id, context text) pairs."""
+        """Questions, the conversation, and (question id, context text) pairs; a turn whose metadata says
+        ``judged: false`` (assay's export of a context turn) is a context turn again, with no question."""
         questions, turns, contexts = [], [], []
         for n, item in enumerate(self.turns, start=1):
             meta = item["metadata"]
@@ -192,32 +200,28 @@ class ParsedConversation:
             rewrite = meta.get("rewrite")
             flags = {} if isinstance(rewrite, str) and rewrite.strip() else {"rewrite_missing": True}
             text = rewrite.strip() if not flags else item["utterance"]
-            questions.append(
-                Question(
-                    id=qid,
-                    text=text,
-                    type="unknown",
-                    reference_answer=item["answer"],
-                    flags=flags,
-                    metadata={
-                        "conversation_id": self.id,
-                        "turn": n,
-                        "utterance": item["utterance"],
-                        "imported_from": self.where,
-                    },
-                )
-            )
-            dependency = meta.get("dependency", "none")
-            turns.append(
-                Turn(
-                    question_id=qid,
-                    utterance=item["utterance"],
-                    dependency=dependency,
-                    depends_on_history=bool(meta.get("depends_on_history", dependency != "none")),
-                )
-            )
+            turns.append(_turn(qid, text, item))
+            if not turns[-1].judged:
+                continue
+            questions.append(self._question(qid, n, text, item, flags))
             contexts += [(qid, text) for text in item.get("contexts", [])]
         return questions, Conversation(id=self.id, turns=turns, scenario=self.scenario), contexts
+
+    def _question(self, qid: str, n: int, text: str, item: Mapping[str, Any], flags: dict[str, Any]) -> Question:
+        meta = {"conversation_id": self.id, "turn": n, "utterance": item["utterance"], "imported_from": self.where}
+        return Question(id=qid, text=text, type="unknown", reference_answer=item["answer"], flags=flags, metadata=meta)
+
+
+def _turn(qid: str, rewrite: str, item: Mapping[str, Any]) -> Turn:
+    """The turn of one imported user message: a context turn (with its rewrite and answer) when its metadata says
+    ``judged: false``."""
+    meta = item["metadata"]
+    dependency = meta.get("dependency", "none")
+    fields = {"question_id": qid, "utterance": item["utterance"], "dependency": dependency,
+              "depends_on_history": bool(meta.get("depends_on_history", dependency != "none"))}  # fmt: skip
+    if meta.get("judged") is False:
+        fields |= {"judged": False, "rewrite": rewrite, "answer": item["answer"] or "", "dropped": meta.get("dropped")}
+    return Turn.model_validate(fields)
 
 
 def _message(path: Path, where: int, raw: Any, role_key: str) -> tuple[str, str, dict[str, Any], list[str]]:

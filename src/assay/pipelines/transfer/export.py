@@ -307,13 +307,18 @@ def _ragas_multiturn(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_g
 def _deepeval(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, _: str) -> None:
     threshold = summary.grade_threshold = 2 if min_grade is None else min_grade
     summary.files["deepeval.json"] = write_deepeval(golden, tmp / "deepeval.json", threshold)
-    summary.questions = sum(len(c.turns) for c in golden.conversations)
+    summary.questions = _judged_turns(golden)
+
+
+def _judged_turns(golden: GoldenSet) -> int:
+    """The turns of the conversations that are questions (context turns are exported, but are no test items)."""
+    return sum(turn.judged for c in golden.conversations for turn in c.turns)
 
 
 def _cast(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int | None, _: str) -> None:
     summary.files.update(write_cast(golden, tmp, min_grade))
     summary.grades = summary.files["qrels.txt"]
-    summary.questions = summary.files["topics.tsv"]
+    summary.questions = _judged_turns(golden)
 
 
 _WRITERS: dict[str, Callable[[GoldenSet, Path, ExportSummary, int | None, str], None]] = {

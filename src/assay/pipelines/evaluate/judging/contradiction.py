@@ -5,7 +5,8 @@ The rule, per run and conversation turn (the turn's question in the run, with an
 
 1. The earlier answers are the run's answers to the conversation's earlier turns, in turn order, each with the
    turn's utterance as the user typed it and its turn number (from 1); an earlier turn the run failed or left
-   without an answer is skipped.
+   without an answer is skipped. A context turn (unjudged: never checked itself) counts as an earlier turn when the
+   run has its line (``assay run --history own`` asks it; :attr:`~.runs.read.LoadedRun.context`).
 2. A turn with no earlier answer (the first turn, or every earlier one unanswered) is not checked: ``contradiction``
    is absent, neither 0 nor 1.
 3. A checked turn without an answer of its own is unscored (``no_answer``); otherwise one judge call (cached per
@@ -42,7 +43,7 @@ def earlier_answers(golden: GoldenSet, run: LoadedRun) -> dict[str, list[dict[st
         for number, turn in enumerate(conversation.turns, 1):
             if turn.question_id in run.lines and before:
                 out[turn.question_id] = list(before)
-            answer = _answered(run.lines.get(turn.question_id))
+            answer = _answered(run.lines.get(turn.question_id) or run.context.get(turn.question_id))
             if answer is not None:
                 before.append({"id": str(number), "question": turn.utterance, "text": answer})
     return out

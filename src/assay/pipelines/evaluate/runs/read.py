@@ -26,7 +26,10 @@ fatal:
   unscored (reason ``system_failed``), never an empty answer scored as 0;
 * a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c);
 * a line that names a conversation turn (``conversation_id``, ``turn``) the golden set does not have for its query:
-  a :class:`~assay.errors.FormatError` naming the line (the run was made on another golden set).
+  a :class:`~assay.errors.FormatError` naming the line (the run was made on another golden set);
+* a line of a context turn (a conversation's unjudged turn, no question; ``assay run --history own`` asks it for
+  the system's own history): counted (``context_turns``), checked as a turn's line, never scored; its answer is kept
+  in :attr:`LoadedRun.context` (an earlier answer of the conversation for the contradiction check).
 
 A run of a system asked every question N times (``assay run --repeats N``) numbers its lines with ``repeat``
 (0 to N - 1): it is read as N runs, ``NAME#0`` to ``NAME#N-1`` (:attr:`LoadedRun.repeat_of` names the run they
@@ -128,6 +131,7 @@ class LoadedRun:
     trace: SystemTrace = field(default_factory=SystemTrace)
     repeat_of: str | None = None  # one asking of a repeated run: the run's own name (this one is NAME#r)
     repeat: int | None = None
+    context: dict[str, RunLine] = field(default_factory=dict)  # lines of context turns: answer and error only
 
     def length_summary(self) -> dict[str, float]:
         """Length in characters of the retrieved passages (each once per query): count, min, quartiles, max, mean;
@@ -349,12 +353,17 @@ def _assemble(
     """``run`` (name, path, kind, counts, notes so far) filled with the lines of ``raws``, resolved and ordered."""
     known = {q.id for q in golden.questions}
     turns = {turn.question_id: (c.id, i) for c in golden.conversations for i, turn in enumerate(c.turns)}
+    context = {turn.question_id for c in golden.conversations for turn in c.turns if not turn.judged}
     counts = run.counts
     tables: dict[str, dict[str, float]] = {}
     matched: Counter[str] = Counter()
     for raw in raws:
         counts.lines += 1
         run.trace.add(raw)
+        if raw.query_id in context:
+            _check_turn(raw, turns[raw.query_id], where)
+            _keep_context(run, raw)
+            continue
         if raw.query_id not in known:
             counts.unknown_query_ids += 1
             continue
@@ -373,6 +382,13 @@ def _assemble(
     run.notes = run_notes(run.name, counts, run.notes)
     resolver.save_cache()
     return run
+
+
+def _keep_context(run: LoadedRun, raw: _Raw) -> None:
+    """A context turn's line: counted, its answer or error kept (the first line stands), never scored."""
+    run.counts.context_turns += 1
+    if raw.query_id not in run.context:
+        run.context[raw.query_id] = RunLine(raw.query_id, [], {}, answer=raw.answer, error=raw.error)
 
 
 def _check_turn(raw: _Raw, golden: tuple[str, int] | None, where: str | Path) -> None:

@@ -1,8 +1,10 @@
 """What a golden set's conversations add to the per-turn scores: the turn strata, the quality of the system's own
 rewrites, and the share of a conversation's vital nuggets its answers cover.
 
-A turn is a golden question (its text the standalone rewrite), so every retrieval and answer metric is already
-measured per turn. On top of them:
+A judged turn is a golden question (its text the standalone rewrite), so every retrieval and answer metric is
+already measured per turn; a context turn (``Turn.judged`` False, CAsT's unjudged turns) is no question and is never
+scored: it is in no stratum, no coverage and no count below (only in the history the system was asked with, and as an
+earlier answer for the contradiction check). On top of them:
 
 * strata (:func:`turn_strata`): ``depends_on_history`` (``yes``/``no``) and ``dependency`` (``none``, ``pronoun``,
   ``ellipsis``, ``comparison``, ``topic_shift``, ``unanswerable``), so every strata table splits the turns that
@@ -59,11 +61,11 @@ _DEPTH = 10
 
 
 def turn_strata(gold: GoldenSet) -> dict[str, dict[str, str]]:
-    """``{question id: {"depends_on_history": "yes"|"no", "dependency": kind}}`` for every turn."""
+    """``{question id: {"depends_on_history": "yes"|"no", "dependency": kind}}`` for every judged turn."""
     return {
         turn.question_id: {"depends_on_history": "yes" if turn.depends_on_history else "no",
                            "dependency": turn.dependency}
-        for conversation in gold.conversations for turn in conversation.turns
+        for conversation in gold.conversations for turn in conversation.turns if turn.judged
     }  # fmt: skip
 
 
@@ -84,7 +86,7 @@ def rewrite_values(
 ) -> dict[str, QueryValues]:
     """The rewrite metrics (module docstring) of every turn of ``run`` with a rewrite; ``index``: BM25 over the
     golden chunks (None: the BM25 measures are left out, e.g. a golden set without chunk text)."""
-    turns = {turn.question_id for conversation in gold.conversations for turn in conversation.turns}
+    turns = {turn.question_id for conversation in gold.conversations for turn in conversation.turns if turn.judged}
     out: dict[str, QueryValues] = {}
     for qid, line in run.lines.items():
         if qid not in turns or line.rewrite is None or line.error is not None:
@@ -111,9 +113,10 @@ def _bm25_ndcg(index: Bm25Index, labels: Labels, qid: str, text: str) -> float:
 
 
 def vital_coverage(gold: GoldenSet, supported: Mapping[str, tuple[int, int] | None]) -> dict[str, float | None]:
-    """Per conversation, the share of its turns' vital nuggets that the answers support. ``supported``: per turn
-    that was judged, ``(vital nuggets supported, vital nuggets)``, None when its verdict is missing. A conversation
-    with no vital nugget, or no turn judged, is left out; one with a turn's verdict missing is None (unscored)."""
+    """Per conversation, the share of its judged turns' vital nuggets that the answers support (a context turn has
+    none). ``supported``: per turn whose nuggets were judged, ``(vital nuggets supported, vital nuggets)``, None when
+    its verdict is missing. A conversation with no vital nugget, or no turn judged, is left out; one with a turn's
+    verdict missing is None (unscored)."""
     out: dict[str, float | None] = {}
     for conversation in gold.conversations:
         counts = [supported[t.question_id] for t in conversation.turns if t.question_id in supported]
@@ -161,16 +164,17 @@ def conversation_summary(
     supported: Mapping[str, tuple[int, int] | None],
     rows: Mapping[str, QueryResult] | None = None,
 ) -> ConversationSummary | None:
-    """The conversation-level measures of ``run`` (None for a golden set without conversations): counts, turns
-    with the system's rewrite, the vital-nugget coverage from ``supported`` (:func:`vital_coverage`), and the
-    self-contradiction rate from the run's per-query ``rows`` (:func:`contradiction_rates`)."""
+    """The conversation-level measures of ``run`` (None for a golden set without conversations): counts of judged
+    turns (questions the run answers; context turns are not counted), turns with the system's rewrite, the
+    vital-nugget coverage from ``supported`` (:func:`vital_coverage`), and the self-contradiction rate from the
+    run's per-query ``rows`` (:func:`contradiction_rates`)."""
     if not gold.conversations:
         return None
-    turns = [t for c in gold.conversations for t in c.turns if t.question_id in run.lines]
+    turns = [t for c in gold.conversations for t in c.turns if t.judged and t.question_id in run.lines]
     coverage = vital_coverage(gold, supported)
     scored = [v for v in coverage.values() if v is not None]
     return ConversationSummary(
-        conversations=sum(any(t.question_id in run.lines for t in c.turns) for c in gold.conversations),
+        conversations=sum(any(t.judged and t.question_id in run.lines for t in c.turns) for c in gold.conversations),
         turns=len(turns),
         dependent=sum(t.depends_on_history for t in turns),
         rewrites=sum(run.lines[t.question_id].rewrite is not None for t in turns),

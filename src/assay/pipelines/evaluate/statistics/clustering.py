@@ -51,7 +51,8 @@ def question_clusters(gold: GoldenSet, by: str, folder: Path | None = None) -> d
     if by == "none":
         return dict.fromkeys((q.id for q in questions), None)
     if by == "doc":
-        return _by_document(questions, {turn.question_id: c.id for c in gold.conversations for turn in c.turns})
+        turns = {turn.question_id: c.id for c in gold.conversations for turn in c.turns if turn.judged}
+        return _by_document(questions, turns)
     values = {q.id: _field(q, by) for q in questions}
     missing = [qid for qid, value in values.items() if value is None]
     if missing:

@@ -6,8 +6,9 @@ The two runs are found by their headers (``assay run --conversation-mode rewrite
 :class:`~assay.results.HistoryGain`; without the target in a header (runs written by hand), any ``rewrites`` run
 pairs with any ``turns`` run. On the metric given (the evaluation's primary), turns minus rewrites is compared per
 turn as two runs are (:func:`~assay.pipelines.evaluate.statistics.compare.compare_runs`: paired randomization test,
-resampling clusters, so a conversation's turns move together) over every turn, the turns that depend on the history
-and the standalone ones; the questions that are no turn are left out.
+resampling clusters, so a conversation's turns move together) over every judged turn, the turns that depend on the
+history and the standalone ones; the questions that are no turn are left out, and context turns (unjudged) are no
+questions: never scored, never compared.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def history_gains(
     """One :class:`HistoryGain` per (rewrites, turns) pair of ``runs`` on ``metric`` (module docstring)."""
     if metric is None or not gold.conversations:
         return []
-    depends = {t.question_id: t.depends_on_history for c in gold.conversations for t in c.turns}
+    depends = {t.question_id: t.depends_on_history for c in gold.conversations for t in c.turns if t.judged}
     alone = replace(settings, primary=None, baseline=None)
     out = []
     for rewrites, turns in _pairs(runs):
