@@ -94,7 +94,8 @@ def _line(name: str, c: Comparison | None) -> str:
     if c is None:
         return f"    {name:<11} fewer than two scored turns"
     return (f"    {name:<11} n {c.n:>4}  delta {c.delta:+.3f} [{c.low:+.3f}, {c.high:+.3f}]  "
-            f"p_adj {c.p_adjusted:.4f}  {'worse' if c.significant and c.delta < 0 else 'not worse'}")  # fmt: skip
+            f"p_adj {c.p_adjusted:.4f}  clusters {c.clusters or c.n:>3}  "
+            f"{'worse' if c.significant and c.delta < 0 else 'not worse'}")  # fmt: skip
 
 
 def history_gain(golden: GoldenSet, work: Path) -> bool:

@@ -14,7 +14,8 @@ pronoun          the anchor (with its article) replaced by "it" ("them" for a pl
 ellipsis         "And " + the rewrite with "PREPOSITION + anchor" dropped ("How long does delivery take for the
                  Ranger tent?" -> "And how long does delivery take?"); no preposition before the anchor: pronoun
 comparison       a comparison question over the first passage and the one the plan names, anchor replaced by "that"
-topic_shift      "Another thing: " + a question about the passage the plan names (standalone)
+topic_shift      "And " + a question about the passage the plan names (standalone; the marker is a stop word, so a
+                 retriever asked the raw turn sees the rewrite's words and no others)
 unanswerable     a question about a concept the passages never mention (standalone)
 ===============  ====================================================================================================
 
@@ -44,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from assay.judge.offline_lexical import BASELINE, name_terms, stem_terms
+from assay.judge.offline_phrasing import lower_first
 from assay.judge.offline_questions import Source, critique, generate, units
 from assay.judge.outputs import (
     ContradictionCheck,
@@ -166,7 +168,8 @@ def _follow_up(kind: str, sources: dict[str, Source], passage: str, history: str
         return _turn("unanswerable", g.question, g, "a question on a concept the passages never mention.")
     if kind == "topic_shift":
         g = generate([_without(target, used)], "factoid")
-        return _turn("topic_shift", f"Another thing: {g.question}", g, f"a new subject, from passage {target.id}.")
+        shifted = f"And {lower_first(g.question, target.text)}"
+        return _turn("topic_shift", shifted, g, f"a new subject, from passage {target.id}.")
     if kind == "comparison":
         g = generate([_without(first, used), target], "comparison")
     else:

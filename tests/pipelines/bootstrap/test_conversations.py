@@ -191,7 +191,7 @@ def test_offline_writer_topic_shift_and_unanswerable() -> None:
     plan = [{"number": 1, "dependency": "none", "passage": "P1"}, {"number": 2, "dependency": "topic_shift",
             "passage": "P3"}, {"number": 3, "dependency": "unanswerable", "passage": ""}]  # fmt: skip
     _, shift, absent = write_conversation(SOURCES, plan).turns
-    assert shift.dependency == "topic_shift" and shift.utterance.startswith("Another thing:")
+    assert shift.dependency == "topic_shift" and shift.utterance == f"And {shift.rewrite[0].lower()}{shift.rewrite[1:]}"
     assert "stove" in shift.rewrite.lower() or "Summit" in shift.rewrite
     assert absent.dependency == "unanswerable" and absent.evidence == [] and absent.nuggets == []
 
