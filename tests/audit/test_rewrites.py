@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from assay.audit.access import open_store
 from assay.audit.app import create_app
 from assay.audit.rewrites import join_rewrites, record_rewrite, rewrite_events, stale_items
+from assay.audit.store import LabelStore
 from assay.errors import DatasetError
 from assay.formats import atomic
 from assay.formats.atomic import PENDING_GLOB
@@ -163,14 +164,20 @@ def _agrees(golden: GoldenSet) -> bool:
     )
 
 
-def test_a_crash_between_the_two_renames_is_finished_by_the_next_load(
-    conv_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _half_written(conv_dir: Path, monkeypatch: pytest.MonkeyPatch) -> LabelStore:
+    """A correction whose pair of files is cut short between the two renames (questions.jsonl replaced only)."""
     store = _corrected(conv_dir)
     _failing_rename(monkeypatch, Crash())
     with pytest.raises(Crash):
         join_rewrites(store, conv_dir)
     monkeypatch.undo()
+    return store
+
+
+def test_a_crash_between_the_two_renames_is_finished_by_the_next_load(
+    conv_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _half_written(conv_dir, monkeypatch)
     # on disk the pair is half written: questions.jsonl new, conversations.jsonl old, and the record of the renames
     assert NEW in (conv_dir / "questions.jsonl").read_text()
     assert '"human"' not in (conv_dir / "conversations.jsonl").read_text()
@@ -208,10 +215,7 @@ def test_a_failure_before_the_commit_leaves_both_old_files_and_the_store_writes_
 def test_a_half_written_pair_that_cannot_be_finished_is_refused(
     conv_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = _corrected(conv_dir)
-    _failing_rename(monkeypatch, Crash())
-    with pytest.raises(Crash):
-        join_rewrites(store, conv_dir)
+    _half_written(conv_dir, monkeypatch)
     _failing_rename(monkeypatch, PermissionError(13, "Permission denied"))  # a read-only copy of the folder
     with pytest.raises(DatasetError, match="a write of several files was cut short and cannot be finished here"):
         GoldenSet.load(conv_dir)
