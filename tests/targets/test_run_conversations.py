@@ -111,6 +111,7 @@ def test_reference_history_holds_a_context_turns_answer_without_asking_it() -> N
 
 
 def test_own_history_asks_a_context_turn_in_its_place_and_eval_skips_its_line(tmp_path: Path) -> None:
+    from assay.cli._target_options import summary_line
     from assay.pipelines.evaluate import evaluate
 
     app, gold = Recorder(), with_context()
@@ -123,6 +124,9 @@ def test_own_history_asks_a_context_turn_in_its_place_and_eval_skips_its_line(tm
                                    {"role": "assistant", "content": "A(and its colour?)"}]  # fmt: skip
     assert [line["query_id"] for line in done.lines] == ["q1", "c1-t2", "q2", "q3", "q4"]
     assert (done.lines[1]["conversation_id"], done.lines[1]["turn"]) == ("c1", 1)
+    said = summary_line(done, gold)
+    assert said.startswith(f"wrote {tmp_path / 'own.jsonl'}: 4 questions and 1 context turn (asked for the history, "
+                           "not scored), 5 answered")  # fmt: skip
     result, rows = evaluate(gold, [tmp_path / "own.jsonl"])
     counts = result.runs[0].counts
     assert (counts.context_turns, counts.unknown_query_ids, counts.queries_evaluated) == (1, 0, 4)

@@ -220,17 +220,22 @@ def ask_targets(golden: Path, values: Sequence[str], folder: Path, asking: Targe
         bar = RunBar(called, Console(stderr=True))
         with bar.bar:
             done = asking.run(gold, spec, folder / f"{called}.jsonl", bar, how)
-        click.echo(f"{called}: {summary_line(done)}", err=True)
+        click.echo(f"{called}: {summary_line(done, gold)}", err=True)
         out.append((called, done.check().path or folder / f"{called}.jsonl"))
     return out
 
 
-def summary_line(run: TargetRun) -> str:
-    """One line: questions, answered, cached, failed by kind, retries, latency and throughput."""
+def summary_line(run: TargetRun, golden: GoldenSet | None = None) -> str:
+    """One line: questions (and the context turns asked for the history, when ``golden`` is given), answered, cached,
+    failed by kind, retries, latency and throughput."""
     s = run.stats
     failed = ", ".join(f"{n} {kind}" for kind, n in s.failed.most_common())
     where = f"wrote {run.path}: " if run.path else ""
     repeats = int(run.header.get("repeats") or 1)
-    asked = f"{s.total // repeats} questions x {repeats} repeats" if repeats > 1 else f"{s.total} questions"
+    known = {q.id for q in golden.questions} if golden is not None else None
+    context = sum(line["query_id"] not in known for line in run.lines) if known is not None else 0
+    asked = f"{(s.total - context) // repeats} questions" + (f" x {repeats} repeats" if repeats > 1 else "")
+    turns = context // repeats
+    asked += f" and {turns} context turn{'s' * (turns != 1)} (asked for the history, not scored)" if context else ""
     return (f"{where}{asked}, {s.total - run.failed} answered ({s.cached} from the cache), "
             f"{run.failed} failed{f' ({failed})' if failed else ''}, {s.retries} retries; {_figures(s)}")  # fmt: skip

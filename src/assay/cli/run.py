@@ -9,6 +9,7 @@ from rich.console import Console
 
 from assay.cli._app import interrupted, main
 from assay.cli._target_options import RunBar, TargetOptions, summary_line, target_options
+from assay.formats.golden import GoldenSet
 
 __all__ = ["run_command"]
 
@@ -58,12 +59,13 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
       assay run golden/ --target python:examples.rag_app:answer --history own -o runs/own.jsonl
     """
     spec = asking.spec(target_text)
+    gold = GoldenSet.load(golden)
     bar = RunBar(spec.display(), Console(stderr=True))
     try:
         with bar.bar:
-            done = asking.run(golden, spec, output, bar)
+            done = asking.run(gold, spec, output, bar)
     except KeyboardInterrupt:
         interrupted(f"no run written; every finished answer is kept in {asking.cache_dir}: rerun the same command to "
                     "ask only the rest.")  # fmt: skip
-    click.echo(summary_line(done), err=True)
+    click.echo(summary_line(done, gold), err=True)
     done.check()
