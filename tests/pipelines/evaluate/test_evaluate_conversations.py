@@ -159,6 +159,17 @@ def test_a_context_turns_line_is_counted_and_skipped_an_unknown_id_still_counted
         evaluate(context_at_end(), [wrong])
 
 
+def test_a_line_naming_a_conversation_the_golden_set_lacks_is_an_error(tmp_path: Path) -> None:
+    lines = _turned(good_lines())
+    lines[2] = {**lines[2], "query_id": "c9-t1", "conversation_id": "c9"}
+    path = _run(tmp_path / "t.jsonl", lines, "turns")
+    message = "query 'c9-t1' is given as turn 2 of conversation 'c9', but in the golden set it has no such question"
+    with pytest.raises(FormatError, match=re.escape(f"t.jsonl:4: {message}")):
+        evaluate(conversational(), [path])
+    plain = _run(tmp_path / "p.jsonl", [*good_lines(), {"query_id": "extra", "retrieved": []}], "turns")
+    assert evaluate(conversational(), [plain])[0].runs[0].counts.unknown_query_ids == 1  # no turn named: counted
+
+
 def test_reports_show_the_history_gain_and_the_conversations(tmp_path: Path) -> None:
     from io import StringIO
 

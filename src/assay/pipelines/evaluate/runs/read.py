@@ -25,8 +25,9 @@ fatal:
 * a line with ``error`` (the system failed on the question): counted (``failed``); every metric of the query is
   unscored (reason ``system_failed``), never an empty answer scored as 0;
 * a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c);
-* a line that names a conversation turn (``conversation_id``, ``turn``) the golden set does not have for its query:
-  a :class:`~assay.errors.FormatError` naming the line (the run was made on another golden set);
+* a line that names a conversation turn (``conversation_id``, ``turn``) the golden set does not have for its query,
+  or whose query the golden set lacks altogether: a :class:`~assay.errors.FormatError` naming the line (the run was
+  made on another golden set); a line without ``conversation_id`` whose query is unknown is counted as above;
 * a line of a context turn (a conversation's unjudged turn, no question; ``assay run --history own`` asks it for
   the system's own history): counted (``context_turns``), checked as a turn's line, never scored; its answer is kept
   in :attr:`LoadedRun.context` (an earlier answer of the conversation for the contradiction check).
@@ -365,6 +366,8 @@ def _assemble(
             _keep_context(run, raw)
             continue
         if raw.query_id not in known:
+            if raw.conversation_id is not None:  # a turn the golden set lacks: a run made on another golden set
+                _check_turn(raw, None, where, known=False)
             counts.unknown_query_ids += 1
             continue
         if raw.query_id in run.lines:
@@ -391,12 +394,14 @@ def _keep_context(run: LoadedRun, raw: _Raw) -> None:
         run.context[raw.query_id] = RunLine(raw.query_id, [], {}, answer=raw.answer, error=raw.error)
 
 
-def _check_turn(raw: _Raw, golden: tuple[str, int] | None, where: str | Path) -> None:
-    """A line that names a conversation turn must name the golden set's: the same conversation and turn index."""
+def _check_turn(raw: _Raw, golden: tuple[str, int] | None, where: str | Path, *, known: bool = True) -> None:
+    """A line that names a conversation turn must name the golden set's: the same conversation and turn index
+    (``known``: the golden set has the line's query at all)."""
     said = (raw.conversation_id, raw.turn)
     if said == (None, None) or (golden is not None and said in (golden, (golden[0], None))):
         return
     has = "is no turn of a conversation" if golden is None else f"is turn {golden[1]} of conversation {golden[0]!r}"
+    has = has if known else "has no such question or turn"
     raise FormatError(where, raw.line, f"query {raw.query_id!r} is given as turn {raw.turn} of conversation "
                       f"{raw.conversation_id!r}, but in the golden set it {has}",
                       "a run made on this golden set (assay run GOLDEN ...), or the line's conversation_id and turn "
