@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,6 +155,30 @@ def test_update_rewrites_only_the_named_files(fixture_copy: Path) -> None:
     again = GoldenSet.load(fixture_copy)
     assert again.qrels_map()["q2"]["policies/refunds.md#0-1a2b3c4d"] == 0
     assert again.manifest.counts["qrels"] == 6
+
+
+def test_update_cut_short_between_its_renames_is_finished_by_the_next_load(
+    fixture_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """qrels.jsonl and the manifest (whose counts follow it) are replaced together: a crash after the first rename
+    leaves them disagreeing on disk, and the next load finishes the second before reading."""
+    g = GoldenSet.load(fixture_copy)
+    g.add_labels([_label("q2", "policies/refunds.md#0-1a2b3c4d", 0)])
+    real = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(dst).name == MANIFEST and str(src).endswith(".staged"):
+            raise KeyboardInterrupt  # the process stops between the two renames
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        g.update(fixture_copy, ["qrels"])
+    monkeypatch.undo()
+    assert "qrels" not in json.loads((fixture_copy / MANIFEST).read_text())["counts"]  # the old manifest, for now
+    again = GoldenSet.load(fixture_copy)
+    assert again.manifest.counts["qrels"] == len(again.qrels) == 6
+    assert [p.name for p in fixture_copy.iterdir() if p.name.startswith(".")] == []
 
 
 def test_update_needs_an_existing_golden_set(tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ are for that rewrite (TREC CAsT). On the audit page a person may correct it (key
    order so the position of a label in progress never moves). A person's grade after the correction, or a judge
    label imported later, makes the item current again.
 4. **The two files move together.** A correction is committed in the store first (step 1, one SQLite transaction),
-   then step 2 writes questions.jsonl and conversations.jsonl as one (:func:`assay.formats.atomic.atomic_files`):
+   then step 2 writes questions.jsonl and conversations.jsonl as one (:meth:`~assay.formats.golden.GoldenSet.update`
+   with :func:`assay.formats.atomic.atomic_files`):
    both are staged beside their targets, a record of the two renames is written (the commit point), then both are
    renamed. A crash before the record leaves both old files, and the store's correction is written at the next
    opening of the store (step 2 again: it is idempotent); a crash between the renames leaves the record, and every
@@ -43,9 +44,7 @@ from typing import Any
 from assay.audit.records import MAX_REASON, Item
 from assay.audit.store import LabelStore, _now
 from assay.errors import AuditError
-from assay.formats.atomic import atomic_files
-from assay.formats.golden import CONVERSATIONS, FILES, GoldenSet
-from assay.formats.jsonl import write_jsonl
+from assay.formats.golden import GoldenSet
 from assay.types import Provenance
 
 __all__ = [
@@ -165,17 +164,8 @@ def join_rewrites(store: LabelStore, golden_dir: str | Path) -> int:
         for qid, event in current_rewrites(events).items():
             changed += _apply(golden, event, first[qid], sum(item[0] == qid for item in stale))
         if changed:
-            _write_pair(golden, folder)
+            golden.update(folder, ("questions", "conversations"))  # the files replaced together (step 4)
         return changed
-
-
-def _write_pair(golden: GoldenSet, folder: Path) -> None:
-    """questions.jsonl and conversations.jsonl replaced together (step 4); their counts, and so the manifest, are
-    unchanged by a correction."""
-    golden.check(folder)
-    with atomic_files(folder) as stage:
-        write_jsonl(stage(FILES["questions"]), "questions", golden.questions)
-        write_jsonl(stage(CONVERSATIONS), "conversations", golden.conversations)
 
 
 def _apply(golden: GoldenSet, event: RewriteEvent, original: str, stale: int) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar
@@ -33,7 +33,7 @@ from typing import Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from assay.errors import DatasetError, FormatError
-from assay.formats.atomic import atomic_dir, atomic_write_text, finish_pending
+from assay.formats.atomic import atomic_dir, atomic_files, atomic_write_text, finish_pending
 from assay.formats.jsonl import first_problem, iter_records, write_jsonl
 from assay.types import (
     FORMAT_VERSION,
@@ -319,14 +319,19 @@ class GoldenSet:
             ) from None
 
     def update(self, path: str | Path, parts: Sequence[Part] = ("qrels",)) -> None:
-        """Rewrite only ``parts`` (and the manifest) of an existing golden folder, each file atomically."""
+        """Rewrite only ``parts`` (and the manifest, whose counts follow them) of an existing golden folder, the files
+        replaced together (:func:`~assay.formats.atomic.atomic_files`: a crash leaves all old or, at the next load,
+        all new)."""
         target = Path(path)
         if not (target / MANIFEST).is_file():
             raise DatasetError(f"{target} is not a golden set (no {MANIFEST}): {_FIX}, or use save()")
         self.check(target)
-        self._write_parts(target, tuple(parts))
+        with atomic_files(target) as stage:
+            self._write_parts(target, tuple(parts), stage)
 
-    def _write_parts(self, folder: Path, parts: tuple[Part, ...]) -> None:
+    def _write_parts(self, folder: Path, parts: tuple[Part, ...], place: Callable[[str], Path] | None = None) -> None:
+        """Write ``parts`` and the manifest into ``folder``, each file to ``place(name)`` (default: the file)."""
+        at = place or (lambda name: folder / name)
         records: dict[Part, Sequence[BaseModel]] = {
             "documents": self.documents,
             "chunks": self.chunks,
@@ -337,15 +342,15 @@ class GoldenSet:
         for part in parts:
             if part == "passages":
                 if self.passages or (folder / PASSAGES).exists():
-                    write_jsonl(folder / PASSAGES, "passages", self.passages)
+                    write_jsonl(at(PASSAGES), "passages", self.passages)
                 continue
             if part == "conversations":
                 if self.conversations or (folder / CONVERSATIONS).exists():
-                    write_jsonl(folder / CONVERSATIONS, "conversations", self.conversations)
+                    write_jsonl(at(CONVERSATIONS), "conversations", self.conversations)
                 continue
-            write_jsonl(folder / FILES[part], part, records[part])
+            write_jsonl(at(FILES[part]), part, records[part])
         self.manifest.counts.update(self.counts())
-        atomic_write_text(folder / MANIFEST, self.manifest.model_dump_json(indent=2) + "\n")
+        atomic_write_text(at(MANIFEST), self.manifest.model_dump_json(indent=2) + "\n")
 
 
 def label_origin(sources: Iterable[str]) -> LabelOrigin:
