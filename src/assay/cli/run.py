@@ -45,7 +45,8 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
     Conversations (a golden set with conversations.jsonl): each turn is asked as the user typed it with the history
     as OpenAI-format messages (a python function that names `messages` gets them, an http --body gets {messages},
     a command gets "messages" in its JSON); --history reference (default) gives every system the golden answers as
-    the earlier turns, --history own its own answers (turns in order; a failed turn ends its conversation).
+    the earlier turns, --history own its own answers (turns in order; a failed turn ends its conversation; the
+    context turns, unjudged, are asked too, for the history, and never scored).
     --conversation-mode rewrites asks each turn's standalone rewrite alone: evaluate the two runs together to see
     the history gain. A line per turn carries conversation_id, turn and the system's rewrite when it returns one.
 
