@@ -273,8 +273,9 @@ def build(  # noqa: PLR0917
     --conversations N adds N conversations (--questions 0: only them). Later turns lean on earlier ones (a pronoun,
     an ellipsis, a comparison with an earlier answer, a topic shift, a turn the documents cannot answer); each turn
     is a golden question whose text is its standalone rewrite (TREC CAsT), checked by the rewrite check (answerable
-    alone, and meaning the utterance given the history), pooled and graded like any question; a conversation keeps
-    its turns up to the first dropped one. They are written to conversations.jsonl.
+    alone, and meaning the utterance given the history), pooled and graded like any question. A turn dropped as a
+    test item (leakage, near-duplicate) stays as an unjudged context turn; any other drop ends its conversation
+    there. A chunk opens one conversation. They are written to conversations.jsonl.
 
     --queries FILE builds from your users' questions: personal data masked (--no-scrub keeps it), N representative
     questions sampled, pooled and graded as above; a question with no chunk graded 2 or more is flagged
