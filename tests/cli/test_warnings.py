@@ -19,7 +19,7 @@ from evaluate_fixture import PRODUCTS, answer_text, good_lines, qid, save_golden
 
 from assay.cli import main
 from assay.pipelines.bootstrap.strata import plan_warnings
-from assay.pipelines.evaluate.runs.read import run_notes
+from assay.pipelines.evaluate.runs.assemble import run_notes
 from assay.results import RunCounts
 
 TRANSFER = Path(__file__).resolve().parents[1] / "fixtures" / "transfer"

@@ -46,16 +46,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from assay._version import __version__
 from assay.aio import run_sync
-from assay.corpus.ingest import IngestResult
-from assay.errors import DatasetError, NothingProduced
-from assay.formats.atomic import atomic_dir
 from assay.formats.golden import GoldenSet
 from assay.formats.queries import LoggedQuery
-from assay.formats.topics import write_topics
 from assay.judge.client import Judge
-from assay.judge.panel import Grader, Panel, judges_of, merged_usage, primary_of
+from assay.judge.panel import Grader, primary_of
+from assay.pipelines.bootstrap.bookkeeping import BuildRun
+from assay.pipelines.bootstrap.checks import check_something_built, unscored_note
 from assay.pipelines.bootstrap.conversations import (
     CONVERSATION,
     CUT_COUNTS,
@@ -89,29 +86,25 @@ from assay.pipelines.bootstrap.real_questions import (
     flag_unanswerable,
     logged_questions,
 )
-from assay.pipelines.bootstrap.sampling import SamplingResult, parse_mix, plan_seeds, prepare_corpus
+from assay.pipelines.bootstrap.sampling import SamplingResult, plan_seeds, prepare_corpus
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.bootstrap.support import map_support
-from assay.text import canonical_json, content_hash
-from assay.types import Chunk, Conversation, Document, Manifest, Question
+from assay.pipelines.bootstrap.written import check_output, manifest_of, stopped, write_stopped
+from assay.types import Chunk, Document, Question
 
 __all__ = [
     "DEMO_CONVERSATIONS",
     "DEMO_SETTINGS",
     "DROP_COUNTS",
-    "PROMPTS",
     "BuildEstimate",
     "BuildSettings",
     "StageEstimate",
     "abuild_golden",
     "build_golden",
-    "corpus_hash",
     "estimate_build",
     "prepare_corpus",
 ]
 
-# the prompts of a build; "relevance" stands for "relevance_listwise" when the build grades listwise
-PROMPTS = ("question_generation", "question_critic", "relevance", "support")
 # The settings of ``assay demo`` and of the committed demo runs: 80 seeds over the 32 demo documents (~50 accepted
 # questions with the offline judge; the whole build takes a few seconds).
 DEMO_SETTINGS = BuildSettings(questions=80)
@@ -128,31 +121,6 @@ DROP_COUNTS = (
 )  # a build with conversations adds dropped_by_conversation_cut (:mod:`.conversations`)
 
 
-def corpus_hash(documents: Sequence[Document], chunks_given: Sequence[Chunk] = ()) -> str:
-    """blake2b over the sorted (document id, content hash) pairs, plus pre-made chunks' (id, text hash) pairs."""
-    items = sorted([d.id, d.content_hash] for d in documents)
-    items += sorted(["chunk:" + c.id, content_hash(c.text)] for c in chunks_given)
-    return content_hash(canonical_json(items), 16)
-
-
-class _Run:
-    """Book-keeping of one build: counts and warnings, progress for model-free stages."""
-
-    def __init__(self, progress: ProgressFn | None) -> None:
-        self.progress = progress
-        self.counts: dict[str, int] = {}
-        self.warnings: list[str] = []
-        self.sampling: dict[str, Any] = {}
-        self.conversations: list[Conversation] = []
-
-    def take(self, stage: str, output: StageOutput[Any]) -> list[Any]:
-        for key, value in output.counts.items():
-            self.counts[key] = self.counts.get(key, 0) + value
-        if self.progress is not None:
-            self.progress(stage, len(output.records), len(output.records))
-        return output.records
-
-
 async def abuild_golden(
     corpus: Path | Sequence[Path],
     *,
@@ -167,11 +135,11 @@ async def abuild_golden(
 ) -> GoldenSet:
     """:func:`build_golden` in a running event loop (the judge is not closed)."""
     grader, judge = judge, primary_of(judge)
-    _check_output(output, overwrite)
+    check_output(output, overwrite)
     for spec in settings.pool_runs:
         parse_pool_run(spec)  # a malformed --pool-run fails before any work
     ingested, chunks, index = prepare_corpus(corpus, settings)
-    run = _Run(progress)
+    run = BuildRun(progress)
     run.warnings.extend(ingested.warnings)
     run.counts.update(files_skipped=len(ingested.skipped), corpus_chunks=len(chunks))
     ctx = BuildContext({c.id: c for c in chunks}, index)
@@ -185,9 +153,9 @@ async def abuild_golden(
     check_conversations(run.counts, settings, unscored_note(judge))  # the more specific message first
     check_something_built(run.counts, judge)  # before paying for pools
     if stop_after == "questions":
-        stage = _stopped(_manifest(grader, settings, ingested, chunks, run), chunks, questions)
+        stage = stopped(manifest_of(grader, settings, ingested, chunks, run), chunks, questions)
         if output is not None:
-            _write_stopped(stage, output, overwrite)
+            write_stopped(stage, output, overwrite)
         return stage
     runs = await _pool_runs(questions, settings, ctx, run)
     graded = run.take("relevance", await grade_pools(questions, grader, settings, ctx, progress, runs=runs))
@@ -205,7 +173,7 @@ async def abuild_golden(
         "support", await map_support(questions, labels, judge=judge, settings=settings, ctx=ctx, progress=progress)
     )
     golden = GoldenSet(
-        manifest=_manifest(grader, settings, ingested, chunks, run),
+        manifest=manifest_of(grader, settings, ingested, chunks, run),
         documents=list(ingested.documents),
         chunks=chunks,
         questions=questions,
@@ -228,7 +196,7 @@ async def _generated(
     judge: Judge,
     settings: BuildSettings,
     ctx: BuildContext,
-    run: _Run,
+    run: BuildRun,
     notify: Callable[[str], None] | None,
 ) -> list[Question]:
     """Seeds planned, questions (and conversations) generated, filtered and critiqued."""
@@ -262,7 +230,7 @@ async def _questions(
     judge: Judge,
     settings: BuildSettings,
     ctx: BuildContext,
-    run: _Run,
+    run: BuildRun,
 ) -> list[Question]:
     """Generation (questions, then conversations' turns), the filters (cheapest first), the critic (the question
     critic for questions, the rewrite check for turns), the conversation cut and difficulty."""
@@ -288,14 +256,14 @@ async def _questions(
     return run.take("difficulty", assign_difficulty(questions, ctx.index))
 
 
-def _take_cut(run: _Run, cut: StageOutput[Question]) -> list[Question]:
+def _take_cut(run: BuildRun, cut: StageOutput[Question]) -> list[Question]:
     """The cut's records and counts; its totals (conversations, judged and context turns) replace earlier ones."""
     for key in CUT_COUNTS:
         run.counts[key] = cut.counts.pop(key)
     return run.take("conversation_cut", cut)
 
 
-def _cut_again(questions: list[Question], labels: list[Any], run: _Run) -> tuple[list[Question], list[Any]]:
+def _cut_again(questions: list[Question], labels: list[Any], run: BuildRun) -> tuple[list[Question], list[Any]]:
     """After the unanswerable check: conversations cut at a turn it dropped (context turns stay), with labels."""
     if not run.conversations:
         return questions, labels
@@ -305,59 +273,8 @@ def _cut_again(questions: list[Question], labels: list[Any], run: _Run) -> tuple
     return kept, [label for label in labels if label.query_id in ids]
 
 
-# Why a stage may drop every question, in the words a user can act on.
-_CAUSES = {
-    "dropped_by_generation_unscored": "the model's answers did not parse as questions",
-    "dropped_by_evidence": "the evidence quotes were not found in their source passages: the model paraphrases or "
-    "invents instead of quoting, typical of a model too small to follow the generation prompt",
-    "dropped_by_leakage": "the questions copy long runs of their source passages",
-    "dropped_by_near_duplicate": "the questions are near-copies of each other",
-    "dropped_by_critic": "the critic found the questions unclear or unanswerable from their passages",
-    "dropped_by_critic_unscored": "the critic's answers did not parse",
-    "dropped_by_unanswerable_answered": "the 'unanswerable' questions were answered by a passage",
-    "dropped_by_conversation_cut": "the conversations' turns followed a turn dropped by the evidence, rewrite or "
-    "unanswerable check",
-}
-
-
-def unscored_note(judge: Grader) -> str:
-    """``; unscored judge answers: truncated 3, invalid_output 2`` (per judge of a panel), or "" when none was."""
-    judges = judges_of(judge)
-    texts = [(one.model, one.stats.unscored_text()) for one in judges]
-    unscored = "; ".join(f"{model}: {text}" if len(judges) > 1 else text for model, text in texts if text)
-    return f"; unscored judge answers: {unscored}" if unscored else ""
-
-
-def check_something_built(counts: dict[str, int], judge: Grader) -> None:
-    """Raise :class:`NothingProduced` when no question was accepted or every relevance label is unscored.
-
-    The message names the stage that dropped the most, the likely cause, and what the judge's unscored answers
-    were (truncated, loops, over the context, invalid; per judge of a panel), so a too-small model or an unfollowed
-    prompt is plain.
-    """
-    note = unscored_note(judge)
-    if counts.get("accepted", 0) == 0:
-        stages = {key: counts.get(key, 0) for key in _CAUSES}
-        worst = max(stages, key=lambda key: stages[key])
-        if stages[worst] == 0:
-            raise NothingProduced(f"no question was generated from {counts.get('seeds', 0)} seeds{note}")
-        lost = ", ".join(f"{key.removeprefix('dropped_by_')} {n}" for key, n in stages.items() if n)
-        raise NothingProduced(
-            f"no question was accepted: {counts.get('seeds', 0)} seeds, {counts.get('generated', 0)} generated, "
-            f"dropped by {lost}{note}. Most were lost at {worst.removeprefix('dropped_by_')}: "
-            f"{_CAUSES[worst]}. Nothing was written; try a larger model with --judge (or the offline judge to "
-            "check the corpus)"
-        )
-    if counts.get("pooled_pairs", 0) and counts.get("qrels_unscored_pairs", 0) == counts["pooled_pairs"]:
-        raise NothingProduced(
-            f"every one of the {counts['pooled_pairs']} relevance labels is unscored{note}: the judge "
-            "cannot grade with this model or these settings (see the kinds; --max-tokens, --listwise). "
-            "Nothing was written"
-        )
-
-
 async def _pool_runs(
-    questions: list[Question], settings: BuildSettings, ctx: BuildContext, run: _Run
+    questions: list[Question], settings: BuildSettings, ctx: BuildContext, run: BuildRun
 ) -> dict[str, dict[str, list[str]]]:
     """The top ``pool_k`` of each of ``settings.pool_runs`` per question, ids not in the corpus left out (counted)."""
     out: dict[str, dict[str, list[str]]] = {}
@@ -373,26 +290,6 @@ async def _pool_runs(
                 f"{missing} of {len(questions)} questions have no ranking."
             )
     return out
-
-
-def _stopped(manifest: Manifest, chunks: list[Chunk], questions: list[Question]) -> GoldenSet:
-    """The build up to its questions (not a golden set: no qrels yet; the manifest says ``stopped_after``)."""
-    manifest.counts["accepted"] = len(questions)
-    manifest.stopped_after = "questions"  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
-    return GoldenSet(manifest=manifest, documents=[], chunks=chunks, questions=questions, qrels=[], nuggets=[])
-
-
-def _write_stopped(stage: GoldenSet, output: Path, overwrite: bool) -> None:
-    """``topics.tsv`` (``qid<TAB>question``, for the user's retrievers), ``questions.jsonl``, ``chunks.jsonl`` (the
-    ids a run must use) and ``manifest.json``, written atomically."""
-    try:
-        with atomic_dir(output, overwrite=overwrite) as tmp:
-            stage._write_parts(tmp, ("chunks", "questions"))
-            write_topics(tmp / "topics.tsv", [(q.id, q.text) for q in stage.questions])
-    except FileExistsError:
-        raise DatasetError(
-            f"{output} already exists and is not empty: choose another folder or pass --overwrite"
-        ) from None
 
 
 def build_golden(
@@ -414,7 +311,7 @@ def build_golden(
     (an existing non-empty folder needs ``overwrite``; checked before any work). ``notify(line)`` is given the plan
     (how many questions from which documents) and the sampling warnings before the first judge call. With
     ``stop_after="questions"`` the build stops once the questions are accepted (before pooling) and ``output`` gets
-    ``topics.tsv``, ``questions.jsonl``, ``chunks.jsonl`` and a manifest saying so (:func:`_stopped`), for the
+    ``topics.tsv``, ``questions.jsonl``, ``chunks.jsonl`` and a manifest saying so (:func:`.written.stopped`), for the
     user's retrievers to answer before a build with ``settings.pool_runs``. Warnings
     (skipped files, a large plan) are in ``golden.manifest.warnings``. Raises CorpusError for an unusable corpus and
     BudgetExceeded when the judge's ``max_cost`` is reached (nothing is written; a rerun resumes from the cache).
@@ -439,47 +336,3 @@ def build_golden(
             await judge.aclose()
 
     return run_sync(run)
-
-
-def _check_output(output: Path | None, overwrite: bool) -> None:
-    if output is None:
-        return
-    target = Path(output)
-    if target.exists() and not target.is_dir():
-        raise DatasetError(f"{target} is a file, not a folder: give -o a folder path for the golden set")
-    if not overwrite and target.exists() and any(target.iterdir()):
-        raise DatasetError(
-            f"{target} already exists and is not empty: choose another output folder or pass --overwrite"
-        )
-
-
-def _manifest(
-    grader: Grader, settings: BuildSettings, ingested: IngestResult, chunks: list[Chunk], run: _Run
-) -> Manifest:
-    judge = primary_of(grader)
-    relevance = "relevance_listwise" if settings.listwise is not None else "relevance"
-    used = [relevance if name == "relevance" else name for name in PROMPTS]
-    if settings.conversations:
-        used += [CONVERSATION, REWRITE_CHECK]
-    if run.counts.get("log_lines"):  # a build from the user's questions: no generation or critic, drafts instead
-        used = [name for name in used if name not in ("question_generation", "question_critic")] + ["reference_draft"]
-    prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in used}
-    models = {role: judge.model for role in ("generator", "critic", "relevance", "support")}
-    models["relevance"] = grader.model
-    panel = {}
-    if isinstance(grader, Panel):
-        cost = {one.model: one.cost for one in grader.judges}
-        panel = {"panel": {"judges": grader.models, "combine": grader.combine, "cost_usd": cost}}
-    manifest = Manifest(
-        assay_version=__version__,
-        corpus_hash=corpus_hash(ingested.documents, ingested.chunks_given),
-        models=models,
-        prompts=prompts,
-        seeds={"sampling": settings.seed, "listwise": settings.seed},
-        settings={**settings.as_dict(), "mix": parse_mix(settings.mix), **panel},
-        counts=dict(run.counts),
-        usage=merged_usage(one.usage for one in judges_of(grader)),
-    )
-    manifest.warnings = list(run.warnings)  # type: ignore[attr-defined]  # an extra field (Manifest allows extras)
-    manifest.sampling = run.sampling  # type: ignore[attr-defined]  # the plan and the drawn seed documents
-    return manifest

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from assay.formats.golden import GoldenSet
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.results import ClaimView, PassageView, QuestionView, RunView
 
 __all__ = ["question_views"]

@@ -47,8 +47,9 @@ from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, j
 from assay.pipelines.evaluate.judging.noise import check_repeatable, cutoff, judge_noise
 from assay.pipelines.evaluate.judging.passages import label_passages, passage_rows
 from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.runs.locate import Resolver
-from assay.pipelines.evaluate.runs.read import FAILED, LoadedRun, Runs, load_runs, specs_of
+from assay.pipelines.evaluate.runs.read import FAILED, Runs, load_runs, specs_of
 from assay.pipelines.evaluate.runs.units import Units, project_run
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values

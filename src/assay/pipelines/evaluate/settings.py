@@ -12,7 +12,7 @@ from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.judging.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
 from assay.pipelines.evaluate.runs.carry import SpanIndex
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring.names import (
     ANSWER_METRICS,
     CONTRADICTION,

@@ -42,7 +42,8 @@ from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
 from assay.pipelines.evaluate.judging.contradiction import CONTRADICTION_PROMPT, earlier_answers, read_contradiction
-from assay.pipelines.evaluate.runs.read import FAILED, LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, CONTRADICTION, NUGGET_METRICS
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 from assay.text import sentences

@@ -6,7 +6,7 @@ The rule, per run and conversation turn (the turn's question in the run, with an
 1. The earlier answers are the run's answers to the conversation's earlier turns, in turn order, each with the
    turn's utterance as the user typed it and its turn number (from 1); an earlier turn the run failed or left
    without an answer is skipped. A context turn (unjudged: never checked itself) counts as an earlier turn when the
-   run has its line (``assay run --history own`` asks it; :attr:`~.runs.read.LoadedRun.context`).
+   run has its line (``assay run --history own`` asks it; :attr:`~.runs.loaded.LoadedRun.context`).
 2. A turn with no earlier answer (the first turn, or every earlier one unanswered) is not checked: ``contradiction``
    is absent, neither 0 nor 1.
 3. A checked turn without an answer of its own is unscored (``no_answer``); otherwise one judge call (cached per
@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from assay.formats.golden import GoldenSet
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 
 __all__ = ["CONTRADICTION_PROMPT", "earlier_answers", "read_contradiction"]
 

@@ -35,7 +35,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement
 from assay.metrics.diagnosis import LOWER_IS_BETTER, diagnose
 from assay.pipelines.evaluate.judging.calls import Assessed, _reference_claims
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES, SHARED_NAMES
 from assay.results import Comparison, DiagnosisExample
 from assay.text import sentences

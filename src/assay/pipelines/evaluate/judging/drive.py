@@ -46,7 +46,7 @@ from assay.pipelines.evaluate.judging.pair_checks import (
     plan_pair_checks,
 )
 from assay.pipelines.evaluate.runs.carry import Carried
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring.names import LLM_FAMILIES
 from assay.results import DiagnosisExample
 from assay.types import Passage, RelevanceLabel

@@ -39,7 +39,7 @@ from assay.judge import Judge
 from assay.judge.panel import Grader
 from assay.judge.relevance import Pair, grade_pairs
 from assay.metrics import MetricError, parse_measure
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.names import kind_of
 from assay.results import Comparison, JudgeCardSummary, JudgeNoise, rounded

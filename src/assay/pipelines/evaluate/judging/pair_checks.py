@@ -35,7 +35,7 @@ import numpy as np
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement
 from assay.pipelines.evaluate.judging.diagnosis import DiagnosisCall, estimate_calls
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 
 __all__ = [
     "DEFAULT_MODE",

@@ -14,7 +14,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge.panel import Grader
 from assay.pipelines.evaluate.judging.drive import Progress, judge_pool
 from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring import ranking as er
 
 __all__ = ["label_passages", "passage_rows"]

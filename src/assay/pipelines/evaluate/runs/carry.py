@@ -42,8 +42,8 @@ from assay.corpus.align import Span
 from assay.formats.golden import GoldenSet
 from assay.judge import Pair
 from assay.metrics.budget import resolve
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.locate import Resolver
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
 from assay.types import RelevanceLabel
 
 __all__ = ["Carried", "SpanIndex", "carry_labels", "decide"]

@@ -15,8 +15,8 @@ from dataclasses import replace
 
 from assay.formats.golden import GoldenSet
 from assay.metrics.projection import Item, UnitIndex
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.locate import Resolver
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
 
 __all__ = ["Units", "project_run"]
 

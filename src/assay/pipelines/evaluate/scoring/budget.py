@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from assay.formats.golden import GoldenSet
 from assay.metrics.budget import budget_scores, resolve
 from assay.pipelines.evaluate.runs.carry import SpanIndex
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, BudgetName, parse_budget_name
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 

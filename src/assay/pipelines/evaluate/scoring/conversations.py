@@ -40,7 +40,7 @@ from assay.corpus.align import normalized_words
 from assay.corpus.pooling import Bm25Index
 from assay.formats.golden import GoldenSet
 from assay.metrics import evaluate as trec_evaluate
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.names import CONTRADICTION, REWRITE_METRICS
 from assay.pipelines.evaluate.scoring.ranking import Labels, QueryValues

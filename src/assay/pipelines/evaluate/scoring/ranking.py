@@ -32,7 +32,7 @@ from assay.formats.golden import GoldenSet
 from assay.metrics import Qrels, Run, evaluate, parse_measure, rag
 from assay.metrics.curves import curves
 from assay.metrics.ranking import IPREC_LEVELS
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import CURVE_FAMILIES
 
 __all__ = [

@@ -18,7 +18,7 @@ from assay.corpus.align import Span
 from assay.formats.golden import GoldenSet
 from assay.metrics.spans import Range, span_scores
 from assay.pipelines.evaluate.runs.carry import SpanIndex
-from assay.pipelines.evaluate.runs.read import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, parse_span_name
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 

@@ -1,7 +1,7 @@
 """The system side of a run: latency, failures, tokens and cost, as a run written by ``assay run`` records them.
 
-Read by the run reader with the rest of each line (:class:`~assay.pipelines.evaluate.runs.read.SystemTrace`): the JSONL
-header's ``target``, ``label``, ``started``, ``ended``; per line ``latency_ms``, ``usage`` (``prompt_tokens``,
+Read by the run reader with the rest of each line (:class:`~assay.pipelines.evaluate.runs.loaded.SystemTrace`): the
+JSONL header's ``target``, ``label``, ``started``, ``ended``; per line ``latency_ms``, ``usage`` (``prompt_tokens``,
 ``completion_tokens``, ``cost_usd``) and ``error`` (``kind``), over every line of the file. A run with none of these
 (a TREC run, a JSONL run written by hand) has no summary. Percentiles are numpy's linear interpolation over the
 answered questions (failures have no latency).
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.results import SystemSummary
 
 __all__ = ["system_summary"]

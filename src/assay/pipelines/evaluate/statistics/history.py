@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from assay.formats.golden import GoldenSet
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.statistics.compare import compare_runs
 from assay.pipelines.evaluate.statistics.stats import StatSettings
 from assay.results import Comparison, HistoryGain, QueryResult

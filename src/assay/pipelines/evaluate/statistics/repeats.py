@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from assay.pipelines.evaluate.runs.read import LoadedRun, SystemTrace
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, SystemTrace
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.results import EvalResult, QueryResult, RepeatSummary, RunCounts, VarianceSplit, rounded
 

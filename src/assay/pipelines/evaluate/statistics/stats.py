@@ -30,7 +30,7 @@ import numpy as np
 from assay.formats.golden import GoldenSet
 from assay.metrics import clusters, ppi
 from assay.pipelines.agreement import GradedItem, agreement_summary
-from assay.pipelines.evaluate.runs.read import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.results import (
     AgreementSummary,
     AuditTarget,

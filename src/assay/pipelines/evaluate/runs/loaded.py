@@ -1,0 +1,83 @@
+"""The records of a run read and checked against a golden set: :class:`LoadedRun` with its :class:`RunLine` per
+query and the :class:`SystemTrace` of the system that answered."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from assay.formats.jsonl import JsonlHeader
+from assay.pipelines.evaluate.runs.locate import Located
+from assay.pipelines.evaluate.runs.sources import RawLine, RunKind
+from assay.results import RunCounts
+from assay.types import RunError
+
+__all__ = ["LoadedRun", "RunLine", "SystemTrace"]
+
+
+@dataclass
+class RunLine:
+    """One query of a run: unit ids in rank order (duplicates removed), their scores, texts and where they were
+    found, the answer and citations; ``error`` when the system failed on the question."""
+
+    query_id: str
+    ranked: list[str]
+    scores: dict[str, float]
+    texts: dict[str, str] = field(default_factory=dict)
+    answer: str | None = None
+    citations: list[str] = field(default_factory=list)
+    located: dict[str, Located] = field(default_factory=dict)
+    error: RunError | None = None
+    rewrite: str | None = None  # a conversation turn: the system's own standalone rewrite of it
+
+    def top(self, k: int) -> list[str]:
+        """The first ``k`` unit ids."""
+        return self.ranked[:k]
+
+
+@dataclass
+class SystemTrace:
+    """What every line of a run says of the system that answered (``assay run`` writes it): latency of the answered
+    lines, failure kinds, token and cost usage."""
+
+    latencies: list[float] = field(default_factory=list)
+    failures: Counter[str] = field(default_factory=Counter)
+    usages: list[dict[str, float]] = field(default_factory=list)
+
+    def add(self, raw: RawLine) -> None:
+        if raw.error is not None:
+            self.failures[raw.error.kind] += 1
+        elif raw.latency_ms is not None:
+            self.latencies.append(raw.latency_ms)
+        if raw.usage is not None:
+            self.usages.append(raw.usage)
+
+
+@dataclass
+class LoadedRun:
+    """A run read and checked against a golden set: its lines by known query id, its counts and notes."""
+
+    name: str
+    path: Path
+    kind: RunKind
+    lines: dict[str, RunLine]
+    counts: RunCounts
+    notes: list[str] = field(default_factory=list)
+    header: JsonlHeader | None = None  # a JSONL run's header (``assay run`` records its target, label and times)
+    trace: SystemTrace = field(default_factory=SystemTrace)
+    repeat_of: str | None = None  # one asking of a repeated run: the run's own name (this one is NAME#r)
+    repeat: int | None = None
+    context: dict[str, RunLine] = field(default_factory=dict)  # lines of context turns: answer and error only
+
+    def length_summary(self) -> dict[str, float]:
+        """Length in characters of the retrieved passages (each once per query): count, min, quartiles, max, mean;
+        empty without passages."""
+        sizes = [len(text) for line in self.lines.values() for text in line.texts.values()]
+        if not sizes:
+            return {}
+        one = [float(sizes[0])] * 3
+        q1, median, q3 = statistics.quantiles(sizes, n=4, method="inclusive") if len(sizes) > 1 else one
+        return {"count": len(sizes), "min": min(sizes), "p25": round(q1, 1), "median": round(median, 1),
+                "p75": round(q3, 1), "max": max(sizes), "mean": round(statistics.fmean(sizes), 1)}  # fmt: skip
