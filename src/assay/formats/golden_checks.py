@@ -1,0 +1,76 @@
+"""The rules between the files of a golden set: every problem :meth:`GoldenSet.check
+<assay.formats.golden.GoldenSet.check>` refuses, with its message.
+
+1. A qrels label names a question and a chunk of the set.
+2. A nugget support record names a question of the set, a nugget of that question, and chunks of the set.
+3. A conversation has a judged turn (unless it has no turns); no turn belongs to two conversations.
+4. A judged turn names a question of the set; a context turn names none and carries its rewrite and answer.
+
+Problems within one file (duplicate ids, spans, the manifest) are found while reading it
+(:mod:`assay.formats.golden_files`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from assay.errors import DatasetError
+from assay.formats.golden_files import CONVERSATIONS
+from assay.types import Turn
+
+if TYPE_CHECKING:
+    from assay.formats.golden import GoldenSet
+
+__all__ = ["check", "problems", "turn_problems"]
+
+
+def check(golden: GoldenSet, where: str | Path = "golden set") -> None:
+    """Raise :class:`DatasetError` if qrels or nugget support name questions, chunks or nuggets that are absent."""
+    found = list(problems(golden))
+    if found:
+        shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+        raise DatasetError(f"{where}: {shown}. Fix: rebuild the golden set, or remove those records")
+
+
+def problems(golden: GoldenSet) -> Iterator[str]:
+    """Every problem between the files of ``golden`` (the rules above, in order), as messages."""
+    for i, label in enumerate(golden.qrels):
+        if label.query_id not in golden._questions:
+            yield f"qrels.jsonl record {i + 1} names unknown question {label.query_id!r}"
+        if label.chunk_id not in golden._chunks:
+            yield f"qrels.jsonl record {i + 1} names unknown chunk {label.chunk_id!r}"
+    for i, sup in enumerate(golden.nuggets):
+        question = golden._questions.get(sup.query_id)
+        if question is None:
+            yield f"nuggets.jsonl record {i + 1} names unknown question {sup.query_id!r}"
+        elif sup.nugget_id not in {n.id for n in question.nuggets}:
+            yield f"nuggets.jsonl record {i + 1} names nugget {sup.nugget_id!r}, absent from {sup.query_id!r}"
+        for cid in (*sup.chunk_ids, *sup.partial_chunk_ids):
+            if cid not in golden._chunks:
+                yield f"nuggets.jsonl record {i + 1} names unknown chunk {cid!r}"
+    seen: dict[str, str] = {}
+    for i, conversation in enumerate(golden.conversations):
+        where = f"{CONVERSATIONS} record {i + 1}"
+        if conversation.turns and not any(turn.judged for turn in conversation.turns):
+            yield f"{where}: conversation {conversation.id!r} has no judged turn (only context turns)"
+        for turn in conversation.turns:
+            yield from turn_problems(golden, where, turn)
+            if turn.question_id in seen:
+                yield (f"{where}: {turn.question_id!r} is already a turn of conversation "
+                       f"{seen[turn.question_id]!r}")  # fmt: skip
+            seen[turn.question_id] = conversation.id
+
+
+def turn_problems(golden: GoldenSet, where: str, turn: Turn) -> Iterator[str]:
+    """A judged turn names a question; a context turn names none and carries its rewrite and answer."""
+    known = turn.question_id in golden._questions
+    if turn.judged and not known:
+        yield f"{where} names unknown question {turn.question_id!r}"
+    if turn.judged:
+        return
+    if known:
+        yield f"{where}: context turn {turn.question_id!r} (judged false) names a question of questions.jsonl"
+    if not (turn.rewrite or "").strip() or turn.answer is None:
+        yield f"{where}: context turn {turn.question_id!r} (judged false) needs its rewrite and answer"
