@@ -133,6 +133,9 @@ class GoldenSet:
     def has_chunk(self, chunk_id: str) -> bool:
         return chunk_id in self._chunks
 
+    def has_question(self, query_id: str) -> bool:
+        return query_id in self._questions
+
     def turn_of(self, query_id: str) -> tuple[Conversation, int] | None:
         """The conversation whose turn is ``query_id`` (a question, or a context turn's id), and the turn's index;
         None for a single question."""

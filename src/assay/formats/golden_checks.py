@@ -37,18 +37,17 @@ def check(golden: GoldenSet, where: str | Path = "golden set") -> None:
 def problems(golden: GoldenSet) -> Iterator[str]:
     """Every problem between the files of ``golden`` (the rules above, in order), as messages."""
     for i, label in enumerate(golden.qrels):
-        if label.query_id not in golden._questions:
+        if not golden.has_question(label.query_id):
             yield f"qrels.jsonl record {i + 1} names unknown question {label.query_id!r}"
-        if label.chunk_id not in golden._chunks:
+        if not golden.has_chunk(label.chunk_id):
             yield f"qrels.jsonl record {i + 1} names unknown chunk {label.chunk_id!r}"
     for i, sup in enumerate(golden.nuggets):
-        question = golden._questions.get(sup.query_id)
-        if question is None:
+        if not golden.has_question(sup.query_id):
             yield f"nuggets.jsonl record {i + 1} names unknown question {sup.query_id!r}"
-        elif sup.nugget_id not in {n.id for n in question.nuggets}:
+        elif sup.nugget_id not in {n.id for n in golden.question(sup.query_id).nuggets}:
             yield f"nuggets.jsonl record {i + 1} names nugget {sup.nugget_id!r}, absent from {sup.query_id!r}"
         for cid in (*sup.chunk_ids, *sup.partial_chunk_ids):
-            if cid not in golden._chunks:
+            if not golden.has_chunk(cid):
                 yield f"nuggets.jsonl record {i + 1} names unknown chunk {cid!r}"
     seen: dict[str, str] = {}
     for i, conversation in enumerate(golden.conversations):
@@ -65,7 +64,7 @@ def problems(golden: GoldenSet) -> Iterator[str]:
 
 def turn_problems(golden: GoldenSet, where: str, turn: Turn) -> Iterator[str]:
     """A judged turn names a question; a context turn names none and carries its rewrite and answer."""
-    known = turn.question_id in golden._questions
+    known = golden.has_question(turn.question_id)
     if turn.judged and not known:
         yield f"{where} names unknown question {turn.question_id!r}"
     if turn.judged:
