@@ -188,14 +188,12 @@ def test_a_crash_between_the_two_renames_is_finished_by_the_next_load(
     assert join_rewrites(store, conv_dir) == 0  # the correction is in both files: nothing left to write
 
 
-def test_a_failure_before_the_commit_leaves_both_old_files_and_the_store_writes_it_later(
-    conv_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = _corrected(conv_dir)
-    before = (conv_dir / "questions.jsonl").read_bytes(), (conv_dir / "conversations.jsonl").read_bytes()
+def _commit_fails(store: LabelStore, conv_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Write the store's correction into the files while the record of the renames cannot be written (the disk is
+    full): nothing is replaced, the correction stays in the store only."""
     real = atomic.atomic_write_text
 
-    def write(path: Any, text: str) -> None:  # the record of the renames cannot be written: the disk is full
+    def write(path: Any, text: str) -> None:
         if Path(path).name.startswith(".assay-pending."):
             raise OSError(28, "No space left on device")
         real(path, text)
@@ -204,6 +202,14 @@ def test_a_failure_before_the_commit_leaves_both_old_files_and_the_store_writes_
     with pytest.raises(OSError, match="No space left"):
         join_rewrites(store, conv_dir)
     monkeypatch.undo()
+
+
+def test_a_failure_before_the_commit_leaves_both_old_files_and_the_store_writes_it_later(
+    conv_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _corrected(conv_dir)
+    before = (conv_dir / "questions.jsonl").read_bytes(), (conv_dir / "conversations.jsonl").read_bytes()
+    _commit_fails(store, conv_dir, monkeypatch)
     assert ((conv_dir / "questions.jsonl").read_bytes(), (conv_dir / "conversations.jsonl").read_bytes()) == before
     assert [p.name for p in conv_dir.iterdir() if p.name.startswith(".")] == []  # no staged file, no record
     assert _agrees(GoldenSet.load(conv_dir))
@@ -221,3 +227,29 @@ def test_a_half_written_pair_that_cannot_be_finished_is_refused(
         GoldenSet.load(conv_dir)
     monkeypatch.undo()
     assert _agrees(GoldenSet.load(conv_dir))
+
+
+def test_a_system_is_asked_the_corrected_rewrite_an_interrupted_audit_left_unwritten(
+    conv_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The correction is in the store only (the files' write failed): ``assay run`` writes it before asking, so a
+    system asked the rewrites gets the corrected one."""
+    from click.testing import CliRunner
+
+    from assay.cli import main
+
+    store = _corrected(conv_dir)
+    _commit_fails(store, conv_dir, monkeypatch)
+    assert NEW not in (conv_dir / "questions.jsonl").read_text()
+    (tmp_path / "asked_app.py").write_text(
+        "ASKED = []\ndef answer(question):\n    ASKED.append(question)\n    return {'retrieved': [], 'answer': 'x'}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    result = CliRunner().invoke(main, ["run", str(conv_dir), "--target", "python:asked_app:answer",
+                                       "--conversation-mode", "rewrites", "-o", str(tmp_path / "run.jsonl"),
+                                       "--cache-dir", str(tmp_path / "cache")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    import asked_app  # type: ignore[import-not-found]
+
+    assert NEW in asked_app.ASKED and _agrees(GoldenSet.load(conv_dir))

@@ -8,9 +8,9 @@ from assay.audit._golden import GoldenView, load_golden
 from assay.audit.pool import join_pool
 from assay.audit.records import AuditedPair
 from assay.audit.rewrites import join_rewrites
-from assay.audit.store import LabelStore
+from assay.audit.store import STORE_NAME, LabelStore
 
-__all__ = ["audited_pairs", "open_store"]
+__all__ = ["audited_pairs", "open_store", "write_pending_rewrites"]
 
 
 def open_store(golden_dir: str | Path, *, timeout: float = 30.0) -> tuple[LabelStore, GoldenView]:
@@ -49,3 +49,13 @@ def audited_pairs(
     return store.audited_pairs(
         golden.questions, annotator=annotator, judge_prompt=judge_prompt, one_per_item=one_per_item
     )
+
+
+def write_pending_rewrites(golden_dir: str | Path) -> int:
+    """People's corrections of conversation rewrites that an interrupted audit committed to the store but did not
+    write into questions.jsonl and conversations.jsonl, written now (:func:`assay.audit.rewrites.join_rewrites`):
+    called before a system is asked the golden questions, so it is asked the corrected rewrites. The number
+    written; 0 without a store."""
+    if not (Path(golden_dir) / STORE_NAME).is_file():
+        return 0
+    return join_rewrites(LabelStore.in_folder(golden_dir), golden_dir)

@@ -9,6 +9,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from assay.audit.access import write_pending_rewrites
 from assay.cli._app import interrupted, main
 from assay.cli._eval_options import EvalOptions, eval_options, parse_fail_under, parse_k, parse_runs
 from assay.cli._eval_report import check_fail_under, judge_card, write_outputs
@@ -128,6 +129,8 @@ def eval_command(  # noqa: PLR0917
         return
     if output is None:
         raise ConfigError("give the report folder with -o REPORT_DIR")
+    if targets:
+        write_pending_rewrites(golden)  # the targets are asked the rewrites people corrected
     try:
         specs += ask_targets(golden, targets, output / "runs", asking)
         done = evaluate_runs(golden, specs, asked)

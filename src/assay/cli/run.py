@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from assay.audit.access import write_pending_rewrites
 from assay.cli._app import interrupted, main
 from assay.cli._target_options import RunBar, TargetOptions, summary_line, target_options
 from assay.formats.golden import GoldenSet
@@ -60,6 +61,7 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
       assay run golden/ --target python:examples.rag_app:answer --history own -o runs/own.jsonl
     """
     spec = asking.spec(target_text)
+    write_pending_rewrites(golden)  # the system is asked the rewrites people corrected
     gold = GoldenSet.load(golden)
     bar = RunBar(spec.display(), Console(stderr=True))
     try:
