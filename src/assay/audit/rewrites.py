@@ -21,14 +21,14 @@ are for that rewrite (TREC CAsT). On the audit page a person may correct it (key
    label imported later, makes the item current again.
 4. **The two files move together.** A correction is committed in the store first (step 1, one SQLite transaction),
    then step 2 writes questions.jsonl and conversations.jsonl as one (:meth:`~assay.formats.golden.GoldenSet.update`
-   with :func:`assay.formats.atomic.atomic_files`):
-   both are staged beside their targets, a record of the two renames is written (the commit point), then both are
-   renamed. A crash before the record leaves both old files, and the store's correction is written at the next
-   opening of the store, and before ``assay run`` or ``assay eval --target`` asks a system
-   (:func:`assay.audit.access.write_pending_rewrites`; step 2 again: it is idempotent); a crash between the renames leaves the record, and every
-   load of the golden set (:meth:`~assay.formats.golden.GoldenSet.load`) finishes the renames before reading, or,
-   in a folder it cannot write, refuses to read with the fix. So no reader sees a turn's text and its provenance
-   disagree, and no correction is lost.
+   with :func:`assay.formats.atomic.atomic_files`): both are staged beside their targets, a record of the two
+   renames is written (the commit point), then both are renamed. A crash before the record leaves both old files,
+   and the store's correction is written at the next opening of the store, and before ``assay run`` or ``assay eval
+   --target`` asks a system (:func:`assay.audit.access.write_pending_rewrites`; step 2 again: it is idempotent); a
+   crash between the renames leaves the record, and every load of the golden set
+   (:meth:`~assay.formats.golden.GoldenSet.load`) finishes the renames before reading, or, in a folder it cannot
+   write, refuses to read with the fix. So no reader sees a turn's text and its provenance disagree, and no
+   correction is lost.
 
 The order of events, not the clock, decides what is stale (step 3), so a wrong system clock cannot hide a stale label.
 """
