@@ -29,7 +29,7 @@ many of its references are drafted (``flags['drafted']``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from assay.formats.queries import LoggedQuery
@@ -38,6 +38,7 @@ from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_pr
 from assay.pipelines.bootstrap.query_sampling import normalize_query, sample_queries
 from assay.pipelines.bootstrap.scrub import KINDS, scrub
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
+from assay.pipelines.bootstrap.support import best_passages, grades_by_question
 from assay.text import content_hash
 from assay.types import Claim, Nugget, Provenance, Question, RelevanceLabel
 
@@ -73,27 +74,15 @@ def logged_questions(queries: Sequence[LoggedQuery], settings: BuildSettings) ->
     return StageOutput(records=questions, counts=counts)
 
 
-def _grades(labels: Sequence[RelevanceLabel]) -> dict[str, dict[str, int | None]]:
-    out: dict[str, dict[str, int | None]] = {}
-    for label in labels:
-        out.setdefault(label.query_id, {})[label.chunk_id] = label.grade
-    return out
-
-
 def flag_unanswerable(questions: Sequence[Question], labels: Sequence[RelevanceLabel]) -> StageOutput[Question]:
     """``flags['unanswerable_from_corpus']`` on each question with no pooled chunk graded 2 or more (kept)."""
-    grades = _grades(labels)
+    grades = grades_by_question(labels)
     out = StageOutput[Question](records=list(questions), counts={"unanswerable_from_corpus": 0})
     for question in questions:
         if not any((g or 0) >= 2 for g in grades.get(question.id, {}).values()):
             question.flags["unanswerable_from_corpus"] = True
             out.counts["unanswerable_from_corpus"] += 1
     return out
-
-
-def _best(grades: Mapping[str, int | None], settings: BuildSettings) -> list[str]:
-    good = [cid for cid, g in grades.items() if g is not None and g >= 2]
-    return sorted(good, key=lambda cid: -(grades[cid] or 0))[: settings.support_passages]
 
 
 async def draft_references(
@@ -107,8 +96,8 @@ async def draft_references(
 ) -> StageOutput[Question]:
     """One ``reference_draft`` call per answerable question (see the module docstring); an unscored draft leaves
     the question without a reference (``draft_unscored``)."""
-    grades = _grades(labels)
-    todo = [(q, _best(grades.get(q.id, {}), settings)) for q in questions]
+    grades = grades_by_question(labels)
+    todo = [(q, best_passages(grades.get(q.id, {}), 2)[: settings.support_passages]) for q in questions]
     todo = [(q, ids) for q, ids in todo if ids]
     variables = [{"question": q.text, "passages": passages_of(ids, ctx.chunks)} for q, ids in todo]
     tick = tick_progress(progress, DRAFT, len(todo))

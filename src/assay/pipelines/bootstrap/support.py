@@ -30,7 +30,7 @@ from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_pr
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.types import NuggetSupport, Provenance, Question, RelevanceLabel
 
-__all__ = ["map_support"]
+__all__ = ["best_passages", "grades_by_question", "map_support"]
 
 SUPPORT = "support"
 _Grades = Mapping[str, int | None]
@@ -65,8 +65,21 @@ def _by_grade(chunk_ids: Sequence[str], grades: _Grades) -> list[str]:
     return sorted(chunk_ids, key=lambda cid: -(grades.get(cid) or 0))  # stable: pool order within a grade
 
 
+def grades_by_question(labels: Sequence[RelevanceLabel]) -> dict[str, dict[str, int | None]]:
+    """query id -> chunk id -> grade (None: unscored), in the labels' order."""
+    out: dict[str, dict[str, int | None]] = {}
+    for label in labels:
+        out.setdefault(label.query_id, {})[label.chunk_id] = label.grade
+    return out
+
+
+def best_passages(grades: _Grades, minimum: int) -> list[str]:
+    """The chunks graded ``minimum`` or more, the best first (pool order within a grade)."""
+    return _by_grade([cid for cid, g in grades.items() if g is not None and g >= minimum], grades)
+
+
 def _support_batches(grades: _Grades, settings: BuildSettings) -> list[list[str]]:
-    good = _by_grade([cid for cid, g in grades.items() if g is not None and g >= settings.support_min_grade], grades)
+    good = best_passages(grades, settings.support_min_grade)
     size = settings.support_passages
     return [good[i : i + size] for i in range(0, len(good), size)]
 
@@ -82,9 +95,7 @@ async def map_support(
 ) -> StageOutput[NuggetSupport]:
     """``support`` calls per question (module docstring) -> NuggetSupport records, one per nugget checked; fills
     ``Nugget.supported_by`` and ``Claim.supported_by``."""
-    grades: dict[str, dict[str, int | None]] = {}
-    for label in labels:
-        grades.setdefault(label.query_id, {})[label.chunk_id] = label.grade
+    grades = grades_by_question(labels)
     counts = dict.fromkeys(("support_calls", "support_unscored", "support_missing", "support_no_passages"), 0)
     counts.update(support_followup_calls=0, support_joint=0)
     jobs: list[_Job] = []
