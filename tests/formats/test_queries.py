@@ -38,20 +38,6 @@ def test_csv_with_id_count_and_timestamp(tmp_path: Path) -> None:
     ]
 
 
-def test_csv_without_question_column(tmp_path: Path) -> None:
-    path = tmp_path / "log.csv"
-    path.write_text("id,prompt\n1,hello\n")
-    with pytest.raises(FormatError, match=r"log\.csv:1: no question column"):
-        read_queries(path)
-
-
-def test_csv_bad_count(tmp_path: Path) -> None:
-    path = tmp_path / "log.csv"
-    path.write_text("question,count\nHow?,0\n")
-    with pytest.raises(FormatError, match=r"log\.csv:2: count '0'"):
-        read_queries(path)
-
-
 def test_jsonl_and_traces_run_header(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     lines = [
@@ -67,15 +53,19 @@ def test_jsonl_and_traces_run_header(tmp_path: Path) -> None:
     ]
 
 
-def test_jsonl_line_without_question(tmp_path: Path) -> None:
-    path = tmp_path / "log.jsonl"
-    path.write_text('{"question": "ok?"}\n{"id": 3}\n')
-    with pytest.raises(FormatError, match=r"log\.jsonl:2: no question"):
-        read_queries(path)
-
-
-def test_empty_file_says_why(tmp_path: Path) -> None:
-    path = tmp_path / "log.txt"
-    path.write_text("")
-    with pytest.raises(InputError, match="holds no question"):
+@pytest.mark.parametrize(
+    ("name", "text", "error", "message"),
+    [
+        ("log.csv", "id,prompt\n1,hello\n", FormatError, r"log\.csv:1: no question column"),
+        ("log.csv", "question,count\nHow?,0\n", FormatError, r"log\.csv:2: count '0'"),
+        ("log.jsonl", '{"question": "ok?"}\n{"id": 3}\n', FormatError, r"log\.jsonl:2: no question"),
+        ("log.txt", "", InputError, "holds no question"),
+    ],
+)
+def test_bad_input_names_file_and_line(
+    tmp_path: Path, name: str, text: str, error: type[Exception], message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(error, match=message):
         read_queries(path)
