@@ -7,7 +7,7 @@ without conversations.
 
 from __future__ import annotations
 
-from assay.report._format import fmt_value
+from assay.report._format import fmt_delta, fmt_value
 from assay.results import Comparison, ConversationSummary, EvalResult, HistoryGain, RunResult
 
 __all__ = ["conversation_lines", "gain_line", "run_conversation_line"]
@@ -16,10 +16,8 @@ __all__ = ["conversation_lines", "gain_line", "run_conversation_line"]
 def _part(name: str, comparison: Comparison | None) -> str | None:
     if comparison is None:
         return None
-    sign = "+" if comparison.delta >= 0 else ""
     called = "significant" if comparison.significant else "not significant"
-    return (f"{name} {sign}{fmt_value(comparison.delta)} [{fmt_value(comparison.low)}, {fmt_value(comparison.high)}] "
-            f"over {comparison.n} turns (p adj {comparison.p_adjusted:.3g}, {called})")  # fmt: skip
+    return f"{name} {fmt_delta(comparison)} over {comparison.n} turns (p adj {comparison.p_adjusted:.3g}, {called})"
 
 
 def gain_line(gain: HistoryGain) -> str:

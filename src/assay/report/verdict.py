@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from assay.report._format import fmt_interval, fmt_p, fmt_value, headline_metrics
+from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics
 from assay.results import (
     Comparison,
     EvalResult,
@@ -102,18 +102,14 @@ def _history(gain: HistoryGain) -> str:
     if dep is None:
         told = "fewer than two turns that depend on the history were scored in both runs, so nothing is said"
     else:
-        called = ("it loses to coreference and ellipsis" if dep.delta < 0 else "the history helps it") if \
-            dep.significant else "no reliable difference"  # fmt: skip
-        told = (f"{_signed(dep.delta)} {fmt_interval(dep.low, dep.high)} {gain.metric} on the {dep.n} turns that "
-                f"depend on the history (p adj. {fmt_p(dep.p_adjusted)}: {called})")  # fmt: skip
+        way = "it loses to coreference and ellipsis" if dep.delta < 0 else "the history helps it"
+        called = way if dep.significant else "no reliable difference"
+        told = (f"{fmt_delta(dep)} {gain.metric} on the {dep.n} turns that depend on the history "
+                f"(p adj. {fmt_p(dep.p_adjusted)}: {called})")  # fmt: skip
     if alone is not None:
         steady = "a difference there too" if alone.significant else "no reliable difference, as expected"
-        told += f", {_signed(alone.delta)} on the {alone.n} standalone ones ({steady})"
+        told += f", {alone.delta:+.3f} on the {alone.n} standalone ones ({steady})"
     return f"History: asked the raw turns{mode} rather than the standalone rewrites, {gain.turns} scores {told}."
-
-
-def _signed(value: float) -> str:
-    return ("+" if value >= 0 else "") + fmt_value(value)
 
 
 def _pair(comps: Sequence[Comparison], one: str, other: str) -> Comparison | None:
