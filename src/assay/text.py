@@ -13,10 +13,14 @@ from typing import Any
 
 __all__ = [
     "STOPWORDS",
+    "WORD_RUN",
+    "blank_tags",
     "canonical_json",
     "content_hash",
     "count_tokens",
+    "fold_word",
     "normalize",
+    "normalized_words",
     "numbers",
     "sentences",
     "terms",
@@ -94,6 +98,39 @@ def sentences(text: str) -> list[str]:
     if tail:
         out.append(tail)
     return out
+
+
+# Words as passages, quotes and documents are matched: runs of letters and digits (a word hyphenated across a line
+# break is one word); HTML tags and comments are not words.
+WORD_RUN = re.compile(r"[^\W_]+(?:-[ \t]*\r?\n[ \t]*[^\W_]+)*")
+_HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n[ \t]*")
+_TAG_RE = re.compile(r"</?[A-Za-z][^<>\n]{0,300}>|<!--.*?-->", re.DOTALL)
+# ASCII letters and digits lower-cased, every other ASCII character a space
+_ASCII_WORDS = {i: (chr(i).lower() if chr(i).isalnum() else " ") for i in range(128)}
+
+
+def fold_word(word: str) -> list[str]:
+    """A word as matched: hyphen breaks removed, NFKC, case folded (one written word may give several)."""
+    if "\n" in word:
+        word = _HYPHEN_BREAK.sub("", word)
+    if word.isascii():
+        return [word.lower()]
+    return WORD_RUN.findall(unicodedata.normalize("NFKC", word).casefold())
+
+
+def blank_tags(text: str) -> str:
+    """HTML tags and comments replaced by spaces of the same length (offsets are kept)."""
+    if "<" not in text:
+        return text
+    return _TAG_RE.sub(lambda m: " " * (m.end() - m.start()), text)
+
+
+def normalized_words(text: str) -> list[str]:
+    """The words of ``text`` as the aligner compares them (see the module docstring)."""
+    text = blank_tags(text)
+    if text.isascii() and ("-" not in text or not _HYPHEN_BREAK.search(text)):
+        return text.translate(_ASCII_WORDS).split()  # the same words as WORD_RUN finds in ASCII text, faster
+    return [w for raw in WORD_RUN.findall(text) for w in fold_word(raw)]
 
 
 def canonical_json(value: Any) -> str:

@@ -217,6 +217,11 @@ class RelevanceLabel(_Record):
 
     ``votes``: set only on a label a panel of judges combined, each judge's own grade (written to the file only
     then, so the labels of one judge stay as they were).
+
+    ``quotes``: the sentences of the passage that bear on the question, word for word, as the judge (or a person)
+    marked them on a label graded 1 or more; they say *which characters* are relevant (a character's grade is the
+    highest grade of a quote covering it). None (or empty): the label says nothing finer than its whole text.
+    ``quotes_dropped``: quotes the judge gave that are not in the passage (paraphrases), dropped and counted.
     """
 
     query_id: str
@@ -225,6 +230,8 @@ class RelevanceLabel(_Record):
     provenance: Provenance
     unscored: Unscored | None = None
     votes: list[Vote] | None = Field(default=None, exclude_if=lambda votes: votes is None)
+    quotes: list[str] | None = Field(default=None, exclude_if=lambda quotes: not quotes)
+    quotes_dropped: int = Field(default=0, exclude_if=lambda n: not n)
 
     @field_validator("grade")
     @classmethod

@@ -42,23 +42,20 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-import re
-import unicodedata
 import zlib
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from assay.text import WORD_RUN as _WORD
+from assay.text import blank_tags as _blank_tags
+from assay.text import fold_word as _fold
+from assay.text import normalized_words
 from assay.types import Document
 
 __all__ = ["Aligner", "Span", "normalized_words", "question_key"]
 
-_WORD = re.compile(r"[^\W_]+(?:-[ \t]*\r?\n[ \t]*[^\W_]+)*")
-_HYPHEN_BREAK = re.compile(r"-[ \t]*\r?\n[ \t]*")
-_TAG = re.compile(r"</?[A-Za-z][^<>\n]{0,300}>|<!--.*?-->", re.DOTALL)
-# ASCII letters and digits lower-cased, every other ASCII character a space
-_ASCII_WORDS = {i: (chr(i).lower() if chr(i).isalnum() else " ") for i in range(128)}
 _ANCHOR_EVERY = 8  # one word triple in eight, on average, is an anchor
 _POSITION_BITS = 24  # an anchor stores (document number << 24) | word position
 _POSITION_MASK = (1 << _POSITION_BITS) - 1
@@ -78,30 +75,6 @@ class Span:
     end: int
     match: str  # "offsets" | "exact" | "approximate"
     score: float
-
-
-def _fold(word: str) -> list[str]:
-    """A word as matched: hyphen breaks removed, NFKC, case folded (one written word may give several)."""
-    if "\n" in word:
-        word = _HYPHEN_BREAK.sub("", word)
-    if word.isascii():
-        return [word.lower()]
-    return _WORD.findall(unicodedata.normalize("NFKC", word).casefold())
-
-
-def _blank_tags(text: str) -> str:
-    """HTML tags and comments replaced by spaces of the same length (offsets are kept)."""
-    if "<" not in text:
-        return text
-    return _TAG.sub(lambda m: " " * (m.end() - m.start()), text)
-
-
-def normalized_words(text: str) -> list[str]:
-    """The words of ``text`` as the aligner compares them (see the module docstring)."""
-    text = _blank_tags(text)
-    if text.isascii() and ("-" not in text or not _HYPHEN_BREAK.search(text)):
-        return text.translate(_ASCII_WORDS).split()  # the same words as _WORD finds in ASCII text, faster
-    return [w for raw in _WORD.findall(text) for w in _fold(raw)]
 
 
 def question_key(text: str) -> str:

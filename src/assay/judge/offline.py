@@ -49,6 +49,7 @@ from assay.judge.offline_lexical import (
     asserts_something,
     name_terms,
     number_set,
+    quoted_sentences,
     relevance,
     stem_terms,
     support,
@@ -115,8 +116,9 @@ class _Vars:
 
 
 def _relevance(v: _Vars) -> BaseModel:
-    grade, reason = relevance(v.text("question"), v.text("passage"))
-    return RelevanceGrade(reason=reason, grade=grade)
+    question, passage = v.text("question"), v.text("passage")
+    grade, reason = relevance(question, passage)
+    return RelevanceGrade(reason=reason, grade=grade, quotes=quoted_sentences(question, passage) if grade else [])
 
 
 def _listwise(v: _Vars) -> BaseModel:
@@ -124,7 +126,8 @@ def _listwise(v: _Vars) -> BaseModel:
     judgements = []
     for passage in v.items("passages"):
         grade, reason = relevance(question, passage.text)
-        judgements.append(PassageJudgement(id=passage.id, reason=reason, grade=grade))
+        quotes = quoted_sentences(question, passage.text) if grade else []
+        judgements.append(PassageJudgement(id=passage.id, reason=reason, grade=grade, quotes=quotes))
     return ListwiseRelevance(judgements=judgements)
 
 

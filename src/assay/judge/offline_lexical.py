@@ -45,7 +45,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from assay.text import STOPWORDS, numbers, terms, words
+from assay.text import STOPWORDS, numbers, sentences, terms, words
 
 __all__ = [
     "BASELINE",
@@ -60,6 +60,7 @@ __all__ = [
     "name_terms",
     "need",
     "number_set",
+    "quoted_sentences",
     "relevance",
     "stem",
     "stem_terms",
@@ -213,6 +214,30 @@ def relevance(question: str, passage: str) -> tuple[int, str]:
         kind=kind,
         kind_ok=kind_ok,
     )
+
+
+QUOTED_MOST = 3  # sentences the offline judge quotes for a passage graded 1 or more
+
+
+def quoted_sentences(question: str, passage: str) -> list[str]:
+    """The passage's sentences that bear on the question, as the offline judge quotes them for a grade of 1 or more:
+    each sentence's matched weight (the question's content terms and numbers it holds, weighted as in the module
+    docstring, each once); the sentences within half of the best one's weight, at most :data:`QUOTED_MOST`, the
+    heaviest first (ties: the earlier sentence), kept in passage order. None when no sentence matches anything."""
+    q_terms, q_numbers, q_names = _query_terms(question)
+    scored = []
+    for at, sentence in enumerate(sentences(passage)):
+        held = set(stem_terms(sentence))
+        weight = sum(NAME_WEIGHT if t in q_names else GENERIC_WEIGHT if t in GENERIC_TERMS else 1.0
+                     for t in q_terms if t in held)  # fmt: skip
+        weight += NUMBER_WEIGHT * len(q_numbers & number_set(sentence))
+        if weight > 0:
+            scored.append((weight, at, sentence))
+    if not scored:
+        return []
+    best = max(weight for weight, _, _ in scored)
+    kept = sorted((item for item in scored if item[0] >= best / 2), key=lambda item: (-item[0], item[1]))
+    return [sentence for _, _, sentence in sorted(kept[:QUOTED_MOST], key=lambda item: item[1])]
 
 
 def need(weight: float, c: float, cap: float) -> float:

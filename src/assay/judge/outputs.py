@@ -81,11 +81,18 @@ def _unique(ids: list[str], what: str) -> None:
         seen.add(item)
 
 
+Quotes = Annotated[
+    list[str],
+    Field(default_factory=list, description="sentences of the passage that bear on the question, word for word"),
+]
+
+
 class RelevanceGrade(_Output):
-    """Pointwise relevance of one passage to one question, on the 0-3 scale."""
+    """Pointwise relevance of one passage to one question, on the 0-3 scale, with the sentences that earned it."""
 
     reason: str
     grade: Grade
+    quotes: Quotes
 
 
 class PassageJudgement(_Output):
@@ -94,6 +101,7 @@ class PassageJudgement(_Output):
     id: str
     reason: str
     grade: Grade
+    quotes: Quotes
 
 
 class ListwiseRelevance(_Output):

@@ -33,6 +33,7 @@ from assay.judge.cache import derived_key
 from assay.judge.client import Estimate, Judge, Judgement
 from assay.judge.guards import ECHO, echoed_answer
 from assay.judge.panel import NO_QUORUM, Grader, Panel, combine_grades
+from assay.judge.quotes import checked_quotes
 from assay.types import Provenance, RelevanceLabel, Unscored, Vote
 
 __all__ = [
@@ -80,13 +81,22 @@ def _label(
     grade: int | None = None,
     reason: str | None = None,
     unscored: Unscored | None = None,
+    quotes: Sequence[str] = (),
 ) -> RelevanceLabel:
     provenance = Provenance(
         source="judge", model=judge.model, prompt=j.prompt, prompt_hash=j.prompt_hash, rationale=reason
     )
+    kept, dropped = checked_quotes(quotes, pair.text, grade)
     return RelevanceLabel(
-        query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance, unscored=unscored
-    )
+        query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance, unscored=unscored,
+        quotes=kept or None, quotes_dropped=dropped,
+    )  # fmt: skip
+
+
+def _quotes(answer: Mapping[str, Any]) -> list[str]:
+    """The answer's quotes (a judge that gives none, or not a list of strings, quotes nothing)."""
+    quotes = answer.get("quotes")
+    return [q for q in quotes if isinstance(q, str)] if isinstance(quotes, list) else []
 
 
 def _echo(answer: Mapping[str, Any], pair: Pair) -> Unscored | None:
@@ -101,7 +111,8 @@ def _pointwise_graded(judge: Judge, pair: Pair, j: Judgement[Any]) -> Graded:
     echo = _echo(data, pair)
     if echo is not None:
         return Graded(_label(judge, pair, j, unscored=echo), j.cached)
-    return Graded(_label(judge, pair, j, grade=int(data["grade"]), reason=str(data["reason"])), j.cached)
+    label = _label(judge, pair, j, grade=int(data["grade"]), reason=str(data["reason"]), quotes=_quotes(data))
+    return Graded(label, j.cached)
 
 
 async def _pointwise(judge: Judge, pairs: Sequence[Pair], stage: str, on_label: OnLabel | None) -> list[Graded]:
@@ -139,9 +150,10 @@ def _cached_pair(judge: Judge, pair: Pair, raw: str | None, stage: str) -> Grade
         source="judge", model=judge.model, prompt=prompt.ref, prompt_hash=prompt.content_hash, rationale=reason
     )
     judge.record_cache_hit(stage)
-    return Graded(
-        RelevanceLabel(query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance), True
-    )
+    kept, dropped = checked_quotes(_quotes(stored), pair.text, grade)
+    label = RelevanceLabel(query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance,
+                           quotes=kept or None, quotes_dropped=dropped)  # fmt: skip
+    return Graded(label, True)
 
 
 def _groups(pairs: Sequence[tuple[int, Pair]], size: int, seed: int) -> list[list[tuple[int, Pair]]]:
@@ -181,7 +193,8 @@ def _split_answer(
             out.append((index, Graded(_label(judge, pair, j, unscored=echo), False), None))
             continue
         reason = str(answer.get("reason", ""))
-        out.append((index, Graded(_label(judge, pair, j, grade=grade, reason=reason), j.cached), reason))
+        label = _label(judge, pair, j, grade=grade, reason=reason, quotes=_quotes(answer))
+        out.append((index, Graded(label, j.cached), reason))
     return out
 
 
@@ -229,7 +242,8 @@ def _store(
     for index, graded, reason in split:
         results[index] = graded
         if reason is not None and graded.label.grade is not None:
-            derived.append((keys[index], json.dumps({"grade": graded.label.grade, "reason": reason})))
+            quotes = graded.label.quotes or []
+            derived.append((keys[index], json.dumps({"grade": graded.label.grade, "reason": reason, "quotes": quotes})))
         if on_label is not None:
             on_label(graded)
     judge.cache_put_many(derived)
@@ -264,9 +278,11 @@ def _combined(panel: Panel, pair: Pair, votes: Sequence[Graded]) -> Graded:
         source="judge", model=panel.model, prompt=first.prompt, prompt_hash=first.prompt_hash,
         rationale=f"{panel.combine} of {len(votes)} judges: {given}",
     )  # fmt: skip
+    quoted = [q for v in votes if (v.label.grade or 0) >= 1 for q in v.label.quotes or []]  # every judge's quotes
+    kept, _ = checked_quotes(quoted, pair.text, grade)
     label = RelevanceLabel(
         query_id=pair.query_id, chunk_id=pair.chunk_id, grade=grade, provenance=provenance, unscored=unscored,
-        votes=[_vote(v) for v in votes],
+        votes=[_vote(v) for v in votes], quotes=kept or None,
     )  # fmt: skip
     return Graded(label, all(v.cached for v in votes))
 
