@@ -59,7 +59,7 @@ def test_grade_through_an_openai_compatible_server(pairs_file: Path, tmp_path: P
     assert [(x["query_id"], x["chunk_id"]) for x in labels] == [(p["query_id"], p["chunk_id"]) for p in PAIRS]
     for label in labels:
         assert label["grade"] in (0, 1, 2, 3) and label["model"] == "hosted_vllm/judge"
-        assert label["prompt"] == "relevance@3" and label["cached"] is False and "unscored" not in label
+        assert label["prompt"] == "relevance@4" and label["cached"] is False and "unscored" not in label
         assert label["reason"] == "scripted answer"
     assert server.calls == 3 and "3 calls" in text
     # Each request fences its pair in tags carrying that call's code, one code per pair.
@@ -126,7 +126,7 @@ def test_listwise_through_the_server(pairs_file: Path, tmp_path: Path, server: F
     )
     assert code == 0, text
     assert [x["grade"] for x in read(out)] == [2, 2, 2] and server.calls == 2
-    assert read(out)[0]["prompt"] == "relevance_listwise@3"
+    assert read(out)[0]["prompt"] == "relevance_listwise@4"
 
 
 def test_offline_judge(pairs_file: Path, tmp_path: Path) -> None:

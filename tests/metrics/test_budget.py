@@ -147,13 +147,13 @@ def test_overlapping_windows_of_the_same_text_score_the_same(passages, budget):
     assert close(budget_scores(passages, GRADES, budget), budget_scores(windows, GRADES, budget))
 
 
-def test_overlapping_labels_resolve_to_the_shortest_span_then_the_highest_grade():
+def test_overlapping_labels_resolve_to_the_highest_grade_so_no_label_erases_relevant_text():
     from assay.metrics.budget import resolve
 
-    labels = [("a", 0, 100, 3), ("a", 20, 40, 0), ("a", 30, 50, 1), ("a", 30, 50, 2), ("b", 5, 9, 1)]
-    # a[20:40] and a[30:50] are equally short (20): the later-painted highest grade (2) wins their overlap
+    labels = [("a", 0, 100, 2), ("a", 20, 40, 0), ("a", 30, 50, 1), ("a", 35, 45, 3), ("b", 5, 9, 1), ("b", 7, 8, 0)]
+    # a[20:40] judged 0 on its own cannot lower a[0:100]'s 2; a[35:45]'s quote at 3 raises those characters only
     assert resolve(labels) == {
-        "a": [(0, 20, 3), (20, 30, 0), (30, 50, 2), (50, 100, 3)],
+        "a": [(0, 35, 2), (35, 45, 3), (45, 100, 2)],
         "b": [(5, 9, 1)],
     }
     assert resolve(list(reversed(labels))) == resolve(labels)  # the order labels come in does not matter

@@ -182,6 +182,29 @@ class Aligner:
         exact = self._exact(words, candidates)
         return exact if exact is not None else self._approximate(words, candidates)
 
+    def exact_places(self, text: str, *, doc_ids: Sequence[str] = (), most: int = 64) -> list[Span]:
+        """Every place ``text`` stands exactly (as :meth:`locate`'s exact match: the end words may be cut), in the
+        documents named by ``doc_ids`` when given, else in any: in document-id order, then by position; at most
+        ``most`` of them (a text repeated more often than that is boilerplate, not a place)."""
+        words = normalized_words(text)
+        if not words:
+            return []
+        candidates = self._restricted(doc_ids)
+        inner = words if len(words) < 3 else words[1:-1]
+        needle = " ".join(inner)
+        out: list[Span] = []
+        for index in candidates if candidates is not None else self._holding(inner):
+            doc = self._docs[index]
+            for at in _occurrences(doc.norm, needle):
+                first = doc.norm.count(" ", 0, at)
+                if len(words) < 3:
+                    out.append(self._span(index, first, first + len(words) - 1, "exact", 1.0))
+                elif (found := _cut_span(doc, first - 1, words, needle)) is not None:
+                    out.append(found)
+                if len(out) >= most:
+                    return out
+        return out
+
     def _restricted(self, doc_ids: Sequence[str]) -> list[int] | None:
         if not doc_ids:
             return None

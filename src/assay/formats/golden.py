@@ -175,6 +175,11 @@ class GoldenSet:
         label beats an unscored one, then :data:`SOURCE_PRECEDENCE`, then the newer label. Pairs in qrels order."""
         return list(self._chosen(None).values())
 
+    def standing_qrels(self) -> dict[tuple[str, str], RelevanceLabel]:
+        """``{(query_id, chunk_id): label}``: the label that stands for each pair (as for :meth:`qrels_map`), with its
+        quotes."""
+        return self._chosen(None)
+
     def _chosen(self, source: LabelSource | None) -> dict[tuple[str, str], RelevanceLabel]:
         return standing_labels(label for label in self.qrels if source is None or label.provenance.source == source)
 

@@ -54,11 +54,11 @@ class BudgetScores(NamedTuple):
 
 
 def resolve(labels: Sequence[Segment]) -> dict[str, list[tuple[int, int, int]]]:
-    """Graded spans that may overlap, as disjoint ``(start, end, grade)`` segments per document, sorted: where
-    labels overlap, a character takes the grade of the shortest labelled span holding it (a label on less text says
-    more about each of its characters); among spans of equal length, the highest grade."""
+    """Graded spans that may overlap, as disjoint ``(start, end, grade)`` segments per document, sorted: a character
+    takes the highest grade of the spans holding it, so a label can add relevant text and never erase relevant text
+    another label found (a piece judged 0 on its own does not make its relevant characters irrelevant)."""
     painted: dict[str, list[tuple[int, int, int]]] = {}
-    for doc, start, end, grade in sorted(labels, key=lambda lab: (-(lab[2] - lab[1]), lab[3], lab[0], lab[1])):
+    for doc, start, end, grade in sorted(labels, key=lambda lab: (lab[3], lab[0], lab[1], lab[2])):
         if end <= start:
             continue
         kept = []

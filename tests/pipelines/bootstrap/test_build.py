@@ -69,13 +69,13 @@ def test_demo_manifest_records_versions_prompts_seeds_and_usage(demo: tuple[Gold
     golden, folder = demo
     m = golden.manifest
     assert m.corpus_hash and m.models["relevance"] == "offline"
-    assert set(m.prompts) == {"question_generation@2", "question_critic@2", "relevance_listwise@3", "support@2"}
+    assert set(m.prompts) == {"question_generation@2", "question_critic@2", "relevance_listwise@4", "support@2"}
     assert m.seeds == {"sampling": 0, "listwise": 0} and m.settings["pool_k"] == 20 and m.settings["listwise"] == 10
     # listwise by default: ceil(pool / 10) calls per question, one per group of up to 10 pooled chunks
     pools = [q.metadata["pool"]["size"] for q in golden.questions]
     assert sum(pools) == m.counts["pooled_pairs"] and max(pools) > 10
     assert m.usage["relevance"].calls == sum(-(-size // 10) for size in pools) < m.counts["pooled_pairs"] / 5
-    assert {label.provenance.prompt for label in golden.qrels} == {"relevance_listwise@3"}
+    assert {label.provenance.prompt for label in golden.qrels} == {"relevance_listwise@4"}
     assert m.usage["generation"].calls == 80 and m.usage["generation"].prompt_tokens > 0
     assert sorted(p.name for p in folder.parent.iterdir()) == ["golden"]  # no temporary folder left beside it
 
@@ -105,7 +105,7 @@ def test_demo_pointwise_build_gives_the_same_golden_set(
     golden, _ = demo
     pointwise = demo_pointwise
     assert pointwise.manifest.usage["relevance"].calls == pointwise.manifest.counts["pooled_pairs"]
-    assert "relevance@3" in pointwise.manifest.prompts
+    assert "relevance@4" in pointwise.manifest.prompts
     assert [(r.query_id, r.chunk_id, r.grade) for r in pointwise.qrels] == [
         (r.query_id, r.chunk_id, r.grade) for r in golden.qrels
     ]

@@ -316,7 +316,7 @@ def test_pools_are_graded_and_unscored_labels_kept_as_none() -> None:
     grades = {label.chunk_id: label.grade for label in out.records}
     assert grades[RETURNS.id] == 3
     assert out.counts["pooled_pairs"] == len(out.records) and out.counts["pool_source"] == 1
-    assert all(label.provenance.source == "judge" and label.provenance.prompt == "relevance@3" for label in out.records)
+    assert all(label.provenance.source == "judge" and label.provenance.prompt == "relevance@4" for label in out.records)
     unscored = [label for label in out.records if label.grade is None]
     assert out.counts["qrels_unscored_pairs"] == len(unscored)
     assert all(label.unscored is not None for label in unscored)
@@ -339,7 +339,7 @@ def test_listwise_pools_group_chunks_and_leave_a_missing_judgement_unscored() ->
     assert grades == {RETURNS.id: 3, SHIPPING.id: None, STOVE.id: 1}  # the pool is the whole 3-chunk corpus
     assert backend.calls == 2 and sorted(len(r.variables["passages"]) for r in backend.requests) == [1, 2]
     assert out.counts["pooled_pairs"] == 3 and out.counts["qrels_unscored_pairs"] == 1
-    assert {label.provenance.prompt for label in out.records} == {"relevance_listwise@3"}
+    assert {label.provenance.prompt for label in out.records} == {"relevance_listwise@4"}
 
 
 def test_tick_progress_reports_the_start_then_one_more_per_call() -> None:

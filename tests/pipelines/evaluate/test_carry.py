@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from assay.corpus.align import Span
+from assay.metrics.budget import resolve
 from assay.pipelines.evaluate.runs.carry import decide
+from assay.pipelines.evaluate.runs.painting import LabelSpan, painted_segments
 
 
 def span(start: int, end: int, doc: str = "d") -> Span:
@@ -58,13 +60,34 @@ def test_a_passage_equal_to_two_near_identical_chunks_takes_the_higher_grade() -
     assert decide(span(0, 100), list(reversed(near)), []) == (3, "same")
 
 
-def test_a_judged_passage_in_the_pool_grades_the_text_it_covers() -> None:
-    """The chunk [0, 100) is graded 3, and a judged passage [0, 40) of it graded 0 joined the pool: the shorter span
-    says more about its characters, so a fragment inside the passage is irrelevant; without the passage it is a
-    fragment of a relevant chunk (undecided)."""
+def test_a_passage_judged_0_inside_a_relevant_chunk_erases_none_of_its_relevant_text() -> None:
+    """The chunk [0, 100) is graded 3, and a passage [0, 40) of it judged 0 on its own joined the pool (issue 43: the
+    shortest span used to decide, so the piece's 0 overrode its chunk's 3 for every run). Its verdict is about the
+    piece's usefulness, not about its characters: they stay 3, and a fragment inside it stays undecided."""
+    chunk, piece = LabelSpan(span(0, 100), 3), LabelSpan(span(0, 40), 0)
+    painted = painted_segments([chunk], [piece])
+    assert resolve(painted) == {"d": [(0, 100, 3)]}
     pool = [(span(0, 100), 3), (span(0, 40), 0)]
-    assert decide(span(5, 33), pool, []) == (0, "irrelevant")
-    assert decide(span(5, 33), pool[:1], []) == (None, "fragment")
-    # a span holding the judged passage and the relevant rest: graded 3 by the chunk's other characters, and it
-    # contains no whole span graded 3, so it stays undecided
-    assert decide(span(0, 80), pool, []) == (None, "fragment")
+    assert decide(span(5, 33), pool, [], painted) == (None, "fragment")
+    assert decide(span(0, 40), pool, [], painted) == (0, "same")  # that very piece: its own judgement
+
+
+def test_quotes_say_which_characters_are_relevant() -> None:
+    """The chunk [0, 100) graded 3 quotes [40, 60): only the quote is relevant; a piece without it is irrelevant by
+    rule, a piece holding it whole takes the quote's grade, a piece cutting it is a fragment."""
+    chunk = LabelSpan(span(0, 100), 3, (span(40, 60),))
+    painted = painted_segments([chunk], [])
+    assert resolve(painted) == {"d": [(0, 40, 0), (40, 60, 3), (60, 100, 0)]}
+    pool = [(span(0, 100), 3), (span(40, 60), 3)]
+    assert decide(span(5, 33), pool, [], painted) == (0, "irrelevant")
+    assert decide(span(30, 75), pool, [], painted) == (3, "contains")
+    assert decide(span(50, 90), pool, [], painted) == (None, "fragment")
+
+
+def test_a_passage_adds_grades_only_where_no_chunk_label_covers() -> None:
+    """A judged passage [80, 160) graded 2 quoting [120, 140) reaches past the chunk [0, 100) graded 0: it paints
+    only the text beyond the chunk, and never lifts the chunk's own characters."""
+    chunk = LabelSpan(span(0, 100), 0)
+    passage = LabelSpan(span(80, 160), 2, (span(90, 95), span(120, 140)))
+    assert resolve(painted_segments([chunk], [passage])) == {"d": [(0, 100, 0), (100, 120, 0), (120, 140, 2),
+                                                                   (140, 160, 0)]}  # fmt: skip

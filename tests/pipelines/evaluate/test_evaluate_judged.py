@@ -104,7 +104,7 @@ def test_offline_judge_end_to_end_adds_labels_with_provenance(tmp_path: Path) ->
     saved = GoldenSet.load(folder)
     new = [q for q in saved.qrels if q.provenance.model == "offline"]
     assert len(new) == 2 * N
-    assert all(q.provenance.source == "judge" and q.provenance.prompt == "relevance_listwise@3" for q in new)
+    assert all(q.provenance.source == "judge" and q.provenance.prompt == "relevance_listwise@4" for q in new)
     assert all(q.provenance.rationale and "not an LLM" in q.provenance.rationale for q in new)
     assert run.judged_at_k["10"] == 1.0
     for name in ("context_recall", "faithfulness", "answer_relevance", "attribution_rate",

@@ -2,10 +2,11 @@
 
 Labels live on document spans. A question's **pool** is every span with a scored label for it: each golden chunk's
 label at the chunk's span, and each judged passage's label (``passages.jsonl``, judged in this or an earlier
-evaluation, or graded by a person) at the passage's span. Where labelled spans overlap and disagree, a character
-takes the grade of the shortest labelled span holding it, the highest among equally short ones
-(:func:`assay.metrics.budget.resolve`): a label on less text says more about each of its characters. The same
-resolution gives the character grades of the budget measures (:mod:`~assay.pipelines.evaluate.scoring.budget`).
+evaluation, or graded by a person) at the passage's span, and each quote of a label (the sentences that bear on the
+question) at its place, with the label's grade. The **character grades** are painted from them by the rule of
+:mod:`~.painting` (quotes, else whole spans; chunk labels first, a passage's only where no chunk label covers; the
+highest grade wins, so no label erases relevant text); the budget measures read the same character grades
+(:mod:`~assay.pipelines.evaluate.scoring.budget`).
 
 The rule, for a question q and a span S of document d (a retrieved passage that is not a golden chunk; evidence
 spans are q's evidence quotes located in its source documents):
@@ -15,10 +16,10 @@ spans are q's evidence quotes located in its source documents):
 2. **Evidence inside.** S contains a whole evidence span of q: the highest grade among the labelled spans that
    contain that evidence span and the labelled spans S contains whole; undecided when no labelled span holds the
    evidence span.
-3. **Labelled text.** At least 90% of S's characters have a grade (overlaps resolved as above):
+3. **Labelled text.** At least 90% of S's characters have a character grade:
    a. every graded character of S is graded 0: grade 0 (a part of irrelevant text is irrelevant);
-   b. S contains a whole labelled span whose grade is the highest of S's characters: that grade (it holds all the
-      text that earned it);
+   b. S contains a whole labelled span (a quote counts) whose grade is the highest of S's characters: that grade
+      (it holds all the text that earned it);
    c. otherwise undecided (a fragment of a relevant span may have lost the answer).
 4. **Otherwise** (S reaches text no label covers for q): undecided.
 
@@ -44,6 +45,7 @@ from assay.judge import Pair
 from assay.metrics.budget import resolve
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.locate import Resolver
+from assay.pipelines.evaluate.runs.painting import LabelSpan, painted_segments, quote_spans
 from assay.types import RelevanceLabel
 
 __all__ = ["Carried", "SpanIndex", "carry_labels", "decide"]
@@ -63,17 +65,62 @@ class SpanIndex:
         self._qrels = golden.qrels_map()
         self._evidence: dict[str, list[Span]] = {}
         self._graded: dict[str, list[Graded]] = {}
-        self._passages: dict[str, list[Graded]] | None = None
+        self._graded_ids: dict[str, list[str]] = {}
+        self._passages: dict[str, list[LabelSpan]] | None = None
+        self._chunk_labels: dict[str, list[LabelSpan]] = {}
+        self._painted: dict[str, list[tuple[str, int, int, int]]] = {}
+        self._standing_qrels: dict[tuple[str, str], RelevanceLabel] | None = None
         self._by_doc: dict[str, list[tuple[Span, str]]] | None = None
+        self.quotes_unplaced = 0  # quotes of labels that could not be placed inside their label's span
 
     def relabelled(self) -> None:
         """Read the golden set's labels again (labels were added to it): the graded chunks and the pool follow."""
         self._qrels = self.golden.qrels_map()
         self._graded.clear()
         self._passages = None
+        self._chunk_labels.clear()
+        self._painted.clear()
+        self._standing_qrels = None
 
     def labelled(self, qid: str) -> list[Graded]:
-        """The question's pool: its graded chunks' spans, then its judged passages' spans, with their grades."""
+        """The question's pool: its graded chunks' spans, then its judged passages' spans, with their grades, and
+        every placed quote of theirs as a labelled span of the label's grade."""
+        chunks, passages = self._chunk_labels_of(qid), self._passage_labels().get(qid, [])
+        return [(item.span, item.grade) for item in chunks + passages] + [
+            (quote, item.grade) for item in chunks + passages for quote in item.quotes
+        ]
+
+    def painted(self, qid: str) -> list[tuple[str, int, int, int]]:
+        """The question's character grades as overlapping ``(doc, start, end, grade)`` segments
+        (:mod:`~.painting`'s rule; resolve them by the highest grade)."""
+        if qid not in self._painted:
+            self._painted[qid] = painted_segments(self._chunk_labels_of(qid), self._passage_labels().get(qid, []))
+        return self._painted[qid]
+
+    def _placed(self, span: Span, label: RelevanceLabel) -> LabelSpan:
+        quotes, dropped = quote_spans(span, label.quotes, self._places)
+        self.quotes_unplaced += dropped
+        return LabelSpan(span, label.grade or 0, tuple(quotes))
+
+    def _places(self, quote: str, doc_id: str) -> list[Span]:
+        return self.resolver.aligner.exact_places(quote, doc_ids=(doc_id,))
+
+    def _chunk_labels_of(self, qid: str) -> list[LabelSpan]:
+        if qid not in self._chunk_labels:
+            standing = self._standing()
+            out = []
+            for (span, grade), cid in zip(self.graded(qid), self._graded_ids[qid], strict=True):
+                label = standing.get((qid, cid))
+                out.append(self._placed(span, label) if label is not None else LabelSpan(span, grade))
+            self._chunk_labels[qid] = out
+        return self._chunk_labels[qid]
+
+    def _standing(self) -> dict[tuple[str, str], RelevanceLabel]:
+        if self._standing_qrels is None:
+            self._standing_qrels = self.golden.standing_qrels()
+        return self._standing_qrels
+
+    def _passage_labels(self) -> dict[str, list[LabelSpan]]:
         if self._passages is None:
             where = {p.id: p for p in self.golden.passages}
             self._passages = {}
@@ -83,8 +130,8 @@ class SpanIndex:
                     continue
                 if passage.start is not None and passage.end is not None:
                     found = Span(passage.doc_id, passage.start, passage.end, "offsets", 1.0)
-                    self._passages.setdefault(qid_of, []).append((found, label.grade))
-        return self.graded(qid) + self._passages.get(qid, [])
+                    self._passages.setdefault(qid_of, []).append(self._placed(found, label))
+        return self._passages
 
     def evidence(self, qid: str) -> list[Span]:
         """The question's evidence quotes located (in its source documents first, then anywhere)."""
@@ -124,12 +171,13 @@ class SpanIndex:
     def graded(self, qid: str) -> list[Graded]:
         """The spans of the question's golden chunks with a scored label, with the grade."""
         if qid not in self._graded:
-            out = []
+            out, ids = [], []
             for cid, grade in self._qrels.get(qid, {}).items():
                 span = self.resolver.chunk_span(cid) if self.golden.has_chunk(cid) else None
                 if span is not None:
                     out.append((span, grade))
-            self._graded[qid] = out
+                    ids.append(cid)
+            self._graded[qid], self._graded_ids[qid] = out, ids
         return self._graded[qid]
 
 
@@ -141,16 +189,24 @@ def _contains(outer: Span, inner: Span) -> bool:
     return outer.doc_id == inner.doc_id and outer.start <= inner.start and inner.end <= outer.end
 
 
-def _resolved_in(span: Span, near: Sequence[Graded]) -> list[tuple[int, int]]:
-    """``(characters, grade)`` of the parts of ``span`` that the labelled spans ``near`` grade, overlaps resolved."""
-    painted = resolve([(s.doc_id, s.start, s.end, g) for s, g in near]).get(span.doc_id, [])
-    return [(min(e, span.end) - max(s, span.start), g) for s, e, g in painted if min(e, span.end) > max(s, span.start)]
+def _resolved_in(span: Span, painted: Sequence[tuple[str, int, int, int]]) -> list[tuple[int, int]]:
+    """``(characters, grade)`` of the parts of ``span`` that the character grades ``painted`` grade, overlaps
+    resolved by the highest grade."""
+    near = [p for p in painted if p[0] == span.doc_id and p[2] > span.start and p[1] < span.end]
+    segments = resolve(near).get(span.doc_id, [])
+    return [(min(e, span.end) - max(s, span.start), g) for s, e, g in segments if min(e, span.end) > max(s, span.start)]
 
 
-def decide(span: Span, labelled: Sequence[Graded], evidence: Sequence[Span]) -> tuple[int | None, str]:
+def decide(
+    span: Span,
+    labelled: Sequence[Graded],
+    evidence: Sequence[Span],
+    painted: Sequence[tuple[str, int, int, int]] | None = None,
+) -> tuple[int | None, str]:
     """The grade the rule of the module docstring gives a passage at ``span`` from the labelled spans ``labelled``
-    (None when it cannot decide), and the step that decided (``same``, ``evidence``, ``irrelevant``, ``contains``)
-    or why it could not (``evidence_ungraded``, ``unlabelled_text``, ``fragment``)."""
+    and the character grades ``painted`` (:mod:`~.painting`; by default the labelled spans themselves), None when it
+    cannot decide, and the step that decided (``same``, ``evidence``, ``irrelevant``, ``contains``) or why it could
+    not (``evidence_ungraded``, ``unlabelled_text``, ``fragment``)."""
     size = span.end - span.start
     near = [(s, g) for s, g in labelled if _overlap(span, s)]
     same = [g for s, g in near if _overlap(span, s) / (size + (s.end - s.start) - _overlap(span, s)) >= SAME_TEXT_IOU]
@@ -161,7 +217,7 @@ def decide(span: Span, labelled: Sequence[Graded], evidence: Sequence[Span]) -> 
         holders = [g for e in inside for s, g in near if _contains(s, e)]
         whole = [g for s, g in near if _contains(span, s)]
         return (max(holders + whole), "evidence") if holders else (None, "evidence_ungraded")
-    parts = _resolved_in(span, near)
+    parts = _resolved_in(span, painted if painted is not None else [(s.doc_id, s.start, s.end, g) for s, g in near])
     if size <= 0 or sum(n for n, _ in parts) < LABELLED_SHARE * size:
         return None, "unlabelled_text"
     top = max(g for _, g in parts)
@@ -235,7 +291,10 @@ def _label_one(
     if label is not None and label.grade is not None:
         out.grades[key], out.how[key] = label.grade, "stored"
         return "stored"
-    grade, why = decide(span, index.labelled(qid), index.evidence(qid)) if span is not None else (None, "unaligned")
+    if span is None:
+        grade, why = None, "unaligned"
+    else:
+        grade, why = decide(span, index.labelled(qid), index.evidence(qid), index.painted(qid))
     if grade is not None:
         out.grades[key], out.how[key] = grade, "rule"
         return why

@@ -2,15 +2,17 @@
 run retrieved, in characters of relevant text (:mod:`assay.metrics.budget` has the formulas), and the span measures
 at a budget against the question's evidence.
 
-**Characters are the letters and digits of the text**: whitespace, punctuation and markup are not counted, in the
-budget or in the relevant text, so a loader that keeps or drops them, or a splitter whose cuts fall between words,
+**Characters are the letters and digits of the text**: whitespace, punctuation and markup (HTML tags and comments,
+whose letters are not text either) are not counted, in the budget or in the relevant text, for a golden chunk and a
+located passage alike, so a loader that keeps or drops them, or a splitter whose cuts fall between words,
 scores the same text the same (a passage given by text is located by its words: the characters between two pieces
 of a cut belong to neither). A token is 4 of them (``1000t`` = 4,000).
 
-**The pool of labelled spans** (:mod:`~assay.pipelines.evaluate.runs.carry`): each golden chunk's label at its span
-and each judged passage's label at the passage's span, overlaps resolved into one grade per character (the shortest
-labelled span holding a character decides, the highest grade among equally short ones); a character no label covers
-is unjudged (not relevant). Every run is scored against the same pool; a passage judged for one run grows it for all.
+**Character grades** (:mod:`~assay.pipelines.evaluate.runs.painting` has the rule): each golden chunk's label
+paints its quotes with its grade (its whole span when it has none), a judged passage's label paints only text no
+chunk label covers, and a character takes the highest grade painted on it; a character no label covers is unjudged
+(not relevant). Every run is scored against the same grades, and judging one run's fragments changes none of them:
+only a judge reading text no label covered adds relevant text, for every run.
 
 Names (:func:`~.names.parse_budget_name`): ``recall@1000t``, ``P@4000c``, ``ndcg@1000t``, ``map@1000t`` (relevant
 = grade >= the evaluation's threshold, or ``|g>=G``); ``span_recall@1000t``, ``span_precision@1000t``,
@@ -30,6 +32,7 @@ from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, BudgetName, parse_budget_name
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
+from assay.text import blank_tags
 
 __all__ = ["SpanPool", "budget_values"]
 
@@ -49,7 +52,7 @@ class WordChars:
 
     def _map(self, doc_id: str) -> tuple[list[int], list[int], list[int]]:
         if doc_id not in self._maps:
-            text = self.golden.document(doc_id).text if self.golden.has_document(doc_id) else ""
+            text = blank_tags(self.golden.document(doc_id).text) if self.golden.has_document(doc_id) else ""
             starts, ends, before = [], [], [0]
             for match in _WORD.finditer(text):
                 starts.append(match.start())
@@ -86,8 +89,7 @@ class SpanPool:
     def grades(self, qid: str) -> Segments:
         """The question's character grades (overlaps resolved, see the module docstring)."""
         if qid not in self._grades:
-            labelled = [(s.doc_id, s.start, s.end, g) for s, g in self.index.labelled(qid)]
-            self._grades[qid] = self.chars.segments(resolve(labelled))
+            self._grades[qid] = self.chars.segments(resolve(self.index.painted(qid)))
         return self._grades[qid]
 
     def evidence(self, qid: str) -> Segments:
@@ -105,7 +107,7 @@ def _passages(line: RunLine, chars: WordChars) -> list[tuple[str, int, int] | in
         if span is not None:
             out.append((span.doc_id, chars.at(span.doc_id, span.start), chars.at(span.doc_id, span.end)))
         else:
-            out.append(sum(len(word) for word in _WORD.findall(line.texts.get(unit, ""))))
+            out.append(sum(len(word) for word in _WORD.findall(blank_tags(line.texts.get(unit, "")))))
     return out
 
 
