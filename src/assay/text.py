@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "STOPWORDS",
     "WORD_RUN",
+    "blank_markup",
     "blank_tags",
     "canonical_json",
     "content_hash",
@@ -123,6 +124,21 @@ def blank_tags(text: str) -> str:
     if "<" not in text:
         return text
     return _TAG_RE.sub(lambda m: " " * (m.end() - m.start()), text)
+
+
+_TAG_HEAD = re.compile(r"<[A-Za-z/!][^<>\n]{0,300}$")  # a tag cut by the end of a passage
+_TAG_TAIL = re.compile(r"^[^<>\n]{0,300}?=\s*[\"'][^<>\n]{0,300}?>")  # a tag's attributes cut by its start
+
+
+def blank_markup(text: str) -> str:
+    """:func:`blank_tags`, and a tag cut by either end of a passage (``<img src="a.png`` at its end, ``alt="x">`` at
+    its start) blanked too: a splitter may cut inside a tag, and its pieces are markup, not text."""
+    text = blank_tags(text)
+    if ">" in text:
+        text = _TAG_TAIL.sub(lambda m: " " * (m.end() - m.start()), text, count=1)
+    if "<" in text:
+        text = _TAG_HEAD.sub(lambda m: " " * (m.end() - m.start()), text, count=1)
+    return text
 
 
 def normalized_words(text: str) -> list[str]:

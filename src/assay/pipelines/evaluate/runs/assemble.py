@@ -118,8 +118,9 @@ def _line(
     counts.with_answer += bool(raw.answer and raw.answer.strip())
     table: dict[str, float] = {}
     aliases: dict[str, str] = {}  # the run's own ids -> units, for its citations
-    for i, item in enumerate(raw.items):
-        found = resolver.resolve(item, where, raw.line)
+    found = [resolver.resolve(item, where, raw.line) for item in raw.items]
+    resolved = resolver.place_line(found, [item.doc_id for item in raw.items])
+    for i, (item, found) in enumerate(zip(raw.items, resolved, strict=True)):
         if item.id is not None:
             aliases.setdefault(item.id, found.unit)
         matched[found.match] += 1

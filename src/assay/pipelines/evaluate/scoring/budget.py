@@ -32,7 +32,7 @@ from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, BudgetName, parse_budget_name
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
-from assay.text import blank_tags
+from assay.text import blank_markup, blank_tags
 
 __all__ = ["SpanPool", "budget_values"]
 
@@ -107,7 +107,7 @@ def _passages(line: RunLine, chars: WordChars) -> list[tuple[str, int, int] | in
         if span is not None:
             out.append((span.doc_id, chars.at(span.doc_id, span.start), chars.at(span.doc_id, span.end)))
         else:
-            out.append(sum(len(word) for word in _WORD.findall(blank_tags(line.texts.get(unit, "")))))
+            out.append(sum(len(word) for word in _WORD.findall(blank_markup(line.texts.get(unit, "")))))
     return out
 
 

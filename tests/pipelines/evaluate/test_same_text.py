@@ -1,0 +1,149 @@
+"""Same text, same score (issue 43): a chunk's text cut in two halves scores what the chunk scores on every budget
+measure, even when a half's words also stand elsewhere (a sentence repeated in another section, a page kept in two
+versions) and when the page opens with markup (an HTML banner) that a located passage does not start on; and a run's
+character grades do not depend on which other runs were judged with it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from assay.corpus.align import Span
+from assay.formats.golden import GoldenSet
+from assay.judge import Judge, make_judge
+from assay.pipelines.evaluate import EvalSettings, evaluate
+from assay.pipelines.evaluate.runs.locate import Resolver
+from assay.pipelines.evaluate.runs.read import load_runs, specs_of
+from assay.types import Chunk, Document, Manifest, Provenance, Question, RelevanceLabel
+
+TIME = datetime(2025, 1, 1, tzinfo=UTC)
+BANNER = '<p align="center"><img src="docs/logo.png" alt="Widgets logo banner" width="300"></p>\n\n'
+INSTALL = "Install the package with pip. Then import it in your code."
+CACHE = "Configure the cache folder before the first run, and give the model name in the settings file."
+# The install sentences stand word for word in the quick start (earlier in the page) and in the set-up chunk.
+PAGES = {
+    "a-guide": (
+        BANNER + "# Guide\n\nQuick start. " + INSTALL + " That is all.\n\n"
+        "## Set-up\n\n" + INSTALL + " " + CACHE + "\n\n## Models\n\nModels are named as the provider names them."
+    ),
+    # an older version of the same page, sorted first: every passage of it also stands in a-guide
+    "a-archive": "# Set-up (v1)\n\n" + INSTALL + " " + CACHE + "\n\nOld text.",
+}
+QUESTION = "How do I configure the cache folder and the model name?"
+
+
+def _chunks() -> list[Chunk]:
+    out = []
+    for doc_id, text in sorted(PAGES.items()):
+        start = 0
+        for ordinal, part in enumerate(text.split("\n\n")):
+            out.append(Chunk(id=f"{doc_id}#{ordinal}", doc_id=doc_id, ordinal=ordinal, text=part, start=start,
+                             end=start + len(part)))  # fmt: skip
+            start += len(part) + 2
+    return out
+
+
+def _golden() -> GoldenSet:
+    docs = [Document(id=d, source=f"{d}.md", text=t, content_hash=d) for d, t in sorted(PAGES.items())]
+    chunks = _chunks()
+    grades = {"a-guide#0": 0, "a-guide#1": 0, "a-guide#2": 1, "a-guide#3": 0, "a-guide#4": 3, "a-guide#5": 0}
+    provenance = Provenance(source="judge", model="fixture", time=TIME)
+    qrels = [RelevanceLabel(query_id="q1", chunk_id=c, grade=g, provenance=provenance) for c, g in grades.items()]
+    questions = [Question(id="q1", text=QUESTION, source_doc_ids=["a-guide"], reference_answer=CACHE)]
+    return GoldenSet(Manifest(assay_version="test"), docs, chunks, questions, qrels, [])
+
+
+ORDER = ["a-guide#4", "a-guide#0", "a-guide#2", "a-guide#5", "a-guide#3", "a-guide#1"]
+
+
+def _by_id() -> list[dict[str, object]]:
+    return [{"query_id": "q1", "retrieved": [{"id": c} for c in ORDER]}]
+
+
+def _halves() -> list[dict[str, object]]:
+    """Every chunk of six words or more cut at the space nearest its middle (the rest whole), in the same order."""
+    texts = {c.id: c.text for c in _chunks()}
+    items: list[dict[str, object]] = []
+    for cid in ORDER:
+        text = texts[cid]
+        spaces = [i for i, ch in enumerate(text) if ch == " "]
+        if len(text.split()) < 6:
+            items.append({"text": text})
+            continue
+        cut = min(spaces, key=lambda i: abs(i - len(text) // 2))
+        items += [{"text": text[:cut]}, {"text": text[cut:]}]
+    return [{"query_id": "q1", "retrieved": items}]
+
+
+BUDGETS = ("25t", "60t", "400c")
+SETTINGS = EvalSettings(k_values=(3,), n_boot=100, add_labels=False, budgets=BUDGETS)
+
+
+def _budget_values(result: object, run: str) -> dict[str, float | None]:
+    found = next(r for r in result.runs if r.name == run)  # type: ignore[attr-defined]
+    return {name: s.mean for name, s in found.metrics.items() if name.endswith(BUDGETS)}
+
+
+def test_halves_score_what_the_chunks_score_on_every_budget_measure() -> None:
+    result, _ = evaluate(_golden(), {"golden": _by_id(), "halves": _halves()}, settings=SETTINGS)
+    golden, halves = _budget_values(result, "golden"), _budget_values(result, "halves")
+    assert golden and golden == halves
+    assert golden["ndcg@60t"] not in (None, 0.0)
+
+
+def _located(run: list[dict[str, object]]) -> list[Span | None]:
+    golden = _golden()
+    line = load_runs(specs_of({"r": run}), golden, Resolver(golden))[0].lines["q1"]
+    return [line.located[unit].span for unit in line.ranked]
+
+
+def test_the_first_half_lands_in_its_chunk_not_in_the_earlier_copy_of_its_words() -> None:
+    chunk = next(c for c in _chunks() if c.id == "a-guide#4")
+    first_two = _located(_halves())[:2]
+    assert all(s is not None and s.doc_id == "a-guide" for s in first_two)
+    assert all(chunk.start <= s.start and s.end <= chunk.end for s in first_two if s is not None)
+
+
+def test_a_text_standing_once_keeps_its_place_and_a_lone_repeat_takes_the_first() -> None:
+    (alone,) = _located([{"query_id": "q1", "retrieved": [{"text": INSTALL}]}])
+    assert alone is not None and alone.doc_id == "a-archive"  # no neighbour: the global rule (lowest id first)
+    _, after = _located([{"query_id": "q1", "retrieved": [{"id": "a-guide#2"}, {"text": INSTALL}]}])
+    assert after is not None and after.doc_id == "a-guide"
+    assert after.start == PAGES["a-guide"].index(INSTALL)  # inside the quick start chunk it follows
+
+
+def test_markup_counts_for_neither_a_chunk_nor_a_located_passage() -> None:
+    """The banner chunk given by id and its markup given by text (found in no document: text that is never
+    relevant) score the same: a tag's letters are not text, in a chunk or in a passage."""
+    banner_only = PAGES["a-guide"].split("\n\n")[0]
+    assert banner_only.startswith("<p")
+    golden = _golden()
+    by_id = [{"query_id": "q1", "retrieved": [{"id": "a-guide#0"}, {"id": "a-guide#4"}]}]
+    by_text = [{"query_id": "q1", "retrieved": [{"text": banner_only}, {"id": "a-guide#4"}]}]
+    result, _ = evaluate(golden, {"ids": by_id, "texts": by_text}, settings=SETTINGS)
+    assert _budget_values(result, "ids") == _budget_values(result, "texts")
+
+
+@pytest.fixture
+def judge(tmp_path: Path) -> Judge:
+    return make_judge("offline", cache_dir=tmp_path / "cache")
+
+
+def test_judging_another_run_s_fragments_rewrites_no_score(tmp_path: Path, judge: Judge) -> None:
+    """Issue 43's first finding: the halves of relevant chunks judged as passages (some 0 on their own) used to
+    override the chunks' grades for every run. Evaluated alone or with its halves, the golden run scores the same on
+    every ranking and budget measure."""
+    alone_folder, together_folder = tmp_path / "alone", tmp_path / "together"
+    _golden().save(alone_folder)
+    _golden().save(together_folder)
+    settings = EvalSettings(k_values=(3,), n_boot=100, add_labels=True, budgets=BUDGETS)
+    alone, _ = evaluate(alone_folder, {"golden": _by_id()}, judge=judge, settings=settings)
+    together, _ = evaluate(together_folder, {"golden": _by_id(), "halves": _halves()}, judge=judge, settings=settings)
+    first = next(r for r in alone.runs if r.name == "golden").metrics
+    second = next(r for r in together.runs if r.name == "golden").metrics
+    shared = [n for n in first if "@" in n and n in second and not n.startswith(("judged", "grade"))]
+    assert shared
+    assert {n: first[n].mean for n in shared} == {n: second[n].mean for n in shared}
+    assert GoldenSet.load(together_folder).passages  # the halves were judged as passages (their usefulness)
