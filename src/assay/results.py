@@ -39,6 +39,7 @@ __all__ = [
     "MetricSummary",
     "PanelAgreement",
     "PassageView",
+    "PoolShift",
     "PowerPlan",
     "QueryResult",
     "QuestionView",
@@ -682,6 +683,32 @@ class Verdict(_Model):
         return [line for line in (self.headline, self.ranking, *self.history, self.judge, self.cost) if line]
 
 
+class PoolShift(_Model):
+    """How much labels brought by other runs' passages moved a run's score (the one way a run's score evaluated with
+    others can differ from its score alone; :mod:`assay.pipelines.evaluate.scoring.pool_growth`): the questions where
+    other runs made the judge read text this run never retrieved and found it relevant, the run's value there as
+    evaluated minus its value without those labels, and its mean on ``metric`` without them."""
+
+    run: str
+    metric: str
+    questions: list[str]
+    deltas: dict[str, float] = Field(default_factory=dict)
+    alone_mean: float | None = None
+
+    def sentence(self) -> str:
+        """One sentence for the report."""
+        moved = {q: d for q, d in self.deltas.items() if d}
+        shown = ", ".join(f"{q} {d:+.3f}" for q, d in sorted(moved.items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:4])
+        more = f" and {len(moved) - 4} more" if len(moved) > 4 else ""
+        alone = "" if self.alone_mean is None else f"; without them its mean would be {self.alone_mean:.3f}"
+        if not moved:
+            return (f"{self.run}: other runs brought relevant text it never retrieved on {len(self.questions)} "
+                    f"question(s), which moved none of its {self.metric} values.")  # fmt: skip
+        return (f"{self.run}: other runs made the judge read text it never retrieved and found it relevant on "
+                f"{len(self.questions)} question(s); its {self.metric} moved on {len(moved)}: {shown}{more}"
+                f"{alone}.")  # fmt: skip
+
+
 class EvalResult(_Model):
     """The whole evaluation: settings, each run, the comparisons between runs, corrections and what it cost."""
 
@@ -715,4 +742,6 @@ class EvalResult(_Model):
     judge_noise: JudgeNoise | None = None  # the judge asked again (--judge-repeats), or its card's consistency
     # whether the runs cut their text alike (scoring/comparable.py); None with one run or in older results
     cut_alike: bool | None = None
+    # per run, how labels other runs brought moved its primary metric (empty: no run's score depends on the others)
+    pool_shifts: list[PoolShift] = Field(default_factory=list)
     verdict: Verdict | None = None  # the answer first (assay.report.verdict builds it; results.json carries it)

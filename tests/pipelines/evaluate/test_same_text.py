@@ -147,3 +147,50 @@ def test_judging_another_run_s_fragments_rewrites_no_score(tmp_path: Path, judge
     assert shared
     assert {n: first[n].mean for n in shared} == {n: second[n].mean for n in shared}
     assert GoldenSet.load(together_folder).passages  # the halves were judged as passages (their usefulness)
+
+
+RETURNS = {
+    "policy": "Customers may return any unused item within 30 days of delivery.\n\n"
+    "Items can be returned by customers within 30 days, for any reason.\n\nGift cards are sold in every store.",
+}
+
+
+def _returns_golden() -> GoldenSet:
+    """Three chunks; only the first is labelled for q1 (3) and the last (0): the second, which also answers, is
+    unlabelled until a run retrieves it and the judge reads it."""
+    text = RETURNS["policy"]
+    docs = [Document(id="policy", source="policy.md", text=text, content_hash="policy")]
+    chunks, start = [], 0
+    for ordinal, part in enumerate(text.split("\n\n")):
+        chunks.append(Chunk(id=f"policy#{ordinal}", doc_id="policy", ordinal=ordinal, text=part, start=start,
+                            end=start + len(part)))  # fmt: skip
+        start += len(part) + 2
+    provenance = Provenance(source="judge", model="fixture", time=TIME)
+    qrels = [RelevanceLabel(query_id="q1", chunk_id=c, grade=g, provenance=provenance)
+             for c, g in (("policy#0", 3), ("policy#2", 0))]  # fmt: skip
+    question = Question(id="q1", text="How many days do customers have to return an item?", source_doc_ids=["policy"])
+    return GoldenSet(Manifest(assay_version="test"), docs, chunks, [question], qrels, [])
+
+
+def test_a_score_moved_by_text_other_runs_brought_is_reported_with_the_score_alone(tmp_path: Path) -> None:
+    """The one way a run's score evaluated with others may differ from alone: another run retrieved text no label
+    covered and the judge found it relevant. The report names the question, the shift, and the mean the run scores
+    evaluated alone on a fresh copy of the golden set."""
+    settings = EvalSettings(k_values=(3,), n_boot=100, add_labels=True, budgets=("30t",), primary="ndcg@3")
+    first = [{"query_id": "q1", "retrieved": [{"id": "policy#0"}, {"id": "policy#2"}]}]
+    second = [{"query_id": "q1", "retrieved": [{"id": "policy#1"}, {"id": "policy#0"}]}]
+    alone_folder, together_folder = tmp_path / "alone", tmp_path / "together"
+    _returns_golden().save(alone_folder)
+    _returns_golden().save(together_folder)
+    judge = make_judge("offline", cache_dir=tmp_path / "cache")
+    alone, _ = evaluate(alone_folder, {"first": first}, judge=judge, settings=settings)
+    together, _ = evaluate(together_folder, {"first": first, "second": second}, judge=judge, settings=settings)
+    added = GoldenSet.load(together_folder).qrels_map()["q1"]
+    assert added.get("policy#1", 0) >= 1  # the premise: the second run's chunk was judged relevant
+    (shift,) = together.pool_shifts  # the second run brought its own label: no shift for it
+    alone_mean = next(r for r in alone.runs if r.name == "first").metrics["ndcg@3"].mean
+    together_mean = next(r for r in together.runs if r.name == "first").metrics["ndcg@3"].mean
+    assert shift.run == "first" and shift.metric == "ndcg@3" and shift.questions == ["q1"]
+    assert shift.alone_mean == pytest.approx(alone_mean)
+    assert shift.deltas["q1"] == pytest.approx(together_mean - alone_mean) and shift.deltas["q1"] < 0
+    assert any(w.startswith("first: other runs made the judge read text") for w in together.warnings)

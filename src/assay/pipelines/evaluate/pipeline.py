@@ -56,6 +56,7 @@ from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.comparable import comparable
 from assay.pipelines.evaluate.scoring.conversations import TurnParts, repeated_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, TURN_STRATA, family
+from assay.pipelines.evaluate.scoring.pool_growth import label_keys, pool_shifts
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
@@ -151,6 +152,7 @@ def evaluate_detailed(
     judges = judges_of(judge)
     before = [{stage: usage.model_copy() for stage, usage in one.usage.items()} for one in judges]
     pool_before = _pool_size(gold)
+    keys_before = label_keys(gold)
     carried = label_passages(gold, index, folder=folder, loaded=loaded, judge=judge, progress=progress,
                              **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
@@ -199,6 +201,11 @@ def evaluate_detailed(
         )  # fmt: skip
     grown = _pool_size(gold) - pool_before
     result.warnings += _pool_note(grown, projected, carried)
+    result.pool_shifts = pool_shifts(
+        gold, resolver, keys_before, list(zip(loaded, projected, strict=True)), per_run,
+        metric=result.primary_metric or config.primary, threshold=config.threshold, depth=config.depth, strict=judge is not None,
+    )  # fmt: skip
+    result.warnings += [shift.sentence() for shift in result.pool_shifts]
     result.usage = _spent(judges, before)
     result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed

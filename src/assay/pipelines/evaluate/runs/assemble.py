@@ -118,8 +118,8 @@ def _line(
     counts.with_answer += bool(raw.answer and raw.answer.strip())
     table: dict[str, float] = {}
     aliases: dict[str, str] = {}  # the run's own ids -> units, for its citations
-    found = [resolver.resolve(item, where, raw.line) for item in raw.items]
-    resolved = resolver.place_line(found, [item.doc_id for item in raw.items])
+    first = [resolver.resolve(item, where, raw.line) for item in raw.items]
+    resolved = resolver.place_line(first, [item.doc_id for item in raw.items])
     for i, (item, found) in enumerate(zip(raw.items, resolved, strict=True)):
         if item.id is not None:
             aliases.setdefault(item.id, found.unit)
