@@ -255,12 +255,12 @@ def test_max_tokens_for_every_prompt_or_one(pairs_file: Path, tmp_path: Path, se
 def test_a_max_tokens_the_servers_context_cannot_hold_is_refused_before_any_call(
     pairs_file: Path, tmp_path: Path
 ) -> None:
-    with FakeOpenAIServer(context=600) as server:  # relevance asks for up to 512 of 600 tokens
+    with FakeOpenAIServer(context=660) as server:  # relevance asks for up to 512 of 660 tokens
         args = ["grade", pairs_file, "-o", tmp_path / "l.jsonl", "--judge", "x/j", "--api-base", server.url]
         code, text = run(*args, "--no-cache")
-        assert code == 1 and "holds 600 tokens per request" in text and "--max-tokens relevance=150" in text
+        assert code == 1 and "holds 660 tokens per request" in text and "--max-tokens relevance=165" in text
         assert server.calls == 0 and not (tmp_path / "l.jsonl").exists()
-        code, text = run(*args, "--no-cache", "--max-tokens", "relevance=150")
+        code, text = run(*args, "--no-cache", "--max-tokens", "relevance=165")
         assert code == 0, text
 
 
