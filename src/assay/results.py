@@ -666,7 +666,7 @@ class Verdict(_Model):
 
     Built in one place from an :class:`EvalResult` (:func:`assay.report.verdict.build_verdict`); the terminal,
     Markdown and HTML reports only render it. The structured fields carry the figures; ``lines`` words them, one
-    sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with ties,
+    sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with letters,
     what the history is worth (``history``, with a rewrites run and a turns run of a conversational golden set), the
     judge's trust, cost and latency when known, then the ``caveats`` (the few that matter most)."""
 

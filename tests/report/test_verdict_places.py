@@ -117,8 +117,13 @@ def test_a_run_with_no_mean_has_no_letter_and_comes_last() -> None:
 
 def test_a_leader_reliably_worse_on_the_shared_questions_is_not_said_to_lead() -> None:
     """A has the higher mean over its own questions, but B is reliably better on the questions both scored."""
-    verdict = build_verdict(_result({"A": 0.6, "B": 0.55}, [_comparison("A", "B", True, 0.1)]))
+    comparison = _comparison("A", "B", True, 0.1).model_copy(update={"d_z": 0.4})
+    verdict = build_verdict(_result({"A": 0.6, "B": 0.55}, [comparison]))
     assert verdict.lead is not None and not verdict.lead.supported and verdict.lead.delta == -0.1
     assert verdict.headline.endswith("the evidence does not support the lead: B is reliably better on the questions "
                                      "both scored.")  # fmt: skip
+    assert not any(c.startswith("Too few questions") for c in verdict.caveats)  # the difference is reliable
+    tie = build_verdict(_result({"A": 0.6, "B": 0.55}, [_comparison("A", "B", False, 0.1).model_copy(
+        update={"d_z": 0.1})]))  # fmt: skip
+    assert tie.headline.endswith("no reliable difference, a tie.") and tie.caveats[0].startswith("Too few questions")
     assert [(p.groups, p.place) for p in verdict.places] == [("a", 1), ("b", 2)]

@@ -295,7 +295,7 @@ def too_few_questions(facts: Facts) -> str | None:
     from the evaluation's planning for the pair (design effect and family level included) when it has one, else from
     d_z alone."""
     lead = facts.lead
-    if lead is None or lead.supported or not lead.d_z:
+    if lead is None or lead.supported or lead.high < 0 or not lead.d_z:  # high < 0: reliable, the other way
         return None
     size = f"{abs(lead.delta):.3f} on {facts.metric}"
     targets = set(facts.result.settings.get("detect") or ())  # the rest of the pair's plans: its observed delta
