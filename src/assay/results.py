@@ -635,14 +635,21 @@ class VerdictLead(_Model):
 
 
 class VerdictPlace(_Model):
-    """One run's place on the primary metric: its mean and interval, its place (runs with no reliable difference
-    from the run above share its place) and the runs it ties with (no reliable difference)."""
+    """One run's place on the primary metric: its mean and interval, its letters, its place and its ties.
+
+    ``groups`` are the run's letters in a compact letter display over every comparison (``"ab"``): two runs that
+    share a letter are not reliably different, two that share none are (a pair not compared counts as not
+    distinguished); "" for a run with no mean. ``place``: walking down by mean, a run keeps the current place
+    unless a run already at it differs significantly from it, so two significantly different runs never share a
+    place; a run with no mean comes after all others. ``ties``: the runs it was compared with and found not reliably
+    different from."""
 
     run: str
     mean: float | None
     low: float | None = None
     high: float | None = None
     place: int
+    groups: str = ""  # "" in results written before the letters
     ties: list[str] = Field(default_factory=list)
 
 
@@ -660,7 +667,7 @@ class Verdict(_Model):
 
     Built in one place from an :class:`EvalResult` (:func:`assay.report.verdict.build_verdict`); the terminal,
     Markdown and HTML reports only render it. The structured fields carry the figures; ``lines`` words them, one
-    sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with ties,
+    sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with letters,
     what the history is worth (``history``, with a rewrites run and a turns run of a conversational golden set), the
     judge's trust, cost and latency when known, then the ``caveats`` (the few that matter most)."""
 

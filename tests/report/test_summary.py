@@ -61,12 +61,18 @@ def test_the_verdict_says_lead_ranking_trust_and_caveats(demo_evaluated: Evaluat
     verdict = build_verdict(demo_evaluated.result)
     lead = verdict.lead
     assert lead is not None and lead.leader == verdict.places[0].run == "hybrid"
-    assert lead.supported == (lead.low > 0 or lead.high < 0)
+    assert lead.supported == (lead.low > 0)  # the interval excludes 0 in the leader's favour
     assert f"p adj. {lead.p_adjusted:.3f}, n = {lead.n} questions" in verdict.headline
     assert ("the evidence supports the lead" in verdict.headline) == lead.supported
     ranking = verdict.ranking or ""
-    assert ranking.startswith("Ranking on ndcg@1000t: hybrid") and ranking.split(" (")[0].endswith("> weak 0.472")
-    assert "≈" in ranking and "a tie" in ranking  # bm25 and halves hold the same text: a tie, said as one
+    assert ranking.startswith("Ranking on ndcg@1000t: hybrid") and "weak 0.472 (b);" in ranking
+    places = {p.run: p for p in verdict.places}
+    assert places["bm25"].groups == places["halves"].groups == "a"  # the same text: not reliably different
+    for c in (c for c in demo_evaluated.result.comparisons if c.metric == verdict.metric):
+        a, b = places[c.a], places[c.b]
+        assert bool(set(a.groups) & set(b.groups)) != c.significant and (a.place == b.place) <= (not c.significant)
+        assert f"{a.run} {a.mean:.3f} ({a.groups})" in ranking
+    assert "runs that share a letter are not reliably different" in ranking
     assert "unmeasured" in verdict.judge and "assay judge-check --judge offline --labels" in verdict.judge
     assert verdict.caveats[0].startswith("The judge is the offline lexical baseline")
     assert any("cut their text differently" in c for c in verdict.caveats) and len(verdict.caveats) <= 3

@@ -1,7 +1,7 @@
 """The terminal output of an evaluation (rich): a one-screen summary by default, everything with ``verbose``.
 
 The summary (at most 60 lines for four runs at 80 columns, every table row on one line): the header, the verdict
-(:mod:`assay.report.verdict`: the lead, the ranking with ties, the judge's trust, cost and latency, the caveats),
+(:mod:`assay.report.verdict`: the lead, the ranking with letters, the judge's trust, cost and latency, the caveats),
 a run x metric matrix of the summary metrics (the primary, then one per group, :func:`assay.results.summary_metrics`),
 a metric x pair matrix of the comparisons (the sign of b − a, ``*`` where significant), the evaluator's warnings,
 and where the rest is.

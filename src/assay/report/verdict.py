@@ -6,9 +6,12 @@ The terminal, Markdown and HTML reports only render the :class:`~assay.results.V
 1. **the lead**: which run leads on the primary metric, its mean and interval, and against the runner-up the
    delta with its family-adjusted interval, adjusted p and n, and whether the evidence supports the lead (the
    comparison is significant); with one run, that run's figure, since there is nothing to compare;
-2. **the ranking**: every run by its mean, ``>`` where the step down is significant, ``≈`` where it is not (a tie),
-   ``?`` where the two runs were not compared (``--baseline``); with conversations, **what the history is worth**:
-   each history gain (a turns run minus its rewrites run) on the dependent turns and on the standalone ones;
+2. **the ranking**: every run by its mean with its letters, a compact letter display over the whole significance
+   matrix (:mod:`assay.metrics.letters`): runs that share a letter are not reliably different, runs that share none
+   are; a pair not compared (``--baseline``) counts as not distinguished and the sentence says how many there are.
+   Places follow the letters' rule (:func:`_places`): two significantly different runs never share one, however
+   long a chain of ties links them. With conversations, **what the history is worth**: each history gain (a turns
+   run minus its rewrites run) on the dependent turns and on the standalone ones;
 3. **the judge's trust**: its card's headline figures and the agreement with people on audited labels, or
    "unmeasured" with the command that measures it;
 4. **cost and latency** of each system whose run recorded them (``assay run``);
@@ -23,11 +26,13 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from assay.metrics.letters import compact_letters
 from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics
 from assay.results import (
     Comparison,
     EvalResult,
     HistoryGain,
+    MetricSummary,
     SystemCost,
     Verdict,
     VerdictLead,
@@ -117,28 +122,55 @@ def _pair(comps: Sequence[Comparison], one: str, other: str) -> Comparison | Non
 
 
 def _places(result: EvalResult, metric: str | None, comps: list[Comparison]) -> list[VerdictPlace]:
-    """Runs by their mean (highest first, unscored last; ties in mean keep the runs' order); a run shares the place
-    of the run above it when their comparison is not significant (a tie), and takes the next place when it is or when
-    the two were not compared."""
+    """Runs by their mean (highest first, unscored last; ties in mean keep the runs' order), each with its letters,
+    its place and its ties:
+
+    1. the runs with a mean are lettered from the whole significance matrix (:func:`compact_letters`): two runs share
+       no letter exactly when their comparison is significant; a pair not compared counts as not distinguished;
+    2. walking down by mean, a run keeps the current place when no run already at it differs significantly from it,
+       else it takes the next place: the runs at one place are pairwise not distinguished, and two significantly
+       different runs never share a place, however long a chain of ties links them;
+    3. a run with no mean gets no letter and the place after every run with one;
+    4. its ties are the runs it was compared with and found not reliably different from."""
     if metric is None:
         return []
-    by_pair = {frozenset((c.a, c.b)): c for c in comps}
     summaries = [(run.name, run.metrics.get(metric)) for run in result.runs]
     ranked = sorted(summaries, key=lambda item: -(item[1].mean if item[1] and item[1].mean is not None else -math.inf))
-    places: list[VerdictPlace] = []
-    for name, summary in ranked:
-        place = 1
-        if places:
-            above = by_pair.get(frozenset((places[-1].run, name)))
-            place = places[-1].place + (1 if above is None or above.significant else 0)
-        ties = [other for other, _ in ranked if (c := by_pair.get(frozenset((name, other)))) and not c.significant]
-        mean, low, high = (summary.mean, summary.low, summary.high) if summary else (None, None, None)
-        places.append(VerdictPlace(run=name, mean=mean, low=low, high=high, place=place, ties=ties))
-    return places
+    scored = [name for name, summary in ranked if summary is not None and summary.mean is not None]
+    pairs = [(c.a, c.b) for c in comps if c.significant and {c.a, c.b} <= set(scored)]
+    letters = compact_letters(scored, pairs)
+    differ = {frozenset(pair) for pair in pairs}
+    numbers = _place_numbers([name for name, _ in ranked], scored, differ)
+    by_pair = {frozenset((c.a, c.b)): c for c in comps}
+    return [VerdictPlace(run=name, mean=s.mean if s else None, low=s.low if s else None, high=s.high if s else None,
+                         place=numbers[name], groups=letters.get(name, ""), ties=_ties(name, ranked, by_pair))
+            for name, s in ranked]  # fmt: skip
+
+
+def _place_numbers(ranked: list[str], scored: list[str], differ: set[frozenset[str]]) -> dict[str, int]:
+    """Steps 2 and 3 of :func:`_places`: a run joins the current place unless it differs from a run already at it."""
+    numbers: dict[str, int] = {}
+    at: list[str] = []  # the runs at the current place
+    place = 1
+    for name in scored:
+        if any(frozenset((name, other)) in differ for other in at):
+            place, at = place + 1, []
+        numbers[name] = place
+        at.append(name)
+    return {name: numbers.get(name, place + 1 if scored else 1) for name in ranked}
+
+
+def _ties(
+    name: str, ranked: list[tuple[str, MetricSummary | None]], by_pair: dict[frozenset[str], Comparison]
+) -> list[str]:
+    """The runs ``name`` was compared with and found not reliably different from, in the ranking's order."""
+    return [other for other, _ in ranked if (c := by_pair.get(frozenset((name, other)))) and not c.significant]
 
 
 def _lead(places: list[VerdictPlace], comps: list[Comparison]) -> VerdictLead | None:
-    """The leader against the runner-up, else against the closest run it was compared with."""
+    """The leader against the runner-up, else against the closest run it was compared with; the lead is supported
+    when the comparison is significant in the leader's favour (on the questions both scored, a run with a lower mean
+    can be reliably better)."""
     if len(places) < 2 or places[0].mean is None:
         return None
     leader = places[0].run
@@ -149,8 +181,8 @@ def _lead(places: list[VerdictPlace], comps: list[Comparison]) -> VerdictLead | 
     low, high = sorted((sign * found.low, sign * found.high))
     d_z = None if found.d_z is None else sign * found.d_z
     return VerdictLead(leader=leader, other=found.a if found.b == leader else found.b, delta=sign * found.delta,
-                       low=low, high=high, p_adjusted=found.p_adjusted, n=found.n, supported=found.significant,
-                       d_z=d_z)  # fmt: skip
+                       low=low, high=high, p_adjusted=found.p_adjusted, n=found.n,
+                       supported=found.significant and sign * found.delta > 0, d_z=d_z)  # fmt: skip
 
 
 def _figure(place: VerdictPlace) -> str:
@@ -172,6 +204,8 @@ def _headline(result: EvalResult, metric: str | None, places: list[VerdictPlace]
     evidence = (
         "the evidence supports the lead"
         if lead.supported
+        else f"the evidence does not support the lead: {lead.other} is reliably better on the questions both scored"
+        if lead.high < 0
         else "the evidence does not support the lead: no reliable difference, a tie"
     )
     return (f"{lead.leader} leads on {metric} with {_figure(top)}: {gap} over {lead.other} (p adj. "
@@ -179,18 +213,19 @@ def _headline(result: EvalResult, metric: str | None, places: list[VerdictPlace]
 
 
 def _ranking(places: list[VerdictPlace], comps: list[Comparison], metric: str | None) -> str | None:
+    """Every run by its mean with its letters, then what the letters mean and how many pairs were not compared."""
     if len(places) < 2:
         return None
-    text, marks = f"{places[0].run} {fmt_value(places[0].mean)}", set()
-    for above, below in itertools.pairwise(places[:RANKED]):
-        found = _pair(comps, above.run, below.run)
-        mark = "?" if found is None else ">" if found.significant else "≈"
-        marks.add(mark)
-        text += f" {mark} {below.run} {fmt_value(below.mean)}"
+    text = ", ".join(f"{p.run} {fmt_value(p.mean)} ({p.groups or 'not ranked'})" for p in places[:RANKED])
     if len(places) > RANKED:
         text += f" … and {len(places) - RANKED} more"
-    legend = {">": ">: reliably better", "≈": "≈: a tie, no reliable difference", "?": "?: not compared"}
-    return f"Ranking on {metric}: {text} ({'; '.join(legend[m] for m in ('>', '≈', '?') if m in marks)})."
+    lettered = [p.run for p in places if p.groups]
+    compared = {frozenset((c.a, c.b)) for c in comps}
+    missing = sum(frozenset(pair) not in compared for pair in itertools.combinations(lettered, 2))
+    note = (f"; {missing} pair{'s' if missing != 1 else ''} not compared (--baseline, or too few questions both "
+            "scored) count as not distinguished") if missing else ""  # fmt: skip
+    return (f"Ranking on {metric}: {text}; runs that share a letter are not reliably different, runs that share no "
+            f"letter are{note}.")  # fmt: skip
 
 
 # -- the judge, cost and latency ------------------------------------------------------------------------------------
@@ -260,7 +295,7 @@ def too_few_questions(facts: Facts) -> str | None:
     from the evaluation's planning for the pair (design effect and family level included) when it has one, else from
     d_z alone."""
     lead = facts.lead
-    if lead is None or lead.supported or not lead.d_z:
+    if lead is None or lead.supported or lead.high < 0 or not lead.d_z:  # high < 0: reliable, the other way
         return None
     size = f"{abs(lead.delta):.3f} on {facts.metric}"
     targets = set(facts.result.settings.get("detect") or ())  # the rest of the pair's plans: its observed delta
