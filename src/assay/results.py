@@ -715,4 +715,7 @@ class EvalResult(_Model):
     judge_noise: JudgeNoise | None = None  # the judge asked again (--judge-repeats), or its card's consistency
     # whether the runs cut their text alike (scoring/comparable.py); None with one run or in older results
     cut_alike: bool | None = None
+    # length in characters of the golden chunks (the keys of RunResult.passage_lengths): the gates' half-a-unit rule
+    # compares a run's median passage with the median chunk; empty in older results (no run refused then)
+    chunk_lengths: dict[str, float] = Field(default_factory=dict)
     verdict: Verdict | None = None  # the answer first (assay.report.verdict builds it; results.json carries it)
