@@ -106,13 +106,13 @@ def unit_refusal(result: EvalResult, run: RunResult, metric: str) -> str | None:
     if not counts_units(metric) or passage is None or not chunk or passage >= SHARE * chunk:
         return None
     instead = budget_metric(result)
-    fix = f"gate on {instead}" if instead else "evaluate a budget measure (e.g. --budget 1000t) and gate on ndcg@1000t"
+    fix = f"Gate on {instead}" if instead else "Evaluate a budget measure (--budget 1000t) and gate on ndcg@1000t"
     return (
         f"{run.name}: {metric} refused: it counts golden chunks, and a passage reaches a chunk only once the run has "
-        f"shown at least half of the chunk's characters (the half-a-unit rule); {run.name}'s median passage is "
+        f"shown at least half of the chunk's characters (the half-a-unit rule); this run's median passage is "
         f"{passage:.0f} characters, under half the median golden chunk ({chunk:.0f}), so {metric} would count how "
-        f"the run cut its text, not what it found. Instead, {fix}: relevant characters within the same budget of "
-        "text for every run."
+        f"it cut its text, not what it found. {fix} instead: relevant characters within the same budget of text for "
+        "every run."
     )
 
 
