@@ -1,7 +1,7 @@
 """Why each of a run's first passages counts what it counts for a question: the real cause of a 0 in a failing gate.
 
-For one run and question, the passage rows of ``passages.jsonl`` (rank, unit, span, grade, ``labelled_by``) are read
-in rank order and each is explained by the first step that applies:
+For one run and question, the passage rows of ``passages.jsonl`` (rank, unit, span, grade, ``labelled_by``; a run
+asked several times: its first asking) are read in rank order and each is explained by the first step that applies:
 
 1. **A golden chunk** (by id, or by a text whose words are exactly the chunk's): its label with its source and
    rationale, or "no relevance label (counted not relevant)".
@@ -52,8 +52,11 @@ class Causes:
         return self._units
 
     def reasons(self, run: str, query_id: str, metric: str, first: int) -> list[str]:
-        """One line per passage of ``run``'s ``first`` ranks for ``query_id``: ``rank N UNIT: cause``."""
-        line = sorted((r for r in self.rows if r["run"] == run and r["query_id"] == query_id), key=lambda r: r["rank"])
+        """One line per passage of ``run``'s ``first`` ranks for ``query_id``: ``rank N UNIT: cause`` (a run asked
+        several times: its first asking)."""
+        rows = [r for r in self.rows if r["run"] == run and r["query_id"] == query_id]
+        asking = min((r.get("repeat") or 0 for r in rows), default=0)
+        line = sorted((r for r in rows if (r.get("repeat") or 0) == asking), key=lambda r: r["rank"])
         reached = self._reached(line) if counts_units(metric) else None
         return [f"rank {row['rank']} {row['unit']}: {self._cause(row, line, reached)}" for row in line[:first]]
 
