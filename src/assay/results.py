@@ -751,4 +751,7 @@ class EvalResult(_Model):
     cut_alike: bool | None = None
     # per run, how labels other runs brought moved its primary metric (empty: no run's score depends on the others)
     pool_shifts: list[PoolShift] = Field(default_factory=list)
+    # length in characters of the golden chunks (the keys of RunResult.passage_lengths): the gates' half-a-unit rule
+    # compares a run's median passage with the median chunk; empty in older results (no run refused then)
+    chunk_lengths: dict[str, float] = Field(default_factory=dict)
     verdict: Verdict | None = None  # the answer first (assay.report.verdict builds it; results.json carries it)

@@ -224,3 +224,32 @@ def test_the_gate_asks_conversations_as_told(pytester: pytest.Pytester, data: di
     conversational().save(pytester.path / "golden", overwrite=True)
     pytester.makepyfile(my_talk=TALK, test_conversing=CONVERSING)
     pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=1)
+
+
+SHORT = """
+ARGS = dict(k_values=(5, 10), n_boot=200)
+
+def test_ndcg10_is_refused_for_short_passages(assay_eval):
+    assay_eval("golden", "chunks.jsonl", "pieces.jsonl", **ARGS).assert_metric("ndcg@10", at_least=0.1, run="pieces")
+
+def test_the_primary_passes_the_same_text(assay_eval):
+    ev = assay_eval("golden", "chunks.jsonl", "pieces.jsonl", **ARGS)
+    assert ev.result.primary_metric == "ndcg@1000t"
+    ev.assert_metric(at_least=0.999, statistic="mean", run="pieces")
+    ev.assert_not_worse("pieces", baseline="chunks")
+"""
+
+
+def test_the_gate_refuses_a_unit_measure_and_gates_on_the_primary(pytester: pytest.Pytester) -> None:
+    from gates_fixture import chunk_lines, piece_lines
+    from gates_fixture import save_golden as save_long_chunks
+
+    save_long_chunks(pytester.path / "golden")
+    write_run(pytester.path / "chunks.jsonl", chunk_lines())
+    write_run(pytester.path / "pieces.jsonl", piece_lines())
+    pytester.makepyfile(test_short=SHORT)
+    result = pytester.runpytest_subprocess(*_plugin_args())
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "AssayAssertionError: pieces: ndcg@10 refused: it counts golden chunks" in out
+    assert "Gate on ndcg@1000t instead" in out

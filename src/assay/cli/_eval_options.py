@@ -48,17 +48,26 @@ def parse_runs(args: Sequence[str]) -> list[tuple[str, Path]]:
 
 
 def parse_fail_under(values: Sequence[str]) -> list[tuple[str, float]]:
-    """``ndcg@10=0.6`` -> ("ndcg@10", 0.6); the last ``=`` splits, so ``recall@5|g>=2=0.5`` works."""
+    """``ndcg@10=0.6`` -> ("ndcg@10", 0.6); the last ``=`` splits, so ``recall@5|g>=2=0.5`` works; a bare ``0.6``
+    -> ("", 0.6): the evaluation's own primary (:func:`~assay.pipelines.evaluate.statistics.gates.default_metric`)."""
     out = []
     for value in values:
         metric, sep, number = value.rpartition("=")
-        try:
-            out.append((metric, float(number)))
-        except ValueError:
-            sep = ""
-        if not sep or not metric:
-            raise ConfigError(f"--fail-under {value!r}: write METRIC=VALUE, e.g. --fail-under ndcg@10=0.6")
+        threshold = _number(number)
+        if threshold is None or (sep and not metric):
+            raise ConfigError(
+                f"--fail-under {value!r}: write METRIC=VALUE, e.g. --fail-under ndcg@10=0.6, or VALUE alone to gate "
+                "on the evaluation's primary metric, e.g. --fail-under 0.6"
+            )
+        out.append((metric, threshold))
     return out
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 _NO_JUDGE = click.option("--no-judge", is_flag=True, help="No LLM: trec_eval's convention (unjudged = not relevant).")
@@ -97,7 +106,13 @@ def eval_options(f: Any) -> Any:
         click.option("--context-k", type=click.IntRange(1, 100), default=None, help="Chunks given to the answer."),
         click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap, tests and shuffles."),
         click.option("--n-boot", default=2000, show_default=True, type=click.IntRange(100), help="Resamples."),
-        click.option("--fail-under", multiple=True, help="METRIC=X: exit 1 when a run's mean is below X."),
+        click.option(
+            "--fail-under",
+            multiple=True,
+            help="METRIC=X: exit 1 when a run's mean is below X; X alone: on the primary metric. A measure counted "
+            "in golden chunks (ndcg@10, P@5, map) for a run whose passages are under half a golden chunk is refused "
+            "(exit 1): gate on a budget measure (ndcg@1000t).",
+        ),
         click.option("--baseline", default=None, help="Compare each run with this run (default: every pair)."),
         click.option(
             "--primary",
@@ -206,12 +221,13 @@ def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judg
     """The settings of the flags; a metric named by ``--fail-under`` (``also``) or ``--primary`` is computed too
     (besides -m, or besides the defaults), its cut-off joining -k; every name checked before any work."""
     k_values, budgets = parse_k(flags["k_texts"]), tuple(flags["budgets"]) or EvalSettings.budgets
-    named = [(name, "--fail-under") for name, _ in gates] + [(flags["primary"], "--primary")] * bool(flags["primary"])
+    named = [(name, "--fail-under") for name, _ in gates if name]
+    named += [(flags["primary"], "--primary")] * bool(flags["primary"])
     cuts = {check_gate(name, judged=judged, flag=flag, k_values=k_values, budgets=budgets) for name, flag in named}
     return EvalSettings(
         k_values=joined_k(k_values, {cut for cut in cuts if cut is not None}),
         metrics=tuple(flags["metrics"]),
-        also=tuple(name for name, _ in gates),
+        also=tuple(name for name, _ in gates if name),
         seed=flags["seed"],
         n_boot=flags["n_boot"],
         context_k=flags["context_k"],
@@ -220,7 +236,7 @@ def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judg
         strata=tuple(flags["strata"]),
         budgets=budgets,
         baseline=flags["baseline"],
-        primary=flags["primary"] or next((m for m, _ in gates), None),
+        primary=flags["primary"] or next((m for m, _ in gates if m), None),
         correction=flags["correction"],
         diagnosis=flags["diagnosis_mode"],
         cluster_by=flags["cluster_by"],

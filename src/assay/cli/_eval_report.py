@@ -15,7 +15,7 @@ from assay.cli.cache import resolve_cache_dir
 from assay.judge.prompts import load_prompt
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
 from assay.pipelines.evaluate import Evaluated
-from assay.pipelines.evaluate.statistics.gates import Gate, check_gates
+from assay.pipelines.evaluate.statistics.gates import Gate, check_gates, default_metric
 from assay.pipelines.judgecheck.lookup import card_home, summarize_card
 from assay.report import render_terminal, write_report
 from assay.results import EvalResult, JudgeCardSummary
@@ -24,14 +24,17 @@ __all__ = ["check_fail_under", "judge_card", "write_outputs"]
 
 
 def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> list[str]:
-    """One message per run and gate whose mean is below the threshold (or has no scored query): the rule of
-    :func:`assay.pipelines.evaluate.statistics.gates.check_gates`, shared with the pytest plugin. A gated metric that
-    was not computed (names are checked before the work, so: nothing to compute it from, such as faithfulness when no
+    """One message per run and gate whose mean is below the threshold, has no scored query or is refused (a measure
+    counted in golden chunks for a run whose passages are under half a chunk): the rule of
+    :func:`assay.pipelines.evaluate.statistics.gates.check_gates`, shared with the pytest plugin. A gate without a
+    metric (``--fail-under 0.6``) is on the evaluation's own primary (``default_metric``). A gated metric that was
+    not computed (names are checked before the work, so: nothing to compute it from, such as faithfulness when no
     run has an answer) fails with that reason."""
+    named = [(metric or default_metric(result), threshold) for metric, threshold in gates]
     known = {name for run in result.runs for name in run.metrics}
-    missing = [f"{m} was not computed: nothing in the golden set or the runs to compute it from" for m, _ in gates
+    missing = [f"{m} was not computed: nothing in the golden set or the runs to compute it from" for m, _ in named
                if m not in known]  # fmt: skip
-    present = [Gate(metric, threshold) for metric, threshold in gates if metric in known]
+    present = [Gate(metric, threshold) for metric, threshold in named if metric in known]
     return missing + check_gates(result, present, origin="--fail-under")
 
 

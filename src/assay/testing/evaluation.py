@@ -2,15 +2,19 @@
 
 ``assert_metric`` applies a :class:`~assay.pipelines.evaluate.statistics.gates.Gate` (the rule of ``assay eval
 --fail-under``) to one run or all; ``assert_not_worse`` applies
-:func:`~assay.pipelines.evaluate.statistics.gates.regression` against a baseline run evaluated together with it. A
-failing assertion raises :class:`AssayAssertionError` (an ``AssertionError``) whose message gives the metric, its mean
-and interval, how many queries were scored, the worst queries with their values and the judge's reasons (the claims it
-found unsupported, the diagnosis examples, or the relevance labels with rationale of the chunks the run retrieved
-first).
+:func:`~assay.pipelines.evaluate.statistics.gates.regression` against a baseline run evaluated together with it. Both
+gate on the metric named, else on the evaluation's own primary
+(:func:`~assay.pipelines.evaluate.statistics.gates.default_metric`), and refuse a measure counted in golden chunks
+for a run whose passages are too short to reach them (the half-a-unit rule), naming the budget measure to use. A
+failing or refused assertion raises :class:`AssayAssertionError` (an ``AssertionError``) whose message gives the
+metric, its mean and interval, how many queries were scored, the worst queries with their values and the judge's
+reasons (the claims it found unsupported, the diagnosis examples, and why each of the passages the run retrieved
+first counts what it counts: :mod:`assay.testing.causes`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +22,17 @@ from typing import Any
 
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import Evaluated
-from assay.pipelines.evaluate.runs.read import load_runs
-from assay.pipelines.evaluate.statistics.gates import LOWER_IS_BETTER, Gate, Statistic, check_gates, regression
+from assay.pipelines.evaluate.statistics.gates import (
+    LOWER_IS_BETTER,
+    Gate,
+    Statistic,
+    check_gates,
+    default_metric,
+    refusals,
+    regression,
+)
 from assay.results import EvalResult, MetricSummary, QueryResult
+from assay.testing.causes import Causes
 
 __all__ = ["AssayAssertionError", "Evaluation"]
 
@@ -61,7 +73,7 @@ class Evaluation:
 
     def assert_metric(
         self,
-        metric: str,
+        metric: str | None = None,
         *,
         at_least: float | None = None,
         at_most: float | None = None,
@@ -69,28 +81,38 @@ class Evaluation:
         run: str | None = None,
     ) -> None:
         """Fail unless ``metric`` reaches the bound: ``at_least`` checks the interval's lower bound and ``at_most``
-        its upper bound unless ``statistic`` ("mean", "low", "high") says otherwise. ``run`` None: every run."""
+        its upper bound unless ``statistic`` ("mean", "low", "high") says otherwise. ``run`` None: every run.
+        ``metric`` None: the evaluation's primary (``default_metric``); a metric refused for a run fails with why."""
         if (at_least is None) == (at_most is None):
             raise ValueError("give exactly one of at_least= or at_most=")
         threshold = at_least if at_least is not None else at_most
         chosen: Statistic = statistic or ("low" if at_least is not None else "high")
         if chosen not in ("mean", "low", "high"):
             raise ValueError(f"statistic must be 'mean', 'low' or 'high', got {chosen!r}")
-        gate = Gate(metric, float(threshold or 0.0), chosen, at_most=at_most is not None)
         runs = None if run is None else [self.run_names()[self._index(run)]]
+        name = metric or default_metric(self.result, runs)
+        gate = Gate(name, float(threshold or 0.0), chosen, at_most=at_most is not None)
+        self._refuse(name, runs)
         failures = check_gates(self.result, [gate], runs=runs)
         if failures:
             names = [f.split(":", 1)[0] for f in failures]
-            explained = [self._explain(name, metric, why) for name, why in zip(names, failures, strict=True)]
+            explained = [self._explain(one, name, why) for one, why in zip(names, failures, strict=True)]
             raise AssayAssertionError("\n\n".join(explained))
 
     def assert_not_worse(self, run: str, baseline: str, metric: str | None = None) -> None:
-        """Fail when ``run`` is significantly worse than ``baseline`` on ``metric`` (None: the evaluation's primary
-        metric when it names one, else ``ndcg@10``), by the evaluator's paired test and its correction."""
-        chosen = metric or str(self.result.settings.get("primary") or "ndcg@10")
+        """Fail when ``run`` is significantly worse than ``baseline`` on ``metric`` (None: the evaluation's primary,
+        ``default_metric``), by the evaluator's paired test and its correction; a metric refused for either run fails
+        with why."""
+        chosen = metric or default_metric(self.result, [run, baseline])
+        self._refuse(chosen, [run, baseline])
         why = regression(self.result, run, baseline, chosen)
         if why is not None:
             raise AssayAssertionError(self._explain(run, chosen, why, baseline=baseline))
+
+    def _refuse(self, metric: str, runs: list[str] | None) -> None:
+        refused = refusals(self.result, metric, runs)
+        if refused:
+            raise AssayAssertionError("\n".join(refused))
 
     def _explain(self, run: str, metric: str, why: str, baseline: str | None = None) -> str:
         level = f"{round(float(self.result.settings.get('confidence', 0.95)) * 100):g}%"
@@ -109,11 +131,12 @@ class Evaluation:
         out = []
         for row in rows[:WORST]:
             out.append(f"    {row.query_id}: {metric} = {_value(row, metric):.3f}")
-            out += [f"      - {reason}" for reason in self._reasons(run, row.query_id)[:REASONS_PER_QUERY]]
+            out += [f"      - {reason}" for reason in self._reasons(run, row.query_id, metric)]
         return out or ["    (no query was scored)"]
 
-    def _reasons(self, run: str, query_id: str) -> list[str]:
-        """The judge's reasons about one query: unsupported claims, diagnosis examples, then relevance labels."""
+    def _reasons(self, run: str, query_id: str, metric: str) -> list[str]:
+        """The judge's reasons about one query: unsupported claims and diagnosis examples (the first
+        :data:`REASONS_PER_QUERY`), then why each of the run's first passages counts what it counts on ``metric``."""
         rows = [r for r in self.evaluated.support_rows if r["run"] == run and r["query_id"] == query_id]
         rows.sort(key=lambda r: r["kind"] != "answer")  # the answer's claims first
         out = [
@@ -126,24 +149,11 @@ class Evaluation:
             for e in self.result.diagnosis_examples
             if e.run == run and e.query_id == query_id
         ]
-        return out + self._label_reasons(run, query_id)
+        return out[:REASONS_PER_QUERY] + self._causes.reasons(run, query_id, metric, REASONS_PER_QUERY)
 
-    def _label_reasons(self, run: str, query_id: str) -> list[str]:
-        golden = self.golden
-        paths = [(name, path) for name, path in self.runs if name == run]
-        if not paths:
-            return []
-        line = load_runs(paths, golden)[0].lines.get(query_id)
-        labels = {(lab.query_id, lab.chunk_id): lab for lab in golden.qrels} | golden.passage_labels()
-        out = []
-        for rank, cid in enumerate(line.top(REASONS_PER_QUERY) if line is not None else [], start=1):
-            label = labels.get((query_id, cid))
-            if label is None:
-                out.append(f"rank {rank} {cid}: no relevance label (counted not relevant)")
-                continue
-            rationale = label.provenance.rationale or "no rationale"
-            out.append(f"rank {rank} {cid}: grade {label.grade} ({label.provenance.source}: {rationale})")
-        return out
+    @functools.cached_property
+    def _causes(self) -> Causes:
+        return Causes(self.golden, self.evaluated.passage_rows, judged=self.result.judge is not None)
 
 
 def _describe(s: MetricSummary, level: str) -> str:

@@ -23,15 +23,17 @@ imported the first time a fixture is used).
   that every other run is compared with (``baseline=`` the name of another run is the setting). Labels the judge
   adds stay in memory (the golden folder is not written). Returns an :class:`~assay.testing.evaluation.Evaluation`
   with ``assert_metric`` (the rule of ``assay eval --fail-under``, on the mean or an interval bound) and
-  ``assert_not_worse`` (the paired test against a baseline run); a failure prints the metric, its interval, the
-  worst queries and the judge's reasons.
+  ``assert_not_worse`` (the paired test against a baseline run), both on the evaluation's own primary metric unless
+  one is named (a measure counted in golden chunks is refused for a run whose passages are under half a chunk,
+  naming the budget measure to use); a failure prints the metric, its interval, the worst queries and the judge's
+  reasons.
 
 Example::
 
     def test_release(assay_eval):
         ev = assay_eval("golden/", candidate=my_app.answer, baseline="runs/baseline.jsonl", k_values=(5, 10))
-        ev.assert_metric("ndcg@10", at_least=0.6, run="candidate")       # interval's lower bound >= 0.6
-        ev.assert_not_worse("candidate", baseline="baseline", metric="ndcg@10")
+        ev.assert_metric(at_least=0.6, run="candidate")       # the primary: interval's lower bound >= 0.6
+        ev.assert_not_worse("candidate", baseline="baseline")
 """
 
 from __future__ import annotations

@@ -1,11 +1,20 @@
-"""The gate rule shared by ``assay eval --fail-under`` and the pytest plugin, and the not-worse-than-baseline rule."""
+"""The gate rule shared by ``assay eval --fail-under`` and the pytest plugin, the not-worse-than-baseline rule, the
+half-a-unit refusal and the metric of a gate that names none."""
 
 from __future__ import annotations
 
 import pytest
 
 from assay.errors import ConfigError
-from assay.pipelines.evaluate.statistics.gates import Gate, check_gates, gate_failure, regression
+from assay.pipelines.evaluate.statistics.gates import (
+    Gate,
+    check_gates,
+    default_metric,
+    gate_failure,
+    refusals,
+    regression,
+    unit_refusal,
+)
 from assay.results import Comparison, EvalResult, MetricSummary, RunResult
 
 
@@ -69,3 +78,54 @@ def test_regression_reads_the_comparison_in_either_order_and_direction() -> None
     assert regression(result, "good", "weak", "hallucination") is not None  # good has more of it
     with pytest.raises(ConfigError, match="no comparison of 'good' with 'other' on ndcg@10"):
         regression(result, "good", "other", "ndcg@10")
+
+
+def _cut(passage: float, primary: str | None = None, asked: str | None = None) -> EvalResult:
+    """Two runs over golden chunks of median 600 characters: ``whole`` of median 600, ``short`` of ``passage``."""
+    summary = MetricSummary(mean=0.5, low=0.4, high=0.6, n_scored=20)
+    metrics = dict.fromkeys(("ndcg@10", "map", "coverage_recall@10", "ndcg@1000t", "recall@1000t"), summary)
+    runs = [RunResult(name=name, path=name, metrics=metrics, passage_lengths={"median": median})
+            for name, median in (("whole", 600.0), ("short", passage))]  # fmt: skip
+    settings = {"budgets": ["1000t"], "primary": asked}
+    return EvalResult(assay_version="t", golden="g", judge=None, k_values=[10], runs=runs, settings=settings,
+                      primary_metric=primary, chunk_lengths={"median": 600.0})  # fmt: skip
+
+
+def test_half_a_unit_rule_refuses_measures_counted_in_golden_chunks_below_half_a_chunk() -> None:
+    refused = _cut(299.0)
+    for metric in ("ndcg@10", "map", "coverage_recall@10"):
+        assert [m.split(":")[0] for m in refusals(refused, metric)] == ["short"]
+    assert refusals(refused, "ndcg@1000t") == [] and refusals(refused, "recall@1000t") == []  # budget measures
+    assert refusals(_cut(300.0), "ndcg@10") == []  # exactly half a chunk reaches it (projection's share 0.5)
+    why = check_gates(refused, [Gate("ndcg@10", 0.1)])
+    assert why == [unit_refusal(refused, refused.runs[1], "ndcg@10")]  # refused although 0.5 >= 0.1
+    assert "median passage is 299 characters, under half the median golden chunk (600)" in why[0]
+    assert "Gate on ndcg@1000t instead" in why[0]
+    assert check_gates(refused, [Gate("ndcg@10", 0.1)], runs=["whole"]) == []
+    again = EvalResult.model_validate_json(refused.model_dump_json())  # results.json carries what the rule reads
+    assert refusals(again, "ndcg@10") == refusals(refused, "ndcg@10")
+    older = refused.model_copy(update={"chunk_lengths": {}})  # results written before chunk lengths: no refusal
+    assert refusals(older, "ndcg@10") == []
+
+
+@pytest.mark.parametrize(
+    ("passage", "primary", "asked", "runs", "expected"),
+    [
+        (600.0, "ndcg@1000t", None, None, "ndcg@1000t"),  # 1. the evaluation's primary
+        (600.0, None, "map", None, "map"),  # 1. else the --primary asked for
+        (600.0, None, None, None, "ndcg@10"),  # 1. else ndcg@10
+        (299.0, None, None, None, "ndcg@1000t"),  # 2. a unit measure a run cannot reach gives way to the budget
+        (299.0, None, None, ["whole"], "ndcg@10"),  # 2. ... only for the runs gated
+        (299.0, None, "map", None, "map"),  # 2. ... unless --primary named it (then it is refused)
+    ],
+)
+def test_default_metric_steps(
+    passage: float, primary: str | None, asked: str | None, runs: list[str] | None, expected: str
+) -> None:
+    assert default_metric(_cut(passage, primary, asked), runs) == expected
+
+
+def test_regression_on_a_refused_metric_gives_the_refusal() -> None:
+    refused = _cut(200.0)
+    message = regression(refused, "short", "whole", "ndcg@10")
+    assert message is not None and message.startswith("short: ndcg@10 refused")

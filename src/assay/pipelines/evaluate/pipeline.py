@@ -47,7 +47,7 @@ from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, j
 from assay.pipelines.evaluate.judging.noise import check_repeatable, cutoff, judge_noise
 from assay.pipelines.evaluate.judging.passages import label_passages, passage_rows
 from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
-from assay.pipelines.evaluate.runs.loaded import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, length_summary
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import FAILED, Runs, load_runs, specs_of
 from assay.pipelines.evaluate.runs.units import Units, project_run
@@ -454,6 +454,7 @@ def _result(
         label_origin=gold.label_origin(),
         label_sources=gold.label_sources(),
         cut_alike=fair.alike if len(runs) > 1 else None,
+        chunk_lengths=length_summary([len(chunk.text) for chunk in gold.chunks]),
     )
     lead = evaluation.primary_metric or primary_metric(fair.compared, fair.primary)
     evaluation.history_gain = history_gains(gold, runs, per_run, lead, config.stat())

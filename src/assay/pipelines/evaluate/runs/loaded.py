@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from assay.pipelines.evaluate.runs.sources import RawLine, RunKind
 from assay.results import RunCounts
 from assay.types import RunError
 
-__all__ = ["LoadedRun", "RunLine", "SystemTrace"]
+__all__ = ["LoadedRun", "RunLine", "SystemTrace", "length_summary"]
 
 
 @dataclass
@@ -72,12 +73,15 @@ class LoadedRun:
     context: dict[str, RunLine] = field(default_factory=dict)  # lines of context turns: answer and error only
 
     def length_summary(self) -> dict[str, float]:
-        """Length in characters of the retrieved passages (each once per query): count, min, quartiles, max, mean;
-        empty without passages."""
-        sizes = [len(text) for line in self.lines.values() for text in line.texts.values()]
-        if not sizes:
-            return {}
-        one = [float(sizes[0])] * 3
-        q1, median, q3 = statistics.quantiles(sizes, n=4, method="inclusive") if len(sizes) > 1 else one
-        return {"count": len(sizes), "min": min(sizes), "p25": round(q1, 1), "median": round(median, 1),
-                "p75": round(q3, 1), "max": max(sizes), "mean": round(statistics.fmean(sizes), 1)}  # fmt: skip
+        """Length in characters of the retrieved passages (each once per query): :func:`length_summary` of them."""
+        return length_summary([len(text) for line in self.lines.values() for text in line.texts.values()])
+
+
+def length_summary(sizes: Sequence[int]) -> dict[str, float]:
+    """Count, min, quartiles, max and mean of ``sizes`` (lengths in characters); empty without sizes."""
+    if not sizes:
+        return {}
+    one = [float(sizes[0])] * 3
+    q1, median, q3 = statistics.quantiles(sizes, n=4, method="inclusive") if len(sizes) > 1 else one
+    return {"count": len(sizes), "min": min(sizes), "p25": round(q1, 1), "median": round(median, 1),
+            "p75": round(q3, 1), "max": max(sizes), "mean": round(statistics.fmean(sizes), 1)}  # fmt: skip

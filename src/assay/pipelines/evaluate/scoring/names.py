@@ -47,6 +47,7 @@ __all__ = [
     "check_gate",
     "check_names",
     "counts_passages",
+    "counts_units",
     "default_measures",
     "family",
     "joined_k",
@@ -206,6 +207,13 @@ def counts_passages(name: str) -> bool:
     """Whether ``name`` is measured over a number of passages (the top k, or the answer's context), so that runs
     which cut their text differently cannot be compared on it (see :data:`PASSAGE_BOUND`)."""
     return kind_of(name) != "budget" and family(name) in PASSAGE_BOUND
+
+
+def counts_units(name: str) -> bool:
+    """Whether ``name`` is counted in golden chunks: a ranking measure (``ndcg@10``, ``P@5``, ``map``, ``mrr``) or
+    coverage recall, computed on a run's projection onto the golden chunks, where a passage reaches a chunk only once
+    the run has shown at least half of the chunk's characters (:mod:`assay.metrics.projection`)."""
+    return kind_of(name) == "ranking" or family(name) == "coverage_recall"
 
 
 @dataclass(frozen=True)

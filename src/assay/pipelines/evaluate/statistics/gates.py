@@ -6,9 +6,25 @@ mean, or the low or high end of its bootstrap interval) and a side: ``at_least``
 scored nothing proves nothing). ``--fail-under ndcg@10=0.6`` is ``Gate("ndcg@10", 0.6)`` (the mean); "the lower bound
 of ndcg@10's interval is at least 0.6" is ``Gate("ndcg@10", 0.6, statistic="low")``.
 
+The metric of a gate that names none (``--fail-under 0.6``, ``assert_metric(at_least=0.6)``) is
+:func:`default_metric`:
+
+1. the evaluation's primary, the one its verdict leads with (nDCG at the first budget when the runs cut their text
+   differently), else the ``--primary`` asked for, else ``ndcg@10``, else the first metric of the first run;
+2. a measure counted in golden chunks that a gated run cannot reach (the rule below) gives way to the first budget
+   measure, unless ``--primary`` named it.
+
+A gate **refuses** a metric it cannot judge (:func:`unit_refusal`): a measure counted in golden chunks
+(:func:`~assay.pipelines.evaluate.scoring.names.counts_units`: ``ndcg@10``, ``P@5``, ``map``) for a run whose median
+passage is shorter than half the median golden chunk. A passage reaches a golden chunk only once the run has shown at
+least half of the chunk's characters (the half-a-unit rule of :mod:`assay.metrics.projection`), so such a run's short
+passages rarely reach a chunk and the measure counts how it cut its text, not what it found. The refusal is a
+failure that says so and names the budget measure to gate on instead.
+
 :func:`regression` is the comparison rule: run b is worse than baseline a on a metric when the evaluator's paired test
 found the difference significant (after its multiple-comparison correction) and the difference goes the wrong way
-(down for a higher-is-better metric, up for a lower-is-better one, :data:`LOWER_IS_BETTER`).
+(down for a higher-is-better metric, up for a lower-is-better one, :data:`LOWER_IS_BETTER`); a metric refused for
+either run is refused for the comparison.
 """
 
 from __future__ import annotations
@@ -19,9 +35,23 @@ from typing import Literal
 
 from assay.errors import ConfigError
 from assay.metrics.diagnosis import LOWER_IS_BETTER
-from assay.results import Comparison, EvalResult, MetricSummary
+from assay.metrics.projection import SHARE
+from assay.pipelines.evaluate.scoring.names import counts_units
+from assay.results import Comparison, EvalResult, MetricSummary, RunResult, metric_group
 
-__all__ = ["LOWER_IS_BETTER", "Gate", "Statistic", "check_gates", "comparison_of", "gate_failure", "regression"]
+__all__ = [
+    "LOWER_IS_BETTER",
+    "Gate",
+    "Statistic",
+    "budget_metric",
+    "check_gates",
+    "comparison_of",
+    "default_metric",
+    "gate_failure",
+    "refusals",
+    "regression",
+    "unit_refusal",
+]
 
 Statistic = Literal["mean", "low", "high"]
 _WORDS = {"mean": "mean", "low": "interval's lower bound", "high": "interval's upper bound"}
@@ -61,11 +91,57 @@ def _label(gate: Gate) -> str:
     return "" if gate.statistic == "mean" else {"low": " (interval low)", "high": " (interval high)"}[gate.statistic]
 
 
+def budget_metric(result: EvalResult) -> str | None:
+    """The budget measure a refused gate is pointed to: nDCG at the evaluation's first budget when it was computed,
+    else the first budget measure computed, else None."""
+    known = [name for run in result.runs for name in run.metrics]
+    budgets = result.settings.get("budgets") or ()
+    first = f"ndcg@{budgets[0]}" if budgets else None
+    return first if first in known else next((name for name in known if metric_group(name) == "budget"), None)
+
+
+def unit_refusal(result: EvalResult, run: RunResult, metric: str) -> str | None:
+    """Why ``metric`` cannot judge ``run`` (one line: the half-a-unit rule of the module docstring), or None."""
+    passage, chunk = run.passage_lengths.get("median"), result.chunk_lengths.get("median")
+    if not counts_units(metric) or passage is None or not chunk or passage >= SHARE * chunk:
+        return None
+    instead = budget_metric(result)
+    fix = f"Gate on {instead}" if instead else "Evaluate a budget measure (--budget 1000t) and gate on ndcg@1000t"
+    return (
+        f"{run.name}: {metric} refused: it counts golden chunks, and a passage reaches a chunk only once the run has "
+        f"shown at least half of the chunk's characters (the half-a-unit rule); this run's median passage is "
+        f"{passage:.0f} characters, under half the median golden chunk ({chunk:.0f}), so {metric} would count how "
+        f"it cut its text, not what it found. {fix} instead: relevant characters within the same budget of text for "
+        "every run."
+    )
+
+
+def refusals(result: EvalResult, metric: str, runs: Sequence[str] | None = None) -> list[str]:
+    """:func:`unit_refusal` of ``metric`` for each of ``runs`` (None: every run), the refused ones only."""
+    chosen = [run for run in result.runs if runs is None or run.name in runs]
+    return [why for run in chosen if (why := unit_refusal(result, run, metric)) is not None]
+
+
+def default_metric(result: EvalResult, runs: Sequence[str] | None = None) -> str:
+    """The metric of a gate that names none, for ``runs`` (None: every run): the steps of the module docstring."""
+    known = [name for run in result.runs for name in run.metrics]
+    asked = result.settings.get("primary")
+    chosen = result.primary_metric or next(
+        (name for name in (asked, "ndcg@10") if isinstance(name, str) and name in known), None
+    )
+    chosen = chosen or (known[0] if known else "ndcg@10")
+    instead = budget_metric(result)
+    if chosen != asked and instead is not None and refusals(result, chosen, runs):
+        return instead
+    return chosen
+
+
 def check_gates(
     result: EvalResult, gates: Sequence[Gate], *, runs: Sequence[str] | None = None, origin: str = ""
 ) -> list[str]:
-    """One message per (run, gate) that fails, for ``runs`` (None: every run). A metric no run has is a
-    :class:`ConfigError` (prefixed with ``origin``, e.g. ``--fail-under``) listing the metrics there are."""
+    """One message per (run, gate) that fails or is refused (:func:`unit_refusal`), for ``runs`` (None: every run).
+    A metric no run has is a :class:`ConfigError` (prefixed with ``origin``, e.g. ``--fail-under``) listing the
+    metrics there are."""
     known = {name for run in result.runs for name in run.metrics}
     chosen = [run for run in result.runs if runs is None or run.name in runs]
     failures = []
@@ -76,7 +152,9 @@ def check_gates(
                 f"{prefix}{gate.metric}: no such metric in this evaluation; metrics: {', '.join(sorted(known))}"
             )
         for run in chosen:
-            failure = gate_failure(run.name, run.metrics.get(gate.metric), gate)
+            failure = unit_refusal(result, run, gate.metric) or gate_failure(
+                run.name, run.metrics.get(gate.metric), gate
+            )
             if failure is not None:
                 failures.append(failure)
     return failures
@@ -100,7 +178,11 @@ def comparison_of(result: EvalResult, run: str, baseline: str, metric: str) -> t
 
 
 def regression(result: EvalResult, run: str, baseline: str, metric: str) -> str | None:
-    """Why ``run`` is significantly worse than ``baseline`` on ``metric`` (one line), or None when it is not."""
+    """Why ``run`` is significantly worse than ``baseline`` on ``metric`` (one line), or None when it is not; a
+    metric refused for either run (:func:`unit_refusal`) gives the refusal."""
+    refused = refusals(result, metric, [run, baseline])
+    if refused:
+        return " ".join(refused)
     comparison, sign = comparison_of(result, run, baseline, metric)
     delta = sign * comparison.delta
     low, high = sorted((sign * comparison.low, sign * comparison.high))
