@@ -203,7 +203,8 @@ def evaluate_detailed(
     result.warnings += _pool_note(grown, projected, carried)
     result.pool_shifts = pool_shifts(
         gold, resolver, keys_before, list(zip(loaded, projected, strict=True)), per_run,
-        metric=result.primary_metric or config.primary, threshold=config.threshold, depth=config.depth, strict=judge is not None,
+        metric=result.primary_metric or config.primary, threshold=config.threshold, depth=config.depth,
+        strict=judge is not None,
     )  # fmt: skip
     result.warnings += [shift.sentence() for shift in result.pool_shifts]
     result.usage = _spent(judges, before)
