@@ -701,6 +701,7 @@ class PoolShift(_Model):
     questions: list[str]
     deltas: dict[str, float] = Field(default_factory=dict)
     alone_mean: float | None = None
+    alone_means: dict[str, float] = Field(default_factory=dict)  # every ranking and budget measure, alone
 
     def sentence(self) -> str:
         """One sentence for the report."""

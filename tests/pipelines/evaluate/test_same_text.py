@@ -194,3 +194,6 @@ def test_a_score_moved_by_text_other_runs_brought_is_reported_with_the_score_alo
     assert shift.alone_mean == pytest.approx(alone_mean)
     assert shift.deltas["q1"] == pytest.approx(together_mean - alone_mean) and shift.deltas["q1"] < 0
     assert any(w.startswith("first: other runs made the judge read text") for w in together.warnings)
+    first_alone = next(r for r in alone.runs if r.name == "first").metrics
+    assert {"ndcg@3", "ndcg@30t", "recall@30t"} <= set(shift.alone_means)
+    assert shift.alone_means == pytest.approx({name: first_alone[name].mean for name in shift.alone_means})

@@ -46,6 +46,7 @@ from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
 from assay.pipelines.evaluate.judging.noise import check_repeatable, cutoff, judge_noise
 from assay.pipelines.evaluate.judging.passages import label_passages, passage_rows
+from assay.pipelines.evaluate.judging.pool_growth import Before, pool_shifts
 from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, length_summary
 from assay.pipelines.evaluate.runs.locate import Resolver
@@ -56,7 +57,6 @@ from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.comparable import comparable
 from assay.pipelines.evaluate.scoring.conversations import TurnParts, repeated_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, TURN_STRATA, family
-from assay.pipelines.evaluate.scoring.pool_growth import label_keys, pool_shifts
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
@@ -152,7 +152,7 @@ def evaluate_detailed(
     judges = judges_of(judge)
     before = [{stage: usage.model_copy() for stage, usage in one.usage.items()} for one in judges]
     pool_before = _pool_size(gold)
-    keys_before = label_keys(gold)
+    labels_before = Before(gold)
     carried = label_passages(gold, index, folder=folder, loaded=loaded, judge=judge, progress=progress,
                              **_passage_settings(config))  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
@@ -202,9 +202,9 @@ def evaluate_detailed(
     grown = _pool_size(gold) - pool_before
     result.warnings += _pool_note(grown, projected, carried)
     result.pool_shifts = pool_shifts(
-        gold, resolver, keys_before, list(zip(loaded, projected, strict=True)), per_run,
-        metric=result.primary_metric or config.primary, threshold=config.threshold, depth=config.depth,
-        strict=judge is not None,
+        gold, resolver, labels_before, list(zip(loaded, projected, strict=True)), per_run,
+        metric=result.primary_metric or config.primary, measures=[*chosen.ranking, *chosen.budgets],
+        threshold=config.threshold, depth=config.depth, strict=judge is not None,
     )  # fmt: skip
     result.warnings += [shift.sentence() for shift in result.pool_shifts]
     result.usage = _spent(judges, before)
