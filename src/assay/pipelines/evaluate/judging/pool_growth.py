@@ -147,7 +147,7 @@ def _shift(
             was, now = alone[metric].get(qid), rows[qid].metrics.get(metric) if qid in rows else None
             if _number(was) and _number(now):
                 deltas[qid] = now - was  # type: ignore[operator]
-    means = {name: _mean(values.values()) for name, values in alone.items()}
+    means = {name: _mean(values.values()) for name, values in alone.items()}  # rounded as the reported means
     return PoolShift(run=name, metric=metric or "", questions=moved, deltas=deltas,
                      alone_mean=means.get(metric) if metric else None,
                      alone_means={k: v for k, v in means.items() if v is not None})  # fmt: skip
@@ -159,4 +159,4 @@ def _number(value: float | None) -> bool:
 
 def _mean(values: object) -> float | None:
     shown = [v for v in values if _number(v)]  # type: ignore[attr-defined]
-    return sum(shown) / len(shown) if shown else None
+    return round(sum(shown) / len(shown), 6) if shown else None
