@@ -44,12 +44,13 @@ def unjudged_runs(result: EvalResult, metric: str | None) -> list[tuple[str, flo
             if fill.judged is not None and fill.judged < JUDGED_SHARE]  # fmt: skip
 
 
-def withheld(lead: VerdictLead | None, metric: str | None, unjudged: list[tuple[str, float]]) -> str:
+def withheld(result: EvalResult, lead: VerdictLead | None, metric: str | None) -> str:
     """The headline when the verdict is withheld: who has the highest mean, and why no verdict."""
     top = f"{lead.leader} has the highest {metric} ({lead.delta:+.3f} over {lead.other})" if lead else "No run leads"
-    runs = ", ".join(name for name, _ in unjudged)
+    runs = ", ".join(name for name, _ in unjudged_runs(result, metric))
     return (f"{top}, but no verdict: without a judge, less than {100 * JUDGED_SHARE:.0f}% of the text {runs} "
-            "showed within the budget has a label, and unlabelled text counts as not relevant.")  # fmt: skip
+            f"showed within the {budget_of(result, metric)} budget has a label, and unlabelled text counts as not "
+            "relevant.")  # fmt: skip
 
 
 def means(places: list[VerdictPlace], metric: str | None) -> str | None:

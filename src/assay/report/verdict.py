@@ -89,7 +89,7 @@ def build_verdict(result: EvalResult) -> Verdict:
         places=places,
         judge_measured=measured,
         systems=systems,
-        headline=withheld(lead, metric, unjudged) if unjudged else _headline(result, metric, places, lead),
+        headline=withheld(result, lead, metric) if unjudged else _headline(result, metric, places, lead),
         ranking=means(places, metric) if unjudged else _ranking(places, comps, metric),
         judge=trust,
         cost=_cost(systems),
