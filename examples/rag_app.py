@@ -75,9 +75,12 @@ def generated(question: str, passages: list[dict[str, Any]], model: str, api_bas
             "usage": {k: usage[k] for k in ("prompt_tokens", "completion_tokens") if k in usage}}  # fmt: skip
 
 
-def answer(question: str, query_id: str | None = None, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Retrieve, then generate: ``{"retrieved": [{"id", "score", "text"}, ...], "answer", "citations", "usage"?}``."""
-    passages = retrieve(question)
+def answer(
+    question: str, query_id: str | None = None, metadata: dict[str, Any] | None = None, top_k: int = TOP_K
+) -> dict[str, Any]:
+    """Retrieve the top ``top_k`` (``assay run --top-k``), then generate: ``{"retrieved": [{"id", "score", "text"},
+    ...], "answer", "citations", "usage"?}``."""
+    passages = retrieve(question, top_k)
     model, api_base = os.environ.get("RAG_MODEL"), os.environ.get("RAG_API_BASE")
     reply = generated(question, passages, model, api_base) if model and api_base else extractive(question, passages)
     return {"retrieved": passages, **reply}
@@ -87,7 +90,7 @@ def main(argv: list[str]) -> int:
     """``--stdin``: answer the JSON question on stdin; else answer the question given as arguments."""
     if argv[:1] == ["--stdin"]:
         ask = json.loads(sys.stdin.read())
-        print(json.dumps(answer(ask["question"], ask.get("query_id"), ask.get("metadata"))))
+        print(json.dumps(answer(ask["question"], ask.get("query_id"), ask.get("metadata"), ask.get("top_k", TOP_K))))
         return 0
     if not argv:
         print("usage: python examples/rag_app.py QUESTION...  |  --stdin", file=sys.stderr)

@@ -20,14 +20,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rag_app import answer
+from rag_app import TOP_K, answer
 
 
 async def ask(request: Request) -> JSONResponse:
     body = await request.json()
     if not isinstance(body, dict) or not isinstance(body.get("question"), str):
         return JSONResponse({"error": 'POST a JSON object with a "question" string'}, status_code=400)
-    return JSONResponse(answer(body["question"], body.get("query_id"), body.get("metadata")))
+    return JSONResponse(answer(body["question"], body.get("query_id"), body.get("metadata"), body.get("top_k", TOP_K)))
 
 
 def make_app(url: str) -> Starlette:

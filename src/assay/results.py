@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.types import StageUsage
 
 __all__ = [
+    "FILLED_SHARE",
     "HEADLINE_K",
     "METRIC_GROUPS",
     "RESULTS_FORMAT_VERSION",
@@ -24,6 +25,7 @@ __all__ = [
     "AgreementSummary",
     "AnnotatorAgreement",
     "AuditTarget",
+    "BudgetFill",
     "ClaimView",
     "Clustering",
     "Comparison",
@@ -64,6 +66,7 @@ __all__ = [
 #    and Monte Carlo figures (version 1 adjusted across the metrics of a pair; its files still load, the new fields
 #    at their defaults).
 RESULTS_FORMAT_VERSION = 2
+FILLED_SHARE = 0.8  # a budget filled below this share of its characters counts as not filled (BudgetFill.under)
 HEADLINE_K = 10  # the cut-off of summaries, strata, comparisons and corrections when it was evaluated
 
 
@@ -146,8 +149,29 @@ class MetricSummary(_Model):
     unscored_reasons: dict[str, int] = Field(default_factory=dict)
 
 
+class BudgetFill(_Model):
+    """How much of one context budget a run's passages filled, and how much of that text the pool of labelled spans
+    grades (:mod:`assay.pipelines.evaluate.scoring.fill` has the rule). Per question in :attr:`QueryResult.budget`;
+    per run in :attr:`RunResult.budget`, the medians over its questions.
+
+    ``chars``: the budget in characters (letters and digits); ``filled``: the share of it the passages' text filled;
+    ``judged``: of the characters shown within the budget, the share with a grade in the pool (any grade, 0
+    included; text found in no document is unjudged), None when nothing was shown; ``k``: the passages that fill it
+    (the rank that reached it, else extrapolated from the passages retrieved; per run the median, rounded up), None
+    when nothing was shown; ``under``: per run, the share of its questions filled below :data:`FILLED_SHARE` (None
+    per question); ``questions``: the questions measured (1 per question)."""
+
+    chars: int
+    filled: float
+    judged: float | None = None
+    k: int | None = None
+    under: float | None = None
+    questions: int = 1
+
+
 class QueryResult(_Model):
-    """One query of one run: its metric values (None = unscored) and the fields it can be stratified by."""
+    """One query of one run: its metric values (None = unscored), the fields it can be stratified by, and how full
+    each budget is (``budget``: budget name, e.g. ``1000t``, to :class:`BudgetFill`)."""
 
     run: str
     query_id: str
@@ -155,6 +179,7 @@ class QueryResult(_Model):
     metrics: dict[str, float | None] = Field(default_factory=dict)
     unscored: dict[str, str] = Field(default_factory=dict)  # metric -> reason, for the None values above
     cluster: str | None = None  # the cluster the query is resampled with (its source document); None: itself
+    budget: dict[str, BudgetFill] = Field(default_factory=dict)
 
     @property
     def unit(self) -> str:
@@ -296,6 +321,7 @@ class RunResult(_Model):
     # how the passages of the top k_max got their labels: chunk, rule, stored, judged, unlabelled
     passage_labels: dict[str, int] = Field(default_factory=dict)
     system: SystemSummary | None = None  # latency, failures, tokens and cost, when the run recorded them
+    budget: dict[str, BudgetFill] = Field(default_factory=dict)  # budget name (1000t) -> medians over questions
     repeats: RepeatSummary | None = None  # the system asked every question several times (None: once)
     conversations: ConversationSummary | None = None  # a golden set with conversations: per-conversation measures
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.metrics.budget import budget_scores, stream
+from assay.metrics.budget import Fill, budget_scores, fill, stream
 
 # Two documents: "a" of 100 characters, "b" of 60.
 GRADES = {"a": [(10, 30, 3), (30, 50, 0), (70, 80, 1)], "b": [(0, 20, 2)]}
@@ -157,3 +157,34 @@ def test_overlapping_labels_resolve_to_the_highest_grade_so_no_label_erases_rele
         "b": [(5, 9, 1)],
     }
     assert resolve(list(reversed(labels))) == resolve(labels)  # the order labels come in does not matter
+
+
+def test_fill_hand_computed():
+    # a[0:20]: 10 unjudged then 10 graded 3; 5 characters found nowhere; a[25:45]: 5 graded 3, 15 graded 0 (judged)
+    assert fill([("a", 0, 20), 5, ("a", 25, 45)], GRADES, 100) == Fill(shown=45, judged=10 + 20, used=0)
+    # budget 30: a[0:20], the 5 found nowhere, then a[25:30] fills it at the third passage
+    assert fill([("a", 0, 20), 5, ("a", 25, 45), ("b", 0, 10)], GRADES, 30) == Fill(shown=30, judged=15, used=3)
+    # repeated text fills nothing: the second passage adds no character, the third fills the budget
+    assert fill([("b", 0, 10), ("b", 0, 10), ("b", 10, 40)], GRADES, 20).used == 3
+    assert fill([], GRADES, 10) == Fill(0, 0, 0)
+
+
+def reference_fill(passages, grades, budget):
+    """Characters of the stream within the budget, those with any grade, and the passage that reached the budget."""
+    graded = {(doc, i) for doc, segs in grades.items() for s, e, _ in segs for i in range(s, e)}
+    chars, seen, used = [], set(), 0
+    for index, p in enumerate(passages, start=1):
+        new = [None] * p if isinstance(p, int) else [(p[0], i) for i in range(p[1], p[2]) if (p[0], i) not in seen]
+        seen.update(c for c in new if c is not None)
+        chars += new
+        if len(chars) >= budget:
+            used = index
+            break
+    chars = chars[:budget]
+    return Fill(len(chars), sum(c in graded for c in chars), used)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(passage, max_size=12), st.integers(1, 200))
+def test_fill_matches_the_character_reference(passages, budget):
+    assert fill(passages, GRADES, budget) == reference_fill(passages, GRADES, budget)

@@ -41,7 +41,8 @@ __all__ = [
 @dataclass(frozen=True)
 class TargetOptions:
     """The target flags of one command, read once: the http options (``body``, ``mapping``, ``headers``, parsed),
-    ``--label`` as given, ``--refresh``, the call limits as :class:`TargetSettings` and the answers cache."""
+    ``--label`` as given, ``--refresh``, the call limits as :class:`TargetSettings`, the answers cache and the
+    passages asked for (``--top-k``)."""
 
     body: str | None
     mapping: tuple[tuple[str, str], ...]
@@ -52,6 +53,7 @@ class TargetOptions:
     cache_dir: Path
     repeats: int = 1
     conversing: Conversing = field(default_factory=Conversing)
+    top_k: int | None = None
 
     @classmethod
     def from_flags(cls, flags: dict[str, Any]) -> TargetOptions:
@@ -67,6 +69,7 @@ class TargetOptions:
             settings=settings,
             cache_dir=flags.pop("t_cache_dir") or Path(platformdirs.user_cache_dir("assay")) / "targets",
             repeats=flags.pop("t_repeats"),
+            top_k=flags.pop("t_top_k"),
             conversing=Conversing(history=flags.pop("t_history"), mode=flags.pop("t_conversation_mode")).checked(
                 both=True
             ),
@@ -85,13 +88,14 @@ class TargetOptions:
             importable_cwd()
         return run_target(golden, spec, output, label=default_label(self.label), settings=self.settings,
                           cache_dir=self.cache_dir, refresh=self.refresh, secrets=secrets_for(spec),
-                          progress=progress, repeats=self.repeats, conversing=how or self.conversing)  # fmt: skip
+                          progress=progress, repeats=self.repeats, conversing=how or self.conversing,
+                          top_k=self.top_k)  # fmt: skip
 
 
 def target_options(prefix: str = "", *, both: bool = False) -> Callable[[Any], Any]:
-    """``--body``, ``--map``, ``--header``, ``--label``, ``--refresh`` and the call limits; in ``assay eval`` the
-    limits are ``--target-concurrency`` and so on (``prefix`` ``"target-"``), apart from the judge's own. ``both``:
-    the conversation mode may be ``both`` (a command that evaluates the two runs it writes)."""
+    """``--body``, ``--map``, ``--header``, ``--label``, ``--refresh``, the call limits and ``--top-k``; in ``assay
+    eval`` the limits are ``--target-concurrency`` and so on (``prefix`` ``"target-"``), apart from the judge's own.
+    ``both``: the conversation mode may be ``both`` (a command that evaluates the two runs it writes)."""
     p = prefix
     modes = (*CONVERSATION_MODES, BOTH) if both else CONVERSATION_MODES
     said = ("Conversations: ask each turn as typed, with its history (turns), its standalone rewrite alone "
@@ -99,7 +103,8 @@ def target_options(prefix: str = "", *, both: bool = False) -> Callable[[Any], A
             if both else "Conversations: ask each turn as typed, with its history (turns), or its standalone "
             "rewrite alone (rewrites; compare the two: history gain).")  # fmt: skip
     options = [
-        click.option("--body", default=None, help="http: JSON body template with {question}, {query_id}, {metadata}."),
+        click.option("--body", default=None,
+                     help="http: JSON body template with {question}, {query_id}, {metadata} (and {top_k})."),
         click.option("--map", "mapping", multiple=True, metavar="FIELD=POINTER",
                      help="http: where contexts|retrieved|answer|citations|usage are in the reply (JSON pointer)."),
         click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
@@ -116,6 +121,10 @@ def target_options(prefix: str = "", *, both: bool = False) -> Callable[[Any], A
         click.option(f"--{p}repeats", "t_repeats", type=click.IntRange(1, 100), default=1, show_default=True,
                      metavar="N", help="Ask every question N times (each repeat cached apart); assay eval scores each "
                      "repeat and averages per question."),
+        click.option(f"--{p}top-k", "t_top_k", type=click.IntRange(1), default=None, metavar="N",
+                     help="Ask the system for N passages a question: a python target's top_k (or k) parameter, "
+                     '"top_k" in an http body (place "{top_k}" in a --body) or a command\'s JSON; recorded in the '
+                     "run's header. Use it when the report says a run does not fill the budget."),
         click.option(f"--{p}conversation-mode", "t_conversation_mode", type=click.Choice(modes),
                      default="turns", show_default=True, help=said),
         click.option(f"--{p}history", "t_history", type=click.Choice(HISTORY_MODES), default="reference",

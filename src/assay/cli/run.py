@@ -28,12 +28,19 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
 
     \b
     A target (SPEC) is one of:
-      python:pkg.mod:function   called as function(question, query_id=..., metadata=...) if it takes them; sync
-                                or async; returns a dict (or an object) with contexts (texts) or retrieved (ids or
-                                objects), answer, citations, usage {prompt_tokens, completion_tokens, cost_usd}
-      http(s)://HOST/PATH       POSTs --body (default {"question", "query_id", "metadata"}); reads the same fields
-                                from the JSON reply, or where --map FIELD=/json/pointer says
-      cmd:PROGRAM ARGS          one process per question: a JSON object in on stdin, one out on stdout, exit 0
+      python:pkg.mod:function   called as function(question, query_id=..., metadata=..., top_k=...) if it takes
+                                them; sync or async; returns a dict (or an object) with contexts (texts) or
+                                retrieved (ids or objects), answer, citations, usage {prompt_tokens,
+                                completion_tokens, cost_usd}
+      http(s)://HOST/PATH       POSTs --body (default {"question", "query_id", "metadata"}, and "top_k" with
+                                --top-k); reads the same fields from the JSON reply, or where --map
+                                FIELD=/json/pointer says
+      cmd:PROGRAM ARGS          one process per question: a JSON object in on stdin (with "top_k" when given), one
+                                out on stdout, exit 0
+
+    --top-k N asks the system for N passages a question (a python function's top_k or k parameter; a function with
+    neither is refused before anything is asked); `assay eval` says when a run's passages fill less than 80% of the
+    budget and the N that would fill it.
 
     Transient failures (429 with Retry-After, 408, 5xx, connection resets, timeouts, malformed JSON) are tried
     again up to --attempts times with exponential backoff; others are recorded at once. A failed question is kept
@@ -59,6 +66,7 @@ def run_command(golden: Path, target_text: str, output: Path, asking: TargetOpti
           --body '{"q": "{question}"}' --map contexts=/data/passages --map answer=/data/text -o runs/prod.jsonl
       assay run golden/ --target 'cmd:python examples/rag_app.py --stdin' -o runs/cmd.jsonl --label v2
       assay run golden/ --target python:examples.rag_app:answer --history own -o runs/own.jsonl
+      assay run golden/ --target python:examples.rag_app:answer --top-k 20 -o runs/app20.jsonl
     """
     spec = asking.spec(target_text)
     write_pending_rewrites(golden)  # the system is asked the rewrites people corrected

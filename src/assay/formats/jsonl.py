@@ -50,7 +50,8 @@ _MIGRATIONS: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] =
 _HEADER_KEYS = {"assay", "version", "assay_version"}
 # A run written by `assay run` also names its target (secrets removed), version label, start and end; other kinds
 # keep the strict header.
-RUN_HEADER_KEYS = frozenset({"target", "label", "started", "ended", "repeats", "conversation_mode", "history"})
+RUN_HEADER_KEYS = frozenset({"target", "label", "started", "ended", "repeats", "conversation_mode", "history",
+                             "top_k"})  # fmt: skip
 
 
 class JsonlHeader(BaseModel):
@@ -66,6 +67,7 @@ class JsonlHeader(BaseModel):
     repeats: int | None = None  # a run of a system asked every question this many times (assay run --repeats)
     conversation_mode: str | None = None  # a run of a golden set with conversations: turns or rewrites (assay run)
     history: str | None = None  # and, asked as turns, with the reference or its own history
+    top_k: int | None = None  # the passages every question asked the system for (assay run --top-k)
 
 
 def _assay_version() -> str:

@@ -22,17 +22,22 @@ of the stream is relevant.
 
 Edge cases: N = 0 (nothing relevant to find) gives NaN for recall and MAP (the caller reports them unscored) and
 precision 0; nDCG is NaN when no character has a grade >= 1; an empty stream gives 0.
+
+**How full, how judged** (:func:`fill`): ``shown`` = the characters of the stream within the budget (< B when the
+run retrieved less text); ``judged`` = those of them that have a grade in ``grades``, any grade, 0 included (text
+found in no document is never judged); ``used`` = the passages, in rank order, the stream took to reach B (0 when
+it never does).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["CHARS_PER_TOKEN", "BudgetScores", "budget_scores", "resolve", "stream"]
+__all__ = ["CHARS_PER_TOKEN", "BudgetScores", "Fill", "budget_scores", "fill", "resolve", "stream"]
 
 CHARS_PER_TOKEN = 4  # the usual average of GPT-style tokenizers on English text
 Range = tuple[str, int, int]
@@ -98,17 +103,21 @@ def _subtract(covered: list[tuple[int, int]], start: int, end: int) -> list[tupl
 def stream(passages: Sequence[Range | int], budget: int) -> list[Piece]:
     """The first ``budget`` characters of the text stream of ``passages`` (ranges, or lengths of text found in no
     document), as pieces in stream order."""
+    return [piece for _, piece in _stream(passages, budget)]
+
+
+def _stream(passages: Sequence[Range | int], budget: int) -> Iterator[tuple[int, Piece]]:
+    """:func:`stream`'s pieces, each with the index of the passage it comes from."""
     if budget < 1:
         raise ValueError(f"a budget is at least 1 character, got {budget}")
     seen: dict[str, list[tuple[int, int]]] = {}
     left = budget
-    out: list[Piece] = []
-    for passage in passages:
+    for index, passage in enumerate(passages):
         if left <= 0:
             break
         if isinstance(passage, int):
             if passage > 0:
-                out.append(min(passage, left))
+                yield index, min(passage, left)
                 left -= min(passage, left)
             continue
         doc, start, end = passage
@@ -116,17 +125,39 @@ def stream(passages: Sequence[Range | int], budget: int) -> list[Piece]:
             take = min(e - s, left)
             if take <= 0:
                 break
-            out.append((doc, s, s + take))
+            yield index, (doc, s, s + take)
             left -= take
-    return out
 
 
-def _runs(pieces: Sequence[Piece], grades: Mapping[str, Sequence[tuple[int, int, int]]]) -> list[tuple[int, int]]:
-    """The stream as ``(length, grade)`` runs; ungraded text has grade 0."""
+class Fill(NamedTuple):
+    """How full the budget is and how much of it is judged (see the module docstring)."""
+
+    shown: int
+    judged: int
+    used: int
+
+
+def fill(passages: Sequence[Range | int], grades: Mapping[str, Sequence[tuple[int, int, int]]], budget: int) -> Fill:
+    """The characters of the first ``budget`` the passages filled, those of them ``grades`` grades (any grade), and
+    the passages it took to fill the budget (0: they did not)."""
+    pieces = list(_stream(passages, budget))
+    shown = sum(_length(piece) for _, piece in pieces)
+    judged = sum(length for length, grade in _runs([piece for _, piece in pieces], grades, ungraded=-1) if grade >= 0)
+    return Fill(shown, judged, pieces[-1][0] + 1 if shown == budget else 0)
+
+
+def _length(piece: Piece) -> int:
+    return piece if isinstance(piece, int) else piece[2] - piece[1]
+
+
+def _runs(
+    pieces: Sequence[Piece], grades: Mapping[str, Sequence[tuple[int, int, int]]], ungraded: int = 0
+) -> list[tuple[int, int]]:
+    """The stream as ``(length, grade)`` runs; ungraded text has grade ``ungraded`` (0: not relevant)."""
     out: list[tuple[int, int]] = []
     for piece in pieces:
         if isinstance(piece, int):
-            out.append((piece, 0))
+            out.append((piece, ungraded))
             continue
         doc, start, end = piece
         at = start
@@ -136,12 +167,12 @@ def _runs(pieces: Sequence[Piece], grades: Mapping[str, Sequence[tuple[int, int,
             if s >= end:
                 break
             if s > at:
-                out.append((s - at, 0))
+                out.append((s - at, ungraded))
             stop = min(e, end)
             out.append((stop - max(s, at), grade))
             at = stop
         if at < end:
-            out.append((end - at, 0))
+            out.append((end - at, ungraded))
     return out
 
 

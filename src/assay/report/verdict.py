@@ -17,6 +17,9 @@ The terminal, Markdown and HTML reports only render the :class:`~assay.results.V
 4. **cost and latency** of each system whose run recorded them (``assay run``);
 5. **caveats**: each of :data:`CAVEATS` is a small function of the result that returns one sentence or None; the
    first :data:`MAX_CAVEATS` that apply are kept, in the order of the tuple (the most important first).
+
+Without a judge, when a compared run's text within the budget is mostly unlabelled, no verdict is given: the lead is
+not called supported, the headline says why and the ranking lists the means (:mod:`~assay.report._budget`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from assay.metrics.letters import compact_letters
+from assay.report._budget import means, unfilled_note, unjudged_note, unjudged_runs, withheld
 from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics
 from assay.results import (
     Comparison,
@@ -74,9 +78,12 @@ def build_verdict(result: EvalResult) -> Verdict:
     """The verdict of ``result`` (see the module docstring)."""
     metric = primary_metric(result)
     comps = [c for c in result.comparisons if c.metric == metric]
-    places = _places(result, metric, comps)
+    unjudged = unjudged_runs(result, metric)  # no verdict without judgement: no place earned by a test
+    places = _places(result, metric, [] if unjudged else comps)
     lead = _lead(places, comps)
-    facts = Facts(result, metric, comps, lead)
+    if unjudged and lead is not None:
+        lead = lead.model_copy(update={"supported": False})
+    facts = Facts(result, metric, comps, None if unjudged else lead)
     trust, measured = _judge(result)
     systems = _systems(result)
     caveats = [line for caveat in CAVEATS if (line := caveat(facts)) is not None][:MAX_CAVEATS]
@@ -87,8 +94,8 @@ def build_verdict(result: EvalResult) -> Verdict:
         places=places,
         judge_measured=measured,
         systems=systems,
-        headline=_headline(result, metric, places, lead),
-        ranking=_ranking(places, comps, metric),
+        headline=withheld(result, lead, metric) if unjudged else _headline(result, metric, places, lead),
+        ranking=means(places, metric) if unjudged else _ranking(places, comps, metric),
         judge=trust,
         cost=_cost(systems),
         caveats=caveats,
@@ -361,6 +368,17 @@ def unscored_share(facts: Facts) -> str | None:
     return f"Unscored on {facts.metric} (left out of the means, never counted as 0): {shown}{more}."
 
 
+def unjudged_text(facts: Facts) -> str | None:
+    """No verdict without judgement: each run's judged share of the budget and how to judge the rest."""
+    return unjudged_note(facts.result, facts.metric)
+
+
+def budget_unfilled(facts: Facts) -> str | None:
+    """Runs that fill the budget on few questions: their median fill and the k that would fill it."""
+    return unfilled_note(facts.result, facts.metric)
+
+
 CAVEATS: tuple[Callable[[Facts], str | None], ...] = (
-    offline_judge, few_clusters, too_few_questions, judge_noise, cut_differently, unscored_share,
+    unjudged_text, offline_judge, few_clusters, too_few_questions, judge_noise, cut_differently, budget_unfilled,
+    unscored_share,
 )  # fmt: skip

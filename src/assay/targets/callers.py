@@ -28,6 +28,7 @@ __all__ = ["Ask", "Caller", "CmdCaller", "HttpCaller", "PythonCaller", "function
 
 _TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _KWARGS = ("query_id", "metadata")
+TOP_K_NAMES = ("top_k", "k")  # the parameters a python target may take the number of passages by
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,17 @@ class Ask:
     conversation_id: str | None = None  # a turn of a conversation (:mod:`assay.targets.conversations`): which one
     turn: int | None = None  # its index in the conversation, from 0
     messages: tuple[Mapping[str, str], ...] | None = None  # the history and this turn, OpenAI format (None: no history)
+    top_k: int | None = None  # the passages asked for (assay run --top-k); None: the system's own number
 
     def as_json(self) -> dict[str, Any]:
         """What a command reads on stdin and an HTTP body fills in (``messages`` only for a turn asked with its
-        history); also the answers cache's key, so a turn asked after another history is asked again."""
+        history, ``top_k`` only when asked for); also the answers cache's key, so a turn asked after another
+        history, or for another number of passages, is asked again."""
         out: dict[str, Any] = {"question": self.question, "query_id": self.query_id, "metadata": dict(self.metadata)}
         if self.messages is not None:
             out["messages"] = [dict(message) for message in self.messages]
+        if self.top_k is not None:
+            out["top_k"] = self.top_k
         return out
 
 
@@ -92,19 +97,24 @@ class PythonCaller(Caller):
     The function gets the question text first, then whichever of ``query_id`` and ``metadata`` it declares (all
     of them with ``**kwargs``), ``repeat`` (which asking, with ``--repeats``; None otherwise) when it names it, and
     ``messages`` (a turn's history and the turn itself, OpenAI format; None for a single question) when it names it.
+    With ``top_k`` (``assay run --top-k``) the function gets it as its ``top_k`` parameter, else its ``k`` (or
+    ``top_k`` through ``**kwargs``); one that takes neither is refused at the start, naming the fix.
     A sync function runs in a daemon thread of its own per call
     (:func:`assay.aio.in_daemon_thread`; the runner's semaphore bounds how many at once); one that times out or is
     interrupted (Ctrl-C) keeps its thread until it returns (Python cannot stop a thread), its late answer is dropped,
     and it does not hold the process open at exit.
     """
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], top_k: int | None = None) -> None:
         self.fn = fn
         self._kwargs = _declared(fn)
+        self._top_k = _top_k_name(fn) if top_k is not None else None
 
     async def __call__(self, ask: Ask) -> Any:
         kwargs = {name: getattr(ask, name) for name in self._kwargs}
         kwargs = {k: dict(v) if isinstance(v, Mapping) else v for k, v in kwargs.items()}
+        if self._top_k is not None and ask.top_k is not None:
+            kwargs[self._top_k] = ask.top_k
         if kwargs.get("messages") is not None:
             kwargs["messages"] = [dict(message) for message in kwargs["messages"]]
         try:
@@ -133,15 +143,39 @@ def _declared(fn: Callable[..., Any]) -> tuple[str, ...]:
     return (*(name for name in _KWARGS if name in params), *named)
 
 
-class HttpCaller(Caller):
-    """POST the body template (``{question}``, ``{query_id}``, ``{metadata}``, ``{messages}`` filled in) to the URL;
-    read the JSON reply, through the ``mapping`` of JSON pointers when given. Without ``--body``, a turn asked with
-    its history also sends ``"messages"`` (the default body plus the history)."""
+def _top_k_name(fn: Callable[..., Any]) -> str:
+    """The parameter ``fn`` takes the number of passages by (:data:`TOP_K_NAMES`, or ``top_k`` into ``**kwargs``);
+    ConfigError naming the fix when it takes none."""
+    try:
+        params = dict(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = {}
+    named = next((name for name in TOP_K_NAMES if name in params), None)
+    if named is None and any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        named = "top_k"
+    if named is None:
+        raise ConfigError(
+            f"--top-k: {function_name(fn)} takes no top_k (or k) parameter, so it cannot be asked for more passages: "
+            "add `top_k: int = 10` to it and retrieve that many, or drop --top-k"
+        )
+    return named
 
-    def __init__(self, spec: TargetSpec, secrets: Mapping[str, str], connections: int) -> None:
+
+class HttpCaller(Caller):
+    """POST the body template (``{question}``, ``{query_id}``, ``{metadata}``, ``{messages}``, ``{top_k}`` filled in)
+    to the URL; read the JSON reply, through the ``mapping`` of JSON pointers when given. Without ``--body``, a turn
+    asked with its history also sends ``"messages"`` (the default body plus the history), and ``--top-k`` sends
+    ``"top_k"``; a ``--body`` given with ``--top-k`` must place ``"{top_k}"`` (else it is refused at the start)."""
+
+    def __init__(
+        self, spec: TargetSpec, secrets: Mapping[str, str], connections: int, top_k: int | None = None
+    ) -> None:
         self.url = expand(spec.text, secrets)
         self.template = json.loads(expand(spec.body or BODY_DEFAULT, secrets))
         self.default_body = spec.body is None
+        if top_k is not None and spec.body is not None and "{top_k}" not in spec.body:
+            raise ConfigError(f"--top-k {top_k}: the --body has no {{top_k}}, so the system would not be asked for "
+                              'more passages: add e.g. "top_k": "{top_k}" to it, or drop --top-k')  # fmt: skip
         self.headers = {name: expand(value, secrets) for name, value in spec.headers}
         self.mapping, self.connections = dict(spec.mapping), connections
         self._session: Any = None  # an aiohttp.ClientSession inside `async with`
@@ -168,6 +202,8 @@ class HttpCaller(Caller):
             body = fill(self.template, ask)
             if self.default_body and ask.messages is not None and isinstance(body, dict):
                 body["messages"] = [dict(message) for message in ask.messages]
+            if self.default_body and ask.top_k is not None and isinstance(body, dict):
+                body["top_k"] = ask.top_k
             async with self._session.post(self.url, json=body) as response:
                 text = await response.text(errors="replace")
                 status, retry_after = response.status, response.headers.get("Retry-After")
@@ -188,7 +224,7 @@ def fill(template: Any, ask: Ask) -> Any:
     """The body template with the question filled in: a string that is exactly ``"{metadata}"`` (or another
     placeholder) becomes that value (``"{messages}"``: the list of messages, ``[]`` for a single question);
     placeholders inside a longer string are replaced as text."""
-    values = {"messages": [], **ask.as_json()}
+    values = {"messages": [], "top_k": None, **ask.as_json()}
     if isinstance(template, dict):
         return {key: fill(value, ask) for key, value in template.items()}
     if isinstance(template, list):
@@ -221,7 +257,7 @@ def parse_json(text: str, what: str) -> Any:
 
 class CmdCaller(Caller):
     """``cmd:PROGRAM ARGS``: one process per question, one JSON object on its stdin (question, query_id, metadata;
-    ``messages`` for a turn asked with its history),
+    ``messages`` for a turn asked with its history; ``top_k`` with ``--top-k``),
     one JSON object expected on its stdout, exit status 0. No shell runs it; ``${NAME}`` in an argument is expanded.
     A process still running when the call times out is killed."""
 
@@ -248,18 +284,25 @@ class CmdCaller(Caller):
 
 
 def make_caller(
-    target: TargetSpec | Callable[..., Any], *, secrets: Mapping[str, str] | None = None, concurrency: int = 8
+    target: TargetSpec | Callable[..., Any],
+    *,
+    secrets: Mapping[str, str] | None = None,
+    concurrency: int = 8,
+    top_k: int | None = None,
 ) -> tuple[str, dict[str, Any], Caller]:
-    """``(display name, identity, caller)`` of a spec or a Python callable."""
+    """``(display name, identity, caller)`` of a spec or a Python callable; ``top_k``: the passages every question
+    asks for (a target that cannot take it is refused here, before any question is asked)."""
+    if top_k is not None and top_k < 1:
+        raise ConfigError(f"--top-k {top_k}: ask for at least 1 passage")
     if callable(target) and not isinstance(target, TargetSpec):
         name = function_name(target)
-        return name, {"target": name}, PythonCaller(target)
+        return name, {"target": name}, PythonCaller(target, top_k)
     spec, secrets = target.check(), dict(secrets or {})
     for name in spec.references():
         if name not in secrets:
             raise ConfigError(f"${{{name}}} is named in the target but has no value: export {name}=... first")
     if spec.kind == "python":
-        return spec.display(), spec.identity(), PythonCaller(load_function(spec.text))
+        return spec.display(), spec.identity(), PythonCaller(load_function(spec.text), top_k)
     if spec.kind == "http":
-        return spec.display(), spec.identity(), HttpCaller(spec, secrets, concurrency)
+        return spec.display(), spec.identity(), HttpCaller(spec, secrets, concurrency, top_k)
     return spec.display(), spec.identity(), CmdCaller(spec, secrets)

@@ -1,7 +1,8 @@
 """``assay run`` / :func:`assay.run`: ask the system every golden question and write the run.
 
 The run file is written once, atomically, when every question has an answer or a failure: a header
-``{"assay": "runs", "version": 1, "assay_version", "target" (secrets removed), "label", "started", "ended"}``, then
+``{"assay": "runs", "version": 1, "assay_version", "target" (secrets removed), "label", "started", "ended"}`` (and
+``top_k`` when the system was asked for a number of passages), then
 one line per golden question in the golden set's order (``repeats`` N > 1: the header says N, and the set comes N
 times, each line with its ``repeat``). A golden set with conversations: the header says how their turns were asked
 (``conversation_mode``, ``history``: :mod:`.conversations`), and a turn's line carries ``conversation_id`` and
@@ -13,7 +14,7 @@ arrive when ``cache_dir`` is given, so an interrupted run loses nothing and its 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,7 @@ def run_target(
     progress: Progress | None = None,
     repeats: int = 1,
     conversing: Conversing | None = None,
+    top_k: int | None = None,
 ) -> TargetRun:
     """Ask ``target`` (a :class:`TargetSpec` or a Python function) every question of ``golden``.
 
@@ -103,14 +105,17 @@ def run_target(
     LLM application answers differently when asked again); each line then carries ``repeat`` (0 to N - 1), each
     repeat is cached apart (the first shares the plain run's answers), and ``assay eval`` scores every repeat and
     averages per question. ``conversing``: how the turns of the golden set's conversations are asked (raw turns
-    with the golden reference history by default; :mod:`assay.targets.conversations`).
+    with the golden reference history by default; :mod:`assay.targets.conversations`). ``top_k``: the passages
+    every question asks for (a python target's ``top_k`` or ``k`` parameter, ``"top_k"`` in an HTTP body or a
+    command's JSON; :class:`~assay.targets.callers.PythonCaller`), recorded in the header; None leaves the number to
+    the system.
     """
     gold = golden if isinstance(golden, GoldenSet) else GoldenSet.load(golden)
     how = (conversing or Conversing()).checked()
-    asks = asks_of(gold, repeats, how)
+    asks = [replace(ask, top_k=top_k) for ask in asks_of(gold, repeats, how)]
     config = settings or TargetSettings()
     values = dict(secrets or {})
-    name, identity, caller = make_caller(target, secrets=values, concurrency=config.concurrency)
+    name, identity, caller = make_caller(target, secrets=values, concurrency=config.concurrency, top_k=top_k)
     journal = Journal(cache_dir, identity, label) if cache_dir is not None else None
     started = _now()
     try:
@@ -123,6 +128,8 @@ def run_target(
     header: dict[str, Any] = {"target": name, "label": label, "started": started, "ended": _now()}
     if repeats > 1:
         header["repeats"] = repeats
+    if top_k is not None:
+        header["top_k"] = top_k
     if gold.conversations:
         header["conversation_mode"] = how.mode
         if how.mode == "turns":

@@ -56,6 +56,7 @@ from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.comparable import comparable
 from assay.pipelines.evaluate.scoring.conversations import TurnParts, repeated_summary
+from assay.pipelines.evaluate.scoring.fill import budget_fill, fill_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, NEEDS_JUDGE, TURN_STRATA, family
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.scoring.system import system_summary
@@ -302,7 +303,8 @@ def _rows(
     turns: TurnParts | None = None,
 ) -> dict[str, QueryResult]:
     """Per-query values: label-based measures on the run's projection onto the golden chunks (``unit_run``), span
-    and budget measures on its passages, the LLM metrics as assessed."""
+    and budget measures on its passages (with how full each budget is, :mod:`~.scoring.fill`), the LLM metrics as
+    assessed."""
     parts: list[Mapping[str, er.QueryValues]] = []
     if chosen.ranking:
         parts.append(er.rank_run(unit_run, labels, chosen.ranking, threshold=config.threshold, depth=config.depth))
@@ -316,11 +318,13 @@ def _rows(
         parts.append(budget_values(run, pool, chosen.budgets, config.threshold))
     parts.append(assessed.get(run.name, {}))
     parts.append(turns.rewrites.get(run.name, {}) if turns is not None else {})
+    fills = budget_fill(run, pool, chosen.budgets)
     rows: dict[str, QueryResult] = {}
     for qid in run.lines:
         strata = question_strata(gold.question(qid), config.strata)
         strata.update(turns.strata.get(qid, {}) if turns is not None else {})
-        row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata, cluster=clusters.get(qid))
+        row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata, cluster=clusters.get(qid),
+                                      budget=fills.get(qid, {}))  # fmt: skip
         for part in parts:
             values = part.get(qid)
             if values is not None:
@@ -374,6 +378,7 @@ def _run_result(
         pr_curve=er.pr_curve(unit_run, labels, config.threshold),
         grade_histogram=er.grade_histogram(unit_run, labels, config.depth),
         system=system_summary(run),
+        budget=fill_summary([row.budget for row in rows.values() if row.budget]),
     )
 
 

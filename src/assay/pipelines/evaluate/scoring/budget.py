@@ -34,7 +34,7 @@ from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, BudgetName, pa
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 from assay.text import blank_markup, blank_tags
 
-__all__ = ["SpanPool", "budget_values"]
+__all__ = ["SpanPool", "budget_values", "passage_chars"]
 
 NO_RELEVANT_TEXT = "no_relevant_text"
 Segments = dict[str, list[tuple[int, int, int]]]
@@ -97,7 +97,7 @@ class SpanPool:
         return self.chars.segments(resolve([(s.doc_id, s.start, s.end, 1) for s in self.index.evidence(qid)]))
 
 
-def _passages(line: RunLine, chars: WordChars) -> list[tuple[str, int, int] | int]:
+def passage_chars(line: RunLine, chars: WordChars) -> list[tuple[str, int, int] | int]:
     """The line's passages in rank order, in letters and digits: a located one's range, else the count of its text's
     letters and digits (no text: 0)."""
     out: list[tuple[str, int, int] | int] = []
@@ -117,7 +117,7 @@ def budget_values(run: LoadedRun, pool: SpanPool, names: Sequence[str], threshol
     out: dict[str, QueryValues] = {}
     for qid, line in run.lines.items():
         values = out[qid] = QueryValues()
-        passages, grades = _passages(line, pool.chars), pool.grades(qid)
+        passages, grades = passage_chars(line, pool.chars), pool.grades(qid)
         evidence = pool.evidence(qid) if any(spec.family in SPAN_FAMILIES for spec in parsed) else {}
         for spec in parsed:
             _put(values, spec, passages, grades=grades, evidence=evidence, threshold=threshold)

@@ -15,7 +15,8 @@ When they do not:
   context is the top passages) would compare how much text k passages hold: they get no verdict, and one sentence
   says why;
 * the primary metric, unless named, is nDCG at the first budget: it weighs the relevant text a run put first within
-  the same amount of text for every run.
+  the first B characters of each run's text; a run that retrieved less text is scored on what it retrieved (how
+  full each run's budget is: :mod:`~.fill`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
-from assay.pipelines.evaluate.scoring.names import counts_passages
+from assay.pipelines.evaluate.scoring.names import counts_passages, parse_budget
 
 __all__ = ["Comparable", "comparable", "cut_alike"]
 
@@ -97,13 +98,21 @@ def comparable(
         " characters of relevant text within a budget, so both depend on the text retrieved, not on how it was cut."
     ]
     if chosen is not None and primary is None:
-        notes.append(f"The primary metric is {chosen}: relevant text first, within the same budget for every run.")
+        notes.append(f"The primary metric is {chosen}: relevant text first, within the first {_budget_of(chosen)} of "
+                     "each run's text; a run that retrieved less is scored on what it retrieved.")  # fmt: skip
     if left_out:
         notes.append(
             f"No verdict on {_listed(left_out)}: they are measured over a number of passages, and the same number of"
             " passages holds different amounts of text in these runs."
         )
     return Comparable(False, compared, chosen, notes)
+
+
+def _budget_of(name: str) -> str:
+    """``ndcg@1000t`` -> ``1000 tokens (4,000 characters)``; ``ndcg@400c`` -> ``400 characters``."""
+    cut = name.split("|", 1)[0].partition("@")[2]
+    chars = parse_budget(cut)
+    return f"{chars:,} characters" if cut.endswith("c") else f"{cut[:-1]} tokens ({chars:,} characters)"
 
 
 def _listed(names: Sequence[str], most: int = 6) -> str:

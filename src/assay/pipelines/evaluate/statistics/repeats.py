@@ -32,12 +32,15 @@ Rows = Mapping[str, QueryResult]
 
 
 def merged_rows(name: str, members: Sequence[Rows]) -> dict[str, QueryResult]:
-    """One row per question of the run ``name``: each metric's mean over the repeats that scored it."""
+    """One row per question of the run ``name``: each metric's mean over the repeats that scored it (how full each
+    budget is: the first repeat's)."""
     out: dict[str, QueryResult] = {}
     for qid in members[0]:
         rows = [member[qid] for member in members if qid in member]
         first = rows[0]
-        merged = QueryResult(run=name, query_id=qid, strata=dict(first.strata), cluster=first.cluster)
+        merged = QueryResult(
+            run=name, query_id=qid, strata=dict(first.strata), cluster=first.cluster, budget=dict(first.budget)
+        )  # how full: the first repeat's, as its passages are shown
         for metric in dict.fromkeys(m for row in rows for m in row.metrics):
             values = [v for row in rows if (v := row.metrics.get(metric)) is not None]
             merged.metrics[metric] = float(np.mean(values)) if values else None
