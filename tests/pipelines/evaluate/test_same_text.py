@@ -51,7 +51,8 @@ def _golden() -> GoldenSet:
     grades = {"a-guide#0": 0, "a-guide#1": 0, "a-guide#2": 1, "a-guide#3": 0, "a-guide#4": 3, "a-guide#5": 0}
     provenance = Provenance(source="judge", model="fixture", time=TIME)
     qrels = [RelevanceLabel(query_id="q1", chunk_id=c, grade=g, provenance=provenance) for c, g in grades.items()]
-    questions = [Question(id="q1", text=QUESTION, source_doc_ids=["a-guide"], reference_answer=CACHE)]
+    questions = [Question(id="q1", text=QUESTION, source_doc_ids=["a-guide"], reference_answer=CACHE),
+                 Question(id="q2", text="How do I install it?", source_doc_ids=["a-guide"])]  # fmt: skip
     return GoldenSet(Manifest(assay_version="test"), docs, chunks, questions, qrels, [])
 
 
@@ -95,7 +96,7 @@ def test_halves_score_what_the_chunks_score_on_every_budget_measure() -> None:
 
 def _located(run: list[dict[str, object]]) -> list[Span | None]:
     golden = _golden()
-    line = load_runs(specs_of({"r": run}), golden, Resolver(golden))[0].lines["q1"]
+    line = next(iter(load_runs(specs_of({"r": run}), golden, Resolver(golden))[0].lines.values()))
     return [line.located[unit].span for unit in line.ranked]
 
 
@@ -106,9 +107,12 @@ def test_the_first_half_lands_in_its_chunk_not_in_the_earlier_copy_of_its_words(
     assert all(chunk.start <= s.start and s.end <= chunk.end for s in first_two if s is not None)
 
 
-def test_a_text_standing_once_keeps_its_place_and_a_lone_repeat_takes_the_first() -> None:
+def test_a_repeated_text_goes_beside_its_neighbour_else_where_it_earned_a_grade_else_first() -> None:
     (alone,) = _located([{"query_id": "q1", "retrieved": [{"text": INSTALL}]}])
-    assert alone is not None and alone.doc_id == "a-archive"  # no neighbour: the global rule (lowest id first)
+    set_up = next(c for c in _chunks() if c.id == "a-guide#4")  # graded 3: the same words earn it wherever
+    assert alone is not None and alone.doc_id == "a-guide" and alone.start == set_up.start
+    (other,) = _located([{"query_id": "q2", "retrieved": [{"text": INSTALL}]}])  # no label for q2
+    assert other is not None and other.doc_id == "a-archive"  # the global rule: the lowest id first
     _, after = _located([{"query_id": "q1", "retrieved": [{"id": "a-guide#2"}, {"text": INSTALL}]}])
     assert after is not None and after.doc_id == "a-guide"
     assert after.start == PAGES["a-guide"].index(INSTALL)  # inside the quick start chunk it follows
@@ -197,3 +201,11 @@ def test_a_score_moved_by_text_other_runs_brought_is_reported_with_the_score_alo
     first_alone = next(r for r in alone.runs if r.name == "first").metrics
     assert {"ndcg@3", "ndcg@30t", "recall@30t"} <= set(shift.alone_means)
     assert shift.alone_means == pytest.approx({name: first_alone[name].mean for name in shift.alone_means})
+
+
+def test_the_same_text_given_twice_stands_for_both_copies_not_twice_for_one() -> None:
+    """A block copied into two pages, retrieved as both copies: by id two units, so by text two places too."""
+    block = INSTALL + " " + CACHE
+    first, second = _located([{"query_id": "q1", "retrieved": [{"text": block}, {"text": block}]}])
+    assert first is not None and second is not None
+    assert {first.doc_id, second.doc_id} == {"a-guide", "a-archive"}

@@ -38,6 +38,7 @@ from assay.formats.runs import ranked_lists
 from assay.metrics import Run
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.locate import Resolver
+from assay.pipelines.evaluate.runs.placing import Grade, graded_by, place_line
 from assay.pipelines.evaluate.runs.sources import JSONL_EXPECTED, TREC_EXPECTED, RawLine
 from assay.results import RunCounts
 
@@ -54,6 +55,7 @@ def assemble(
     counts = run.counts
     tables: dict[str, dict[str, float]] = {}
     matched: Counter[str] = Counter()
+    qrels = golden.qrels_map()  # the labels as they stand before any judging: where a repeated text is placed
     for raw in raws:
         counts.lines += 1
         run.trace.add(raw)
@@ -70,7 +72,8 @@ def assemble(
             counts.duplicate_ids += 1  # a query given twice: the first line stands
             continue
         _check_turn(raw, turns.get(raw.query_id), where)
-        run.lines[raw.query_id], tables[raw.query_id] = _line(raw, resolver, where, counts, matched)
+        grade = graded_by(resolver, qrels.get(raw.query_id, {}))
+        run.lines[raw.query_id], tables[raw.query_id] = _line(raw, resolver, where, counts, matched, grade)
     if counts.lines == 0 and run.kind != "ragas":
         expected = TREC_EXPECTED if run.kind == "trec" else JSONL_EXPECTED
         raise FormatError(where, None, "no run lines", expected)
@@ -104,8 +107,8 @@ def _check_turn(raw: RawLine, golden: tuple[str, int] | None, where: str | Path,
                       "as the golden set's conversations.jsonl has them")  # fmt: skip
 
 
-def _line(
-    raw: RawLine, resolver: Resolver, where: str | Path, counts: RunCounts, matched: Counter[str]
+def _line(  # noqa: PLR0917
+    raw: RawLine, resolver: Resolver, where: str | Path, counts: RunCounts, matched: Counter[str], grade: Grade
 ) -> tuple[RunLine, dict[str, float]]:
     """One query's line with its items resolved to units and deduplicated, and its ``{unit: score}`` table."""
     line = RunLine(raw.query_id, [], {}, answer=raw.answer, citations=raw.citations, error=raw.error,
@@ -119,7 +122,7 @@ def _line(
     table: dict[str, float] = {}
     aliases: dict[str, str] = {}  # the run's own ids -> units, for its citations
     first = [resolver.resolve(item, where, raw.line) for item in raw.items]
-    resolved = resolver.place_line(first, [item.doc_id for item in raw.items])
+    resolved = place_line(resolver, first, [item.doc_id for item in raw.items], grade)
     for i, (item, found) in enumerate(zip(raw.items, resolved, strict=True)):
         if item.id is not None:
             aliases.setdefault(item.id, found.unit)

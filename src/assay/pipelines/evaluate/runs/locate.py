@@ -10,18 +10,8 @@ How an item is matched (``RunCounts.matched_by``):
   given, restricts the search to that document;
 * ``unmatched``: a text found in no document, or an id that is neither a chunk nor given with a text.
 
-**The same text in several places** (a sentence repeated in two sections, a page kept in two versions): a passage
-given by text whose words stand exactly in more than one place is placed by its neighbours in the same ranking,
-before any global tie-break (:meth:`Resolver.place_line`), passages in the line's order:
-
-1. **the document**: that of the nearest passage of the line (by rank, the earlier on a tie) that is placed for
-   sure (given by id or offsets, its text standing in one place, or a repeated text placed before it by this rule)
-   and whose document holds the text;
-2. **the place in it**: the one nearest a place its neighbour just before or just after can have in that document
-   (the halves of a cut stand side by side), the earlier on a tie;
-3. otherwise the aligner's rule: the lowest document id, then the earliest place.
-
-So the halves of a chunk land in that chunk however often their words recur elsewhere in the documents.
+**The same text in several places**: a passage whose words stand exactly in more than one place is placed by
+:mod:`~.placing` (beside its neighbours in the ranking) before the aligner's global tie-break.
 
 Unit ids: a located span whose words are exactly a golden chunk's words is that chunk (so assay's own chunks given by
 text score exactly what they score by id); any other span is ``p:{doc_id}:{start}-{end}``; an unmatched text is
@@ -36,7 +26,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,39 +109,16 @@ class Resolver:
         self._new += 1
         return span
 
-    def place_line(self, found: Sequence[Located], doc_ids: Sequence[str | None]) -> list[Located]:
-        """The line's passages with each repeated text placed by its neighbours (see the module docstring);
-        ``doc_ids``: the document each item was restricted to, if any."""
-        places = [self._places_of(item, doc_id) for item, doc_id in zip(found, doc_ids, strict=True)]
-        sure: list[Span | None] = [item.span if len(p) < 2 else None for item, p in zip(found, places, strict=True)]
-        out = list(found)
-        for i, item in enumerate(found):
-            if len(places[i]) < 2 or item.text is None:
-                continue
-            docs = {p.doc_id for p in places[i]}
-            anchor = min(((abs(j - i), j) for j, span in enumerate(sure) if span is not None and span.doc_id in docs),
-                         default=None)  # fmt: skip
-            if anchor is None:
-                continue
-            doc = sure[anchor[1]].doc_id  # type: ignore[union-attr]
-            there = [p for p in places[i] if p.doc_id == doc]
-            near = [q for j in (i - 1, i + 1) if 0 <= j < len(found) for q in self._side(out[j], places[j], sure[j])]
-            best = min(there, key=lambda p: (min((_gap(p, q) for q in near if q.doc_id == doc), default=0), p.start))
-            out[i] = item if best == item.span else self._unit(best, item.text)
-            sure[i] = best
-        return out
-
-    @staticmethod
-    def _side(item: Located, places: list[Span], sure: Span | None) -> list[Span]:
-        """Where a neighbour can be: its place when sure, else every place of its text."""
-        if sure is not None:
-            return [sure]
-        return places if places else [item.span] if item.span is not None else []
-
-    def _places_of(self, item: Located, doc_id: str | None) -> list[Span]:
+    def places(self, item: Located, doc_id: str | None) -> list[Span]:
+        """Every place the text of ``item`` (located exactly) stands, as :meth:`Aligner.exact_places` finds them,
+        in ``doc_id`` when given; empty for an item not located exactly by its text."""
         if item.match != "exact" or item.span is None or item.text is None:
             return []
         return self._places(item.text, doc_id)
+
+    def unit_at(self, span: Span, text: str) -> Located:
+        """The unit of ``text`` placed at ``span`` (a golden chunk when its words are the chunk's)."""
+        return self._unit(span, text)
 
     def _places(self, text: str, doc_id: str | None) -> list[Span]:
         key = (text, doc_id or "")
@@ -251,11 +218,6 @@ class Resolver:
             return {key: None if s is None else Span(*s) for key, s in rows}
         except (OSError, ValueError, TypeError):
             return {}  # an unreadable cache is rebuilt, never trusted
-
-
-def _gap(a: Span, b: Span) -> int:
-    """Characters between two spans of one document (0 when they touch or overlap)."""
-    return max(0, max(a.start, b.start) - min(a.end, b.end))
 
 
 def _shown(item: RetrievedItem) -> str:

@@ -1,0 +1,89 @@
+"""Where a repeated text came from: a passage whose words stand exactly in several places (a sentence repeated in
+two sections, a page kept in two versions, a block copied into two pages) is placed by the rest of its ranking
+before any global tie-break, so the same text scores the same however it was cut.
+
+The rule, for the passages of one run's line in the order given (a passage given by id or offsets, or whose text
+stands in one place, is *sure*; a repeated text, once placed, counts as sure for the passages after it):
+
+1. **A place not taken**: a place an earlier passage of the line already holds is the last resort (the same text
+   retrieved twice, as two copies of a chunk, stands for both copies, not twice for one).
+2. **Beside its neighbours**: a place that touches a place the passage just before or just after it can have
+   (nothing but spaces, punctuation or markup between: the halves of a cut stand side by side).
+3. **The text that earned a grade**: the place where the question's graded golden chunks give the highest grade
+   (the same words are as relevant wherever they stand; unlabelled counts below 0).
+4. **The document of the nearest sure passage** (by rank, the earlier on a tie) that holds a place of it.
+5. **Otherwise** the aligner's rule: the lowest document id, then the earliest place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from assay.corpus.align import Span
+from assay.pipelines.evaluate.runs.locate import Located, Resolver
+
+__all__ = ["Grade", "graded_by", "place_line"]
+
+Grade = Callable[[Span], int]  # the highest grade the question's graded golden chunks give a place (-1: none)
+
+
+def place_line(
+    resolver: Resolver, found: Sequence[Located], doc_ids: Sequence[str | None], grade: Grade | None = None
+) -> list[Located]:
+    """The line's passages with each repeated text placed by the rule of the module docstring; ``doc_ids``: the
+    document each item was restricted to, if any; ``grade``: step 3 (None: skipped)."""
+    places = [resolver.places(item, doc_id) for item, doc_id in zip(found, doc_ids, strict=True)]
+    sure: list[Span | None] = [item.span if len(p) < 2 else None for item, p in zip(found, places, strict=True)]
+    out = list(found)
+    for i, item in enumerate(found):
+        if len(places[i]) < 2 or item.text is None:
+            continue
+        taken = {_key(s) for s in sure[:i] if s is not None}
+        near = [q for j in (i - 1, i + 1) if 0 <= j < len(found) for q in _where(places[j], sure[j])]
+        ranked = [
+            (
+                _key(p) in taken,  # 1
+                not any(_touch(resolver, p, q) for q in near),  # 2
+                -(grade(p) if grade is not None else -1),  # 3
+                _rank_distance(p.doc_id, i, sure),  # 4
+                n,  # 5: the aligner's order
+            )
+            for n, p in enumerate(places[i])
+        ]
+        best = places[i][min(ranked)[-1]]
+        out[i] = item if best == item.span else resolver.unit_at(best, item.text)
+        sure[i] = best
+    return out
+
+
+def graded_by(resolver: Resolver, grades: dict[str, int]) -> Grade:
+    """Step 3 for one question: ``grades`` ``{chunk_id: grade}`` of its graded golden chunks."""
+    spans = [(span, g) for cid, g in sorted(grades.items()) if (span := resolver.chunk_span(cid)) is not None]
+
+    def grade(place: Span) -> int:
+        held = [g for s, g in spans if s.doc_id == place.doc_id and s.start < place.end and place.start < s.end]
+        return max(held, default=-1)
+
+    return grade
+
+
+def _key(span: Span) -> tuple[str, int, int]:
+    return (span.doc_id, span.start, span.end)
+
+
+def _where(places: list[Span], sure: Span | None) -> list[Span]:
+    """Where a neighbour can be: its place when sure, else every place of its text."""
+    return [sure] if sure is not None else places
+
+
+def _touch(resolver: Resolver, a: Span, b: Span) -> bool:
+    """Whether two places of one document overlap or have no letter or digit between them."""
+    if a.doc_id != b.doc_id:
+        return False
+    lo, hi = min(a.end, b.end), max(a.start, b.start)
+    return hi <= lo or not any(ch.isalnum() for ch in resolver.golden.document(a.doc_id).text[lo:hi])
+
+
+def _rank_distance(doc_id: str, i: int, sure: Sequence[Span | None]) -> int:
+    """How far in rank the nearest sure passage in ``doc_id`` is (the line's length when none is)."""
+    return min((abs(j - i) for j, s in enumerate(sure) if s is not None and s.doc_id == doc_id), default=len(sure))
