@@ -79,7 +79,7 @@ def placed_quote(quote: Any, text: str | None) -> dict[str, Any]:
 
 def person_quotes(raw: Any, text: str | None, grade: int) -> list[str] | None:
     """A person's quotes for a label of ``grade`` on ``text`` by the module docstring's rule; ValueError says what is
-    wrong and how to fix it. None when no quotes were given."""
+    wrong and how to fix it. None when no quotes were given (or an empty list)."""
     if raw is None:
         return None
     if not isinstance(raw, list) or not all(isinstance(quote, str) for quote in raw):
@@ -93,7 +93,7 @@ def person_quotes(raw: Any, text: str | None, grade: int) -> list[str] | None:
         raise ValueError("grade 0 quotes nothing: remove the quotes, or grade the text 1-3")
     if len(kept) > QUOTES_MAX:
         raise ValueError(f"{len(kept)} quotes; quote at most {QUOTES_MAX} (fewer, longer runs of the text)")
-    return list(kept.values())
+    return list(kept.values()) or None
 
 
 def _not_in(quote: str) -> str:
