@@ -148,8 +148,8 @@ def _rows(path: Path, default: str | None) -> Iterator[tuple[int, dict[str, str]
         raise AuditError(f"{path}: not UTF-8 text; in the spreadsheet save as 'CSV UTF-8'") from exc
     first = text.split("\n", 1)[0]
     delimiter = max(",;\t", key=first.count)
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = [name.strip() for name in reader.fieldnames or []]
+    records = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = [name.strip() for name in next(records, [])]
     required = ["query_id", "chunk_id", "grade"] + ([] if default else ["annotator"])
     missing = [name for name in required if name not in header]
     if missing:
@@ -157,9 +157,9 @@ def _rows(path: Path, default: str | None) -> Iterator[tuple[int, dict[str, str]
             f"{path}:1: the header lacks {', '.join(missing)}; the first row must name the columns "
             f"{', '.join(CSV_COLUMNS)} (or pass --annotator for a file without an annotator column)"
         )
-    reader.fieldnames = header
-    for row in reader:
-        yield reader.line_num, {key: (value or "").strip() for key, value in row.items() if isinstance(key, str)}
+    for number, values in enumerate(records, start=2):  # one spreadsheet row per record, however many lines it spans
+        if values:  # a blank line: an empty row
+            yield number, {key: values[i].strip() if i < len(values) else "" for i, key in enumerate(header)}
 
 
 def _row_event(row: dict[str, str], golden: GoldenView, default: str | None) -> LabelEvent | None:
