@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from audit_fixtures import GUIDE, SPAN, add_spans, build_golden, span_id
+from audit_fixtures import GUIDE, SPAN, add_judge_quotes, add_spans, build_golden, span_id
 from starlette.testclient import TestClient
 
 from assay.audit import store as store_module
@@ -32,19 +32,9 @@ C02 = "Chunk 2 about refunds."  # q1's judge grade of c02 is 2 (audit_fixtures: 
 NINE = ["Chunk", "2", "about", "refunds", "Chunk 2", "2 about", "about refunds", "Chunk 2 about", "2 about refunds"]
 
 
-def with_judge_quotes(folder: Path) -> Path:
-    """The judge's label of (q1, c02) quotes "about refunds" (and a paraphrase it kept by mistake elsewhere)."""
-    golden = GoldenSet.load(folder)
-    for label in golden.qrels:
-        if (label.query_id, label.chunk_id, label.provenance.prompt) == ("q1", "c02", "relevance@1"):
-            label.quotes = ["about refunds", "money comes back"]
-    golden.update(folder, ("qrels",))
-    return folder
-
-
 @pytest.fixture
 def quoted_dir(tmp_path: Path) -> Path:
-    return with_judge_quotes(build_golden(tmp_path / "golden"))
+    return add_judge_quotes(build_golden(tmp_path / "golden"))
 
 
 @pytest.fixture
@@ -125,11 +115,12 @@ def test_a_person_saves_quotes_with_a_grade_and_undo_restores_the_previous(quote
     first = client.post("/api/label", json={"i": i, "grade": 3, "quotes": ["about   refunds"]}, headers=headers)
     assert first.status_code == 200, first.text
     assert first.json()["item"]["mine"]["quotes"] == [{"text": "about refunds", "start": 8, "end": 21}]
-    second = {"i": i, "grade": 2, "quotes": ["Chunk 2", "chunk 2", "refunds."], "reason": "two bits"}
+    second = {"i": i, "grade": 2, "quotes": ["chunk 2", "Chunk 2", "refunds."], "reason": "two bits"}
     assert client.post("/api/label", json=second, headers=headers).status_code == 200
     store = LabelStore.in_folder(quoted_dir)
     [mine] = store.current_labels(annotator="ann")
-    assert (mine.grade, mine.quotes, mine.source) == (2, ("Chunk 2", "refunds."), "human")  # a quote twice: once
+    # word for word as the chunk has them (case, punctuation), a quote given twice kept once
+    assert (mine.grade, mine.quotes, mine.source) == (2, ("Chunk 2", "refunds"), "human")
     client.post("/api/undo", json={}, headers=headers)
     [restored] = store.current_labels(annotator="ann")
     assert (restored.grade, restored.quotes) == (3, ("about refunds",))
@@ -215,7 +206,7 @@ def test_quotes_travel_through_the_csv(quoted_dir: Path, tmp_path: Path) -> None
     export_csv(store, out, golden)
     [row] = list(csv.DictReader(out.open(encoding="utf-8")))
     assert row["quotes"] == "about refunds\nChunk 2"
-    fresh_dir = with_judge_quotes(build_golden(tmp_path / "fresh"))
+    fresh_dir = add_judge_quotes(build_golden(tmp_path / "fresh"))
     fresh, fresh_golden = open_store(fresh_dir)
     assert import_csv(fresh, out, fresh_golden).added == 1
     assert fresh.current_labels(role="human")[0].quotes == ("about refunds", "Chunk 2")

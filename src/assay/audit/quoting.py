@@ -16,8 +16,10 @@ A person's quotes, sent with a grade (the page's ``POST /api/label``), follow on
 2. **Text of the passage.** Each quote is a string whose words stand in the text under review; one that does not
    (a paraphrase, a typo, text of another item) is refused with the quote named, and nothing is stored.
 3. **Grade 0 quotes nothing.** A quote on a label graded 0 is refused: nothing in that text is relevant.
-4. **Once, bounded.** Whitespace inside a quote is folded; a quote given twice is kept once; more than
-   :data:`~assay.judge.quotes.QUOTES_MAX` quotes are refused (quote fewer, longer runs).
+4. **Word for word, once, bounded.** A quote is kept as the text says it, from its first word to its last at its
+   place (a typed ``refunds.`` keeps ``refunds``; case and punctuation as the text has them), whitespace folded so it
+   fits one line; a quote given twice is kept once; more than :data:`~assay.judge.quotes.QUOTES_MAX` quotes are
+   refused (quote fewer, longer runs).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 from assay.audit._golden import GoldenView
 from assay.audit.spans import span_view
-from assay.judge.quotes import QUOTES_MAX, stands_in
+from assay.judge.quotes import QUOTES_MAX
 from assay.text import WORD_RUN, blank_tags, fold_word, normalized_words
 
 __all__ = ["item_text", "person_quotes", "placed_quote", "quote_place", "quote_places"]
@@ -69,12 +71,11 @@ def quote_places(quotes: tuple[str, ...] | list[str] | None, text: str | None) -
 
 
 def placed_quote(quote: Any, text: str | None) -> dict[str, Any]:
-    """``quote`` (whitespace folded) with its place in ``text``; ValueError when it does not stand there (rule 2)."""
-    folded = " ".join(quote.split()) if isinstance(quote, str) else ""
-    place = quote_place(folded, text) if text is not None else None
-    if place is None:
-        raise ValueError(_not_in(folded))
-    return {"text": folded, "start": place[0], "end": place[1]}
+    """``quote`` as it stands in ``text`` (rule 4) with its place; ValueError when it does not stand there (rule 2)."""
+    place = quote_place(quote, text) if isinstance(quote, str) and text is not None else None
+    if place is None or text is None:
+        raise ValueError(_not_in(quote if isinstance(quote, str) else repr(quote)))
+    return {"text": " ".join(text[place[0] : place[1]].split()), "start": place[0], "end": place[1]}
 
 
 def person_quotes(raw: Any, text: str | None, grade: int) -> list[str] | None:
@@ -85,10 +86,8 @@ def person_quotes(raw: Any, text: str | None, grade: int) -> list[str] | None:
     if not isinstance(raw, list) or not all(isinstance(quote, str) for quote in raw):
         raise ValueError("quotes must be a list of texts")
     kept: dict[str, str] = {}
-    for quote in (" ".join(q.split()) for q in raw):
-        if text is None or not stands_in(quote, text):
-            raise ValueError(_not_in(quote))
-        kept.setdefault(" ".join(normalized_words(quote)), quote)
+    for quote in raw:
+        kept.setdefault(" ".join(normalized_words(quote)), placed_quote(quote, text)["text"])
     if kept and grade < 1:
         raise ValueError("grade 0 quotes nothing: remove the quotes, or grade the text 1-3")
     if len(kept) > QUOTES_MAX:
