@@ -134,7 +134,8 @@
 
   function renderQuotes() {
     $("quotes-box").hidden = item.text === null;
-    const whose = item.mine ? "yours: every change is saved at once" :
+    const whose = item.mine && item.mine.grade === 0 ? "none: a grade 0 quotes nothing (grade 1-3 to quote)" :
+      item.mine ? "yours: every change is saved at once" :
       quotes.length > 0 ? "the judge's: saved with your grade 1-3 as shown here (a grade 0 saves none)" :
       "none yet: select words in the text and press q, or type them below";
     setText($("quotes-whose"), whose);
