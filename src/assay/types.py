@@ -320,7 +320,10 @@ class Passage(_Record):
 
 
 class LabelEvent(_Record):
-    """An append-only event in the audit label store; the current label is a fold over an item's events."""
+    """An append-only event in the audit label store; the current label is a fold over an item's events.
+
+    ``quotes``: the sentences of the item's text the label says bear on the question (as
+    :attr:`RelevanceLabel.quotes`); None: the label says nothing finer than its grade of the whole text."""
 
     query_id: str
     chunk_id: str
@@ -330,6 +333,7 @@ class LabelEvent(_Record):
     annotator: str | None = None
     prompt: str | None = None
     time: datetime = Field(default_factory=utc_now)
+    quotes: list[str] | None = None
 
 
 class StageUsage(_Record):

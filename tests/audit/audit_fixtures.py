@@ -122,3 +122,14 @@ def add_context_turn(folder: Path) -> Path:
     golden.conversations[0].turns.insert(1, context)
     golden.update(folder, ("conversations",))
     return folder
+
+
+def add_judge_quotes(folder: Path) -> Path:
+    """The judge's pointwise label of (q1, c02) ("Chunk 2 about refunds.", graded 2) quotes "about refunds", and a
+    paraphrase that is not in the chunk ("money comes back")."""
+    golden = GoldenSet.load(folder)
+    for label in golden.qrels:
+        if (label.query_id, label.chunk_id, label.provenance.prompt) == ("q1", "c02", "relevance@1"):
+            label.quotes = ["about refunds", "money comes back"]
+    golden.update(folder, ("qrels",))
+    return folder

@@ -10,7 +10,16 @@ from typing import Any
 
 import pytest
 import uvicorn
-from audit_fixtures import PAYLOAD, SPAN, add_context_turn, add_conversation, add_spans, build_golden, span_id
+from audit_fixtures import (
+    PAYLOAD,
+    SPAN,
+    add_context_turn,
+    add_conversation,
+    add_judge_quotes,
+    add_spans,
+    build_golden,
+    span_id,
+)
 
 from assay.audit.access import open_store
 from assay.audit.app import create_app
@@ -122,6 +131,50 @@ def test_enter_accepts_judge_and_reason_box(browser: Any, golden: Path) -> None:
     store, _ = open_store(golden)
     mine = store.current_labels(annotator="ann")
     assert [(lab.item, lab.grade, lab.reason) for lab in mine] == [(("q1", "c01"), 1, "listwise was too kind")]
+
+
+def test_edit_the_quotes_of_a_label(browser: Any, golden: Path) -> None:
+    """The judge's quote is marked in the chunk and saved with the grade; then a quote is removed, one typed, one
+    selected with the mouse's selection and q, and a quote not in the chunk is refused with the server's reason."""
+    add_judge_quotes(golden)
+    with Server(golden) as server:
+        context, page, _ = open_page(browser, server.url + "/#q=q1&c=c02")
+        page.wait_for_selector("#chunk-id:has-text('c02')")
+        assert page.text_content("#chunk mark.quote") == "about refunds"
+        assert page.text_content("#chunk") == "Chunk 2 about refunds."
+        page.keyboard.press("2")
+        page.wait_for_selector("#status:has-text('Saved grade 2')")
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_selector("#quotes-whose:has-text('yours')")
+        assert page.text_content("#quotes li span") == "about refunds"
+        page.click("#quotes li button.remove")
+        page.wait_for_selector("#status:has-text('Removed the quote.')")
+        assert page.locator("#chunk mark.quote").count() == 0
+        page.fill("#quote-text", "chunk   2")
+        page.press("#quote-text", "Enter")
+        page.wait_for_selector("#status:has-text('Saved the quote.')")
+        page.evaluate(
+            """() => {
+                const nodes = [...document.getElementById('chunk').childNodes];
+                const node = nodes.find((n) => n.textContent.includes('refunds'));
+                const range = document.createRange();
+                const at = node.textContent.indexOf('refunds');
+                range.setStart(node, at);
+                range.setEnd(node, at + 'refunds'.length);
+                getSelection().removeAllRanges();
+                getSelection().addRange(range);
+            }"""
+        )
+        page.keyboard.press("q")
+        page.wait_for_selector("#quotes li:nth-child(2)")
+        assert [m.text_content() for m in page.locator("#chunk mark.quote").all()] == ["Chunk 2", "refunds"]
+        page.fill("#quote-text", "money comes back")
+        page.press("#quote-text", "Enter")
+        page.wait_for_selector("#status.error:has-text('this quote is not in the passage')")
+        context.close()
+    store, _ = open_store(golden)
+    [mine] = store.current_labels(annotator="ann")
+    assert (mine.item, mine.grade, mine.quotes) == (("q1", "c02"), 2, ("Chunk 2", "refunds"))
 
 
 def test_script_payload_shows_as_text_and_runs_nothing(browser: Any, golden: Path) -> None:

@@ -10,8 +10,11 @@ Routes (``?annotator=NAME`` picks the person on GETs, ``"annotator"`` in the bod
                                 for a span label (``kind`` "span"), the passage's span in its document with context
                                 (:mod:`assay.audit.spans`), judge labels (hidden in blind mode until the annotator
                                 graded it), the annotator's label, others' labels
+    GET  /api/quote?i=N&text=Q  where quote Q stands in item N's text (``start``, ``end``), or 400 when it does not
     GET  /api/adjudication      items where annotators differ, with every grade and the judge's
-    POST /api/label             {"i", "grade" 0-3 | "accept_judge": true, "reason"?}: record a human label
+    POST /api/label             {"i", "grade" 0-3 | "accept_judge": true, "reason"?, "quotes"?}: record a human label
+                                with the quotes given (:mod:`assay.audit.quoting`: each must stand in the item's text,
+                                none on a grade 0)
     POST /api/undo              undo the annotator's latest label still in effect
     POST /api/rewrite           {"i", "text", "reason"?}: correct the standalone rewrite of item i's conversation turn
                                 (:mod:`assay.audit.rewrites`: kept in the store, written to questions.jsonl and
@@ -21,6 +24,9 @@ An item of a conversation turn carries ``turn`` (utterance, rewrite, history: ea
 reference answers, context turns marked ``judged: false``; a context turn has no labels, so it is no item); ``stale``
 marks an item whose labels were graded against an earlier rewrite, and stale items come first in a queue built after
 the correction.
+
+Every label (the judge's, the annotator's, others') carries its quotes, each with its place in the item's text
+(``text`` the text shown; :func:`~assay.audit.quoting.quote_places`), which the page marks.
 
 A grade or undo of a span label is also written into passages.jsonl, where the pool of ``assay eval`` reads it
 (:func:`assay.audit.pool.join_pool`).
@@ -33,7 +39,7 @@ from __future__ import annotations
 import html
 import secrets
 import threading
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from importlib import resources
 from json import JSONDecodeError
 from pathlib import Path
@@ -51,6 +57,7 @@ from assay.audit._golden import GoldenView, load_golden
 from assay.audit.access import open_store
 from assay.audit.pool import join_pool
 from assay.audit.queues import check_queue, confirm_first, default_queue, queue_for
+from assay.audit.quoting import item_text, person_quotes, placed_quote, quote_places
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.rewrites import join_rewrites, record_rewrite, stale_first, stale_items
 from assay.audit.security import BodyTooLarge, Guard, read_json
@@ -123,12 +130,12 @@ class AuditState:
         return {lab.item: lab for lab in labels if lab.grade is not None}
 
     def item_view(self, annotator: str, index: int, item: Item) -> dict[str, Any]:
-        labels = _item_labels(self.store, item)
+        labels, text = _item_labels(self.store, item), item_text(self.golden, item[1])
         mine = next((lab for lab in labels if lab.source != "judge" and lab.annotator == annotator), None)
         graded = mine is not None and mine.grade is not None
         hidden = self.blind and not graded
-        judges = [_label_json(lab) for lab in labels if lab.source == "judge"]
-        others = [_label_json(lab) for lab in labels if lab.source != "judge" and lab.annotator != annotator]
+        judges = [_label_json(lab, text) for lab in labels if lab.source == "judge"]
+        others = [_label_json(lab, text) for lab in labels if lab.source != "judge" and lab.annotator != annotator]
         question, chunk = self.golden.questions.get(item[0]), self.golden.chunks.get(item[1])
         span = None
         if self.golden.is_span(item[1]):
@@ -145,12 +152,13 @@ class AuditState:
             "difficulty": question.difficulty if question else None,
             "reference_answer": question.reference_answer if question else None,
             "chunk_text": chunk.text if chunk else None,
+            "text": text,
             "heading_path": list(chunk.heading_path) if chunk else [],
             "doc_id": chunk.doc_id if chunk else None,
             "judge_hidden": hidden,
             "judges": [] if hidden else judges,
             "others": [] if hidden else [o for o in others if o["grade"] is not None],
-            "mine": _label_json(mine) if graded and mine else None,
+            "mine": _label_json(mine, text) if graded and mine else None,
             "turn": self.golden.turn_view(item[0]),
             "stale": bool(stale_items(self.store, [item])),
         }
@@ -163,12 +171,17 @@ class AuditState:
         grade = self._judge_grade(annotator, index, item) if body.get("accept_judge") is True else body.get("grade")
         if isinstance(grade, bool) or grade not in (0, 1, 2, 3):
             raise ValueError("grade must be 0, 1, 2 or 3")
-        event = LabelEvent(
-            query_id=item[0], chunk_id=item[1], grade=grade, reason=reason or None, source="human", annotator=annotator
-        )
+        quotes = person_quotes(body.get("quotes"), item_text(self.golden, item[1]), grade)
+        event = LabelEvent(query_id=item[0], chunk_id=item[1], grade=grade, reason=reason or None, source="human",
+                           annotator=annotator, quotes=quotes)  # fmt: skip
         self.store.record(event, session=f"page:{self.queue}:{self.seed}", queue=self.queue)
         self._join_pool(item)
         return {"item": self.item_view(annotator, index, item), "progress": self.progress(annotator)}
+
+    def quote(self, annotator: str, params: Mapping[str, str]) -> dict[str, Any]:
+        """Where quote ``text`` stands in item ``i``'s text, before it is saved with a grade (the page marks it)."""
+        _, item = self.item_at(annotator, params.get("i"))
+        return placed_quote(params.get("text"), item_text(self.golden, item[1]))
 
     def rewrite(self, annotator: str, body: dict[str, Any]) -> dict[str, Any]:
         """Correct the rewrite of item i's turn (:mod:`assay.audit.rewrites`); the golden files follow at once."""
@@ -267,6 +280,7 @@ def create_app(
             "/api/item",
             _get(state, lambda who, request: state.item_view(who, *state.item_at(who, request.query_params.get("i")))),
         ),
+        Route("/api/quote", _get(state, lambda who, request: state.quote(who, request.query_params))),
         Route("/api/adjudication", _get(state, lambda who, request: state.adjudication())),
         Route("/api/label", _post(state, state.label), methods=["POST"]),
         Route("/api/undo", _post(state, lambda who, body: state.undo(who)), methods=["POST"]),
@@ -346,9 +360,10 @@ def _item_labels(store: LabelStore, item: Item) -> list[CurrentLabel]:
     return sorted(store.item_labels(*item), key=lambda lab: lab.event_id)
 
 
-def _label_json(lab: CurrentLabel) -> dict[str, Any]:
+def _label_json(lab: CurrentLabel, text: str | None) -> dict[str, Any]:
     return {
         "grade": lab.grade,
+        "quotes": quote_places(lab.quotes, text),
         "reason": lab.reason,
         "annotator": lab.annotator,
         "prompt": lab.prompt,

@@ -1,8 +1,12 @@
 """Labels in and out of the store: the event log as JSONL, current human labels as CSV, and a CSV edited back in.
 
-The CSV has the columns ``query_id, chunk_id, grade, reason, annotator`` followed by read-only context columns
-(``judge_grade, judge_reason, question, chunk_text``) that the import ignores. A spreadsheet round trip: export,
-fill or change grades, save as CSV (UTF-8; comma, semicolon or tab separated), import. The import checks every row
+The CSV has the columns ``query_id, chunk_id, grade, reason, annotator, quotes`` followed by read-only context
+columns (``judge_grade, judge_reason, question, chunk_text``) that the import ignores. ``quotes`` holds the label's
+quotes, one per line of the cell (the sentences of the chunk that bear on the question); they are imported by the
+page's rule (:mod:`assay.audit.quoting`: each must stand in the chunk's text, none on a grade 0), and a file without
+that column says nothing about quotes (its rows carry none, and a row is unchanged on its grade and reason alone).
+A spreadsheet round trip: export, fill or change grades, save as CSV (UTF-8; comma, semicolon or tab separated),
+import. The import checks every row
 first and writes nothing unless all rows are valid; a row with an empty grade is skipped, and a row equal to the
 annotator's current label adds no event, so importing the same file twice changes nothing. A ``chunk_id`` may name
 a judged passage (a span label, ``p:...`` or ``t:...``); its ``chunk_text`` is the passage's text, and its imported
@@ -20,6 +24,7 @@ from pathlib import Path
 
 from assay.audit._golden import GoldenView
 from assay.audit.pool import join_pool
+from assay.audit.quoting import item_text, person_quotes
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.store import LabelStore
 from assay.errors import AuditError
@@ -29,7 +34,7 @@ from assay.types import LabelEvent
 
 __all__ = ["CSV_COLUMNS", "ImportResult", "export_csv", "export_jsonl", "import_csv"]
 
-CSV_COLUMNS = ("query_id", "chunk_id", "grade", "reason", "annotator")
+CSV_COLUMNS = ("query_id", "chunk_id", "grade", "reason", "annotator", "quotes")
 CONTEXT_COLUMNS = ("judge_grade", "judge_reason", "question", "chunk_text")
 _MAX_ERRORS = 20
 
@@ -70,18 +75,19 @@ def export_csv(
         raise AuditError("an empty sheet to fill in is per person; pass the annotator (--annotator NAME)")
     labels = [lab for lab in store.current_labels(role="human", annotator=annotator) if lab.grade is not None]
     judges = first_judge(store.current_labels(role="judge"))
-    rows = [(lab.item, lab.grade, lab.reason, lab.annotator) for lab in labels]
+    rows = [(lab.item, lab.grade, lab.reason, lab.annotator, lab.quotes) for lab in labels]
     if include_unlabelled and annotator is not None:
         done = {lab.item for lab in labels}
-        rows += [(item, None, None, annotator) for item in store.items() if item not in done]
+        rows += [(item, None, None, annotator, None) for item in store.items() if item not in done]
     rows.sort(key=lambda r: (r[0], r[3]))
     with atomic_write(path) as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS + CONTEXT_COLUMNS)
-        for item, grade, reason, name in rows:
+        for item, grade, reason, name, quotes in rows:
             judge = judges.get(item)
             context = _context(golden, item, judge)
-            writer.writerow([item[0], item[1], "" if grade is None else grade, reason or "", name, *context])
+            cells = [item[0], item[1], "" if grade is None else grade, reason or "", name]
+            writer.writerow([*cells, neutralize("\n".join(quotes or ())), *context])
     return len(rows)
 
 
@@ -94,13 +100,13 @@ def import_csv(
     listing every bad row as ``file:row: problem; fix`` (row numbers as a spreadsheet shows them, header = 1).
     """
     source = Path(path)
-    events, blank, errors = _read_rows(source, golden, annotator)
+    events, blank, errors, quoted = _read_rows(source, golden, annotator)
     if errors:
         shown = "\n  ".join(errors[:_MAX_ERRORS])
         more = f"\n  ... and {len(errors) - _MAX_ERRORS} more" if len(errors) > _MAX_ERRORS else ""
         raise AuditError(f"{source}: {len(errors)} bad row(s), nothing imported:\n  {shown}{more}")
     current = {(lab.item, lab.annotator): lab for lab in store.current_labels(role="human")}
-    fresh = [e for e in events if not _same(current.get(((e.query_id, e.chunk_id), e.annotator or "")), e)]
+    fresh = [e for e in events if not _same(current.get(((e.query_id, e.chunk_id), e.annotator or "")), e, quoted)]
     store.record_many(fresh)
     spans = sorted({(e.query_id, e.chunk_id) for e in fresh if golden.is_span(e.chunk_id)})
     if spans:
@@ -108,12 +114,14 @@ def import_csv(
     return ImportResult(added=len(fresh), blank=blank, unchanged=len(events) - len(fresh))
 
 
-def _read_rows(path: Path, golden: GoldenView, default: str | None) -> tuple[list[LabelEvent], int, list[str]]:
+def _read_rows(path: Path, golden: GoldenView, default: str | None) -> tuple[list[LabelEvent], int, list[str], bool]:
+    """The rows' events, the number of rows with an empty grade, the errors, and whether the file has quotes."""
     events: list[LabelEvent] = []
     errors: list[str] = []
     seen: dict[tuple[str, str, str], int] = {}
-    blank = 0
+    blank, quoted = 0, False
     for row_number, row in _rows(path, default):
+        quoted = quoted or "quotes" in row
         try:
             event = _row_event(row, golden, default)
         except ValueError as exc:
@@ -127,7 +135,7 @@ def _read_rows(path: Path, golden: GoldenView, default: str | None) -> tuple[lis
             errors.append(f"{path}:{row_number}: same item and annotator as row {seen[key]}; keep one of the two rows")
         seen[key] = row_number
         events.append(event)
-    return events, blank, errors
+    return events, blank, errors, quoted
 
 
 def _rows(path: Path, default: str | None) -> Iterator[tuple[int, dict[str, str]]]:
@@ -140,8 +148,8 @@ def _rows(path: Path, default: str | None) -> Iterator[tuple[int, dict[str, str]
         raise AuditError(f"{path}: not UTF-8 text; in the spreadsheet save as 'CSV UTF-8'") from exc
     first = text.split("\n", 1)[0]
     delimiter = max(",;\t", key=first.count)
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = [name.strip() for name in reader.fieldnames or []]
+    records = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    header = [name.strip() for name in next(records, [])]
     required = ["query_id", "chunk_id", "grade"] + ([] if default else ["annotator"])
     missing = [name for name in required if name not in header]
     if missing:
@@ -149,9 +157,9 @@ def _rows(path: Path, default: str | None) -> Iterator[tuple[int, dict[str, str]
             f"{path}:1: the header lacks {', '.join(missing)}; the first row must name the columns "
             f"{', '.join(CSV_COLUMNS)} (or pass --annotator for a file without an annotator column)"
         )
-    reader.fieldnames = header
-    for row in reader:
-        yield reader.line_num, {key: (value or "").strip() for key, value in row.items() if isinstance(key, str)}
+    for number, values in enumerate(records, start=2):  # one spreadsheet row per record, however many lines it spans
+        if values:  # a blank line: an empty row
+            yield number, {key: values[i].strip() if i < len(values) else "" for i, key in enumerate(header)}
 
 
 def _row_event(row: dict[str, str], golden: GoldenView, default: str | None) -> LabelEvent | None:
@@ -170,6 +178,7 @@ def _row_event(row: dict[str, str], golden: GoldenView, default: str | None) -> 
     reason = row.get("reason") or None
     if reason is not None and len(reason) > MAX_REASON:
         raise ValueError(f"reason has {len(reason)} characters; shorten it to at most {MAX_REASON}")
+    quotes = person_quotes(_cell_quotes(row), item_text(golden, chunk_id), grade)
     name = row.get("annotator") or default
     if not name:
         raise ValueError("annotator is empty; fill in the annotator's name or pass --annotator NAME")
@@ -177,9 +186,15 @@ def _row_event(row: dict[str, str], golden: GoldenView, default: str | None) -> 
         name = check_annotator(name)
     except AuditError as exc:
         raise ValueError(str(exc)) from exc
-    return LabelEvent(
-        query_id=query_id, chunk_id=chunk_id, grade=grade, reason=reason, source="imported", annotator=name
-    )
+    return LabelEvent(query_id=query_id, chunk_id=chunk_id, grade=grade, reason=reason, source="imported",
+                      annotator=name, quotes=quotes)  # fmt: skip
+
+
+def _cell_quotes(row: dict[str, str]) -> list[str] | None:
+    """The quotes cell as a list, one quote per non-empty line; None when the file has no quotes column."""
+    if "quotes" not in row:
+        return None
+    return [line for line in row["quotes"].splitlines() if line.strip()]
 
 
 def _grade(raw: str) -> int:
@@ -192,8 +207,10 @@ def _grade(raw: str) -> int:
     return int(value)
 
 
-def _same(current: CurrentLabel | None, event: LabelEvent) -> bool:
-    return current is not None and current.grade == event.grade and (current.reason or None) == event.reason
+def _same(current: CurrentLabel | None, event: LabelEvent, quoted: bool) -> bool:
+    if current is None or current.grade != event.grade or (current.reason or None) != event.reason:
+        return False
+    return not quoted or tuple(current.quotes or ()) == tuple(event.quotes or ())
 
 
 def _context(golden: GoldenView | None, item: Item, judge: CurrentLabel | None) -> list[str]:

@@ -11,7 +11,10 @@ one rule:
 2. One grade: the lower median of them (as :meth:`LabelStore.audited_pairs` with ``one_per_item``); the label has
    source ``human``, the annotator's name (``consensus of a, b`` for several), their reasons as rationale, and the
    time of the latest grade.
-3. That label replaces the passage's human label for the question. When every grade of an item was undone, its
+3. Its quotes (which characters are relevant, :mod:`assay.audit.quoting`): none when the grade is 0; else the quotes
+   of the people who graded 1 or more, each once, in annotator order; none when one of them quoted nothing (their
+   grade is of the whole text, which then paints whole).
+4. That label replaces the passage's human label for the question. When every grade of an item was undone, its
    human label is removed; an item the store has no human event for is left as it is (a deleted store removes
    nothing).
 
@@ -60,7 +63,16 @@ def _combined(item: Item, labels: list[CurrentLabel]) -> RelevanceLabel:
         rationale="; ".join(reasons) or None,
         time=max(datetime.fromisoformat(lab.time) for lab in labels),
     )
-    return RelevanceLabel(query_id=item[0], chunk_id=item[1], grade=grade, provenance=prov)
+    return RelevanceLabel(query_id=item[0], chunk_id=item[1], grade=grade, provenance=prov,
+                          quotes=_quotes(labels, grade))  # fmt: skip
+
+
+def _quotes(labels: list[CurrentLabel], grade: int) -> list[str] | None:
+    """Step 3: the quotes of the combined label of ``grade`` from people's labels (in annotator order)."""
+    relevant = [lab for lab in labels if lab.grade is not None and lab.grade >= 1]
+    if grade < 1 or any(not lab.quotes for lab in relevant):
+        return None
+    return list(dict.fromkeys(quote for lab in relevant for quote in lab.quotes or ()))
 
 
 def join_pool(store: LabelStore, golden_dir: str | Path, items: Sequence[Item] | None = None) -> int:
@@ -88,7 +100,7 @@ def join_pool(store: LabelStore, golden_dir: str | Path, items: Sequence[Item] |
 
 
 def _apply(passage: Passage, known: set[Item], wanted: dict[str, RelevanceLabel]) -> int:
-    """Step 3 on one passage: its human labels the store knows become ``wanted`` (by question); how many differ."""
+    """Step 4 on one passage: its human labels the store knows become ``wanted`` (by question); how many differ."""
 
     def ours(label: RelevanceLabel) -> bool:
         return label.provenance.source == "human" and (label.query_id, passage.id) in known
@@ -102,4 +114,5 @@ def _apply(passage: Passage, known: set[Item], wanted: dict[str, RelevanceLabel]
 
 def _same(old: RelevanceLabel, new: RelevanceLabel) -> bool:
     a, b = old.provenance, new.provenance
-    return (old.grade, a.annotator, a.rationale, a.time) == (new.grade, b.annotator, b.rationale, b.time)
+    return (old.grade, a.annotator, a.rationale, a.time, old.quotes) == (
+        new.grade, b.annotator, b.rationale, b.time, new.quotes)  # fmt: skip

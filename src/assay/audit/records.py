@@ -4,6 +4,8 @@ An item is a (query_id, chunk_id) pair. Events fold per key: people by (item, an
 prompt), so that pointwise, listwise and repeated judge labels keep separate current labels. Folding a key's events
 oldest first, a ``label`` event pushes, an ``undo`` event pops the event it names (only when that event is on top),
 and the current label is the top of the stack: latest wins, undo restores the previous grade, history is kept.
+A label's quotes (the sentences it says bear on the question) are part of it: they fold, and come back on undo, with
+its grade.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ class StoredEvent:
     undoes: int | None = None
     session: str | None = None
     queue: str | None = None
+    quotes: tuple[str, ...] | None = None
 
     @property
     def role(self) -> str:
@@ -81,6 +84,7 @@ class CurrentLabel:
     prompt: str | None
     time: str
     event_id: int
+    quotes: tuple[str, ...] | None = None
 
     @property
     def item(self) -> Item:
@@ -123,6 +127,7 @@ def current_of(event: StoredEvent) -> CurrentLabel:
         event.prompt,
         event.time,
         event.id,
+        event.quotes,
     )
 
 
@@ -163,6 +168,7 @@ def judge_event(label: RelevanceLabel) -> LabelEvent:
         annotator=prov.model or prov.annotator or "judge",
         prompt=prov.prompt,
         time=prov.time,
+        quotes=label.quotes or None,
     )
 
 

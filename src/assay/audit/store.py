@@ -10,8 +10,10 @@ Judge labels are keyed by (item, model, prompt) so that several judge prompts (p
 separate current labels; people are keyed by (item, annotator name). Sources: ``judge`` (imported from the golden
 set's qrels and passages on every open, idempotent: the import key is a hash of the label), ``human`` (the audit
 page) and ``imported`` (a CSV edited in a spreadsheet). The schema has not changed for span labels: a passage id sits
-in the ``chunk_id`` column. People's corrections of a conversation turn's rewrite are a table of
-their own (``rewrites``, append-only too; :mod:`assay.audit.rewrites`).
+in the ``chunk_id`` column. A label event carries its quotes (``quotes``, a JSON list; migration ``004_quotes``):
+the judge's as its label gave them, a person's exactly as they saved them (:mod:`assay.audit.quoting`). People's
+corrections of a conversation turn's rewrite are a table of their own (``rewrites``, append-only too;
+:mod:`assay.audit.rewrites`).
 
 Concurrency: WAL journal, a busy timeout, one short connection per call and ``BEGIN IMMEDIATE`` around every write,
 so two writers (threads or processes) serialise and neither loses a label.
@@ -19,6 +21,7 @@ so two writers (threads or processes) serialise and neither loses a label.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import statistics
 from collections.abc import Iterable, Iterator, Mapping
@@ -110,6 +113,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX rewrites_query ON rewrites (query_id);
         """,
     ),
+    # a label's quotes as a JSON list of strings; NULL: the label says nothing finer than its grade
+    ("004_quotes", "ALTER TABLE events ADD COLUMN quotes TEXT"),
 )
 
 
@@ -242,6 +247,7 @@ class LabelStore:
                 chunk_id=target.chunk_id,
                 grade=previous.grade if previous else None,
                 reason=previous.reason if previous else None,
+                quotes=list(previous.quotes) if previous and previous.quotes is not None else None,
                 source=target.source,
                 annotator=annotator,
                 prompt=target.prompt,
@@ -401,7 +407,7 @@ def _insert(
 ) -> int:
     cursor = conn.execute(
         "INSERT INTO events (kind, query_id, chunk_id, grade, reason, source, annotator, prompt, time, undoes,"
-        " session, queue) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " session, queue, quotes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             kind,
             event.query_id,
@@ -415,13 +421,16 @@ def _insert(
             undoes,
             session,
             queue,
+            None if event.quotes is None else json.dumps(event.quotes, ensure_ascii=False),
         ),
     )
     return int(cursor.lastrowid or 0)
 
 
 def _row_event(row: sqlite3.Row) -> StoredEvent:
-    return StoredEvent(**{key: row[key] for key in row.keys()})  # noqa: SIM118 (sqlite3.Row needs keys())
+    fields = {key: row[key] for key in row.keys()}  # noqa: SIM118 (sqlite3.Row needs keys())
+    quotes = fields.pop("quotes", None)
+    return StoredEvent(**fields, quotes=None if quotes is None else tuple(json.loads(quotes)))
 
 
 def _stored(conn: sqlite3.Connection, event_id: int) -> StoredEvent:

@@ -74,8 +74,9 @@ def audit(  # noqa: PLR0917 (click passes options positionally by name)
 ) -> None:
     """Review judge labels by hand on a local web page, with the keyboard.
 
-    Keys on the page: 0-3 grade, Enter accepts the judge's grade, arrows move, r adds a reason, u undoes,
-    a shows where annotators differ, ? lists the keys. Labels go to GOLDEN/audit.sqlite as they are made.
+    Keys on the page: 0-3 grade, Enter accepts the judge's grade, arrows move, r adds a reason, q quotes the
+    selected words (the sentences that bear on the question; the judge's are marked), u undoes, a shows where
+    annotators differ, ? lists the keys. Labels go to GOLDEN/audit.sqlite as they are made.
 
     \b
     Examples:
@@ -212,9 +213,10 @@ def export_labels(golden: Path, output: Path, fmt: str | None, annotator: str | 
 @click.argument("csv_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--annotator", help="Name for rows whose annotator cell is empty.")
 def import_labels(golden: Path, csv_file: Path, annotator: str | None) -> None:
-    """Import a CSV of human labels (columns query_id, chunk_id, grade, reason, annotator).
+    """Import a CSV of human labels (columns query_id, chunk_id, grade, reason, annotator, quotes).
 
-    Every row is checked first; one bad row and nothing is imported, with each bad row named as FILE:ROW. Empty
+    Every row is checked first; one bad row and nothing is imported, with each bad row named as FILE:ROW. The
+    quotes cell holds one quote per line, words as they stand in the chunk's text (none on a grade 0). Empty
     grades are skipped, and rows equal to the current label add nothing, so importing twice is harmless.
 
     \b

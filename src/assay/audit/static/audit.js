@@ -9,6 +9,7 @@
   let queue = [];
   let pos = 0;
   let item = null;
+  let quotes = [];  // the quotes shown: {text, start, end}, offsets into item.text; saved with the grade
   let pending = Promise.resolve();
 
   // Keys act one after another: a grade typed while the previous one is saving applies to the next item, not twice
@@ -83,16 +84,112 @@
     setText($("run-text"), span.run_text ? "The run's own text (matched approximately): " + span.run_text : "");
     if (!span.located) {
       $("span-head").hidden = true;
-      box.append(el("span", "", span.text));
+      box.append(marked(el("span"), span.text));
       return;
     }
     const where = "characters " + span.start + "–" + span.end + (span.match ? " (" + span.match + " match)" : "");
     setText($("span-head"), [span.doc_title, span.doc_id, where].filter(Boolean).join(" · "));
     $("span-head").hidden = false;
-    const mark = el("mark", "span", span.text);
+    const mark = marked(el("mark", "span"), span.text);
     box.append(el("span", "context", (span.cut_before ? "… " : "") + span.before), mark,
       el("span", "context", span.after + (span.cut_after ? " …" : "")));
     box.scrollTop = Math.max(0, mark.offsetTop - box.offsetTop - 40);
+  }
+
+  // The text under review with each shown quote wrapped in <mark class="quote">; the server gives the places
+  // (character offsets into item.text), overlapping ones are merged. Text nodes only: the text is untrusted data.
+  function marked(node, text) {
+    const places = quotes.filter((q) => q.start !== null).map((q) => [q.start, q.end]).sort((a, b) => a[0] - b[0]);
+    const merged = [];
+    for (const [start, end] of places) {
+      const last = merged[merged.length - 1];
+      if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+      else merged.push([start, end]);
+    }
+    let at = 0;
+    for (const [start, end] of merged) {
+      node.append(document.createTextNode(text.slice(at, start)), el("mark", "quote", text.slice(start, end)));
+      at = end;
+    }
+    node.append(document.createTextNode(text.slice(at)));
+    return node;
+  }
+
+  // The quotes shown: the annotator's own once they saved a label, before that the judge's (those that stand in the
+  // text shown; none in blind mode). They are saved with the grade; once graded 1-3, every edit saves at once.
+  function startQuotes(data) {
+    const judge = data.judges.length > 0 ? data.judges[0] : null;
+    const source = data.mine ? data.mine.quotes : (judge && !data.judge_hidden ? judge.quotes : []);
+    quotes = source.filter((q) => q.start !== null);
+  }
+
+  function renderText() {
+    if (item.kind === "span") renderSpan(item.span);
+    else {
+      for (const id of ["span-head", "span-note", "run-text"]) $(id).hidden = true;
+      $("chunk").replaceChildren();
+      if (item.text !== null) marked($("chunk"), item.text);
+    }
+  }
+
+  function renderQuotes() {
+    $("quotes-box").hidden = item.text === null;
+    const whose = item.mine && item.mine.grade === 0 ? "none: a grade 0 quotes nothing (grade 1-3 to quote)" :
+      item.mine ? "yours: every change is saved at once" :
+      quotes.length > 0 ? "the judge's: saved with your grade 1-3 as shown here (a grade 0 saves none)" :
+      "none yet: select words in the text and press q, or type them below";
+    setText($("quotes-whose"), whose);
+    const list = $("quotes");
+    list.replaceChildren();
+    quotes.forEach((quote, index) => {
+      const remove = el("button", "remove", "×");
+      remove.type = "button";
+      remove.title = "remove this quote";
+      remove.addEventListener("click", () => enqueue(() => removeQuote(index)));
+      const row = el("li");
+      row.append(el("span", "", quote.text), remove);
+      list.append(row);
+    });
+  }
+
+  async function saveQuotes(message) {
+    const body = { i: item.i, grade: item.mine.grade, quotes: quotes.map((q) => q.text) };
+    if (item.mine.reason) body.reason = item.mine.reason;
+    try {
+      const data = await request("/api/label", body);
+      showProgress(data.progress);
+      renderItem(data.item);
+      status(message);
+      return true;
+    } catch (err) { renderItem(item); status(err.message, true); return false; }
+  }
+
+  // A quote checked by the server (its place in the text, or a 400 that says it is not in the passage), then shown,
+  // and saved at once when the item is graded 1-3. True when the quote was taken.
+  async function addQuote(text) {
+    if (!item || !text.trim()) { status("Select words in the text (or type them), then quote them.", true); return false; }
+    if (item.mine && item.mine.grade === 0) { status("Grade 0 quotes nothing: grade the text 1-3 first.", true); return false; }
+    try {
+      quotes.push(await request("/api/quote?i=" + item.i + "&text=" + encodeURIComponent(text)));
+    } catch (err) { status(err.message, true); return false; }
+    if (item.mine) return saveQuotes("Saved the quote.");
+    renderText();
+    renderQuotes();
+    status("Quote kept: it is saved with your grade (1-3).");
+    return true;
+  }
+
+  async function removeQuote(index) {
+    quotes.splice(index, 1);
+    if (item.mine) { await saveQuotes("Removed the quote."); return; }
+    renderText();
+    renderQuotes();
+  }
+
+  function quoteSelection() {
+    const selection = window.getSelection();
+    const inside = selection && selection.rangeCount > 0 && $("chunk").contains(selection.getRangeAt(0).commonAncestorContainer);
+    return addQuote(inside ? selection.toString() : "");
   }
 
   // A conversation turn: the earlier turns (utterance, rewrite, reference answer; context turns marked), this turn
@@ -126,11 +223,9 @@
     setText($("chunk-id"), data.chunk_id);
     setText($("heading-path"), (data.heading_path || []).join(" › "));
     setText($("item-kind"), data.kind === "span" ? "Span" : "Chunk");
-    if (data.kind === "span") renderSpan(data.span);
-    else {
-      for (const id of ["span-head", "span-note", "run-text"]) $(id).hidden = true;
-      setText($("chunk"), data.chunk_text);
-    }
+    startQuotes(data);
+    renderText();
+    renderQuotes();
     renderTurn(data.turn, data.stale);
     renderJudge(data);
     const mine = data.mine;
@@ -171,6 +266,9 @@
   async function label(payload, reason) {
     if (!item) return;
     const body = Object.assign({ i: item.i }, payload);
+    const judge = item.judges.length > 0 ? item.judges[0] : null;
+    const grade = payload.accept_judge ? (judge ? judge.grade : null) : payload.grade;
+    body.quotes = grade === 0 ? [] : quotes.map((q) => q.text);  // the quotes shown; grade 0 quotes nothing
     const text = reason !== undefined ? reason : (item.mine && item.mine.reason) || null;
     if (text) body.reason = text;
     try {
@@ -251,6 +349,15 @@
   }
 
   function onKey(event) {
+    if (event.target === $("quote-text")) {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        const text = $("quote-text").value;
+        enqueue(async () => { if (await addQuote(text)) $("quote-text").value = ""; });
+      }
+      else if (event.key === "Escape") { event.preventDefault(); $("quote-text").blur(); }
+      return;
+    }
     if (event.target === $("rewrite-text") || event.target === $("rewrite-reason")) {
       if (event.key === "Enter" && !event.shiftKey) {
         event.preventDefault();
@@ -281,6 +388,7 @@
     else if (key === "ArrowLeft" || key === "ArrowUp") enqueue(() => show(pos - 1));
     else if (key === "r") enqueue(openReason);
     else if (key === "w") enqueue(openRewrite);
+    else if (key === "q") enqueue(quoteSelection);
     else if (key === "u") enqueue(undo);
     else if (key === "?") $("help").hidden = !$("help").hidden;
     else if (key === "a") showAdjudication($("adjudication").hidden);
@@ -293,6 +401,8 @@
   for (const button of document.querySelectorAll("#grades button")) {
     button.addEventListener("click", () => enqueue(() => label({ grade: Number(button.dataset.grade) })));
   }
+  $("btn-quote").addEventListener("mousedown", (event) => event.preventDefault());  // keep the selection
+  $("btn-quote").addEventListener("click", () => enqueue(quoteSelection));
   $("btn-prev").addEventListener("click", () => enqueue(() => show(pos - 1)));
   $("btn-next").addEventListener("click", () => enqueue(() => show(pos + 1)));
   $("btn-help").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
