@@ -158,7 +158,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     more = f"\n  ... and {len(changed) - 20} more" if len(changed) > 20 else ""
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     message = (f"the tests changed the user's folders ({', '.join(map(str, WATCHED))}); a test must write into "
-               f"its temporary folder, never there:\n{shown}{more}")  # fmt: skip
+               "its temporary folder, never there (another process writing there meanwhile shows here too):\n"
+               f"{shown}{more}")  # fmt: skip
     if reporter is not None:
         reporter.ensure_newline()
         reporter.write_sep("=", "user folders changed", red=True)

@@ -1,5 +1,6 @@
 """No caveat lost: the verdict keeps every caveat that applies, most severe first; the terminal prints the first few
-(the unscored share always among them) and says how many more the report holds; Markdown and results.json hold all.
+(the unscored share always among them) and says how many more the report holds; Markdown, HTML and results.json
+hold all.
 
 The result is the committed fixture grown to seven runs, with every caveat made to apply by hand: the offline judge,
 unscored questions, few clusters, a lead the evidence does not support (d_z 0.2 over 24 questions), a judge noisier
@@ -11,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from rich.console import Console
 
 from assay.report import render_markdown, render_terminal, write_report
@@ -77,6 +79,8 @@ def test_the_terminal_prints_the_first_three_and_counts_the_rest_where_they_are(
     markdown = (tmp_path / "report.md").read_text()
     assert all(line in " ".join(markdown.split()) for line in caveats) and render_markdown(result) == markdown
     assert json.loads((tmp_path / "results.json").read_text())["verdict"]["caveats"] == caveats
+    page = (tmp_path / "report.html").read_text()
+    assert all(f"<li>{escape(line)}</li>" in page for line in caveats)
 
 
 def test_one_unscored_question_is_said_and_equal_shares_are_said_once(result: EvalResult) -> None:
