@@ -1,4 +1,17 @@
-"""Test-wide setup: litellm's offline settings, and a network guard that fails any test reaching past loopback."""
+"""Test-wide setup: litellm's offline settings, a network guard that fails any test reaching past loopback, and
+user folders that no test can write.
+
+The user folders, step by step:
+
+1. at import, before any test runs, the folders assay would use are resolved from the real environment
+   (:data:`WATCHED`: assay's user cache, config and data folders, and ``ASSAY_CACHE_DIR`` when set) and their files
+   listed with sizes and mtimes; the local model's build and weights (:data:`LOCAL_MODEL_CACHE`, which the
+   ``real_model`` tier and ``.ci/provide local-model`` legitimately fill) are left out of the list;
+2. for the session (session and module fixtures) and again for each test, ``HOME``, ``XDG_*`` and the ``ASSAY_*``
+   folder variables point into a temporary home, so every default folder (platformdirs, ``~``) resolves there;
+3. at the session's end the listing is made again; any file added, removed or changed fails the session (exit
+   status 1) with the files named.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import platformdirs
 import pytest
 
 # Before anything imports litellm: bundled price map, no .env loading, no hub downloads.
@@ -75,6 +89,91 @@ def _network_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+# -- user folders (see the module docstring) ------------------------------------------------------------------------
+
+HOME_VARIABLES = {"XDG_CACHE_HOME": ".cache", "XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
+                  "XDG_STATE_HOME": ".local/state"}  # fmt: skip
+# The folders the CLI reads from ASSAY_* variables, under the temporary home as their defaults would be.
+ASSAY_FOLDER_VARIABLES = {
+    "ASSAY_CACHE_DIR": ".cache/assay/judge",
+    "ASSAY_LOCAL_MODEL_CACHE": ".cache/assay/local-model",
+}
+
+LOCAL_MODEL_CACHE = Path(os.environ.get("ASSAY_LOCAL_MODEL_CACHE") or Path(platformdirs.user_cache_dir("assay"),
+                         "local-model"))  # fmt: skip
+WATCHED = tuple(dict.fromkeys(Path(folder) for folder in (
+    platformdirs.user_cache_dir("assay"), platformdirs.user_config_dir("assay"), platformdirs.user_data_dir("assay"),
+    os.environ.get("ASSAY_CACHE_DIR"),
+) if folder))  # fmt: skip
+
+
+def _listing(roots: tuple[Path, ...], left_out: Path) -> dict[str, tuple[int, int]]:
+    """Every file and folder under ``roots`` (the roots themselves and ``left_out`` excluded): path -> (size, mtime
+    in ns), folders as (-1, 0)."""
+    found: dict[str, tuple[int, int]] = {}
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if Path(folder, d) != left_out)
+            for name in dirs:
+                found[str(Path(folder, name))] = (-1, 0)
+            for name in files:
+                stat = Path(folder, name).lstat()
+                found[str(Path(folder, name))] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+BEFORE = _listing(WATCHED, LOCAL_MODEL_CACHE)
+
+
+def _point_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    monkeypatch.setenv("HOME", str(home))
+    for name, below in {**HOME_VARIABLES, **ASSAY_FOLDER_VARIABLES}.items():
+        monkeypatch.setenv(name, str(home / below))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A temporary home for the session's and modules' fixtures (set up before any test's own)."""
+    with pytest.MonkeyPatch.context() as patch:
+        home = tmp_path_factory.mktemp("session-home")
+        _point_home(patch, home)
+        yield home
+
+
+@pytest.fixture(autouse=True)
+def _test_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary home of each test's own: nothing one test caches is seen by another."""
+    home = tmp_path_factory.mktemp("home")
+    _point_home(monkeypatch, home)
+    return home
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the session, naming the files, when the user folders of :data:`WATCHED` changed while it ran."""
+    after = _listing(WATCHED, LOCAL_MODEL_CACHE)
+    changed = sorted(path for path in BEFORE.keys() | after.keys() if BEFORE.get(path) != after.get(path))
+    if not changed:
+        return
+    shown = "\n".join(f"  {path} ({_change(BEFORE.get(path), after.get(path))})" for path in changed[:20])
+    more = f"\n  ... and {len(changed) - 20} more" if len(changed) > 20 else ""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    message = (f"the tests changed the user's folders ({', '.join(map(str, WATCHED))}); a test must write into "
+               "its temporary folder, never there (another process writing there meanwhile shows here too):\n"
+               f"{shown}{more}")  # fmt: skip
+    if reporter is not None:
+        reporter.ensure_newline()
+        reporter.write_sep("=", "user folders changed", red=True)
+        reporter.write_line(message)
+    else:
+        print(message)
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _change(before: tuple[int, int] | None, after: tuple[int, int] | None) -> str:
+    return "added" if before is None else "removed" if after is None else "changed"
+
+
 CHROMIUM = Path("/usr/bin/chromium")
 # Flags for Debian's Chromium on a machine without network: no background traffic, no lookups but loopback.
 CHROMIUM_ARGS = [
@@ -131,11 +230,10 @@ def real_model() -> Iterator[RealModel]:
     if url:
         yield RealModel(os.environ.get("ASSAY_REAL_MODEL_JUDGE", "hosted_vllm/smollm2-135m"), url, 4)
         return
-    from assay.testing.local_model import LocalModelError, LocalModelServer, default_cache_dir
+    from assay.testing.local_model import LocalModelError, LocalModelServer
 
-    cache = Path(os.environ.get("ASSAY_LOCAL_MODEL_CACHE") or default_cache_dir())
-    try:
-        server = LocalModelServer.start(cache_dir=cache, build=False)
+    try:  # the tool cache as the real environment names it (the tests' own homes are temporary)
+        server = LocalModelServer.start(cache_dir=LOCAL_MODEL_CACHE, build=False)
     except LocalModelError as exc:
         if os.environ.get("ASSAY_REQUIRE_REAL_MODEL") == "1":
             pytest.fail(f"ASSAY_REQUIRE_REAL_MODEL=1 but no real model server could be started: {exc}")

@@ -695,7 +695,7 @@ class Verdict(_Model):
     Markdown and HTML reports only render it. The structured fields carry the figures; ``lines`` words them, one
     sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with letters,
     what the history is worth (``history``, with a rewrites run and a turns run of a conversational golden set), the
-    judge's trust, cost and latency when known, then the ``caveats`` (the few that matter most)."""
+    judge's trust, cost and latency when known, then the ``caveats`` (every one that applies, most severe first)."""
 
     metric: str | None  # the primary metric
     runs: int

@@ -48,8 +48,9 @@ def test_every_report_carries_them_and_the_verdict_warns(
     assert any("Only 8 documents" in c for c in caveats)
     verdict = build_verdict(result)
     facts = Facts(result, verdict.metric, [c for c in result.comparisons if c.metric == verdict.metric], verdict.lead)
-    noise = judge_noise(facts)  # the caveat itself: the verdict keeps at most 3, and others may come first
+    noise = judge_noise(facts)  # the caveat itself, as the verdict words it
     assert noise is not None and noise.startswith("The judge's own noise moves the lead's delta by sd")
+    assert noise in verdict.caveats  # every caveat that applies is kept
     write_report(result, tmp_path, rows)
     markdown = (tmp_path / "report.md").read_text()
     assert "## What the intervals count" in markdown and "40 questions in 8 clusters" in markdown

@@ -53,7 +53,7 @@ def write_outputs(done: Evaluated, output: Path, console: Console, *, verbose: b
     paths = write_report(done.result, output, done.per_query, done.questions)
     done.write_support_matrix(output / "support_matrix.jsonl")
     done.write_passages(output / "passages.jsonl")
-    render_terminal(done.result, console, verbose=verbose)
+    render_terminal(done.result, console, verbose=verbose, report=paths["report.html"])
     console.print()
     console.print(
         f"report: {paths['report.html']}  (also report.md, results.json, per_query.jsonl, support_matrix.jsonl, "

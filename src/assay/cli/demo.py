@@ -93,7 +93,7 @@ def demo(output: Path, overwrite: bool, verbose: bool) -> None:
     done = _evaluate(root, golden_dir)
     paths = write_report(done.result, output / "report", done.per_query, done.questions)
     done.write_support_matrix(output / "report" / "support_matrix.jsonl")
-    render_terminal(done.result, console, verbose=verbose)
+    render_terminal(done.result, console, verbose=verbose, report=paths["report.html"])
     console.print()
     console.print(f"[yellow]{OFFLINE_NOTE}[/]")
     console.print(f"done in {time.perf_counter() - started:.1f} s. Open the report: {paths['report.html']}")

@@ -4,7 +4,9 @@ The summary (at most 60 lines for four runs at 80 columns, every table row on on
 (:mod:`assay.report.verdict`: the lead, the ranking with letters, the judge's trust, cost and latency, the caveats),
 a run x metric matrix of the summary metrics (the primary, then one per group, :func:`assay.results.summary_metrics`),
 a metric x pair matrix of the comparisons (the sign of b − a, ``*`` where significant), the evaluator's warnings,
-and where the rest is.
+and where the rest is. Of the caveats, the summary prints the :data:`TERMINAL_CAVEATS` most severe (the unscored share
+always among them, :func:`assay.report.verdict.first_caveats`) and then "N more in REPORT" (the ``report`` file when
+one was written, else report.html and results.json); ``verbose`` prints them all.
 
 ``verbose`` (``assay eval --verbose``) prints the verdict, then the warnings, whole sentences, above the figures and
 verdicts they qualify. Per run: the run counts worth a warning, judged@k, and a table of the headline metrics, one
@@ -16,6 +18,8 @@ The full picture is in ``report.html`` and ``report.md``.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rich import box
 from rich.console import Console
@@ -31,7 +35,7 @@ from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
-from assay.report.verdict import build_verdict, primary_metric
+from assay.report.verdict import build_verdict, first_caveats, primary_metric
 from assay.results import (
     AgreementSummary,
     Comparison,
@@ -43,15 +47,18 @@ from assay.results import (
     summary_metrics,
 )
 
-__all__ = ["render_terminal"]
+__all__ = ["TERMINAL_CAVEATS", "render_terminal"]
+
+# caveats the summary prints, the most severe first; the rest are counted (three keep four runs within 60 lines)
+TERMINAL_CAVEATS = 3
 
 
-def render_terminal(result: EvalResult, console: Console, *, verbose: bool = False) -> None:
-    """Print the summary of ``result`` on ``console`` (everything with ``verbose``). Text from the data is never read
-    as rich markup."""
+def render_terminal(result: EvalResult, console: Console, *, verbose: bool = False, report: Path | None = None) -> None:
+    """Print the summary of ``result`` on ``console`` (everything with ``verbose``). ``report``: the report file
+    written with it, named where the caveats left out are. Text from the data is never read as rich markup."""
     console.print(_header(result, cards=verbose))  # the summary's verdict says what the judge card says
     console.print()
-    _print_verdict(console, build_verdict(result))
+    _print_verdict(console, build_verdict(result), room=None if verbose else TERMINAL_CAVEATS, report=report)
     if not verbose:
         _print_summary(console, result)
         return
@@ -93,13 +100,19 @@ def render_terminal(result: EvalResult, console: Console, *, verbose: bool = Fal
         console.print(_system(result))
 
 
-def _print_verdict(console: Console, verdict: Verdict) -> None:
-    """The verdict: a title, its sentences as bullets, then the caveats (each sentence wraps under its bullet)."""
+def _print_verdict(console: Console, verdict: Verdict, *, room: int | None, report: Path | None) -> None:
+    """The verdict: a title, its sentences as bullets, then the caveats (each sentence wraps under its bullet): all
+    of them when ``room`` is None, else the first ``room`` and a line saying where the others are."""
     console.print(Text("Verdict", style="bold"))
     for line in verdict.lines:
         console.print(Text(f"• {line}"), overflow="fold")
-    for caveat in verdict.caveats:
+    shown, left = (verdict.caveats, 0) if room is None else first_caveats(verdict.caveats, room)
+    for caveat in shown:
         console.print(Text(f"! {caveat}", style="yellow"), overflow="fold")
+    if left:
+        where = str(report) if report is not None else "report.html and results.json"
+        console.print(Text(f"! {left} more caveat{'s' if left > 1 else ''} in {where}", style="yellow"),
+                      overflow="fold")  # fmt: skip
 
 
 SUMMARY_PAIRS = 6  # pair columns of the summary's comparison matrix at most; the leader's pairs first

@@ -15,8 +15,10 @@ The terminal, Markdown and HTML reports only render the :class:`~assay.results.V
 3. **the judge's trust**: its card's headline figures and the agreement with people on audited labels, or
    "unmeasured" with the command that measures it;
 4. **cost and latency** of each system whose run recorded them (``assay run``);
-5. **caveats**: each of :data:`CAVEATS` is a small function of the result that returns one sentence or None; the
-   first :data:`MAX_CAVEATS` that apply are kept, in the order of the tuple (the most important first).
+5. **caveats**: each of :data:`CAVEATS` is a small function of the result that returns one sentence or None; every
+   one that applies is kept, in the order of the tuple, which is the severity order (the most severe first). The
+   reports show them all; the terminal shows the first few (:func:`first_caveats`), the unscored share always among
+   them, and says how many more the report holds.
 
 Without a judge, when a compared run's text within the budget is mostly unlabelled, no verdict is given: the lead is
 not called supported, the headline says why and the ranking lists the means (:mod:`~assay.report._budget`).
@@ -43,10 +45,10 @@ from assay.results import (
     VerdictPlace,
 )
 
-__all__ = ["CAVEATS", "MAX_CAVEATS", "UNSCORED_SHARE", "Facts", "build_verdict", "primary_metric"]
+__all__ = ["CAVEATS", "UNSCORED_LEAD", "Facts", "build_verdict", "first_caveats", "primary_metric"]
 
-MAX_CAVEATS = 3
-UNSCORED_SHARE = 0.10  # a run with more of its questions unscored on the primary metric gets a caveat
+UNSCORED_LEAD = "Unscored on "  # how the unscored-share caveat starts: the terminal always prints it
+UNSCORED_NAMED = 4  # runs named in the unscored-share caveat (most unscored first); the rest are counted
 RANKED = 8  # runs named in the ranking sentence; the rest are counted
 Z_POWER = 1.959964 + 0.841621  # two-sided 5% and 80% power: n = (Z_POWER / d_z)^2 questions detect an effect d_z
 
@@ -86,7 +88,7 @@ def build_verdict(result: EvalResult) -> Verdict:
     facts = Facts(result, metric, comps, None if unjudged else lead)
     trust, measured = _judge(result)
     systems = _systems(result)
-    caveats = [line for caveat in CAVEATS if (line := caveat(facts)) is not None][:MAX_CAVEATS]
+    caveats = [line for caveat in CAVEATS if (line := caveat(facts)) is not None]
     return Verdict(
         metric=metric,
         runs=len(result.runs),
@@ -287,7 +289,7 @@ def _cost(systems: list[SystemCost]) -> str | None:
     return "Cost and latency: " + "; ".join(one(s) for s in systems) + "."
 
 
-# -- caveats: one small function each, the most important first ----------------------------------------------------
+# -- caveats: one small function each, in the severity order of CAVEATS (at the end) -------------------------------
 
 
 def offline_judge(facts: Facts) -> str | None:
@@ -352,20 +354,24 @@ def cut_differently(facts: Facts) -> str | None:
 
 
 def unscored_share(facts: Facts) -> str | None:
-    """Runs with more than :data:`UNSCORED_SHARE` of their questions unscored on the primary metric."""
+    """Every run with any question unscored on the primary metric, with its share: the most unscored first (ties in
+    the runs' order), :data:`UNSCORED_NAMED` named and the rest counted; "all N runs" when every run has the same
+    share."""
     if facts.metric is None:
         return None
-    worst: list[tuple[str, float]] = []
-    for run in facts.result.runs:
-        s = run.metrics.get(facts.metric)
-        total = s.n_scored + s.n_unscored if s else 0
-        if s and total and s.n_unscored / total > UNSCORED_SHARE:
-            worst.append((run.name, s.n_unscored / total))
-    if not worst:
+    shares = [(run.name, s.n_unscored / (s.n_scored + s.n_unscored)) for run in facts.result.runs
+              if (s := run.metrics.get(facts.metric)) is not None and s.n_unscored]  # fmt: skip
+    if not shares:
         return None
-    shown = ", ".join(f"{name} {100 * share:.0f}%" for name, share in worst[:4])
-    more = f" and {len(worst) - 4} more runs" if len(worst) > 4 else ""
-    return f"Unscored on {facts.metric} (left out of the means, never counted as 0): {shown}{more}."
+    lead = f"{UNSCORED_LEAD}{facts.metric} (left out of the means, never counted as 0): "
+    if len(shares) == len(facts.result.runs) > 1 and len({share for _, share in shares}) == 1:
+        return f"{lead}all {len(shares)} runs {_percent(shares[0][1])}."
+    worst = sorted(shares, key=lambda item: -item[1])
+    shown = ", ".join(f"{name} {_percent(share)}" for name, share in worst[:UNSCORED_NAMED])
+    left = worst[UNSCORED_NAMED:]
+    runs = "run" if len(left) == 1 else "runs"
+    more = f" and {len(left)} more {runs} at {_percent(left[0][1])} or less" if left else ""
+    return f"{lead}{shown}{more}."
 
 
 def unjudged_text(facts: Facts) -> str | None:
@@ -378,7 +384,48 @@ def budget_unfilled(facts: Facts) -> str | None:
     return unfilled_note(facts.result, facts.metric)
 
 
+def other_runs_text(facts: Facts) -> str | None:
+    """Runs whose score moved because other runs brought relevant text the judge read (the one way a run's score
+    depends on the runs evaluated with it): which, and their mean alone."""
+    shifts = [s for s in facts.result.pool_shifts if s.deltas and any(s.deltas.values())]
+    if not shifts:
+        return None
+    shown = "; ".join(f"{s.run} on {len(s.questions)} question(s), {fmt_value(s.alone_mean)} alone" for s in shifts[:4])
+    more = f"; and {len(shifts) - 4} more runs" if len(shifts) > 4 else ""
+    return (f"Other runs' passages made the judge find relevant text some runs never retrieved, which moved their "
+            f"{shifts[0].metric}: {shown}{more} (the warnings name the questions).")  # fmt: skip
+
+
+def _percent(share: float) -> str:
+    """A share as a whole percentage that never reads 0% or 100% when it is not: ``<1%``, ``>99%``."""
+    if share < 0.005:
+        return "<1%"
+    if 0.995 <= share < 1.0:
+        return ">99%"
+    return f"{100 * share:.0f}%"
+
+
+def first_caveats(caveats: Sequence[str], room: int) -> tuple[list[str], int]:
+    """The caveats a short output prints and how many it leaves out:
+
+    1. the first ``room`` caveats, in their severity order;
+    2. when the unscored share (it starts with :data:`UNSCORED_LEAD`) falls past them, it takes the last place;
+    3. the count left out is every caveat not printed.
+    """
+    if room < 1:
+        raise ValueError(f"room for caveats must be 1 or more, got {room}")
+    shown = list(caveats[:room])
+    unscored = next((line for line in caveats[room:] if line.startswith(UNSCORED_LEAD)), None)
+    if unscored is not None:
+        shown[-1] = unscored
+    return shown, len(caveats) - len(shown)
+
+
+# The severity order, most severe first: figures that say nothing of quality (a lexical judge), no verdict where
+# the text is mostly unlabelled, means over different questions (unscored), intervals narrower than the evidence
+# (few clusters), a lead too small for the questions, a judge noisier than the lead, scores moved by other runs'
+# text, then how the runs were compared (cut differently, a budget a run does not fill).
 CAVEATS: tuple[Callable[[Facts], str | None], ...] = (
-    unjudged_text, offline_judge, few_clusters, too_few_questions, judge_noise, cut_differently, budget_unfilled,
-    unscored_share,
+    offline_judge, unjudged_text, unscored_share, few_clusters, too_few_questions, judge_noise, other_runs_text,
+    cut_differently, budget_unfilled,
 )  # fmt: skip

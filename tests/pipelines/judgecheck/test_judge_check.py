@@ -143,8 +143,11 @@ def test_labels_that_are_neither_a_golden_set_nor_smart_name_the_fix(tmp_path: P
 
 
 def test_card_json_md_and_html_are_written(collection: Path, tmp_path: Path) -> None:
-    code, text = run("judge-check", "--judge", "offline", "--labels", collection, "-o", tmp_path / "card")
+    code, text = run("judge-check", "--judge", "offline", "--labels", collection, "-o", tmp_path / "card",
+                     "--cache-dir", tmp_path / "cache")  # fmt: skip
     assert code == 0, text
+    kept = tmp_path / "cache" / "cards" / "offline" / "card.json"  # the copy beside the judge cache, in tmp_path
+    assert kept.read_text() == (tmp_path / "card" / "card.json").read_text()
     data = json.loads((tmp_path / "card" / "card.json").read_text())
     assert data["format_version"] == 1 and data["model"] == "offline"
     assert "## stuffing" in (tmp_path / "card" / "card.md").read_text()
