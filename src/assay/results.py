@@ -19,6 +19,7 @@ __all__ = [
     "FILLED_SHARE",
     "HEADLINE_K",
     "METRIC_GROUPS",
+    "OFFLINE_WARNING",
     "RESULTS_FORMAT_VERSION",
     "AgreementBlock",
     "AgreementStat",
@@ -714,6 +715,9 @@ class Verdict(_Model):
     def lines(self) -> list[str]:
         """The sentences in print order (caveats excluded: they are listed under them)."""
         return [line for line in (self.headline, self.ranking, *self.history, self.judge, self.cost) if line]
+
+
+OFFLINE_WARNING = "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements."
 
 
 class PoolShift(_Model):

@@ -37,6 +37,7 @@ from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
 from assay.report.verdict import build_verdict, first_caveats, primary_metric
 from assay.results import (
+    OFFLINE_WARNING,
     AgreementSummary,
     Comparison,
     EvalResult,
@@ -147,7 +148,8 @@ def _print_summary(console: Console, result: EvalResult) -> None:
     if brief:
         console.print(Text(brief, style="dim"), overflow="fold")
     for warning in result.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        if warning != OFFLINE_WARNING:  # the verdict's first caveat says it
+            console.print(Text(f"warning: {warning}", style="yellow"))
     console.print()
     more = " (and the runs left out)" if len(runs) < len(result.runs) else ""
     console.print(Text(f"Every metric, stratum and question{more}: report.html; --verbose prints them here.",

@@ -76,6 +76,7 @@ from assay.pipelines.evaluate.statistics.stats import (
 )
 from assay.pipelines.evaluate.statistics.stats import summaries as summarize_all
 from assay.results import (
+    OFFLINE_WARNING,
     DiagnosisExample,
     EvalResult,
     MetricSummary,
@@ -207,7 +208,7 @@ def evaluate_detailed(
         metric=result.primary_metric or config.primary, measures=[*chosen.ranking, *chosen.budgets],
         threshold=config.threshold, depth=config.depth, strict=judge is not None,
     )  # fmt: skip
-    result.warnings += [shift.sentence() for shift in result.pool_shifts]
+    result.warnings += [shift.sentence() for shift in result.pool_shifts if any(shift.deltas.values())]
     result.usage = _spent(judges, before)
     result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed
@@ -433,7 +434,7 @@ def _result(
         diagnosed = []  # measured over the context's passages: see scoring.comparable
     warnings = [*fair.notes, *(note for run in runs for note in run.notes), *_drafted_note(gold, per_run)]
     if any(one.model == "offline" for one in judges_of(judge)):
-        warnings.insert(0, "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements.")
+        warnings.insert(0, OFFLINE_WARNING)
     corrected = []
     audited = any(pair in humans.judge for pair in humans.human)  # else one line in the report says to audit
     for run in projected if audited else []:  # PPI corrects judge labels with human ones
