@@ -40,6 +40,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.pipelines.bootstrap import BuildSettings, build_golden
 from assay.pipelines.evaluate import EvalSettings, evaluate
+from assay.report.verdict import build_verdict
 from assay.results import EvalResult
 from assay.text import sentences
 
@@ -113,14 +114,14 @@ def systems(golden: GoldenSet) -> dict[str, Run]:
     chunks = golden.chunks
     top = bm25_top(golden, [c.text for c in chunks])
     qids = [q.id for q in golden.questions]
+    lines = list(zip(qids, top, strict=True))
     runs: dict[str, Run] = {
-        "golden": [{"query_id": q, "retrieved": [{"id": chunks[i].id} for i in hits]} for q, hits in zip(qids, top)],
+        "golden": [{"query_id": q, "retrieved": [{"id": chunks[i].id} for i in hits]} for q, hits in lines],
         "golden_halves": [
             {"query_id": q, "retrieved": [{"text": part} for i in hits for part in _halves(chunks[i].text)]}
-            for q, hits in zip(qids, top)
+            for q, hits in lines
         ],
-        "shuffled": [{"query_id": q, "retrieved": [{"id": chunks[i].id} for i in reversed(hits)]}
-                     for q, hits in zip(qids, top)],  # fmt: skip
+        "shuffled": [{"query_id": q, "retrieved": [{"id": chunks[i].id} for i in reversed(hits)]} for q, hits in lines],
     }
     cutters = {"md": markdown_sections, "w1000": recursive_windows(1000), "w600": recursive_windows(600),
                "w300": recursive_windows(300)}  # fmt: skip
@@ -128,7 +129,7 @@ def systems(golden: GoldenSet) -> dict[str, Run]:
         passages = [p for doc in golden.documents for p in cut(doc.text)]
         hits_all = bm25_top(golden, passages)
         runs[name] = [{"query_id": q, "retrieved": [{"text": passages[i]} for i in hits]}
-                      for q, hits in zip(qids, hits_all)]  # fmt: skip
+                      for q, hits in zip(qids, hits_all, strict=True)]  # fmt: skip
     return runs
 
 
@@ -189,19 +190,27 @@ def halves_vs_whole(result: EvalResult) -> None:
     budget = [m for m in whole if m.endswith(f"@{BUDGET}") and m in halves]
     diffs = {m: abs((whole[m].mean or 0) - (halves[m].mean or 0)) for m in budget}
     top = max(diffs, key=lambda m: diffs[m])
-    print(f"  largest |golden - golden_halves| over {len(diffs)} budget measures: {diffs[top]:.3f} ({top}; "
-          "target 0.000)")
+    print(
+        f"  largest |golden - golden_halves| over {len(diffs)} budget measures: {diffs[top]:.3f} ({top}; target 0.000)"
+    )
 
 
 def grouping(result: EvalResult) -> None:
     """(3) and (4)."""
-    verdict = result.verdict
-    if verdict is not None and verdict.ranking:
-        print(f"  {verdict.ranking}")
+    verdict = build_verdict(result)
+    print(f"  {verdict.headline}")
+    print(f"  {verdict.ranking}")
+    for place in verdict.places:
+        print(f"    {place.run:14s} place {place.place}  letters {place.groups}")
+    print(f"(4) the budget ({BUDGET}) filled by each run's top {K} (median over questions)")
     for run in result.runs:
-        fill = getattr(run, "budget", None)
+        fill = run.budget.get(BUDGET) if run.budget else None
         if fill is not None:
-            print(f"  {run.name:14s} budget filled: {fill}")
+            judged = "-" if fill.judged is None else f"{fill.judged:.0%}"
+            print(
+                f"  {run.name:14s} filled {fill.filled:.0%}, under 80% on {fill.under or 0:.0%} of questions, "
+                f"judged {judged}, k to fill {fill.k}"
+            )
 
 
 def corpus_case(label: str, corpus: Path, work: Path) -> None:
@@ -210,8 +219,11 @@ def corpus_case(label: str, corpus: Path, work: Path) -> None:
     golden = build_golden(corpus, judge=make_judge("offline"), settings=BuildSettings(questions=QUESTIONS, seed=0),
                           output=folder)  # fmt: skip
     runs = systems(golden)
-    lengths = {n: statistics.median(len(str(i.get("text", ""))) for line in r for i in line["retrieved"])  # type: ignore[union-attr]
-               for n, r in runs.items() if "text" in r[0]["retrieved"][0]}  # type: ignore[index,operator]
+    lengths = {
+        n: statistics.median(len(str(i.get("text", ""))) for line in r for i in line["retrieved"])  # type: ignore[union-attr]
+        for n, r in runs.items()
+        if "text" in r[0]["retrieved"][0]
+    }  # type: ignore[index,operator]
     print(f"\n== {label}: {len(golden.documents)} pages, {len(golden.chunks)} chunks, {len(golden.questions)} "
           f"questions; median passage characters {', '.join(f'{n} {v:.0f}' for n, v in lengths.items())}")  # fmt: skip
     print("(1) alone vs together (fresh copies of the golden set, offline judge)")
