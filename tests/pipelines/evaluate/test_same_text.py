@@ -209,3 +209,21 @@ def test_the_same_text_given_twice_stands_for_both_copies_not_twice_for_one() ->
     first, second = _located([{"query_id": "q1", "retrieved": [{"text": block}, {"text": block}]}])
     assert first is not None and second is not None
     assert {first.doc_id, second.doc_id} == {"a-guide", "a-archive"}
+
+
+def test_quoted_words_are_as_relevant_in_their_other_copy() -> None:
+    """The set-up chunk's label quotes the cache sentence; the archived page holds the same sentence word for word. A
+    run retrieving the archived copy (by offsets) retrieved the same relevant text and scores the same."""
+    golden = _golden()
+    golden.qrels = [
+        label.model_copy(update={"quotes": [CACHE]}) if label.chunk_id == "a-guide#4" else label
+        for label in golden.qrels
+    ]
+    guide, archive = PAGES["a-guide"], PAGES["a-archive"]
+    here = {"doc_id": "a-guide", "start": guide.index(CACHE), "end": guide.index(CACHE) + len(CACHE)}
+    there = {"doc_id": "a-archive", "start": archive.index(CACHE), "end": archive.index(CACHE) + len(CACHE)}
+    runs = {"here": [{"query_id": "q1", "retrieved": [here]}], "there": [{"query_id": "q1", "retrieved": [there]}]}
+    result, _ = evaluate(golden, runs, settings=SETTINGS)
+    assert _budget_values(result, "here") == _budget_values(result, "there")
+    assert _budget_values(result, "here")["P@25t"] == pytest.approx(len("".join(CACHE.split()).replace(",", "")
+                                                                        .replace(".", "")) / 100)  # fmt: skip

@@ -72,6 +72,7 @@ class SpanIndex:
         self._standing_qrels: dict[tuple[str, str], RelevanceLabel] | None = None
         self._by_doc: dict[str, list[tuple[Span, str]]] | None = None
         self.quotes_unplaced = 0  # quotes of labels that could not be placed inside their label's span
+        self._place_cache: dict[tuple[str, str], list[Span]] = {}
 
     def relabelled(self) -> None:
         """Read the golden set's labels again (labels were added to it): the graded chunks and the pool follow."""
@@ -97,13 +98,21 @@ class SpanIndex:
             self._painted[qid] = painted_segments(self._chunk_labels_of(qid), self._passage_labels().get(qid, []))
         return self._painted[qid]
 
-    def _placed(self, span: Span, label: RelevanceLabel) -> LabelSpan:
-        quotes, dropped = quote_spans(span, label.quotes, self._places)
+    def _placed(self, span: Span, label: RelevanceLabel, text: str | None) -> LabelSpan:
+        """A label at its span, its quotes placed in it and the other places of the same words (``text``: the
+        labelled text, whose copies a label without quotes reaches)."""
+        quotes, echoes, dropped = quote_spans(span, label.quotes, self._places)
         self.quotes_unplaced += dropped
-        return LabelSpan(span, label.grade or 0, tuple(quotes))
+        if not quotes and (label.grade or 0) >= 1 and text:
+            echoes = [p for p in self._places(text, "") if (p.doc_id, p.start, p.end) != (span.doc_id, span.start,
+                                                                                             span.end)]  # fmt: skip
+        return LabelSpan(span, label.grade or 0, tuple(quotes), tuple(echoes))
 
-    def _places(self, quote: str, doc_id: str) -> list[Span]:
-        return self.resolver.aligner.exact_places(quote, doc_ids=(doc_id,))
+    def _places(self, text: str, doc_id: str) -> list[Span]:
+        key = (text, doc_id)
+        if key not in self._place_cache:
+            self._place_cache[key] = self.resolver.aligner.exact_places(text, doc_ids=(doc_id,) if doc_id else ())
+        return self._place_cache[key]
 
     def _chunk_labels_of(self, qid: str) -> list[LabelSpan]:
         if qid not in self._chunk_labels:
@@ -111,7 +120,8 @@ class SpanIndex:
             out = []
             for (span, grade), cid in zip(self.graded(qid), self._graded_ids[qid], strict=True):
                 label = standing.get((qid, cid))
-                out.append(self._placed(span, label) if label is not None else LabelSpan(span, grade))
+                text = self.golden.chunk(cid).text
+                out.append(self._placed(span, label, text) if label is not None else LabelSpan(span, grade))
             self._chunk_labels[qid] = out
         return self._chunk_labels[qid]
 
@@ -130,7 +140,7 @@ class SpanIndex:
                     continue
                 if passage.start is not None and passage.end is not None:
                     found = Span(passage.doc_id, passage.start, passage.end, "offsets", 1.0)
-                    self._passages.setdefault(qid_of, []).append(self._placed(found, label))
+                    self._passages.setdefault(qid_of, []).append(self._placed(found, label, passage.text))
         return self._passages
 
     def evidence(self, qid: str) -> list[Span]:

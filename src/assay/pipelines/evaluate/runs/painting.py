@@ -14,7 +14,11 @@ the budget measures and the carry-over rule of every run alike. The rule, per qu
    judged for its usefulness, and its verdict on the whole is not a verdict on its characters. So judging one run's
    fragments never changes another run's character grades; a passage that reached text no label covered (the judge
    read new text) adds its grades there.
-4. **The highest grade wins** where painted spans overlap (:func:`assay.metrics.budget.resolve`): a label adds
+4. **The same words, the same grade.** A label graded 1 or more also paints, with its grade, every other place
+   where the words of a quote of it (of its whole text, when it has no quote) stand exactly (a sentence repeated in
+   another section, a page kept in two versions): relevance is a property of the text, so a run that retrieved the
+   other copy has retrieved the same relevant text. Step 3 applies to a passage's copies too.
+5. **The highest grade wins** where painted spans overlap (:func:`assay.metrics.budget.resolve`): a label adds
    relevant text, never erases relevant text another label found.
 """
 
@@ -28,7 +32,7 @@ from assay.corpus.align import Span
 __all__ = ["LabelSpan", "Segment", "outside", "painted_segments", "quote_spans"]
 
 Segment = tuple[str, int, int, int]  # (doc, start, end, grade)
-Places = Callable[[str, str], list[Span]]  # (quote, doc_id) -> where the quote's words stand in the document
+Places = Callable[[str, str], list[Span]]  # (text, doc_id or "": any) -> where the text's words stand exactly
 
 
 @dataclass(frozen=True)
@@ -38,28 +42,37 @@ class LabelSpan:
     span: Span
     grade: int
     quotes: tuple[Span, ...] = ()
+    echoes: tuple[Span, ...] = ()  # the other places of its quotes' words (of its text's, without quotes): step 4
 
 
-def quote_spans(span: Span, quotes: Sequence[str] | None, places: Places) -> tuple[list[Span], int]:
-    """``quotes`` placed inside ``span`` (each at its first place overlapping the span, clipped to it), and how many
-    could not be placed there."""
+def quote_spans(span: Span, quotes: Sequence[str] | None, places: Places) -> tuple[list[Span], list[Span], int]:
+    """``quotes`` placed inside ``span`` (each at its first place overlapping the span, clipped to it), their other
+    places anywhere (step 4), and how many could not be placed inside ``span``."""
     out: list[Span] = []
+    echoes: list[Span] = []
     dropped = 0
     for quote in quotes or ():
-        inside = [p for p in places(quote, span.doc_id) if p.end > span.start and p.start < span.end]
+        found = places(quote, "")
+        inside = [p for p in found if p.doc_id == span.doc_id and p.end > span.start and p.start < span.end]
         if not inside:
             dropped += 1
             continue
         first = inside[0]
         out.append(Span(span.doc_id, max(first.start, span.start), min(first.end, span.end), "quote", 1.0))
-    return out, dropped
+        echoes += [p for p in found if p is not first]
+    return out, echoes, dropped
 
 
 def _segments(label: LabelSpan) -> list[Segment]:
     s = label.span
+    echoes = [(e.doc_id, e.start, e.end, label.grade) for e in label.echoes] if label.grade >= 1 else []  # step 4
     if label.quotes and label.grade >= 1:  # step 1
-        return [(s.doc_id, s.start, s.end, 0)] + [(q.doc_id, q.start, q.end, label.grade) for q in label.quotes]
-    return [(s.doc_id, s.start, s.end, label.grade)]  # step 2
+        return [
+            (s.doc_id, s.start, s.end, 0),
+            *((q.doc_id, q.start, q.end, label.grade) for q in label.quotes),
+            *echoes,
+        ]
+    return [(s.doc_id, s.start, s.end, label.grade), *echoes]  # step 2
 
 
 def outside(segment: Segment, covered: Sequence[tuple[str, int, int]]) -> list[Segment]:
