@@ -60,7 +60,7 @@ def test_offline_eval_writes_the_report_and_prints_the_summary(setup: dict[str, 
     results = json.loads((s["out"] / "results.json").read_text())
     assert [r["name"] for r in results["runs"]] == ["good", "weak"]
     assert results["judge"] == "offline"
-    assert "offline judge: a lexical baseline, not an LLM" in result.output
+    assert "The judge is the offline lexical baseline, not an LLM" in " ".join(result.output.split())
     verdicts = {c["metric"]: c["verdict"] for c in results["comparisons"]}
     assert verdicts["ndcg@10"].startswith("good beats weak on ndcg@10")
     # the summary leads with the verdict; --verbose adds the primary metric's family with the verdict sentences
