@@ -155,6 +155,7 @@ def test_edit_the_quotes_of_a_label(browser: Any, golden: Path) -> None:
         page.wait_for_selector("#status:has-text('Saved the quote.')")
         page.evaluate(
             """() => {
+                document.activeElement.blur();  // a selection made with the mouse leaves the text box
                 const nodes = [...document.getElementById('chunk').childNodes];
                 const node = nodes.find((n) => n.textContent.includes('refunds'));
                 const range = document.createRange();
