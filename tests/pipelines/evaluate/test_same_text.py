@@ -113,9 +113,11 @@ def test_a_repeated_text_goes_beside_its_neighbour_else_where_it_earned_a_grade_
     assert alone is not None and alone.doc_id == "a-guide" and alone.start == set_up.start
     (other,) = _located([{"query_id": "q2", "retrieved": [{"text": INSTALL}]}])  # no label for q2
     assert other is not None and other.doc_id == "a-archive"  # the global rule: the lowest id first
-    _, after = _located([{"query_id": "q1", "retrieved": [{"id": "a-guide#2"}, {"text": INSTALL}]}])
-    assert after is not None and after.doc_id == "a-guide"
-    assert after.start == PAGES["a-guide"].index(INSTALL)  # inside the quick start chunk it follows
+    _, beside = _located([{"query_id": "q1", "retrieved": [{"id": "a-archive#0"}, {"text": INSTALL}]}])
+    archive = PAGES["a-archive"]  # beside the archived heading it follows, though the guide's copy is graded 3
+    assert beside is not None and (beside.doc_id, beside.start) == ("a-archive", archive.index(INSTALL))
+    _, again = _located([{"query_id": "q1", "retrieved": [{"id": "a-guide#2"}, {"text": INSTALL}]}])
+    assert again is not None and (again.doc_id, again.start) == ("a-guide", set_up.start)  # not the text #2 showed
 
 
 def test_markup_counts_for_neither_a_chunk_nor_a_located_passage() -> None:

@@ -140,7 +140,9 @@ class SpanIndex:
                     continue
                 if passage.start is not None and passage.end is not None:
                     found = Span(passage.doc_id, passage.start, passage.end, "offsets", 1.0)
-                    self._passages.setdefault(qid_of, []).append(self._placed(found, label, passage.text))
+                    placed = self._placed(found, label, None)
+                    placed = LabelSpan(placed.span, placed.grade, placed.quotes)  # no copies: painting step 4
+                    self._passages.setdefault(qid_of, []).append(placed)
         return self._passages
 
     def evidence(self, qid: str) -> list[Span]:

@@ -14,10 +14,11 @@ the budget measures and the carry-over rule of every run alike. The rule, per qu
    judged for its usefulness, and its verdict on the whole is not a verdict on its characters. So judging one run's
    fragments never changes another run's character grades; a passage that reached text no label covered (the judge
    read new text) adds its grades there.
-4. **The same words, the same grade.** A label graded 1 or more also paints, with its grade, every other place
-   where the words of a quote of it (of its whole text, when it has no quote) stand exactly (a sentence repeated in
-   another section, a page kept in two versions): relevance is a property of the text, so a run that retrieved the
-   other copy has retrieved the same relevant text. Step 3 applies to a passage's copies too.
+4. **The same words, the same grade.** A golden chunk's label graded 1 or more also paints, with its grade, every
+   other place where the words of a quote of it (of its whole text, when it has no quote) stand exactly (a sentence
+   repeated in another section, a page kept in two versions): relevance is a property of the text, so a run that
+   retrieved the other copy has retrieved the same relevant text. A passage's label does not: it was judged for the
+   passage's usefulness, and its copies are text the judge never read in place.
 5. **The highest grade wins** where painted spans overlap (:func:`assay.metrics.budget.resolve`): a label adds
    relevant text, never erases relevant text another label found.
 """

@@ -5,18 +5,23 @@ before any global tie-break, so the same text scores the same however it was cut
 The rule, for the passages of one run's line in the order given (a passage given by id or offsets, or whose text
 stands in one place, is *sure*; a repeated text, once placed, counts as sure for the passages after it):
 
-1. **A place not taken**: a place an earlier passage of the line already holds is the last resort (the same text
-   retrieved twice, as two copies of a chunk, stands for both copies, not twice for one).
+1. **A place not taken**: a place overlapping one that another passage of the line holds for sure (or that an
+   earlier repeated text was given) is the last resort: the same text retrieved twice, as two copies of a chunk,
+   stands for both copies, not twice for one.
 2. **Beside its neighbours**: a place that touches a place the passage just before or just after it can have
    (nothing but spaces, punctuation or markup between: the halves of a cut stand side by side).
-3. **The text that earned a grade**: the place where the question's graded golden chunks give the highest grade
+3. **Where a section starts or ends**: a place that starts or ends where a golden chunk does (nothing but spaces,
+   punctuation or markup between): a piece cut from a section begins or ends with it, while a copy of the same
+   words inside a longer section does neither.
+4. **The text that earned a grade**: the place where the question's graded golden chunks give the highest grade
    (the same words are as relevant wherever they stand; unlabelled counts below 0).
-4. **The document of the nearest sure passage** (by rank, the earlier on a tie) that holds a place of it.
-5. **Otherwise** the aligner's rule: the lowest document id, then the earliest place.
+5. **The document of the nearest sure passage** (by rank, the earlier on a tie) that holds a place of it.
+6. **Otherwise** the aligner's rule: the lowest document id, then the earliest place.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 
 from assay.corpus.align import Span
@@ -35,18 +40,20 @@ def place_line(
     places = [resolver.places(item, doc_id) for item, doc_id in zip(found, doc_ids, strict=True)]
     sure: list[Span | None] = [item.span if len(p) < 2 else None for item, p in zip(found, places, strict=True)]
     out = list(found)
+    bounds = _Bounds(resolver)
     for i, item in enumerate(found):
         if len(places[i]) < 2 or item.text is None:
             continue
-        taken = {_key(s) for s in sure[:i] if s is not None}
+        taken = [s for j, s in enumerate(sure) if j != i and s is not None]
         near = [q for j in (i - 1, i + 1) if 0 <= j < len(found) for q in _where(places[j], sure[j])]
         ranked = [
             (
-                _key(p) in taken,  # 1
+                any(_overlap(p, q) for q in taken),  # 1
                 not any(_touch(resolver, p, q) for q in near),  # 2
-                -(grade(p) if grade is not None else -1),  # 3
-                _rank_distance(p.doc_id, i, sure),  # 4
-                n,  # 5: the aligner's order
+                not bounds.meets(p),  # 3
+                -(grade(p) if grade is not None else -1),  # 4
+                _rank_distance(p.doc_id, i, sure),  # 5
+                n,  # 6: the aligner's order
             )
             for n, p in enumerate(places[i])
         ]
@@ -67,8 +74,39 @@ def graded_by(resolver: Resolver, grades: dict[str, int]) -> Grade:
     return grade
 
 
-def _key(span: Span) -> tuple[str, int, int]:
-    return (span.doc_id, span.start, span.end)
+class _Bounds:
+    """Where the golden chunks of each document start and end (step 3), read on first need."""
+
+    def __init__(self, resolver: Resolver) -> None:
+        self.resolver = resolver
+        self._edges: dict[str, list[int]] | None = None
+
+    def meets(self, place: Span) -> bool:
+        if self._edges is None:
+            self._edges = {}
+            for chunk in self.resolver.golden.chunks:
+                span = self.resolver.chunk_span(chunk.id)
+                if span is not None:
+                    self._edges.setdefault(span.doc_id, []).extend((span.start, span.end))
+            for edges in self._edges.values():
+                edges.sort()
+        edges = self._edges.get(place.doc_id, [])
+        text = self.resolver.golden.document(place.doc_id).text
+        for at in (place.start, place.end):
+            k = bisect.bisect_left(edges, at)
+            near = [edges[j] for j in (k - 1, k) if 0 <= j < len(edges)]  # the nearest edge on each side
+            if any(_blank(text, min(edge, at), max(edge, at)) for edge in near):
+                return True
+        return False
+
+
+def _blank(text: str, lo: int, hi: int) -> bool:
+    """Whether ``text[lo:hi]`` holds no letter or digit."""
+    return not any(ch.isalnum() for ch in text[lo:hi])
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a.doc_id == b.doc_id and a.start < b.end and b.start < a.end
 
 
 def _where(places: list[Span], sure: Span | None) -> list[Span]:
@@ -81,7 +119,7 @@ def _touch(resolver: Resolver, a: Span, b: Span) -> bool:
     if a.doc_id != b.doc_id:
         return False
     lo, hi = min(a.end, b.end), max(a.start, b.start)
-    return hi <= lo or not any(ch.isalnum() for ch in resolver.golden.document(a.doc_id).text[lo:hi])
+    return hi <= lo or _blank(resolver.golden.document(a.doc_id).text, lo, hi)
 
 
 def _rank_distance(doc_id: str, i: int, sure: Sequence[Span | None]) -> int:
