@@ -3,11 +3,11 @@ two sections, a page kept in two versions, a block copied into two pages) is pla
 before any global tie-break, so the same text scores the same however it was cut.
 
 The rule, for the passages of one run's line in the order given (a passage given by id or offsets, or whose text
-stands in one place, is *sure*; a repeated text, once placed, counts as sure for the passages after it):
+stands in one place, is *sure*; a repeated text, once placed, counts as placed there for the others, see
+:func:`place_line` for the passes):
 
-1. **A place not taken**: a place overlapping one that another passage of the line holds for sure (or that an
-   earlier repeated text was given) is the last resort: the same text retrieved twice, as two copies of a chunk,
-   stands for both copies, not twice for one.
+1. **A place not taken**: a place overlapping one that another passage of the line holds is the last resort: the
+   same text retrieved twice, as two copies of a chunk, stands for both copies, not twice for one.
 2. **Beside its neighbours**: a place that touches a place the passage just before or just after it can have
    (nothing but spaces, punctuation or markup between: the halves of a cut stand side by side).
 3. **Where a section starts or ends**: a place that starts or ends where a golden chunk does (nothing but spaces,
@@ -32,35 +32,56 @@ __all__ = ["Grade", "graded_by", "place_line"]
 Grade = Callable[[Span], int]  # the highest grade the question's graded golden chunks give a place (-1: none)
 
 
+PASSES = 3  # placement passes at most: the second sees where the first put the later repeated texts
+
+
 def place_line(
     resolver: Resolver, found: Sequence[Located], doc_ids: Sequence[str | None], grade: Grade | None = None
 ) -> list[Located]:
     """The line's passages with each repeated text placed by the rule of the module docstring; ``doc_ids``: the
-    document each item was restricted to, if any; ``grade``: step 3 (None: skipped)."""
+    document each item was restricted to, if any; ``grade``: step 4 (None: skipped). A first pass places the
+    repeated texts in order, each seeing the places of the sure passages and of the repeated texts before it; each
+    further pass (at most :data:`PASSES`, until nothing moves) places each again seeing every other passage's place,
+    so a repeated text gives way to a later passage that needs the same text."""
     places = [resolver.places(item, doc_id) for item, doc_id in zip(found, doc_ids, strict=True)]
-    sure: list[Span | None] = [item.span if len(p) < 2 else None for item, p in zip(found, places, strict=True)]
-    out = list(found)
+    placed: list[Span | None] = [item.span if len(p) < 2 else None for item, p in zip(found, places, strict=True)]
+    repeated = [i for i, item in enumerate(found) if len(places[i]) >= 2 and item.text is not None]
     bounds = _Bounds(resolver)
-    for i, item in enumerate(found):
-        if len(places[i]) < 2 or item.text is None:
-            continue
-        taken = [s for j, s in enumerate(sure) if j != i and s is not None]
-        near = [q for j in (i - 1, i + 1) if 0 <= j < len(found) for q in _where(places[j], sure[j])]
-        ranked = [
-            (
-                any(_overlap(p, q) for q in taken),  # 1
-                not any(_touch(resolver, p, q) for q in near),  # 2
-                not bounds.meets(p),  # 3
-                -(grade(p) if grade is not None else -1),  # 4
-                _rank_distance(p.doc_id, i, sure),  # 5
-                n,  # 6: the aligner's order
-            )
-            for n, p in enumerate(places[i])
-        ]
-        best = places[i][min(ranked)[-1]]
-        out[i] = item if best == item.span else resolver.unit_at(best, item.text)
-        sure[i] = best
+    for _ in range(PASSES):
+        moved = False
+        for i in repeated:
+            best = _best(i, places, placed, resolver=resolver, bounds=bounds, grade=grade)
+            moved |= best != placed[i]
+            placed[i] = best
+        if not moved:
+            break
+    out = list(found)
+    for i in repeated:
+        where, item = placed[i], found[i]
+        if where is not None and where != item.span and item.text is not None:
+            out[i] = resolver.unit_at(where, item.text)
     return out
+
+
+def _best(
+    i: int, places: Sequence[list[Span]], placed: Sequence[Span | None], *, resolver: Resolver, bounds: _Bounds,
+    grade: Grade | None,
+) -> Span:  # fmt: skip
+    """Steps 1-6 for the ``i``-th passage, the others where ``placed`` has them."""
+    taken = [s for j, s in enumerate(placed) if j != i and s is not None]
+    near = [q for j in (i - 1, i + 1) if 0 <= j < len(places) for q in _where(places[j], placed[j])]
+    ranked = [
+        (
+            any(_overlap(p, q) for q in taken),  # 1
+            not any(_touch(resolver, p, q) for q in near),  # 2
+            not bounds.meets(p),  # 3
+            -(grade(p) if grade is not None else -1),  # 4
+            _rank_distance(p.doc_id, i, placed),  # 5
+            n,  # 6: the aligner's order
+        )
+        for n, p in enumerate(places[i])
+    ]
+    return places[i][min(ranked)[-1]]
 
 
 def graded_by(resolver: Resolver, grades: dict[str, int]) -> Grade:
