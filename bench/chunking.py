@@ -26,6 +26,10 @@ It prints:
     end: the primary verdict and its adjusted p (target: the pushed run called worse at p < 0.05 in every chunking);
 (i) A/A across chunkings: the own run against its halves on 20 random 70% samples of the questions: how many
     samples call a winner on any compared measure (target at most 1 of 20);
+(l) a score that belongs to the run (issue 43, bench/chunking_score.py): a documentation folder and its near-copies,
+    seven library-style systems, each run alone and all together: the largest difference alone vs together once the
+    report's account of other runs' text is applied, halves vs whole, the grouping, the budget filled and the gates
+    (targets 0.000 and 0.000);
 (k) evaluation time on a 50,000-document corpus (200 questions, two runs of BM25 top 10 by text: assay's chunks and
     100-token windows; no judge): compare with the commit before issue 28 by running ``--only speed`` with
     ``PYTHONPATH`` set to that commit's ``src`` (target at most 1.5 times).
@@ -33,6 +37,7 @@ It prints:
     python bench/chunking.py                 # demo and CISI (about 5 minutes on 2 cores)
     python bench/chunking.py --quick         # demo only, 10,000 documents for (d) and (k)
     python bench/chunking.py --only speed    # (k) alone
+    python bench/chunking.py --only score    # (l) alone
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from assay.types import Document
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from agreement_data import read_cisi  # noqa: E402
+from chunking_score import score_cases  # noqa: E402
 from chunking_units import aa, discrimination, invariance, own_spans, speed  # noqa: E402
 
 DEMO = HERE.parent / "datasets" / "demo" / "corpus"
@@ -303,9 +309,14 @@ def corpus_bench(label: str, corpus: Path, questions: int, workdir: Path) -> Non
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the demo only; 10,000 documents for the speed tests")
-    parser.add_argument("--only", choices=["speed"], help="(k) alone, e.g. under another commit's src")
+    parser.add_argument(
+        "--only", choices=["speed", "score"], help="(k) alone (e.g. under another commit's src), or (l)"
+    )
     args = parser.parse_args()
     n_docs = 10_000 if args.quick else 50_000
+    if args.only == "score":
+        score_cases(demo=args.quick)
+        return
     if args.only == "speed":
         print("(k) evaluation time")
         speed(n_docs)
@@ -320,6 +331,8 @@ def main() -> None:
     alignment_speed(n_docs)
     print("\n(k) evaluation time")
     speed(n_docs)
+    print("\n(l) a score that belongs to the run")
+    score_cases(demo=args.quick)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ sorted before the current one, so most passages' text stands word for word in tw
 It prints, per corpus: (1) the largest |alone - together| over every ranking and budget measure of each run, raw and
 after the report's own account of it (``pool_shifts``: labels other runs brought; target 0.000); (2) the largest
 |golden - golden_halves| over the budget measures (target 0.000); (3) the ranking with its letters; (4) how much of
-the budget each run's top 10 fills.
+the budget each run's top 10 fills; (5) the pytest gate of each system against the golden chunks, on the eval's
+primary and on ndcg@10 (refused for a run of passages under half the median chunk).
 
     python bench/chunking_score.py            # about 2 minutes on 2 cores
     python bench/chunking_score.py --demo     # the bundled demo corpus even where the library docs exist
@@ -39,9 +40,10 @@ import bm25s
 from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.pipelines.bootstrap import BuildSettings, build_golden
-from assay.pipelines.evaluate import EvalSettings, evaluate
+from assay.pipelines.evaluate import EvalSettings, Evaluated, evaluate_detailed
 from assay.report.verdict import build_verdict
 from assay.results import EvalResult
+from assay.testing.evaluation import Evaluation
 from assay.text import sentences
 
 HERE = Path(__file__).resolve().parent
@@ -146,13 +148,12 @@ def near_copies(corpus: Path, out: Path) -> Path:
     return out / "current"
 
 
-def _evaluate(source: Path, work: Path, runs: dict[str, Run]) -> EvalResult:
+def _evaluate(source: Path, work: Path, runs: dict[str, Run]) -> Evaluated:
     folder = work / f"eval-{len(list(work.iterdir()))}"
     shutil.copytree(source, folder)  # a fresh copy of the golden set: no label from another evaluation
     settings = EvalSettings(k_values=(1, 5, K), n_boot=200, add_labels=True, budgets=(BUDGET,))
     judge = make_judge("offline", cache_dir=work / "judge-cache")
-    result, _ = evaluate(folder, runs, judge=judge, settings=settings)
-    return result
+    return evaluate_detailed(folder, runs, judge=judge, settings=settings)
 
 
 def _measures(result: EvalResult) -> list[str]:
@@ -160,16 +161,17 @@ def _measures(result: EvalResult) -> list[str]:
     return sorted(n for n in names if n.endswith(f"@{BUDGET}") or re.fullmatch(r"(ndcg|P|recall|map)@\d+|map", n))
 
 
-def alone_vs_together(source: Path, work: Path, runs: dict[str, Run]) -> EvalResult:
+def alone_vs_together(source: Path, work: Path, runs: dict[str, Run]) -> Evaluated:
     """(1): every run alone and all together."""
-    together = _evaluate(source, work, runs)
+    evaluated = _evaluate(source, work, runs)
+    together = evaluated.result
     shifts = {s.run: s for s in together.pool_shifts}
     measures = _measures(together)
     print(f"  {'run':14s} {'alone ' + 'ndcg@' + BUDGET:>18s} {'together':>9s} {'max |raw|':>10s} "
           f"{'max |accounted|':>16s} {'questions moved':>16s}")  # fmt: skip
     worst = 0.0
     for name, run in runs.items():
-        alone = _evaluate(source, work, {name: run}).runs[0].metrics
+        alone = _evaluate(source, work, {name: run}).result.runs[0].metrics
         mine = next(r for r in together.runs if r.name == name).metrics
         shift = shifts.get(name)
         accounted = {m: (shift.alone_means.get(m) if shift else mine[m].mean) for m in measures if m in mine}
@@ -179,8 +181,9 @@ def alone_vs_together(source: Path, work: Path, runs: dict[str, Run]) -> EvalRes
         primary = f"ndcg@{BUDGET}"
         print(f"  {name:14s} {alone[primary].mean:18.3f} {mine[primary].mean:9.3f} {max(raw):10.3f} "
               f"{max(left):16.3f} {len(shift.questions) if shift else 0:16d}")  # fmt: skip
-    print(f"  largest difference alone vs together once the report's account is applied: {worst:.3f} (target 0.000)")
-    return together
+    print(f"  largest difference alone vs together once the report's account is applied: {worst:.3f} (exactly "
+          f"{worst:.1e}; target 0.000)")  # fmt: skip
+    return evaluated
 
 
 def halves_vs_whole(result: EvalResult) -> None:
@@ -190,9 +193,27 @@ def halves_vs_whole(result: EvalResult) -> None:
     budget = [m for m in whole if m.endswith(f"@{BUDGET}") and m in halves]
     diffs = {m: abs((whole[m].mean or 0) - (halves[m].mean or 0)) for m in budget}
     top = max(diffs, key=lambda m: diffs[m])
-    print(
-        f"  largest |golden - golden_halves| over {len(diffs)} budget measures: {diffs[top]:.3f} ({top}; target 0.000)"
-    )
+    print(f"  largest |golden - golden_halves| over {len(diffs)} budget measures: {diffs[top]:.3f} (exactly "
+          f"{diffs[top]:.1e}, {top}; target 0.000)")  # fmt: skip
+
+
+def gates(evaluated: Evaluated, golden: GoldenSet, runs: dict[str, Run]) -> None:
+    """(5): the pytest gate of each system against the golden chunks, on the eval's primary and on ndcg@10."""
+    check = Evaluation(evaluated, golden, list(runs.items()))  # type: ignore[arg-type]
+    chunks = statistics.median(len(c.text) for c in golden.chunks)
+    print(f"  (median golden chunk {chunks:.0f} characters; a run of passages under half of it is refused ndcg@10)")
+    for name in runs:
+        if name == "golden":
+            continue
+        said = []
+        for metric in (None, "ndcg@10"):
+            try:
+                check.assert_not_worse(name, baseline="golden", metric=metric)
+                said.append("passes")
+            except AssertionError as failed:
+                said.append("fails or refused: " + " ".join(str(failed).split())[:150])
+        print(f"  {name:14s} primary: {said[0]}")
+        print(f"  {'':14s} ndcg@10: {said[1]}")
 
 
 def grouping(result: EvalResult) -> None:
@@ -229,23 +250,29 @@ def corpus_case(label: str, corpus: Path, work: Path) -> None:
     print("(1) alone vs together (fresh copies of the golden set, offline judge)")
     together = alone_vs_together(folder, work / f"evals-{label}", runs)
     print("(2) the same text cut in halves")
-    halves_vs_whole(together)
+    halves_vs_whole(together.result)
     print("(3) the ranking, all seven together")
-    grouping(together)
+    grouping(together.result)
+    print("(5) the pytest gate against the golden chunks (assert_not_worse)")
+    gates(together, golden, runs)
     print(f"  ({time.perf_counter() - start:.0f} s)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--demo", action="store_true", help="the bundled demo corpus, not the library's docs")
-    args = parser.parse_args()
-    corpus = DEMO if args.demo or not LIBRARY_DOCS.is_dir() else LIBRARY_DOCS
+def score_cases(demo: bool = False) -> None:
+    """(l) on the library's docs (or the demo corpus) and on their near-copy corpus."""
+    corpus = DEMO if demo or not LIBRARY_DOCS.is_dir() else LIBRARY_DOCS
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for label in ("docs", "near-copies"):
             (work / f"evals-{label}").mkdir()
         corpus_case("docs", corpus, work)
         corpus_case("near-copies", near_copies(corpus, work / "copies"), work)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--demo", action="store_true", help="the bundled demo corpus, not the library's docs")
+    score_cases(parser.parse_args().demo)
 
 
 if __name__ == "__main__":
