@@ -84,7 +84,7 @@ from assay.results import (
     RunResult,
     headline_metrics,
 )
-from assay.types import StageUsage
+from assay.types import RelevanceLabel, StageUsage
 
 __all__ = ["Evaluated", "Progress", "Runs", "estimate_evaluation", "evaluate", "evaluate_detailed"]
 
@@ -209,6 +209,7 @@ def evaluate_detailed(
         threshold=config.threshold, depth=config.depth, strict=judge is not None,
     )  # fmt: skip
     result.warnings += [shift.sentence() for shift in result.pool_shifts if any(shift.deltas.values())]
+    result.warnings += _quotes_note(labels_before.new_labels(gold))
     result.usage = _spent(judges, before)
     result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed
@@ -216,6 +217,16 @@ def evaluate_detailed(
     rows = [row for rows in merged.per_run.values() for row in rows.values()]  # a repeated run: per question
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support, passages, question_views(gold, loaded, passages, support))
+
+
+def _quotes_note(labels: Sequence[RelevanceLabel]) -> list[str]:
+    """One sentence on the quotes the judge gave that are not in their passage (dropped, never trusted)."""
+    dropped = sum(label.quotes_dropped for label in labels)
+    if not dropped:
+        return []
+    held = sum(1 for label in labels if label.quotes_dropped)
+    return [f"The judge gave {dropped} quote(s) that are not in their passage (paraphrases) on {held} label(s): "
+            "dropped and never trusted; a label left with no quote counts its whole text at its grade."]  # fmt: skip
 
 
 def _pool_size(gold: GoldenSet) -> int:

@@ -32,6 +32,7 @@ from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.names import kind_of
 from assay.results import PoolShift, QueryResult
+from assay.types import RelevanceLabel
 
 __all__ = ["Before", "pool_shifts"]
 
@@ -46,6 +47,11 @@ class Before:
         self.qrels = list(gold.qrels)
         self.passages = [p.model_copy(update={"labels": list(p.labels)}) for p in gold.passages]
         self.keys = _keys(gold)
+
+    def new_labels(self, gold: GoldenSet) -> list[RelevanceLabel]:
+        """The standing labels of pairs that had none before (chunk and passage labels)."""
+        standing = gold.standing_qrels() | gold.passage_labels()
+        return [standing[key] for key in sorted(set(standing) - self.keys)]
 
     def golden(self, gold: GoldenSet) -> GoldenSet:
         return replace(gold, qrels=list(self.qrels), passages=[p.model_copy() for p in self.passages])
