@@ -38,7 +38,7 @@ def test_a_unit_measure_is_refused_for_passages_under_half_a_chunk(cut: Evaluati
     message = str(caught.value)
     assert message.startswith("pieces: ndcg@10 refused: it counts golden chunks")
     assert "the half-a-unit rule" in message
-    assert f"median passage is {PIECE} characters, under half the median golden chunk ({CHUNK})" in message
+    assert f"median passage is {PIECE} characters, under half the median relevant golden chunk ({CHUNK})" in message
     assert "Gate on ndcg@1000t instead" in message
     cut.assert_metric("ndcg@10", at_least=0.99, statistic="mean", run="chunks")  # whole chunks reach their units
     with pytest.raises(AssayAssertionError, match="pieces: map refused"):

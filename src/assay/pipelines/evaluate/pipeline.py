@@ -219,6 +219,14 @@ def evaluate_detailed(
     return Evaluated(result, rows, support, passages, question_views(gold, loaded, passages, support))
 
 
+def _relevant_chunk_lengths(gold: GoldenSet, threshold: int) -> list[int]:
+    """The lengths of the golden chunks graded ``threshold`` or more for some question (every chunk when none is):
+    the units the gates' half-a-unit rule measures a run's passages against."""
+    relevant = {cid for grades in gold.qrels_map().values() for cid, g in grades.items() if g >= threshold}
+    chosen = [chunk for chunk in gold.chunks if chunk.id in relevant] or gold.chunks
+    return [len(chunk.text) for chunk in chosen]
+
+
 def _quotes_note(labels: Sequence[RelevanceLabel]) -> list[str]:
     """One sentence on the quotes the judge gave that are not in their passage (dropped, never trusted)."""
     dropped = sum(label.quotes_dropped for label in labels)
@@ -472,7 +480,7 @@ def _result(
         label_origin=gold.label_origin(),
         label_sources=gold.label_sources(),
         cut_alike=fair.alike if len(runs) > 1 else None,
-        chunk_lengths=length_summary([len(chunk.text) for chunk in gold.chunks]),
+        chunk_lengths=length_summary(_relevant_chunk_lengths(gold, config.threshold)),
     )
     lead = evaluation.primary_metric or primary_metric(fair.compared, fair.primary)
     evaluation.history_gain = history_gains(gold, runs, per_run, lead, config.stat())
