@@ -200,8 +200,10 @@ def halves_vs_whole(result: EvalResult) -> None:
 def gates(evaluated: Evaluated, golden: GoldenSet, runs: dict[str, Run]) -> None:
     """(5): the pytest gate of each system against the golden chunks, on the eval's primary and on ndcg@10."""
     check = Evaluation(evaluated, golden, list(runs.items()))  # type: ignore[arg-type]
-    chunks = statistics.median(len(c.text) for c in golden.chunks)
-    print(f"  (median golden chunk {chunks:.0f} characters; a run of passages under half of it is refused ndcg@10)")
+    result = evaluated.result
+    relevant = result.chunk_lengths.get("median", 0.0)
+    print(f"  (median relevant golden chunk {relevant:.0f} characters: ndcg@10 is refused for a run whose median "
+          f"passage is under {relevant / 2:.0f})")  # fmt: skip
     for name in runs:
         if name == "golden":
             continue
@@ -211,9 +213,11 @@ def gates(evaluated: Evaluated, golden: GoldenSet, runs: dict[str, Run]) -> None
                 check.assert_not_worse(name, baseline="golden", metric=metric)
                 said.append("passes")
             except AssertionError as failed:
-                said.append("fails or refused: " + " ".join(str(failed).split())[:150])
-        print(f"  {name:14s} primary: {said[0]}")
-        print(f"  {'':14s} ndcg@10: {said[1]}")
+                text = " ".join(str(failed).split())
+                said.append(f"refused ({text.split(' so ')[0].split('median passage is ')[-1]})" if " refused: " in
+                            text else "fails: " + text.split(":")[1].split(",")[0].strip())  # fmt: skip
+        median = next(r for r in result.runs if r.name == name).passage_lengths.get("median", 0.0)
+        print(f"  {name:14s} (median passage {median:5.0f})  primary: {said[0]:8s}  ndcg@10: {said[1]}")
 
 
 def grouping(result: EvalResult) -> None:
