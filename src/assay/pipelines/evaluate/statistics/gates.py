@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
 from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.metrics.projection import SHARE
 from assay.pipelines.evaluate.scoring.names import counts_units
@@ -51,6 +52,7 @@ __all__ = [
     "default_metric",
     "gate_failure",
     "refusals",
+    "relevant_chunk_lengths",
     "regression",
     "unit_refusal",
 ]
@@ -100,6 +102,14 @@ def budget_metric(result: EvalResult) -> str | None:
     budgets = result.settings.get("budgets") or ()
     first = f"ndcg@{budgets[0]}" if budgets else None
     return first if first in known else next((name for name in known if metric_group(name) == "budget"), None)
+
+
+def relevant_chunk_lengths(gold: GoldenSet, threshold: int) -> list[int]:
+    """The lengths of the golden chunks graded ``threshold`` or more for some question (every chunk when none is):
+    the units the half-a-unit rule measures a run's passages against."""
+    relevant = {cid for grades in gold.qrels_map().values() for cid, g in grades.items() if g >= threshold}
+    chosen = [chunk for chunk in gold.chunks if chunk.id in relevant] or gold.chunks
+    return [len(chunk.text) for chunk in chosen]
 
 
 def unit_refusal(result: EvalResult, run: RunResult, metric: str) -> str | None:
