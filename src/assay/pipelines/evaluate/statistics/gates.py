@@ -52,8 +52,8 @@ __all__ = [
     "default_metric",
     "gate_failure",
     "refusals",
-    "relevant_chunk_lengths",
     "regression",
+    "relevant_chunk_lengths",
     "unit_refusal",
 ]
 
