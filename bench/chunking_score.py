@@ -170,8 +170,9 @@ def alone_vs_together(source: Path, work: Path, runs: dict[str, Run]) -> Evaluat
     print(f"  {'run':14s} {'alone ' + 'ndcg@' + BUDGET:>18s} {'together':>9s} {'max |raw|':>10s} "
           f"{'max |accounted|':>16s} {'questions moved':>16s}")  # fmt: skip
     worst = 0.0
+    alones = {}
     for name, run in runs.items():
-        alone = _evaluate(source, work, {name: run}).result.runs[0].metrics
+        alone = alones[name] = _evaluate(source, work, {name: run}).result.runs[0].metrics
         mine = next(r for r in together.runs if r.name == name).metrics
         shift = shifts.get(name)
         accounted = {m: (shift.alone_means.get(m) if shift else mine[m].mean) for m in measures if m in mine}
@@ -183,6 +184,11 @@ def alone_vs_together(source: Path, work: Path, runs: dict[str, Run]) -> Evaluat
               f"{max(left):16.3f} {len(shift.questions) if shift else 0:16d}")  # fmt: skip
     print(f"  largest difference alone vs together once the report's account is applied: {worst:.3f} (exactly "
           f"{worst:.1e}; target 0.000)")  # fmt: skip
+    pair = _evaluate(source, work, {k: runs[k] for k in ("golden", "golden_halves")}).result
+    beside = next(r for r in pair.runs if r.name == "golden").metrics
+    raw = max(abs((alones["golden"][m].mean or 0) - (beside[m].mean or 0)) for m in measures if m in beside)
+    print(f"  golden alone vs beside its halves (their fragments judged as passages), raw: {raw:.3f} (exactly "
+          f"{raw:.1e}; target 0.000)")  # fmt: skip
     return evaluated
 
 
