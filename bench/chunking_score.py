@@ -170,8 +170,9 @@ def alone_vs_together(source: Path, work: Path, runs: dict[str, Run]) -> Evaluat
     print(f"  {'run':14s} {'alone ' + 'ndcg@' + BUDGET:>18s} {'together':>9s} {'max |raw|':>10s} "
           f"{'max |accounted|':>16s} {'questions moved':>16s}")  # fmt: skip
     worst = 0.0
+    alones = {}
     for name, run in runs.items():
-        alone = _evaluate(source, work, {name: run}).result.runs[0].metrics
+        alone = alones[name] = _evaluate(source, work, {name: run}).result.runs[0].metrics
         mine = next(r for r in together.runs if r.name == name).metrics
         shift = shifts.get(name)
         accounted = {m: (shift.alone_means.get(m) if shift else mine[m].mean) for m in measures if m in mine}
@@ -183,6 +184,11 @@ def alone_vs_together(source: Path, work: Path, runs: dict[str, Run]) -> Evaluat
               f"{max(left):16.3f} {len(shift.questions) if shift else 0:16d}")  # fmt: skip
     print(f"  largest difference alone vs together once the report's account is applied: {worst:.3f} (exactly "
           f"{worst:.1e}; target 0.000)")  # fmt: skip
+    pair = _evaluate(source, work, {k: runs[k] for k in ("golden", "golden_halves")}).result
+    beside = next(r for r in pair.runs if r.name == "golden").metrics
+    raw = max(abs((alones["golden"][m].mean or 0) - (beside[m].mean or 0)) for m in measures if m in beside)
+    print(f"  golden alone vs beside its halves (their fragments judged as passages), raw: {raw:.3f} (exactly "
+          f"{raw:.1e}; target 0.000)")  # fmt: skip
     return evaluated
 
 
@@ -200,8 +206,10 @@ def halves_vs_whole(result: EvalResult) -> None:
 def gates(evaluated: Evaluated, golden: GoldenSet, runs: dict[str, Run]) -> None:
     """(5): the pytest gate of each system against the golden chunks, on the eval's primary and on ndcg@10."""
     check = Evaluation(evaluated, golden, list(runs.items()))  # type: ignore[arg-type]
-    chunks = statistics.median(len(c.text) for c in golden.chunks)
-    print(f"  (median golden chunk {chunks:.0f} characters; a run of passages under half of it is refused ndcg@10)")
+    result = evaluated.result
+    relevant = result.chunk_lengths.get("median", 0.0)
+    print(f"  (median relevant golden chunk {relevant:.0f} characters: ndcg@10 is refused for a run whose median "
+          f"passage is under {relevant / 2:.0f})")  # fmt: skip
     for name in runs:
         if name == "golden":
             continue
@@ -211,9 +219,11 @@ def gates(evaluated: Evaluated, golden: GoldenSet, runs: dict[str, Run]) -> None
                 check.assert_not_worse(name, baseline="golden", metric=metric)
                 said.append("passes")
             except AssertionError as failed:
-                said.append("fails or refused: " + " ".join(str(failed).split())[:150])
-        print(f"  {name:14s} primary: {said[0]}")
-        print(f"  {'':14s} ndcg@10: {said[1]}")
+                text = " ".join(str(failed).split())
+                said.append(f"refused ({text.split(' so ')[0].split('median passage is ')[-1]})" if " refused: " in
+                            text else "fails: " + text.split(":")[1].split(",")[0].strip())  # fmt: skip
+        median = next(r for r in result.runs if r.name == name).passage_lengths.get("median", 0.0)
+        print(f"  {name:14s} (median passage {median:5.0f})  primary: {said[0]:8s}  ndcg@10: {said[1]}")
 
 
 def grouping(result: EvalResult) -> None:

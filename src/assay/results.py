@@ -782,7 +782,8 @@ class EvalResult(_Model):
     cut_alike: bool | None = None
     # per run, how labels other runs brought moved its primary metric (empty: no run's score depends on the others)
     pool_shifts: list[PoolShift] = Field(default_factory=list)
-    # length in characters of the golden chunks (the keys of RunResult.passage_lengths): the gates' half-a-unit rule
-    # compares a run's median passage with the median chunk; empty in older results (no run refused then)
+    # length in characters of the relevant golden chunks (graded at or above the threshold for some question; every
+    # chunk when none is; the keys of RunResult.passage_lengths): the gates' half-a-unit rule compares a run's median
+    # passage with their median; empty in older results (no run refused then)
     chunk_lengths: dict[str, float] = Field(default_factory=dict)
     verdict: Verdict | None = None  # the answer first (assay.report.verdict builds it; results.json carries it)

@@ -78,3 +78,14 @@ def test_all_ties_share_one_letter_and_all_different_get_their_own() -> None:
 def test_bad_input_is_refused_with_the_item(runs: list[str], pairs: list[tuple[str, str]], message: str) -> None:
     with pytest.raises(MetricError, match=message):
         compact_letters(runs, pairs)
+
+
+def test_a_matrix_needing_more_groups_than_the_bound_is_refused_not_swept() -> None:
+    from assay.metrics.letters import MAX_COLUMNS
+
+    runs = [f"r{i}" for i in range(20)]
+    pairs = [(runs[2 * k], runs[2 * k + 1]) for k in range(10)]  # 2^10 maximal groups
+    assert MAX_COLUMNS < 2**10
+    with pytest.raises(MetricError, match="cross too often"):
+        compact_letters(runs, pairs)
+    assert compact_letters(runs[:12], pairs[:6])  # 2^6 = 64 groups: lettered

@@ -127,3 +127,21 @@ def test_a_leader_reliably_worse_on_the_shared_questions_is_not_said_to_lead() -
         update={"d_z": 0.1})]))  # fmt: skip
     assert tie.headline.endswith("no reliable difference, a tie.") and tie.caveats[0].startswith("Too few questions")
     assert [(p.groups, p.place) for p in verdict.places] == [("a", 1), ("b", 2)]
+
+
+def test_a_matrix_too_crossed_to_letter_still_never_merges_a_significant_pair() -> None:
+    """Twenty runs in ten pairs, each pair significantly different and nothing else: 2^10 groups of runs not
+    distinguished, past the letters' bound. The verdict prints places, not letters, and no place holds a pair."""
+    import time
+
+    names = [f"r{i:02d}" for i in range(20)]
+    means = {name: 1.0 - i / 100 for i, name in enumerate(names)}
+    pairs = [(names[2 * k], names[2 * k + 1]) for k in range(10)]
+    comps = [_comparison(a, b, significant=(a, b) in pairs) for a, b in itertools.combinations(names, 2)]
+    start = time.perf_counter()
+    verdict = build_verdict(_result(means, comps))
+    assert time.perf_counter() - start < 30  # bounded, not 2^10 columns swept
+    places = {p.run: p for p in verdict.places}
+    assert all(not p.groups for p in verdict.places)
+    assert all(places[a].place != places[b].place for a, b in pairs)
+    assert verdict.ranking is not None and "cross too often for letters" in verdict.ranking

@@ -38,7 +38,7 @@ def test_a_unit_measure_is_refused_for_passages_under_half_a_chunk(cut: Evaluati
     message = str(caught.value)
     assert message.startswith("pieces: ndcg@10 refused: it counts golden chunks")
     assert "the half-a-unit rule" in message
-    assert f"median passage is {PIECE} characters, under half the median golden chunk ({CHUNK})" in message
+    assert f"median passage is {PIECE} characters, under half the median relevant golden chunk ({CHUNK})" in message
     assert "Gate on ndcg@1000t instead" in message
     cut.assert_metric("ndcg@10", at_least=0.99, statistic="mean", run="chunks")  # whole chunks reach their units
     with pytest.raises(AssayAssertionError, match="pieces: map refused"):
@@ -104,3 +104,24 @@ def test_a_run_asked_several_times_is_explained_by_its_first_asking() -> None:
         "rank 1 d1#0: grade 3 (human: no rationale)",
         "rank 2 d1#1: grade 1 (human: no rationale)",
     ]
+
+
+def test_the_rule_measures_passages_against_the_relevant_chunks_not_every_chunk() -> None:
+    """Forty short chunks no question grades (headings, say) pull the median of every chunk down to 100 characters;
+    the chunks a run must reach to score are still 1,200, so 300-character passages are still refused."""
+    from dataclasses import replace
+
+    from assay.types import Chunk, Document
+
+    gold = make_golden()
+    notes = "\n\n".join(f"Heading number {n} of the notes page, kept short on purpose." for n in range(40))
+    starts = [sum(len(p) + 2 for p in notes.split("\n\n")[:n]) for n in range(40)]
+    extra = [Chunk(id=f"notes#{n}", doc_id="notes", ordinal=n, text=part, start=s, end=s + len(part))
+             for n, (part, s) in enumerate(zip(notes.split("\n\n"), starts, strict=True))]  # fmt: skip
+    page = Document(id="notes", source="notes.md", text=notes, content_hash="notes")
+    gold = replace(gold, documents=[*gold.documents, page], chunks=[*gold.chunks, *extra])
+    done = evaluate_detailed(gold, {"chunks": chunk_lines(), "pieces": piece_lines()}, settings=SETTINGS)
+    assert sorted(len(c.text) for c in gold.chunks)[len(gold.chunks) // 2] < PIECE  # every chunk's median: short
+    ev = Evaluation(done, gold, [("chunks", chunk_lines()), ("pieces", piece_lines())])
+    with pytest.raises(AssayAssertionError, match=r"median relevant golden chunk \(1200\)"):
+        ev.assert_metric("ndcg@10", at_least=0.1, run="pieces")

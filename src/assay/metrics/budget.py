@@ -217,7 +217,8 @@ def budget_scores(
     runs = _runs(stream(passages, budget), grades)
     pool = [(e - s, g) for segments in grades.values() for s, e, g in segments]
     n_relevant = sum(length for length, g in pool if g >= threshold)
-    _SUMS.ensure(max(budget, sum(length for length, _ in pool)) + 1)
+    # positions read: the stream's (at most the text retrieved) and the ideal's (at most the graded text), never B
+    _SUMS.ensure(min(budget, max(sum(length for length, _ in runs), sum(length for length, _ in pool))) + 1)
     found = at = 0
     ap = 0.0
     for length, grade in runs:

@@ -21,7 +21,8 @@ where another column still holds the pair); every run holds a letter; the same i
 
 Cost: before the sweep the columns are the maximal sets of runs no two of which differ. When significance follows
 the means (the usual case) there are at most as many as runs; for an arbitrary matrix their number can grow
-exponentially with the runs, so this is for the tens of runs an evaluation compares, not for thousands.
+exponentially with the runs, so the insertion stops with :class:`MetricError` once more than :data:`MAX_COLUMNS`
+columns would be needed (no letters can be printed for such a matrix anyway; the caller says so).
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from collections.abc import Iterable, Sequence
 
 from assay.metrics._errors import MetricError
 
-__all__ = ["ALPHABET", "compact_letters"]
+__all__ = ["ALPHABET", "MAX_COLUMNS", "compact_letters"]
+
+MAX_COLUMNS = 256  # columns the insertion may hold: beyond, a letter display is unreadable and its cost explodes
 
 ALPHABET = (
     string.ascii_lowercase
@@ -49,6 +52,9 @@ def compact_letters(runs: Sequence[str], different: Iterable[tuple[str, str]]) -
     columns = [(1 << len(runs)) - 1] if runs else []  # a column is a bit mask of run positions
     for i, j in pairs:
         columns = _insert(columns, i, j)
+        if len(columns) > MAX_COLUMNS:
+            raise MetricError(f"the significant pairs cross too often to letter: more than {MAX_COLUMNS} groups of "
+                              f"runs not distinguished among {len(runs)} runs")  # fmt: skip
     ordered = sorted(_members(column) for column in _absorb(_sweep(columns)))
     if len(ordered) > len(ALPHABET):
         raise MetricError(f"{len(ordered)} letters are needed and there are {len(ALPHABET)}: compare fewer runs")

@@ -31,6 +31,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from assay.metrics import MetricError
 from assay.metrics.letters import compact_letters
 from assay.report._budget import means, unfilled_note, unjudged_note, unjudged_runs, withheld
 from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics
@@ -147,7 +148,10 @@ def _places(result: EvalResult, metric: str | None, comps: list[Comparison]) -> 
     ranked = sorted(summaries, key=lambda item: -(item[1].mean if item[1] and item[1].mean is not None else -math.inf))
     scored = [name for name, summary in ranked if summary is not None and summary.mean is not None]
     pairs = [(c.a, c.b) for c in comps if c.significant and {c.a, c.b} <= set(scored)]
-    letters = compact_letters(scored, pairs)
+    try:
+        letters = compact_letters(scored, pairs)
+    except MetricError:  # too many crossing groups to letter: places alone (step 2 still holds)
+        letters = {}
     differ = {frozenset(pair) for pair in pairs}
     numbers = _place_numbers([name for name, _ in ranked], scored, differ)
     by_pair = {frozenset((c.a, c.b)): c for c in comps}
@@ -225,6 +229,11 @@ def _ranking(places: list[VerdictPlace], comps: list[Comparison], metric: str | 
     """Every run by its mean with its letters, then what the letters mean and how many pairs were not compared."""
     if len(places) < 2:
         return None
+    if not any(p.groups for p in places) and any(p.mean is not None for p in places):  # no letters: the places
+        shown = ", ".join(f"{p.run} {fmt_value(p.mean)} (place {p.place})" for p in places[:RANKED])
+        more = f" … and {len(places) - RANKED} more" if len(places) > RANKED else ""
+        return (f"Ranking on {metric}: {shown}{more}; the significant differences cross too often for letters: runs "
+                "at one place are not reliably different from each other.")  # fmt: skip
     text = ", ".join(f"{p.run} {fmt_value(p.mean)} ({p.groups or 'not ranked'})" for p in places[:RANKED])
     if len(places) > RANKED:
         text += f" … and {len(places) - RANKED} more"

@@ -99,7 +99,7 @@ def test_half_a_unit_rule_refuses_measures_counted_in_golden_chunks_below_half_a
     assert refusals(_cut(300.0), "ndcg@10") == []  # exactly half a chunk reaches it (projection's share 0.5)
     why = check_gates(refused, [Gate("ndcg@10", 0.1)])
     assert why == [unit_refusal(refused, refused.runs[1], "ndcg@10")]  # refused although 0.5 >= 0.1
-    assert "median passage is 299 characters, under half the median golden chunk (600)" in why[0]
+    assert "median passage is 299 characters, under half the median relevant golden chunk (600)" in why[0]
     assert "Gate on ndcg@1000t instead" in why[0]
     assert check_gates(refused, [Gate("ndcg@10", 0.1)], runs=["whole"]) == []
     again = EvalResult.model_validate_json(refused.model_dump_json())  # results.json carries what the rule reads

@@ -229,3 +229,27 @@ def test_quoted_words_are_as_relevant_in_their_other_copy() -> None:
     assert _budget_values(result, "here") == _budget_values(result, "there")
     assert _budget_values(result, "here")["P@25t"] == pytest.approx(len("".join(CACHE.split()).replace(",", "")
                                                                         .replace(".", "")) / 100)  # fmt: skip
+
+
+def test_a_judge_that_paraphrases_its_quotes_is_said_and_not_trusted() -> None:
+    """Every quote the judge gives is its own wording: each is dropped and counted in one warning, and the labels
+    count their whole text, as labels without quotes do."""
+    import json
+
+    from assay.judge.base import ChatRequest
+    from assay.judge.client import Judge
+    from assay.judge.limits import RetryPolicy
+    from assay.testing import FakeBackend
+
+    def paraphrase(request: ChatRequest) -> str:
+        said = {"reason": "r", "grade": 2, "quotes": ["in other words, set the cache first"]}
+        if request.prompt_name == "relevance":
+            return json.dumps(said)
+        return json.dumps({"judgements": [{"id": p["id"], **said} for p in request.variables["passages"]]})
+
+    judge = Judge(FakeBackend(paraphrase), model="test/judge", retry=RetryPolicy.immediate())
+    result, _ = evaluate(_golden(), {"halves": _halves()}, judge=judge, settings=SETTINGS)
+    said = [w for w in result.warnings if w.startswith("The judge gave")]
+    assert len(said) == 1 and "not in their passage" in said[0]
+    dropped = int(said[0].split()[3])
+    assert dropped >= 1

@@ -46,8 +46,8 @@ from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
 from assay.pipelines.evaluate.judging.noise import check_repeatable, cutoff, judge_noise
 from assay.pipelines.evaluate.judging.passages import label_passages, passage_rows
-from assay.pipelines.evaluate.judging.pool_growth import Before, pool_shifts
-from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
+from assay.pipelines.evaluate.judging.pool_growth import Before, pool_shifts, quotes_note
+from assay.pipelines.evaluate.runs.carry import SpanIndex, carry_labels
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, length_summary
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import FAILED, Runs, load_runs, specs_of
@@ -63,6 +63,7 @@ from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary, question_clusters
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric
+from assay.pipelines.evaluate.statistics.gates import relevant_chunk_lengths
 from assay.pipelines.evaluate.statistics.history import history_gains
 from assay.pipelines.evaluate.statistics.planning import power_plans
 from assay.pipelines.evaluate.statistics.repeats import Merged
@@ -153,7 +154,6 @@ def evaluate_detailed(
     chosen = split_metrics(config, gold, loaded, index)
     judges = judges_of(judge)
     before = [{stage: usage.model_copy() for stage, usage in one.usage.items()} for one in judges]
-    pool_before = _pool_size(gold)
     labels_before = Before(gold)
     carried = label_passages(gold, index, folder=folder, loaded=loaded, judge=judge, progress=progress,
                              **_passage_settings(config))  # fmt: skip
@@ -201,14 +201,14 @@ def evaluate_detailed(
             k=cutoff(result.primary_metric, config.k_head), listwise=config.listwise, seed=config.seed,
             limit=config.judge_repeats_max,
         )  # fmt: skip
-    grown = _pool_size(gold) - pool_before
-    result.warnings += _pool_note(grown, projected, carried)
+    result.warnings += labels_before.growth_note(gold, projected, carried)
     result.pool_shifts = pool_shifts(
         gold, resolver, labels_before, list(zip(loaded, projected, strict=True)), per_run,
         metric=result.primary_metric or config.primary, measures=[*chosen.ranking, *chosen.budgets],
         threshold=config.threshold, depth=config.depth, strict=judge is not None,
     )  # fmt: skip
     result.warnings += [shift.sentence() for shift in result.pool_shifts if any(shift.deltas.values())]
+    result.warnings += quotes_note(labels_before.new_labels(gold))
     result.usage = _spent(judges, before)
     result.judges = panel_agreement(gold.qrels, human=humans.human, n_resamples=config.n_boot, seed=config.seed)
     result.diagnosis_examples = diagnosed
@@ -216,22 +216,6 @@ def evaluate_detailed(
     rows = [row for rows in merged.per_run.values() for row in rows.values()]  # a repeated run: per question
     support = [r for per in assessed.values() for a in per.values() for r in a.rows]
     return Evaluated(result, rows, support, passages, question_views(gold, loaded, passages, support))
-
-
-def _pool_size(gold: GoldenSet) -> int:
-    """Labels in the pool: chunk labels and judged passage labels."""
-    return len(gold.qrels) + sum(len(p.labels) for p in gold.passages)
-
-
-def _pool_note(grown: int, projected: Sequence[LoadedRun], carried: Carried) -> list[str]:
-    """One sentence on how much this evaluation grew the pool of labels, and from which runs."""
-    if grown <= 0 or len(projected) < 2:
-        return []
-    by_run = ", ".join(f"{run.name} {run.counts.labels_judged_now}" for run in projected)
-    judged = sum(how == "judged" for how in carried.how.values())
-    passages = f", {judged} of them passages judged as passages" if judged else ""
-    return [f"This evaluation added {grown} labels to the pool{passages} (chunks judged in each run's top: "
-            f"{by_run}); every run is scored against the grown pool."]  # fmt: skip
 
 
 def _spent(judges: Sequence[Judge], before: Sequence[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
@@ -461,7 +445,7 @@ def _result(
         label_origin=gold.label_origin(),
         label_sources=gold.label_sources(),
         cut_alike=fair.alike if len(runs) > 1 else None,
-        chunk_lengths=length_summary([len(chunk.text) for chunk in gold.chunks]),
+        chunk_lengths=length_summary(relevant_chunk_lengths(gold, config.threshold)),
     )
     lead = evaluation.primary_metric or primary_metric(fair.compared, fair.primary)
     evaluation.history_gain = history_gains(gold, runs, per_run, lead, config.stat())

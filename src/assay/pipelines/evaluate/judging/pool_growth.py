@@ -25,15 +25,16 @@ from dataclasses import replace
 
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.judging.calls import unlabelled_pairs
-from assay.pipelines.evaluate.runs.carry import SpanIndex, carry_labels
+from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.names import kind_of
 from assay.results import PoolShift, QueryResult
+from assay.types import RelevanceLabel
 
-__all__ = ["Before", "pool_shifts"]
+__all__ = ["Before", "pool_shifts", "quotes_note"]
 
 LabelKeys = set[tuple[str, str]]  # (query_id, chunk or passage id)
 
@@ -46,9 +47,41 @@ class Before:
         self.qrels = list(gold.qrels)
         self.passages = [p.model_copy(update={"labels": list(p.labels)}) for p in gold.passages]
         self.keys = _keys(gold)
+        self.size = _pool_size(gold)
+
+    def growth_note(self, gold: GoldenSet, projected: Sequence[LoadedRun], carried: Carried) -> list[str]:
+        """One sentence on how much this evaluation grew the pool of labels, and from which runs."""
+        grown = _pool_size(gold) - self.size
+        if grown <= 0 or len(projected) < 2:
+            return []
+        by_run = ", ".join(f"{run.name} {run.counts.labels_judged_now}" for run in projected)
+        judged = sum(how == "judged" for how in carried.how.values())
+        passages = f", {judged} of them passages judged as passages" if judged else ""
+        return [f"This evaluation added {grown} labels to the pool{passages} (chunks judged in each run's top: "
+                f"{by_run}); every run is scored against the grown pool."]  # fmt: skip
+
+    def new_labels(self, gold: GoldenSet) -> list[RelevanceLabel]:
+        """The standing labels of pairs that had none before (chunk and passage labels)."""
+        standing = gold.standing_qrels() | gold.passage_labels()
+        return [standing[key] for key in sorted(set(standing) - self.keys)]
 
     def golden(self, gold: GoldenSet) -> GoldenSet:
         return replace(gold, qrels=list(self.qrels), passages=[p.model_copy() for p in self.passages])
+
+
+def _pool_size(gold: GoldenSet) -> int:
+    """Labels in the pool: chunk labels and judged passage labels."""
+    return len(gold.qrels) + sum(len(p.labels) for p in gold.passages)
+
+
+def quotes_note(labels: Sequence[RelevanceLabel]) -> list[str]:
+    """One sentence on the quotes the judge gave that are not in their passage (dropped, never trusted)."""
+    dropped = sum(label.quotes_dropped for label in labels)
+    if not dropped:
+        return []
+    held = sum(1 for label in labels if label.quotes_dropped)
+    return [f"The judge gave {dropped} quote(s) that are not in their passage (paraphrases) on {held} label(s): "
+            "dropped and never trusted; a label left with no quote counts its whole text at its grade."]  # fmt: skip
 
 
 def _keys(gold: GoldenSet) -> LabelKeys:

@@ -16,10 +16,12 @@ The metric of a gate that names none (``--fail-under 0.6``, ``assert_metric(at_l
 
 A gate **refuses** a metric it cannot judge (:func:`unit_refusal`): a measure counted in golden chunks
 (:func:`~assay.pipelines.evaluate.scoring.names.counts_units`: ``ndcg@10``, ``P@5``, ``map``) for a run whose median
-passage is shorter than half the median golden chunk. A passage reaches a golden chunk only once the run has shown at
-least half of the chunk's characters (the half-a-unit rule of :mod:`assay.metrics.projection`), so such a run's short
-passages rarely reach a chunk and the measure counts how it cut its text, not what it found. The refusal is a
-failure that says so and names the budget measure to gate on instead.
+passage is shorter than half the median relevant golden chunk (the chunks graded at or above the threshold for some
+question: the units a run must reach to score, often longer than the corpus's median chunk; every chunk when none is
+graded so). A passage reaches a golden chunk only once the run has shown at least half of the chunk's characters (the
+half-a-unit rule of :mod:`assay.metrics.projection`), so such a run's short passages rarely reach a chunk and the
+measure counts how it cut its text, not what it found. The refusal is a failure that says so and names the budget
+measure to gate on instead.
 
 :func:`regression` is the comparison rule: run b is worse than baseline a on a metric when the evaluator's paired test
 found the difference significant (after its multiple-comparison correction) and the difference goes the wrong way
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
 from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.metrics.projection import SHARE
 from assay.pipelines.evaluate.scoring.names import counts_units
@@ -50,6 +53,7 @@ __all__ = [
     "gate_failure",
     "refusals",
     "regression",
+    "relevant_chunk_lengths",
     "unit_refusal",
 ]
 
@@ -100,6 +104,14 @@ def budget_metric(result: EvalResult) -> str | None:
     return first if first in known else next((name for name in known if metric_group(name) == "budget"), None)
 
 
+def relevant_chunk_lengths(gold: GoldenSet, threshold: int) -> list[int]:
+    """The lengths of the golden chunks graded ``threshold`` or more for some question (every chunk when none is):
+    the units the half-a-unit rule measures a run's passages against."""
+    relevant = {cid for grades in gold.qrels_map().values() for cid, g in grades.items() if g >= threshold}
+    chosen = [chunk for chunk in gold.chunks if chunk.id in relevant] or gold.chunks
+    return [len(chunk.text) for chunk in chosen]
+
+
 def unit_refusal(result: EvalResult, run: RunResult, metric: str) -> str | None:
     """Why ``metric`` cannot judge ``run`` (one line: the half-a-unit rule of the module docstring), or None."""
     passage, chunk = run.passage_lengths.get("median"), result.chunk_lengths.get("median")
@@ -110,9 +122,9 @@ def unit_refusal(result: EvalResult, run: RunResult, metric: str) -> str | None:
     return (
         f"{run.name}: {metric} refused: it counts golden chunks, and a passage reaches a chunk only once the run has "
         f"shown at least half of the chunk's characters (the half-a-unit rule); this run's median passage is "
-        f"{passage:.0f} characters, under half the median golden chunk ({chunk:.0f}), so {metric} would count how "
-        f"it cut its text, not what it found. {fix} instead: relevant characters within the same budget of text for "
-        "every run."
+        f"{passage:.0f} characters, under half the median relevant golden chunk ({chunk:.0f}), so {metric} would "
+        f"count how it cut its text, not what it found. {fix} instead: relevant characters within the same budget of "
+        "text for every run."
     )
 
 
