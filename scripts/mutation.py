@@ -281,7 +281,7 @@ def run_module(
     try:
         copy_tree(ROOT, copy)
         pyproject = copy / "pyproject.toml"
-        if "[tool.mutmut]" in pyproject.read_text(encoding="utf-8"):
+        if "mutmut" in tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {}):
             raise UsageError(
                 "pyproject.toml has a [tool.mutmut] section: remove it, scripts/mutation.sh writes one per run"
             )
