@@ -190,7 +190,13 @@ class Outcome:
     @property
     def survivors(self) -> list[str]:
         caught = KILLED | TIMEOUT
-        return sorted(n for n, s in self.statuses.items() if s not in caught and n not in self.equivalent)
+        return sorted((n for n, s in self.statuses.items() if s not in caught and n not in self.equivalent), key=_order)
+
+
+def _order(mutant: str) -> tuple[str, int]:
+    """Mutants by function, then by mutmut's number as a number (``_9`` before ``_10``)."""
+    name, _, number = mutant.rpartition("__mutmut_")
+    return name, int(number) if number.isdigit() else 0
 
 
 def copy_tree(root: Path, into: Path) -> None:
@@ -325,7 +331,20 @@ def run_module(
 # ----------------------------------------------------------------------------------------------------------- report
 
 
-def report(outcome: Outcome, minimum: float) -> bool:
+def stanza(module: str, mutant: str, shown: str) -> str:
+    """The ``[[equivalent]]`` entry that would mark ``mutant`` equivalent (its reason still to write)."""
+    return "\n".join(
+        [
+            "[[equivalent]]",
+            f'module = "{module}"',
+            f'function = "{function_of(mutant)}"',
+            f"diff = {toml_list(list(changed_lines(shown)))}",
+            'reason = "TODO: why no input tells it from the original"',
+        ]
+    )
+
+
+def report(outcome: Outcome, minimum: float, stanzas: bool = False) -> bool:
     """Print one module's counts, score and survivors; whether it reaches the minimum."""
     print(f"== {outcome.module}  (tests: {' '.join(outcome.tests)})  {outcome.seconds:.0f}s")
     if outcome.error:
@@ -353,6 +372,10 @@ def report(outcome: Outcome, minimum: float) -> bool:
     for name in outcome.survivors:
         print(f"   -- {outcome.statuses[name]}: {name}")
         print("\n".join("      " + line for line in outcome.shows.get(name, "").splitlines()[1:]))
+    if stanzas and outcome.survivors:
+        print(f"   [[equivalent]] entries for these survivors, to paste into {EQUIVALENT.name} when one is equivalent:")
+        for name in outcome.survivors:
+            print("\n" + stanza(outcome.module, name, outcome.shows.get(name, "")))
     return ok
 
 
@@ -369,6 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the module -> tests mapping and stop (no mutmut)")
     parser.add_argument("--keep", action="store_true", help="keep each run's temporary copy (with its mutants/)")
     parser.add_argument("--verbose", action="store_true", help="print mutmut's own output")
+    parser.add_argument(
+        "--stanzas", action="store_true", help=f"print each survivor's [[equivalent]] entry for {EQUIVALENT.name}"
+    )
     args = parser.parse_args(argv)
     if not 0 <= args.min <= 100:
         parser.error("--min is a percentage, 0 to 100")
@@ -425,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as error:
             print(f"scripts/mutation.sh: {error}", file=sys.stderr)
             return 2
-        results.append((outcome, report(outcome, args.min)))
+        results.append((outcome, report(outcome, args.min, args.stanzas)))
         sys.stdout.flush()
     print("== summary")
     for outcome, ok in results:
