@@ -65,3 +65,12 @@ def test_a_judge_that_gives_no_quotes_leaves_the_label_without_any() -> None:
     [label] = asyncio.run(grade_pairs(_judge(backend), [Pair("q1", "q?", "c1", PASSAGE)]))
     assert label.grade == 2 and label.quotes is None and label.quotes_dropped == 0
     assert "quotes" not in label.model_dump(mode="json")  # nothing written for a label without quotes
+
+
+def test_a_grade_of_1_keeps_its_quotes_and_no_grade_keeps_none() -> None:
+    """Grade 1 is relevant: its quotes are kept; a label without a grade (None) or below 0 keeps none. Each quote
+    not in the passage is counted. (Boundaries the mutation habit, scripts/mutation.sh, found untested.)"""
+    assert checked_quotes([KEPT], PASSAGE, 1) == ([KEPT], 0)
+    assert checked_quotes([KEPT], PASSAGE, None) == ([], 0)
+    assert checked_quotes([KEPT], PASSAGE, -1) == ([], 0)
+    assert checked_quotes([PARAPHRASE, KEPT, "Refunds are instant."], PASSAGE, 2) == ([KEPT], 2)
