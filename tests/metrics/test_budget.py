@@ -268,3 +268,11 @@ def test_resolve_skips_empty_labels_and_reads_the_ones_after():
 
     assert resolve([("a", 5, 5, 1), ("a", 0, 10, 2), ("a", 8, 3, 3)]) == {"a": [(0, 10, 2)]}
     assert resolve([("a", 0, 10, 2), ("a", 5, 5, 3)]) == {"a": [(0, 10, 2)]}
+
+
+def test_resolve_cuts_equal_grades_the_same_whatever_their_order():
+    from assay.metrics.budget import resolve
+
+    labels = [("a", 0, 10, 2), ("a", 0, 5, 2), ("b", 0, 4, 1), ("b", 2, 4, 1)]
+    for order in itertools.permutations(labels):
+        assert resolve(list(order)) == resolve(labels)
