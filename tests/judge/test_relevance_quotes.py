@@ -92,3 +92,12 @@ def test_an_answer_cut_while_listing_its_quotes_keeps_its_whole_grade(tmp_path: 
     early = _judge(FakeBackend(_cut('{"reason": "it says 30 days and ' + "and " * 200)))
     [lost] = asyncio.run(grade_pairs(early, [Pair("q1", "How long?", "c1", PASSAGE)]))
     assert lost.grade is None and lost.unscored is not None and lost.unscored.kind in ("loop", "truncated")
+
+
+def test_a_grade_of_1_keeps_its_quotes_and_no_grade_keeps_none() -> None:
+    """Grade 1 is relevant: its quotes are kept; a label without a grade (None) or below 0 keeps none. Each quote
+    not in the passage is counted. (Boundaries the mutation habit, scripts/mutation.sh, found untested.)"""
+    assert checked_quotes([KEPT], PASSAGE, 1) == ([KEPT], 0)
+    assert checked_quotes([KEPT], PASSAGE, None) == ([], 0)
+    assert checked_quotes([KEPT], PASSAGE, -1) == ([], 0)
+    assert checked_quotes([PARAPHRASE, KEPT, "Refunds are instant."], PASSAGE, 2) == ([KEPT], 2)

@@ -205,3 +205,74 @@ def test_a_budget_beyond_all_the_text_costs_what_the_text_costs_not_the_budget()
     assert (huge.recall, huge.map, huge.ndcg) == (everything.recall, everything.map, everything.ndcg)
     assert huge.precision == pytest.approx(everything.found / 10**15)
     assert fill(passages, GRADES, 10**15).shown == everything.shown
+
+
+# Edges the mutation habit (scripts/mutation.sh) found untested.
+
+
+def test_a_document_with_no_graded_text_is_unjudged_text():
+    """A passage of a document ``grades`` does not name (nothing of it was labelled) counts as text that is not
+    relevant, as text found in no document does."""
+    got = budget_scores([("z", 0, 10), ("a", 10, 20)], GRADES, 20)
+    assert got == budget_scores([10, ("a", 10, 20)], GRADES, 20)
+    assert (got.found, got.shown) == (10, 20)
+    assert fill([("z", 0, 10), ("a", 10, 20)], GRADES, 20) == Fill(shown=20, judged=10, used=2)
+
+
+def test_nothing_relevant_counts_nothing_found_and_what_was_shown():
+    got = budget_scores([("a", 0, 50)], {"a": [(0, 50, 0)]}, 30)
+    assert (got.found, got.shown, got.n_relevant) == (0, 30, 0)
+
+
+def test_a_single_relevant_character_of_grade_1_scores_ndcg_1():
+    """The ideal DCG is then exactly 1: still a score, not "nothing to find"."""
+    got = budget_scores([("a", 70, 71)], {"a": [(70, 80, 1)]}, 1)
+    assert got.ndcg == 1.0 and got.recall == pytest.approx(1 / 10)
+
+
+def test_the_stream_has_no_empty_pieces():
+    assert stream([0, ("a", 0, 5), 0], 10) == [("a", 0, 5)]
+    # the budget runs out inside a passage that repeats text: its later, unseen part adds nothing, not an empty piece
+    assert stream([("a", 10, 20), ("a", 0, 30)], 20) == [("a", 10, 20), ("a", 0, 10)]
+
+
+def test_the_prefix_sums_cover_every_position_from_the_first_call(monkeypatch):
+    """The sums are grown on demand; a fresh table answers the first call's positions (here the last character of
+    the stream is relevant, so the last position is read)."""
+    from assay.metrics import budget
+
+    monkeypatch.setattr(budget, "_SUMS", budget._Sums())
+    got = budget_scores([("a", 70, 80)], {"a": [(70, 80, 1)]}, 10)
+    assert (got.recall, got.map, got.ndcg) == (1.0, 1.0, pytest.approx(1.0))
+    sums = budget._Sums()
+    sums.ensure(1)
+    assert list(sums.harmonic[:2]) == [0.0, 1.0] and list(sums.discount[:2]) == [0.0, 1.0]
+    sums.ensure(10)
+    assert len(sums.harmonic) > 10 and len(sums.discount) > 10
+    assert sums.harmonic[10] == pytest.approx(sum(1 / i for i in range(1, 11)))
+    assert sums.discount[10] == pytest.approx(sum(1 / math.log2(i + 1) for i in range(1, 11)))
+
+
+def test_resolve_keeps_disjoint_labels_and_splits_none_at_shared_edges():
+    from assay.metrics.budget import resolve
+
+    assert resolve([("a", 0, 10, 1), ("a", 20, 30, 1), ("a", 25, 40, 2)]) == {
+        "a": [(0, 10, 1), (20, 25, 1), (25, 40, 2)]
+    }
+    assert resolve([("a", 0, 10, 1), ("a", 0, 5, 2)]) == {"a": [(0, 5, 2), (5, 10, 1)]}
+    assert resolve([("a", 0, 10, 1), ("a", 5, 10, 2)]) == {"a": [(0, 5, 1), (5, 10, 2)]}
+
+
+def test_resolve_skips_empty_labels_and_reads_the_ones_after():
+    from assay.metrics.budget import resolve
+
+    assert resolve([("a", 5, 5, 1), ("a", 0, 10, 2), ("a", 8, 3, 3)]) == {"a": [(0, 10, 2)]}
+    assert resolve([("a", 0, 10, 2), ("a", 5, 5, 3)]) == {"a": [(0, 10, 2)]}
+
+
+def test_resolve_cuts_equal_grades_the_same_whatever_their_order():
+    from assay.metrics.budget import resolve
+
+    labels = [("a", 0, 10, 2), ("a", 0, 5, 2), ("b", 0, 4, 1), ("b", 2, 4, 1)]
+    for order in itertools.permutations(labels):
+        assert resolve(list(order)) == resolve(labels)
