@@ -117,9 +117,12 @@ class ItemRejected(BackendError):
     answer (``kind="content_filter"``). Not retried; the item is recorded as unscored and the run goes on.
     """
 
-    def __init__(self, message: str, *, kind: str, status: int | None = None, raw: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, kind: str, status: int | None = None, raw: str | None = None, answer: str | None = None
+    ) -> None:
         self.kind = kind
         self.raw = raw
+        self.answer = answer  # the whole cut answer, for an output whose complete part can stand (judge/results.py)
         super().__init__(message, status=status)
 
     @classmethod

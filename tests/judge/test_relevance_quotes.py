@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-from assay.judge.base import ChatRequest
+from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.cache import JudgeCache
 from assay.judge.client import Judge
 from assay.judge.limits import RetryPolicy
@@ -65,6 +66,32 @@ def test_a_judge_that_gives_no_quotes_leaves_the_label_without_any() -> None:
     [label] = asyncio.run(grade_pairs(_judge(backend), [Pair("q1", "q?", "c1", PASSAGE)]))
     assert label.grade == 2 and label.quotes is None and label.quotes_dropped == 0
     assert "quotes" not in label.model_dump(mode="json")  # nothing written for a label without quotes
+
+
+def _cut(content: str) -> Callable[[ChatRequest], ChatResponse]:
+    def answer(request: ChatRequest) -> ChatResponse:
+        return ChatResponse(content=content, prompt_tokens=100, completion_tokens=512, finish_reason="length")
+
+    return answer
+
+
+def test_an_answer_cut_while_listing_its_quotes_keeps_its_whole_grade(tmp_path: Path) -> None:
+    """A small model loops on its quotes until max_tokens: the reason and grade came whole before them, so the label
+    keeps its grade without quotes (counted as ``cut_kept``, cached as a valid answer); an answer cut before its
+    grade stays unscored, as before."""
+    looping = (
+        '{"reason": "it says 30 days", "grade": 2, "quotes": ["Returns are free.", ' + '"Returns are free.", ' * 40
+    )
+    judge = _judge(FakeBackend(_cut(looping)), tmp_path / "cache")
+    [label] = asyncio.run(grade_pairs(judge, [Pair("q1", "How long?", "c1", PASSAGE)]))
+    assert (label.grade, label.quotes, label.provenance.rationale) == (2, None, "it says 30 days")
+    assert judge.stats.cut_kept == 1 and not judge.stats.unscored_kinds
+    again = _judge(FakeBackend(_cut("never called")), tmp_path / "cache")
+    [cached] = asyncio.run(grade_pairs(again, [Pair("q1", "How long?", "c1", PASSAGE)]))
+    assert cached.grade == 2 and again.stats.calls == 0
+    early = _judge(FakeBackend(_cut('{"reason": "it says 30 days and ' + "and " * 200)))
+    [lost] = asyncio.run(grade_pairs(early, [Pair("q1", "How long?", "c1", PASSAGE)]))
+    assert lost.grade is None and lost.unscored is not None and lost.unscored.kind in ("loop", "truncated")
 
 
 def test_a_grade_of_1_keeps_its_quotes_and_no_grade_keeps_none() -> None:

@@ -44,6 +44,7 @@ from assay.judge.results import (
     Judgement,
     JudgeStats,
     cache_value,
+    cut_output,
     parse_output,
     repair_messages,
     schema_instructions,
@@ -327,6 +328,10 @@ class Judge(CacheAccess):
             try:
                 response = await self._complete(request, stage)
             except ItemRejected as exc:
+                kept = cut_output(exc.answer, prepared.prompt.output_model) if exc.answer else None
+                if kept is not None:  # the answer's complete part stands (the grade, not the quotes it was listing)
+                    self.stats.cut_kept += 1
+                    return await self._keep(prepared, kept, tokens)
                 unscored = Unscored(reason=str(exc), kind=exc.kind, raw=exc.raw)
                 return self.record_unscored(prepared, stage, unscored, tokens)
             except TransientBackendError as exc:
@@ -345,12 +350,15 @@ class Judge(CacheAccess):
                 reason = f"invalid answer after one repair attempt: {exc}"
                 unscored = Unscored(reason=reason, kind="invalid_output", raw=text)
                 return self.record_unscored(prepared, stage, unscored, tokens)
-            value = cache_value(output, tokens)
-            writer = self._loop_state().writer
-            if writer is not None:
-                await writer.put(prepared.key, value)
-            return self.judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
+            return await self._keep(prepared, output, tokens)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _keep(self, prepared: Prepared, output: Any, tokens: Sequence[int]) -> Judgement[Any]:
+        """A valid answer: cached, and returned as the item's judgement."""
+        writer = self._loop_state().writer
+        if writer is not None:
+            await writer.put(prepared.key, cache_value(output, tokens))
+        return self.judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
 
     def record_unscored(
         self, prepared: Prepared, stage: str, unscored: Unscored, tokens: Sequence[int] = (0, 0)

@@ -54,12 +54,14 @@ def truncated(request: ChatRequest, response: ChatResponse) -> ItemRejected:
             "use a larger model or another prompt",
             kind="loop",
             raw=response.content[-500:],
+            answer=response.content,
         )
     return ItemRejected(
         f"the answer was cut{at} (finish_reason=length): raise it with --max-tokens {request.prompt_name}=N "
         "(or --max-tokens N for every prompt)",
         kind="truncated",
         raw=response.content[-500:],
+        answer=response.content,
     )
 
 

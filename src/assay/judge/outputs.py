@@ -21,7 +21,7 @@ become enums); pydantic still checks the full constraints on the answer.
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -88,8 +88,11 @@ Quotes = Annotated[
 
 
 class RelevanceGrade(_Output):
-    """Pointwise relevance of one passage to one question, on the 0-3 scale, with the sentences that earned it."""
+    """Pointwise relevance of one passage to one question, on the 0-3 scale, with the sentences that earned it. An
+    answer cut while listing its quotes keeps its reason and grade (``CUT_LIST``: the grade was given whole; the
+    quotes are lost and the label counts its whole text)."""
 
+    CUT_LIST: ClassVar[str] = "quotes"
     reason: str
     grade: Grade
     quotes: Quotes

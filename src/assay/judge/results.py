@@ -10,6 +10,7 @@ without structured output.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -63,6 +64,7 @@ class JudgeStats:
     deduped: int = 0
     retries: int = 0
     repairs: int = 0
+    cut_kept: int = 0  # answers cut at their limit whose complete part stood (a grade cut while listing its quotes)
     cache_errors: int = 0
     unscored_kinds: Counter[str] = field(default_factory=Counter)
 
@@ -123,6 +125,26 @@ def parse_output(text: str, model: type[T]) -> T:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
         raise ValueError(f"the answer does not match the schema ({problems})") from exc
+
+
+_CUT_AT = re.compile(r',\s*"(\w+)"\s*:\s*\[')
+
+
+def cut_output(text: str, model: type[T]) -> T | None:
+    """The complete part of an answer cut at its token limit (a small model that loops while listing its quotes), when
+    ``model`` says a trailing list may be dropped (its ``CUT_LIST`` names the field, which has a default): the text
+    before that list, closed, validated. None when the cut fell before the list (or the model allows no cut)."""
+    field = getattr(model, "CUT_LIST", None)
+    if not field:
+        return None
+    found = next((m for m in _CUT_AT.finditer(text) if m.group(1) == field), None)
+    start = text.find("{")
+    if found is None or start < 0 or start > found.start():
+        return None
+    try:
+        return model.model_validate_json(text[start : found.start()] + "}")
+    except ValidationError:
+        return None
 
 
 def cache_value(output: BaseModel, tokens: Sequence[int]) -> str:
