@@ -161,3 +161,19 @@ def test_mutmut_is_pinned_in_the_dev_extra_and_mutants_are_ignored() -> None:
     dev = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
     assert f"mutmut=={mutation.MUTMUT_PIN}" in dev
     assert "/mutants/" in (ROOT / ".gitignore").read_text().splitlines()
+
+
+def test_the_score_leaves_equivalents_out_and_counts_timeouts_as_caught(capsys: pytest.CaptureFixture[str]) -> None:
+    name = "assay.metrics.budget.x_fill__mutmut_{}".format
+    outcome = mutation.Outcome("src/assay/metrics/budget.py", ["tests/metrics/test_budget.py"])
+    statuses = ["killed"] * 7 + ["timeout", "survived", "survived", "no tests"]
+    outcome.statuses = {name(n): status for n, status in enumerate(statuses, 1)}
+    outcome.shows = {name(n): f"# {name(n)}\n-    a\n+    b" for n in (9, 10, 11)}
+    outcome.equivalent = {name(10): mutation.Equivalent(outcome.module, "fill", ("- a", "+ b"), "the same")}
+    assert outcome.score == pytest.approx(100 * 8 / 10)
+    assert outcome.survivors == [name(9), name(11)]
+    assert not mutation.report(outcome, 90.0)
+    assert mutation.report(outcome, 80.0)
+    printed = capsys.readouterr().out
+    assert "mutants 11  killed 7  survived 1  timeout 1  no tests 1  other 0  equivalent 1" in printed
+    assert "score 80.0%" in printed and "BELOW --min 90" in printed and "equivalent " + name(10) in printed
