@@ -253,3 +253,44 @@ def test_a_judge_that_paraphrases_its_quotes_is_said_and_not_trusted() -> None:
     assert len(said) == 1 and "not in their passage" in said[0]
     dropped = int(said[0].split()[3])
     assert dropped >= 1
+
+
+def test_every_run_alone_is_what_the_report_says_it_would_score_alone(tmp_path: Path) -> None:
+    """The property behind ``pool_shifts``, on runs that take each path to the judge: golden chunk ids; a window of
+    text straddling a labelled and an unlabelled chunk (the unlabelled chunk is judged for the pool); a fragment of a
+    labelled chunk (judged as a passage). Evaluated alone, each run scores, on every ranking and budget measure,
+    exactly what the evaluation of all three says it would score alone (its mean, or its pool shift's mean alone)."""
+    text = RETURNS["policy"]
+    cut = text.index("Items can be returned")
+    runs = {
+        "ids": [{"query_id": "q1", "retrieved": [{"id": "policy#0"}, {"id": "policy#2"}]}],
+        "window": [{"query_id": "q1", "retrieved": [{"text": text[30 : cut + 40]}]}],
+        "fragment": [{"query_id": "q1", "retrieved": [{"text": text[: cut // 2]}, {"id": "policy#2"}]}],
+    }
+    settings = EvalSettings(k_values=(3,), n_boot=100, add_labels=True, budgets=("30t",), primary="ndcg@3")
+    judge = make_judge("offline", cache_dir=tmp_path / "cache")
+
+    def fresh(name: str) -> Path:
+        folder = tmp_path / name
+        _returns_golden().save(folder)
+        return folder
+
+    together, _ = evaluate(fresh("together"), runs, judge=judge, settings=settings)
+    assert GoldenSet.load(tmp_path / "together").qrels_map()["q1"].get("policy#1", 0) >= 1  # the pool grew
+    shifts = {s.run: s for s in together.pool_shifts}
+    assert "ids" in shifts and "window" not in shifts  # the window brought that text itself
+    for name, run in runs.items():
+        alone, _ = evaluate(fresh(name), {name: run}, judge=judge, settings=settings)
+        mine = alone.runs[0].metrics
+        said = next(r for r in together.runs if r.name == name).metrics
+        measures = [
+            m
+            for m in said
+            if m.endswith(("@3", "@30t"))
+            and m in mine
+            and mine[m].mean is not None
+            and not m.startswith(("ragas", "span", "judged", "coverage"))
+        ]  # ranking and budget measures
+        assert measures
+        expected = {m: shifts[name].alone_means.get(m) if name in shifts else said[m].mean for m in measures}
+        assert expected == pytest.approx({m: mine[m].mean for m in measures}), name
