@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ROOT / "scripts" / "mutation_targets.toml"
 EQUIVALENT = ROOT / "scripts" / "mutation_equivalent.toml"
-MUTMUT_PIN = "3.8.1"  # keep in step with the dev extra in pyproject.toml
+MUTMUT_PIN = "3.8.1"  # keep in step with the mutation extra in pyproject.toml
 
 # mutmut's own statuses (mutmut.stats.status_by_exit_code) grouped the way the report counts them
 KILLED = {"killed", "caught by type check"}
@@ -427,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if importlib.util.find_spec("mutmut") is None:
         print(
-            f"scripts/mutation.sh: mutmut is not installed: pip install -e '.[dev]' (mutmut=={MUTMUT_PIN})",
+            f"scripts/mutation.sh: mutmut is not installed: pip install -e '.[dev,mutation]' (mutmut=={MUTMUT_PIN})",
             file=sys.stderr,
         )
         return 2
