@@ -248,11 +248,15 @@ def test_a_judge_that_paraphrases_its_quotes_is_said_and_not_trusted() -> None:
         return json.dumps({"judgements": [{"id": p["id"], **said} for p in request.variables["passages"]]})
 
     judge = Judge(FakeBackend(paraphrase), model="test/judge", retry=RetryPolicy.immediate())
-    result, _ = evaluate(_golden(), {"halves": _halves()}, judge=judge, settings=SETTINGS)
+    gold = _golden()
+    result, _ = evaluate(gold, {"halves": _halves()}, judge=judge, settings=SETTINGS)
+    labels = [label for label in gold.qrels if label.quotes_dropped]
+    labels += [label for passage in gold.passages for label in passage.labels if label.quotes_dropped]
     said = [w for w in result.warnings if w.startswith("The judge gave")]
-    assert len(said) == 1 and "not in their passage" in said[0]
-    dropped = int(said[0].split()[3])
-    assert dropped >= 1
+    assert len(labels) >= 2 and all(label.quotes is None for label in labels)
+    assert said == [f"The judge gave {len(labels)} quote(s) that are not in their passage (paraphrases) on "
+                    f"{len(labels)} label(s): dropped and never trusted; a label left with no quote counts its whole "
+                    "text at its grade."]  # fmt: skip
 
 
 def test_every_run_alone_is_what_the_report_says_it_would_score_alone(tmp_path: Path) -> None:
@@ -279,6 +283,13 @@ def test_every_run_alone_is_what_the_report_says_it_would_score_alone(tmp_path: 
     assert GoldenSet.load(tmp_path / "together").qrels_map()["q1"].get("policy#1", 0) >= 1  # the pool grew
     shifts = {s.run: s for s in together.pool_shifts}
     assert "ids" in shifts and "window" not in shifts  # the window brought that text itself
+    after, before = GoldenSet.load(tmp_path / "together"), _returns_golden()
+    grown = len(after.qrels) + sum(len(p.labels) for p in after.passages) - len(before.qrels)
+    passages = sum(len(p.labels) for p in after.passages)
+    note = next(w for w in together.warnings if w.startswith("This evaluation added"))
+    assert grown >= 2 and passages >= 1
+    assert note.startswith(f"This evaluation added {grown} labels to the pool, {passages} of them passages judged as "
+                           "passages (chunks judged in each run's top: ids 0, window ")  # fmt: skip
     for name, run in runs.items():
         alone, _ = evaluate(fresh(name), {name: run}, judge=judge, settings=settings)
         mine = alone.runs[0].metrics
