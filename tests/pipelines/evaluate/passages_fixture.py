@@ -62,6 +62,18 @@ def chunk_text(cid: str) -> str:
     return DOCS[doc_id][start:end]
 
 
+def paragraph_chunks(pages: dict[str, str]) -> list[Chunk]:
+    """Pages cut into chunks at blank lines, ids ``doc#ordinal``, with their offsets, documents in id order."""
+    out = []
+    for doc_id, text in sorted(pages.items()):
+        start = 0
+        for ordinal, part in enumerate(text.split("\n\n")):
+            out.append(Chunk(id=f"{doc_id}#{ordinal}", doc_id=doc_id, ordinal=ordinal, text=part, start=start,
+                             end=start + len(part)))  # fmt: skip
+            start += len(part) + 2
+    return out
+
+
 def make_passages_golden() -> GoldenSet:
     docs = [Document(id=d, source=f"{d}.md", text=t, content_hash=d) for d, t in DOCS.items()]
     chunks = [

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from passages_fixture import paragraph_chunks
+
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.runs.locate import Located, Resolver
 from assay.pipelines.evaluate.runs.read import load_runs, specs_of
-from assay.types import Chunk, Document, Manifest, Provenance, Question, RelevanceLabel
+from assay.types import Document, Manifest, Provenance, Question, RelevanceLabel
 
 TIME = datetime(2025, 1, 1, tzinfo=UTC)
 T = "Set the cache folder before the first run."  # the repeated text
@@ -22,13 +24,7 @@ ALPHA = "Alpha text here. " + T + " More alpha words."  # T inside a chunk: no e
 def _golden(pages: dict[str, str], grades: dict[str, int] | None = None) -> GoldenSet:
     """Pages cut into chunks at blank lines (ids ``doc#ordinal``); one question, q1, with ``grades`` as its labels."""
     docs = [Document(id=d, source=f"{d}.md", text=t, content_hash=d) for d, t in sorted(pages.items())]
-    chunks = []
-    for doc_id, text in sorted(pages.items()):
-        start = 0
-        for ordinal, part in enumerate(text.split("\n\n")):
-            chunks.append(Chunk(id=f"{doc_id}#{ordinal}", doc_id=doc_id, ordinal=ordinal, text=part, start=start,
-                                end=start + len(part)))  # fmt: skip
-            start += len(part) + 2
+    chunks = paragraph_chunks(pages)
     provenance = Provenance(source="judge", model="fixture", time=TIME)
     qrels = [RelevanceLabel(query_id="q1", chunk_id=c, grade=g, provenance=provenance)
              for c, g in (grades or {}).items()]  # fmt: skip

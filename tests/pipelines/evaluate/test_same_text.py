@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from passages_fixture import paragraph_chunks
 
 from assay.corpus.align import Span
 from assay.formats.golden import GoldenSet
@@ -35,14 +36,7 @@ QUESTION = "How do I configure the cache folder and the model name?"
 
 
 def _chunks() -> list[Chunk]:
-    out = []
-    for doc_id, text in sorted(PAGES.items()):
-        start = 0
-        for ordinal, part in enumerate(text.split("\n\n")):
-            out.append(Chunk(id=f"{doc_id}#{ordinal}", doc_id=doc_id, ordinal=ordinal, text=part, start=start,
-                             end=start + len(part)))  # fmt: skip
-            start += len(part) + 2
-    return out
+    return paragraph_chunks(PAGES)
 
 
 def _golden() -> GoldenSet:
