@@ -72,7 +72,6 @@ class SpanIndex:
         self._standing_qrels: dict[tuple[str, str], RelevanceLabel] | None = None
         self._by_doc: dict[str, list[tuple[Span, str]]] | None = None
         self.quotes_unplaced = 0  # quotes of labels that could not be placed inside their label's span
-        self._place_cache: dict[tuple[str, str], list[Span]] = {}
 
     def relabelled(self) -> None:
         """Read the golden set's labels again (labels were added to it): the graded chunks and the pool follow."""
@@ -101,18 +100,12 @@ class SpanIndex:
     def _placed(self, span: Span, label: RelevanceLabel, text: str | None) -> LabelSpan:
         """A label at its span, its quotes placed in it and the other places of the same words (``text``: the
         labelled text, whose copies a label without quotes reaches)."""
-        quotes, echoes, dropped = quote_spans(span, label.quotes, self._places)
+        quotes, echoes, dropped = quote_spans(span, label.quotes, self.resolver.text_places)
         self.quotes_unplaced += dropped
         if not quotes and (label.grade or 0) >= 1 and text:
-            echoes = [p for p in self._places(text, "") if (p.doc_id, p.start, p.end) != (span.doc_id, span.start,
-                                                                                             span.end)]  # fmt: skip
+            own = (span.doc_id, span.start, span.end)
+            echoes = [p for p in self.resolver.text_places(text) if (p.doc_id, p.start, p.end) != own]
         return LabelSpan(span, label.grade or 0, tuple(quotes), tuple(echoes))
-
-    def _places(self, text: str, doc_id: str) -> list[Span]:
-        key = (text, doc_id)
-        if key not in self._place_cache:
-            self._place_cache[key] = self.resolver.aligner.exact_places(text, doc_ids=(doc_id,) if doc_id else ())
-        return self._place_cache[key]
 
     def _chunk_labels_of(self, qid: str) -> list[LabelSpan]:
         if qid not in self._chunk_labels:

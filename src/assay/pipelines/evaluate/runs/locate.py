@@ -114,13 +114,15 @@ class Resolver:
         in ``doc_id`` when given; empty for an item not located exactly by its text."""
         if item.match != "exact" or item.span is None or item.text is None:
             return []
-        return self._places(item.text, doc_id)
+        return self.text_places(item.text, doc_id)
 
     def unit_at(self, span: Span, text: str) -> Located:
         """The unit of ``text`` placed at ``span`` (a golden chunk when its words are the chunk's)."""
         return self._unit(span, text)
 
-    def _places(self, text: str, doc_id: str | None) -> list[Span]:
+    def text_places(self, text: str, doc_id: str | None = None) -> list[Span]:
+        """Every place ``text``'s words stand exactly (:meth:`Aligner.exact_places`), in ``doc_id`` when given (None or
+        "": in any document), cached per text and document."""
         key = (text, doc_id or "")
         if key not in self._all_places:
             self._all_places[key] = self.aligner.exact_places(text, doc_ids=(doc_id,) if doc_id else ())
