@@ -35,7 +35,8 @@ __all__ = ["budget_cuts", "budget_fill", "fill_summary"]
 
 def budget_cuts(names: Sequence[str]) -> dict[str, int]:
     """The budgets of the budget measures ``names``, in order: ``{"1000t": 4000}`` for ``ndcg@1000t``."""
-    return {name.split("|", 1)[0].partition("@")[2]: parse_budget_name(name).chars for name in names}
+    parsed = [parse_budget_name(name) for name in names]
+    return {spec.budget: spec.chars for spec in parsed}
 
 
 def budget_fill(run: LoadedRun, pool: SpanPool, names: Sequence[str]) -> dict[str, dict[str, BudgetFill]]:

@@ -225,6 +225,7 @@ class BudgetName:
     family: str
     chars: int
     threshold: int | None
+    budget: str = ""  # the budget as written: ``1000t`` for ``ndcg@1000t``
 
 
 def parse_budget(text: str) -> int:
@@ -248,7 +249,7 @@ def parse_budget_name(name: str) -> BudgetName:
     if grade and (fam in SPAN_FAMILIES or fam == "ndcg" or not 0 <= int(grade) <= 3):
         raise ConfigError(f"metric {name!r}: |g>=G (G in 0..3) goes with recall, P and map at a budget")
     chars = parse_budget(match.group(2) + match.group(3))
-    return BudgetName(name, fam, chars, int(grade) if grade else None)
+    return BudgetName(name, fam, chars, int(grade) if grade else None, match.group(2) + match.group(3))
 
 
 def budget_measures(budgets: Sequence[str]) -> list[str]:
