@@ -62,7 +62,7 @@ class Before:
 
     def new_labels(self, gold: GoldenSet) -> list[RelevanceLabel]:
         """The standing labels of pairs that had none before (chunk and passage labels)."""
-        standing = gold.standing_qrels() | gold.passage_labels()
+        standing = _standing(gold)
         return [standing[key] for key in sorted(set(standing) - self.keys)]
 
     def golden(self, gold: GoldenSet) -> GoldenSet:
@@ -84,8 +84,13 @@ def quotes_note(labels: Sequence[RelevanceLabel]) -> list[str]:
             "dropped and never trusted; a label left with no quote counts its whole text at its grade."]  # fmt: skip
 
 
+def _standing(gold: GoldenSet) -> dict[tuple[str, str], RelevanceLabel]:
+    """The label that stands for each pair, chunk or passage."""
+    return gold.standing_qrels() | gold.passage_labels()
+
+
 def _keys(gold: GoldenSet) -> LabelKeys:
-    return set(gold.standing_qrels()) | set(gold.passage_labels())
+    return set(_standing(gold))
 
 
 def _alone_asks(before: GoldenSet, now: GoldenSet, runs: tuple[LoadedRun, LoadedRun], resolver: Resolver,
@@ -152,11 +157,11 @@ def pool_shifts(
 ) -> list[PoolShift]:
     """Steps 1-4 for each ``(run, projection)`` of ``runs``: ``together``: each run's rows as evaluated;
     ``measures``: the ranking and budget measures to give alone. Runs no foreign label touched are left out."""
-    new = _keys(gold) - before.keys
+    standing = _standing(gold)
+    new = set(standing) - before.keys
     if not new or len(runs) < 2:
         return []
-    grades = {key: label.grade for key, label in (gold.standing_qrels() | gold.passage_labels()).items()}
-    relevant = {key for key in new if (grades.get(key) or 0) >= 1}
+    relevant = {key for key in new if (standing[key].grade or 0) >= 1}
     out = []
     for run, unit_run in runs:
         mine = {key for key in relevant if key[0] in run.lines}
