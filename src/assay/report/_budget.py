@@ -15,13 +15,12 @@ enough of its text is judged for a verdict without a judge.
 
 from __future__ import annotations
 
-from assay.report._format import fmt_value
+from assay.report._format import fmt_value, ranked_runs
 from assay.results import FILLED_SHARE, BudgetFill, EvalResult, VerdictLead, VerdictPlace
 
 __all__ = ["JUDGED_SHARE", "budget_of", "means", "unfilled_note", "unjudged_note", "unjudged_runs", "withheld"]
 
 JUDGED_SHARE = 0.8  # without a judge, a run whose budget text is judged below this share withholds the verdict
-RANKED = 8  # runs named in the means sentence; the rest are counted
 
 
 def budget_of(result: EvalResult, metric: str | None) -> str | None:
@@ -57,9 +56,7 @@ def means(places: list[VerdictPlace], metric: str | None) -> str | None:
     """The ranking sentence when the verdict is withheld: the means in order, no mark between them."""
     if len(places) < 2:
         return None
-    shown = ", ".join(f"{p.run} {fmt_value(p.mean)}" for p in places[:RANKED])
-    more = f" … and {len(places) - RANKED} more" if len(places) > RANKED else ""
-    return f"Means on {metric} (no verdict): {shown}{more}."
+    return f"Means on {metric} (no verdict): {ranked_runs(places, lambda p: f'{p.run} {fmt_value(p.mean)}')}."
 
 
 def unjudged_note(result: EvalResult, metric: str | None) -> str | None:

@@ -7,7 +7,7 @@ were not (and why), the run counts worth a warning, judged@k, and a plain senten
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from assay.results import (
@@ -17,12 +17,14 @@ from assay.results import (
     MetricSummary,
     RunCounts,
     RunResult,
+    VerdictPlace,
 )
 from assay.results import headline_k as results_headline_k
 from assay.results import headline_metrics as results_headline_metrics
 
 __all__ = [
     "NO_JUDGE",
+    "RANKED",
     "CountNote",
     "all_metrics",
     "by_metric",
@@ -47,6 +49,7 @@ __all__ = [
     "headline_k",
     "headline_metrics",
     "judge_label",
+    "ranked_runs",
     "short_verdict",
     "split_metric",
     "strata_metrics",
@@ -332,3 +335,12 @@ def _card_lines(card: JudgeCardSummary) -> list[str]:
     figures = "; ".join(f"{label}: {value}" for label, value in card.figures.items())
     lines = [f"judge card of {card.model} ({card.created}, {card.where}): {figures}"]
     return lines + ([card.note] if card.note else [])
+
+
+RANKED = 8  # runs named in a ranking sentence; the rest are counted
+
+
+def ranked_runs(places: Sequence[VerdictPlace], cell: Callable[[VerdictPlace], str]) -> str:
+    """The first :data:`RANKED` places as ``cell`` writes each, comma-separated, then how many more there are."""
+    shown = ", ".join(cell(p) for p in places[:RANKED])
+    return shown + (f" … and {len(places) - RANKED} more" if len(places) > RANKED else "")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from assay.metrics import MetricError
 from assay.metrics.letters import compact_letters
 from assay.report._budget import means, unfilled_note, unjudged_note, unjudged_runs, withheld
-from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics
+from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics, ranked_runs
 from assay.results import (
     Comparison,
     EvalResult,
@@ -50,7 +50,6 @@ __all__ = ["CAVEATS", "UNSCORED_LEAD", "Facts", "build_verdict", "first_caveats"
 
 UNSCORED_LEAD = "Unscored on "  # how the unscored-share caveat starts: the terminal always prints it
 UNSCORED_NAMED = 4  # runs named in the unscored-share caveat (most unscored first); the rest are counted
-RANKED = 8  # runs named in the ranking sentence; the rest are counted
 Z_POWER = 1.959964 + 0.841621  # two-sided 5% and 80% power: n = (Z_POWER / d_z)^2 questions detect an effect d_z
 
 
@@ -230,13 +229,10 @@ def _ranking(places: list[VerdictPlace], comps: list[Comparison], metric: str | 
     if len(places) < 2:
         return None
     if not any(p.groups for p in places) and any(p.mean is not None for p in places):  # no letters: the places
-        shown = ", ".join(f"{p.run} {fmt_value(p.mean)} (place {p.place})" for p in places[:RANKED])
-        more = f" … and {len(places) - RANKED} more" if len(places) > RANKED else ""
-        return (f"Ranking on {metric}: {shown}{more}; the significant differences cross too often for letters: runs "
+        shown = ranked_runs(places, lambda p: f"{p.run} {fmt_value(p.mean)} (place {p.place})")
+        return (f"Ranking on {metric}: {shown}; the significant differences cross too often for letters: runs "
                 "at one place are not reliably different from each other.")  # fmt: skip
-    text = ", ".join(f"{p.run} {fmt_value(p.mean)} ({p.groups or 'not ranked'})" for p in places[:RANKED])
-    if len(places) > RANKED:
-        text += f" … and {len(places) - RANKED} more"
+    text = ranked_runs(places, lambda p: f"{p.run} {fmt_value(p.mean)} ({p.groups or 'not ranked'})")
     lettered = [p.run for p in places if p.groups]
     compared = {frozenset((c.a, c.b)) for c in comps}
     missing = sum(frozenset(pair) not in compared for pair in itertools.combinations(lettered, 2))
