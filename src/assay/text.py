@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from array import array
 from typing import Any
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "sentences",
     "terms",
     "words",
+    "words_with_offsets",
 ]
 
 _WORD = re.compile(r"\w+(?:[-'’.]\w+)*", re.UNICODE)
@@ -147,6 +149,22 @@ def normalized_words(text: str) -> list[str]:
     if text.isascii() and ("-" not in text or not _HYPHEN_BREAK.search(text)):
         return text.translate(_ASCII_WORDS).split()  # the same words as WORD_RUN finds in ASCII text, faster
     return [w for raw in WORD_RUN.findall(text) for w in fold_word(raw)]
+
+
+def words_with_offsets(text: str) -> tuple[list[str], array[int], array[int]]:
+    """The words of ``text`` as :func:`normalized_words` gives them, with each word's start and end offset in
+    ``text`` (a written word that folds into several gives each of them its offsets)."""
+    words: list[str] = []
+    starts, ends = array("l"), array("l")
+    ascii_text = text.isascii()
+    for m in WORD_RUN.finditer(blank_tags(text)):
+        raw = m.group()
+        folded = [raw.lower()] if ascii_text and "\n" not in raw else fold_word(raw)
+        for w in folded:
+            words.append(w)
+            starts.append(m.start())
+            ends.append(m.end())
+    return words, starts, ends
 
 
 def canonical_json(value: Any) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 from assay.audit._golden import GoldenView
 from assay.audit.spans import span_view
 from assay.judge.quotes import QUOTES_MAX
-from assay.text import WORD_RUN, blank_tags, fold_word, normalized_words
+from assay.text import normalized_words, words_with_offsets
 
 __all__ = ["item_text", "person_quotes", "placed_quote", "quote_place", "quote_places"]
 
@@ -50,13 +50,11 @@ def quote_place(quote: str, text: str) -> tuple[int, int] | None:
     needle = normalized_words(quote)
     if not needle:
         return None
-    words: list[tuple[str, int, int]] = [
-        (word, m.start(), m.end()) for m in WORD_RUN.finditer(blank_tags(text)) for word in fold_word(m.group())
-    ]
+    words, starts, ends = words_with_offsets(text)
     size = len(needle)
     for first in range(len(words) - size + 1):
-        if all(words[first + k][0] == needle[k] for k in range(size)):
-            return words[first][1], words[first + size - 1][2]
+        if words[first : first + size] == needle:
+            return starts[first], ends[first + size - 1]
     return None
 
 

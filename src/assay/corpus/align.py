@@ -48,10 +48,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from assay.text import WORD_RUN as _WORD
-from assay.text import blank_tags as _blank_tags
-from assay.text import fold_word as _fold
-from assay.text import normalized_words
+from assay.text import normalized_words, words_with_offsets
 from assay.types import Document
 
 __all__ = ["Aligner", "Span", "normalized_words", "question_key"]
@@ -81,20 +78,6 @@ def question_key(text: str) -> str:
     """A question as runs (RAGAS rows, traces) are matched to golden questions: its words, with case, spacing and
     punctuation folded (:func:`normalized_words`)."""
     return " ".join(normalized_words(text))
-
-
-def _words_with_offsets(text: str) -> tuple[list[str], array[int], array[int]]:
-    words: list[str] = []
-    starts, ends = array("l"), array("l")
-    ascii_text = text.isascii()
-    for m in _WORD.finditer(_blank_tags(text)):
-        raw = m.group()
-        folded = [raw.lower()] if ascii_text and "\n" not in raw else _fold(raw)
-        for w in folded:
-            words.append(w)
-            starts.append(m.start())
-            ends.append(m.end())
-    return words, starts, ends
 
 
 @dataclass
@@ -140,7 +123,7 @@ class Aligner:
         self._df = {word: len(posting) for word, posting in self._postings.items()}
 
     def _add(self, doc: Document) -> None:
-        words, starts, ends = _words_with_offsets(doc.text)
+        words, starts, ends = words_with_offsets(doc.text)
         index = len(self._docs)
         at: array[int] = array("l", [0] * len(words))
         offset = 0
