@@ -67,6 +67,7 @@ class Resolver:
         self._chunk_at: dict[tuple[str, int, int], str] | None = None
         self._spans: dict[str, Span | None] = {}
         self._all_places: dict[tuple[str, str], list[Span]] = {}
+        self._edges: dict[str, list[int]] | None = None
         self._cache_path = folder / ALIGNMENT_CACHE if folder is not None else None
         self._version = self._golden_version()
         self._cached = self._read_cache()
@@ -119,6 +120,18 @@ class Resolver:
     def unit_at(self, span: Span, text: str) -> Located:
         """The unit of ``text`` placed at ``span`` (a golden chunk when its words are the chunk's)."""
         return self._unit(span, text)
+
+    def chunk_edges(self, doc_id: str) -> list[int]:
+        """Where the golden chunks of ``doc_id`` start and end, sorted (every document's, computed on first need)."""
+        if self._edges is None:
+            self._edges = {}
+            for chunk in self.golden.chunks:
+                span = self.chunk_span(chunk.id)
+                if span is not None:
+                    self._edges.setdefault(span.doc_id, []).extend((span.start, span.end))
+            for edges in self._edges.values():
+                edges.sort()
+        return self._edges.get(doc_id, [])
 
     def text_places(self, text: str, doc_id: str | None = None) -> list[Span]:
         """Every place ``text``'s words stand exactly (:meth:`Aligner.exact_places`), in ``doc_id`` when given (None or

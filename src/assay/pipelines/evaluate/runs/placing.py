@@ -46,11 +46,10 @@ def place_line(
     places = [resolver.places(item, doc_id) for item, doc_id in zip(found, doc_ids, strict=True)]
     placed: list[Span | None] = [item.span if len(p) < 2 else None for item, p in zip(found, places, strict=True)]
     repeated = [i for i, item in enumerate(found) if len(places[i]) >= 2 and item.text is not None]
-    bounds = _Bounds(resolver)
     for _ in range(PASSES):
         moved = False
         for i in repeated:
-            best = _best(i, places, placed, resolver=resolver, bounds=bounds, grade=grade)
+            best = _best(i, places, placed, resolver=resolver, grade=grade)
             moved |= best != placed[i]
             placed[i] = best
         if not moved:
@@ -64,7 +63,7 @@ def place_line(
 
 
 def _best(
-    i: int, places: Sequence[list[Span]], placed: Sequence[Span | None], *, resolver: Resolver, bounds: _Bounds,
+    i: int, places: Sequence[list[Span]], placed: Sequence[Span | None], *, resolver: Resolver,
     grade: Grade | None,
 ) -> Span:  # fmt: skip
     """Steps 1-6 for the ``i``-th passage, the others where ``placed`` has them."""
@@ -74,7 +73,7 @@ def _best(
         (
             any(_overlap(p, q) for q in taken),  # 1
             not any(_touch(resolver, p, q) for q in near),  # 2
-            not bounds.meets(p),  # 3
+            not _meets(resolver, p),  # 3
             -(grade(p) if grade is not None else -1),  # 4
             _rank_distance(p.doc_id, i, placed),  # 5
             n,  # 6: the aligner's order
@@ -95,30 +94,17 @@ def graded_by(resolver: Resolver, grades: dict[str, int]) -> Grade:
     return grade
 
 
-class _Bounds:
-    """Where the golden chunks of each document start and end (step 3), read on first need."""
-
-    def __init__(self, resolver: Resolver) -> None:
-        self.resolver = resolver
-        self._edges: dict[str, list[int]] | None = None
-
-    def meets(self, place: Span) -> bool:
-        if self._edges is None:
-            self._edges = {}
-            for chunk in self.resolver.golden.chunks:
-                span = self.resolver.chunk_span(chunk.id)
-                if span is not None:
-                    self._edges.setdefault(span.doc_id, []).extend((span.start, span.end))
-            for edges in self._edges.values():
-                edges.sort()
-        edges = self._edges.get(place.doc_id, [])
-        text = self.resolver.golden.document(place.doc_id).text
-        for at in (place.start, place.end):
-            k = bisect.bisect_left(edges, at)
-            near = [edges[j] for j in (k - 1, k) if 0 <= j < len(edges)]  # the nearest edge on each side
-            if any(_blank(text, min(edge, at), max(edge, at)) for edge in near):
-                return True
-        return False
+def _meets(resolver: Resolver, place: Span) -> bool:
+    """Step 3: whether ``place`` starts or ends where a golden chunk does (nothing but spaces, punctuation or markup
+    between)."""
+    edges = resolver.chunk_edges(place.doc_id)
+    text = resolver.golden.document(place.doc_id).text
+    for at in (place.start, place.end):
+        k = bisect.bisect_left(edges, at)
+        near = [edges[j] for j in (k - 1, k) if 0 <= j < len(edges)]  # the nearest edge on each side
+        if any(_blank(text, min(edge, at), max(edge, at)) for edge in near):
+            return True
+    return False
 
 
 def _blank(text: str, lo: int, hi: int) -> bool:
