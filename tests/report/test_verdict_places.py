@@ -132,15 +132,11 @@ def test_a_leader_reliably_worse_on_the_shared_questions_is_not_said_to_lead() -
 def test_a_matrix_too_crossed_to_letter_still_never_merges_a_significant_pair() -> None:
     """Twenty runs in ten pairs, each pair significantly different and nothing else: 2^10 groups of runs not
     distinguished, past the letters' bound. The verdict prints places, not letters, and no place holds a pair."""
-    import time
-
     names = [f"r{i:02d}" for i in range(20)]
     means = {name: 1.0 - i / 100 for i, name in enumerate(names)}
     pairs = [(names[2 * k], names[2 * k + 1]) for k in range(10)]
     comps = [_comparison(a, b, significant=(a, b) in pairs) for a, b in itertools.combinations(names, 2)]
-    start = time.perf_counter()
-    verdict = build_verdict(_result(means, comps))
-    assert time.perf_counter() - start < 30  # bounded, not 2^10 columns swept
+    verdict = build_verdict(_result(means, comps))  # the letters refuse past their bound (test_letters.py)
     places = {p.run: p for p in verdict.places}
     assert all(not p.groups for p in verdict.places)
     assert all(places[a].place != places[b].place for a, b in pairs)
