@@ -136,7 +136,7 @@ def write_traces(path: Path, traces: int, seed: int) -> None:
 
 def _child_import(source: str, out: str) -> None:
     """Import in this (fresh) process and print the figures as JSON."""
-    from assay.pipelines.transfer.traces import import_traces, write_traces_run
+    from assay.pipelines.traces.imports import import_traces, write_traces_run
 
     wall, cpu = time.perf_counter(), time.process_time()
     result = import_traces(source)

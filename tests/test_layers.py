@@ -33,9 +33,9 @@ def test_the_version_comes_from_the_ground_floor() -> None:
 
 
 def test_the_batch_paths_call_the_judge_by_public_names_only() -> None:
-    """``assay.judge.batch`` and the provider batches reach the judge through ``BatchJudge``: no ``judge._name``."""
+    """``assay.judge.workers`` and the provider batches reach the judge through ``BatchJudge``: no ``judge._name``."""
     private = []
-    for path in [SRC / "judge" / "batch.py", *_modules("judge", "batches")]:
+    for path in [SRC / "judge" / "workers.py", *_modules("judge", "batches")]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Attribute)

@@ -17,7 +17,7 @@ from otlp_fixture import rag_trace, request
 from passages_fixture import QUESTIONS, chunk_text, save_passages_golden
 
 from assay.cli import main
-from assay.pipelines.transfer.watch import sampled
+from assay.pipelines.traces.watch import sampled
 
 
 def watch(source: Path, golden: Path, out: Path, *more: str) -> tuple[int, str, str]:

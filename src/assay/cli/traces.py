@@ -10,7 +10,7 @@ import click
 from assay.cli._app import main
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
-from assay.pipelines.transfer.watch import CURSOR_NAME, RUN_NAME, WatchPass, watch_once
+from assay.pipelines.traces.watch import CURSOR_NAME, RUN_NAME, WatchPass, watch_once
 from assay.report import write_report
 
 __all__ = ["traces_group"]

@@ -18,6 +18,7 @@ from assay.cli._app import main, warn
 from assay.errors import InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
+from assay.pipelines.traces.imports import TracesImport, import_traces, write_traces_run
 from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
 from assay.pipelines.transfer.imports import (
     ImportSummary,
@@ -26,7 +27,6 @@ from assay.pipelines.transfer.imports import (
     import_ragas,
     import_trec,
 )
-from assay.pipelines.transfer.traces import TracesImport, import_traces, write_traces_run
 from assay.types import LabelSource
 
 __all__ = ["export", "import_group"]

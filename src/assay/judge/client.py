@@ -32,7 +32,6 @@ from typing import Any
 from assay.aio import run_sync
 from assay.errors import BudgetExceeded, ConfigError, ItemRejected, TransientBackendError
 from assay.judge.base import Backend, ChatRequest, ChatResponse
-from assay.judge.batch import Batcher, Prepared, estimate_items, judge_items
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.cache_access import CacheAccess
 from assay.judge.limits import Budget, LoopState, RateLimiter, RetryPolicy
@@ -49,6 +48,7 @@ from assay.judge.results import (
     repair_messages,
     schema_instructions,
 )
+from assay.judge.workers import Batcher, Prepared, estimate_items, judge_items
 from assay.text import count_tokens
 from assay.types import StageUsage, Unscored
 
@@ -159,7 +159,7 @@ class Judge(CacheAccess):
             limits = {name: self.params_for(self.prompt(name)).get("max_tokens") for name in prompt_names}
             check_room(limits, window)
 
-    # -- the batch protocol (assay.judge.batch.BatchJudge): one call prepared, looked up, made and counted -----------
+    # -- the batch protocol (assay.judge.workers.BatchJudge): one call prepared, looked up, made and counted -----------
 
     def prepare(self, prompt_name: str, variables: Mapping[str, Any]) -> Prepared:
         """Render ``prompt_name`` with ``variables`` into the request this judge would send, and its cache key."""
@@ -413,7 +413,7 @@ class Judge(CacheAccess):
         stage: str = "default",
         on_result: Callable[[int, Judgement[Any]], None] | None = None,
     ) -> list[Judgement[Any]]:
-        """Judge many items; the list is in input order (:mod:`assay.judge.batch` describes the scheduling).
+        """Judge many items; the list is in input order (:mod:`assay.judge.workers` describes the scheduling).
 
         ``on_result(index, judgement)`` is called as each result arrives. A :class:`BudgetExceeded` or a
         :class:`BackendError` stops new calls; calls in flight finish (and are cached) before it is raised. With

@@ -28,12 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import BudgetExceeded
-from assay.judge.batch import looked_up
 from assay.judge.cache import derived_key
 from assay.judge.client import Estimate, Judge, Judgement
 from assay.judge.guards import ECHO, echoed_answer
 from assay.judge.panel import NO_QUORUM, Grader, Panel, combine_grades
 from assay.judge.quotes import checked_quotes
+from assay.judge.workers import looked_up
 from assay.types import Provenance, RelevanceLabel, Unscored, Vote
 
 __all__ = [

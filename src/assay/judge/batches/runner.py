@@ -38,13 +38,13 @@ from typing import TYPE_CHECKING, Any
 
 from assay.errors import BudgetExceeded, ConfigError, TransientBackendError
 from assay.judge.base import ChatRequest, ChatResponse
-from assay.judge.batch import BatchJudge, OnResult, Prepared, check_inputs, misses
 from assay.judge.batches.api import BatchAPI
 from assay.judge.batches.ledger import BatchRecord, Ledger
 from assay.judge.batches.lines import Outcome, input_line, read_lines, rejected
 from assay.judge.batches.status import batches, clock, progress, update_record
 from assay.judge.pricing import Price
 from assay.judge.results import Judgement, cache_value, parse_output
+from assay.judge.workers import BatchJudge, OnResult, Prepared, check_inputs, misses
 from assay.text import count_tokens
 from assay.types import Unscored
 

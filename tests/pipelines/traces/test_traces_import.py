@@ -1,4 +1,4 @@
-"""Traces in, a run out (assay.pipelines.transfer.traces): matching to golden questions by query id then by words,
+"""Traces in, a run out (assay.pipelines.traces.imports): matching to golden questions by query id then by words,
 unmatched traces counted and named, a repeated question kept once (the latest), ids of their own without a golden
 set, and the written run read back by the evaluator (passages located by text, system facts kept)."""
 
@@ -19,7 +19,7 @@ from passages_fixture import DOCS, QUESTIONS, chunk_text, make_passages_golden
 from assay.errors import NothingProduced
 from assay.formats.jsonl import read_header
 from assay.pipelines.evaluate.runs.read import load_run
-from assay.pipelines.transfer.traces import import_traces, trace_query_id, write_traces_run
+from assay.pipelines.traces.imports import import_traces, trace_query_id, write_traces_run
 
 Q1, Q2, Q3 = (QUESTIONS[q][0] for q in ("q1", "q2", "q3"))
 

@@ -40,7 +40,7 @@ from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import write_jsonl
 from assay.formats.otlp import Span, read_span_lines
 from assay.formats.traces import Trace, traces_of
-from assay.pipelines.transfer.traces import latest_per_question, match_traces, run_line
+from assay.pipelines.traces.imports import latest_per_question, match_traces, run_line
 
 __all__ = ["CURSOR_NAME", "RUN_NAME", "WatchPass", "sampled", "watch_once"]
 
