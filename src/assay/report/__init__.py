@@ -2,6 +2,24 @@
 
 All of them render an :class:`~assay.results.EvalResult`; :func:`write_report` writes the
 whole folder. matplotlib is imported only when the HTML plots are drawn, so importing this package stays cheap.
+
+Modules, one line each:
+
+- ``_agreement``: the wording of judge-versus-human agreement and audit-size figures.
+- ``_budget``: what the verdict says about each run's budget.
+- ``_conversations``: the conversations of an evaluation as plain sentences.
+- ``_diagnosis``: the diagnosis section's content.
+- ``_format``: shared wording and number formatting.
+- ``_planning``: the planning of an evaluation as plain lines.
+- ``_statistics``: how the evaluation's noise was counted, as plain sentences.
+- ``_system``: the system side of each run, and the quality-versus-latency plot.
+- ``bundle``: :func:`write_report`, the report folder in one call.
+- ``html``: ``report.html``, one self-contained page.
+- ``markdown``: ``report.md``.
+- ``panel``: the wording of agreement between the judges of a panel.
+- ``plots``: the plots as inline SVG, matplotlib imported lazily.
+- ``terminal``: the terminal summary (rich).
+- ``verdict``: the verdict, the answer first, built in one place.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
 carry the source the user names: human, imported or judge).
 :mod:`.conversations`: conversations to RAGAS multi-turn samples, DeepEval conversational test cases and TREC CAsT,
 and back from the first two.
+:mod:`.spans`: the pooled spans of a golden set (judged passages with their text, offsets and grades) as an
+export writes them.
 """
 
 from assay.pipelines.transfer.export import EXPORT_FORMATS, ExportFormat, ExportSummary, export_golden, graded_pairs
