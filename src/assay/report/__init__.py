@@ -18,7 +18,9 @@ Modules, one line each:
 - ``markdown``: ``report.md``.
 - ``panel``: the wording of agreement between the judges of a panel.
 - ``plots``: the plots as inline SVG, matplotlib imported lazily.
-- ``terminal``: the terminal summary (rich).
+- ``terminal``: the terminal output (rich): the header and the verdict, then the summary or the details.
+- ``terminal_summary``: the one-screen summary below the verdict (the run x metric and metric x pair matrices).
+- ``terminal_verbose``: everything ``assay eval --verbose`` prints below the verdict.
 - ``verdict``: the verdict, the answer first, built in one place.
 """
 
