@@ -5,6 +5,7 @@ Each command lives in its own module and registers itself on :data:`main`; impor
 Modules, one line each:
 
 - ``_app``: the click group every command hangs on, and assay's errors as a one-line message and exit 1.
+- ``_build_report``: what ``assay build`` shows (stage progress, dry-run table, summary, next steps).
 - ``_batch_options``: what ``--batch`` and ``--batch-retry`` do in ``build``, ``grade`` and ``eval``.
 - ``_eval_options``: the options of ``assay eval``, read once into one frozen record.
 - ``_eval_report``: what ``assay eval`` shows and writes once done (card, report folder, ``--fail-under``).
