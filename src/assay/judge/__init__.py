@@ -9,6 +9,7 @@ Python user's own ``openai.AsyncOpenAI`` or ``AsyncAzureOpenAI`` client can carr
 
 Modules and subpackages, one line each:
 
+- ``accounts``: what a judge's calls count and cost (usage by stage, stats, the shared budget).
 - ``backends``: the backends that talk to models (OpenAI-compatible on aiohttp, litellm for the rest).
 - ``base``: the seams of the judge layer: what a backend is asked, what it answers, the Backend protocol.
 - ``batches``: judging through the providers' batch APIs, resumable across processes.
