@@ -3,7 +3,7 @@
 Both open with the header (golden set, judge, k, labels; the judge card's lines with ``verbose``) and the verdict
 (:mod:`assay.report.verdict`: the lead, the ranking with letters, the judge's trust, cost and latency, the caveats).
 Of the caveats, the summary prints the :data:`TERMINAL_CAVEATS` most severe (the unscored share always among them,
-:func:`assay.report.verdict.first_caveats`) and then "N more in REPORT" (the ``report`` file when one was written,
+:func:`assay.report.caveats.first_caveats`) and then "N more in REPORT" (the ``report`` file when one was written,
 else report.html and results.json); ``verbose`` prints them all. Below the verdict,
 :mod:`assay.report.terminal_summary` prints the summary's matrices (at most 60 lines for four runs at 80 columns)
 and :mod:`assay.report.terminal_verbose` everything ``assay eval --verbose`` adds.
@@ -18,9 +18,10 @@ from rich.text import Text
 
 from assay.report import _agreement as agr
 from assay.report import _format as fmt
+from assay.report.caveats import first_caveats
 from assay.report.terminal_summary import print_summary
 from assay.report.terminal_verbose import print_details
-from assay.report.verdict import build_verdict, first_caveats
+from assay.report.verdict import build_verdict
 from assay.results import EvalResult, Verdict
 
 __all__ = ["TERMINAL_CAVEATS", "render_terminal"]
