@@ -56,7 +56,7 @@ from assay.pipelines.transfer.assembly import (
     validated,
     whole_chunk,
 )
-from assay.pipelines.transfer.conversations import conversation_records, read_deepeval, read_ragas_multiturn
+from assay.pipelines.transfer.conversations_import import conversation_records, read_deepeval, read_ragas_multiturn
 from assay.text import content_hash
 from assay.types import Chunk, Document, LabelSource, Provenance, Question
 
