@@ -32,6 +32,7 @@ Modules and subpackages, one line each:
 - ``prompts``: prompt files, loaded by name and rendered into chat messages.
 - ``quotes``: the sentences of a passage that bear on the question.
 - ``relevance``: relevance labels for (question, chunk) pairs, pointwise or listwise, on the 0-3 scale.
+- ``relevance_estimate``: what relevance grading would cost, counted without calling a model (``--dry-run``).
 - ``results``: what the judge hands back (judgements, unscored items, stats) and how an answer is checked.
 - ``workers``: many items through one judge (chunked preparation, bulk cache reads, a worker pool).
 """
@@ -47,7 +48,8 @@ from assay.judge.limits import RateLimiter, RetryPolicy
 from assay.judge.panel import Panel
 from assay.judge.pricing import Price, price_for
 from assay.judge.prompts import Prompt, list_prompts, load_prompt
-from assay.judge.relevance import Graded, Pair, estimate_pairs, grade_pairs, grade_pairs_detailed
+from assay.judge.relevance import Graded, Pair, grade_pairs, grade_pairs_detailed
+from assay.judge.relevance_estimate import estimate_pairs
 
 __all__ = [
     "Backend",
