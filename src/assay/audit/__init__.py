@@ -13,6 +13,7 @@ Modules, one line each:
 - ``quoting``: where a label's quotes stand in the text, and what a person's quotes must be.
 - ``records``: the store's records and the pure fold of an item's events into its current label.
 - ``rewrites``: people's corrections of a turn's standalone rewrite, and the labels they make stale.
+- ``schema``: the store's SQLite schema as named migrations, applied in order on first use.
 - ``security``: the page's guard (allowed hosts, CSRF token, same-origin check, size limits).
 - ``spans``: what the page shows for a span label: the passage inside its document.
 - ``store``: the append-only SQLite log of label events inside the golden folder.
