@@ -16,6 +16,7 @@ Modules, one line each:
 - ``caveats``: the verdict's caveats, one small function each, in their severity order.
 - ``bundle``: :func:`write_report`, the report folder in one call.
 - ``html``: ``report.html``, one self-contained page.
+- ``html_data``: the page's heavy data (per-query table, explorer), packed in lazy blocks.
 - ``markdown``: ``report.md``.
 - ``panel``: the wording of agreement between the judges of a panel.
 - ``plots``: the plots as inline SVG, matplotlib imported lazily.
