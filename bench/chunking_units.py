@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,10 @@ import bm25s
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import EvalSettings, evaluate
 from assay.types import Chunk, Manifest, Question, RelevanceLabel
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from chunking_systems import bm25_run, synthetic_corpus, windows  # noqa: E402
 
 K = 10
 Span = tuple[str, int, int]
@@ -141,7 +146,6 @@ def speed_corpus(n_docs: int, n_questions: int, seed: int = 0) -> GoldenSet:
     document cut in two chunks at a sentence end past its middle, questions from the first 12 words of one of a
     random document's first sentences, that document's chunk holding the sentence graded 3 and its other chunk 1."""
     from assay.types import Provenance
-    from chunking import synthetic_corpus
 
     rng = random.Random(seed)
     docs = synthetic_corpus(n_docs, rng)
@@ -168,8 +172,6 @@ def speed_corpus(n_docs: int, n_questions: int, seed: int = 0) -> GoldenSet:
 
 def speed(n_docs: int) -> None:
     """(k): evaluation time of two by-text runs over ``n_docs`` documents, no judge."""
-    from chunking import bm25_run, windows
-
     golden = speed_corpus(n_docs, 200)
     own = bm25_run(golden, [c.text for c in golden.chunks])
     win = windows(100)

@@ -11,6 +11,26 @@ The public Python API is exactly ``__all__`` (README "Python API" shows it at wo
   :class:`Panel`: several judges whose relevance grades combine by a named rule (``judge=`` of build and evaluate).
 
 Every name is imported on first use (PEP 562), so ``import assay`` loads no model client, cache library or pipeline.
+
+Modules and subpackages, one line each:
+
+- ``__main__``: the ``assay`` program (``python -m assay``), answering Ctrl-C at once even while it loads.
+- ``_version``: the installed version, the ground floor every layer reads it from.
+- ``aio``: running a coroutine from synchronous code, promptly interruptible.
+- ``audit``: the local audit page, its SQLite label store and judge-versus-people agreement.
+- ``cli``: the command line, the only place that reads argv, the environment and config files.
+- ``corpus``: reading a corpus, chunking it, BM25 pooling and locating passages in documents.
+- ``errors``: the one exception tree of assay.
+- ``formats``: the files assay reads and writes (the golden folder, runs, BEIR, TREC, RAGAS, OTLP, ...).
+- ``judge``: the only place that talks to a model (cache, retries, structured outputs, offline judge, panels).
+- ``metrics``: ranking, RAG, agreement and statistics metrics on arrays (numpy only).
+- ``pipelines``: the jobs of assay (build, evaluate, traces, transfer, judge cards), one subpackage each.
+- ``report``: the terminal summary, ``report.md`` and ``report.html`` of an evaluation.
+- ``results``: the typed result of ``assay eval``, what every report renders.
+- ``targets``: calling the system under test to write a run.
+- ``testing``: fakes, scripted judges and the pytest plugin, for assay's tests and its users'.
+- ``text``: deterministic plain-text helpers (tokens, sentences, hashing).
+- ``types``: the on-disk contract, pydantic records for everything assay reads and writes.
 """
 
 from __future__ import annotations

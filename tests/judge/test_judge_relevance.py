@@ -14,7 +14,8 @@ from assay.judge.cache import JudgeCache
 from assay.judge.client import Judge
 from assay.judge.limits import RetryPolicy
 from assay.judge.prompts import load_prompt
-from assay.judge.relevance import Pair, estimate_pairs, grade_pairs, grade_pairs_detailed
+from assay.judge.relevance import Pair, grade_pairs, grade_pairs_detailed
+from assay.judge.relevance_estimate import estimate_pairs
 from assay.testing import FakeBackend
 
 

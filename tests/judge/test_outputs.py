@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from assay.judge.json_schema import strict_schema
 from assay.judge.outputs import (
     OUTPUT_MODELS,
     AnswerRelevance,
@@ -16,7 +17,6 @@ from assay.judge.outputs import (
     QuestionCritique,
     RelevanceGrade,
     SupportAssignments,
-    strict_schema,
 )
 
 MODELS = sorted(OUTPUT_MODELS.items())

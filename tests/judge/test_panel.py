@@ -14,7 +14,7 @@ from assay.errors import BackendError, BudgetExceeded, ConfigError
 from assay.judge import Judge, JudgeCache, Pair, Price, estimate_pairs, grade_pairs_detailed
 from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.panel import NO_QUORUM, Panel, combine_grades, judges_of, merged_usage, primary_of, rule_of
-from assay.judge.relevance import estimate_each
+from assay.judge.relevance_estimate import estimate_each
 from assay.testing import FakeBackend
 
 PAIRS = [

@@ -16,8 +16,9 @@ from markupsafe import escape
 from rich.console import Console
 
 from assay.report import render_markdown, render_terminal, write_report
+from assay.report.caveats import first_caveats
 from assay.report.terminal import TERMINAL_CAVEATS
-from assay.report.verdict import build_verdict, first_caveats
+from assay.report.verdict import build_verdict
 from assay.results import Clustering, EvalResult, JudgeNoise, MetricSummary, QueryResult
 
 # unscored questions of 50 per run, in the runs' order: 28%, 10%, 6%, 4%, 2%, none, none

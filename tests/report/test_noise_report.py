@@ -9,7 +9,8 @@ from rich.console import Console
 
 from assay.report import render_terminal, write_report
 from assay.report._statistics import noise_lines
-from assay.report.verdict import Facts, build_verdict, judge_noise
+from assay.report.caveats import Facts, judge_noise
+from assay.report.verdict import build_verdict
 from assay.results import Clustering, EvalResult, JudgeNoise, QueryResult, RepeatSummary, VarianceSplit
 
 

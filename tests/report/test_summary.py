@@ -11,8 +11,9 @@ from rich.console import Console
 from assay.pipelines.evaluate import Evaluated
 from assay.report import render_markdown, render_terminal
 from assay.report._format import headline_metrics
+from assay.report.caveats import first_caveats
 from assay.report.terminal import TERMINAL_CAVEATS
-from assay.report.verdict import build_verdict, first_caveats
+from assay.report.verdict import build_verdict
 from assay.results import EvalResult, SystemSummary, summary_metrics
 
 NUMBER = re.compile(r"^[+-]?\d\.\d{3}\*?$|^—$|^n/a$")

@@ -15,6 +15,8 @@ the judge's as its label gave them, a person's exactly as they saved them (:mod:
 corrections of a conversation turn's rewrite are a table of their own (``rewrites``, append-only too;
 :mod:`assay.audit.rewrites`).
 
+The schema, as named migrations, is :mod:`assay.audit.schema`'s.
+
 Concurrency: WAL journal, a busy timeout, one short connection per call and ``BEGIN IMMEDIATE`` around every write,
 so two writers (threads or processes) serialise and neither loses a label.
 """
@@ -42,6 +44,7 @@ from assay.audit.records import (
     judge_events,
     strata_of,
 )
+from assay.audit.schema import MIGRATIONS
 from assay.errors import AuditError
 from assay.text import canonical_json, content_hash
 from assay.types import LabelEvent, Question, RelevanceLabel
@@ -49,73 +52,6 @@ from assay.types import LabelEvent, Question, RelevanceLabel
 __all__ = ["STORE_NAME", "AuditedPair", "CurrentLabel", "LabelStore", "StoredEvent"]
 
 STORE_NAME = "audit.sqlite"
-
-# Named migrations, applied in order and recorded by name; a new one is only ever appended.
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "001_events",
-        """
-        CREATE TABLE events (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            kind TEXT NOT NULL CHECK (kind IN ('label', 'undo')),
-            query_id TEXT NOT NULL,
-            chunk_id TEXT NOT NULL,
-            grade INTEGER CHECK (grade IS NULL OR grade BETWEEN -1 AND 3),
-            reason TEXT,
-            source TEXT NOT NULL CHECK (source IN ('generator', 'judge', 'human', 'imported')),
-            annotator TEXT NOT NULL,
-            prompt TEXT,
-            time TEXT NOT NULL,
-            undoes INTEGER REFERENCES events(id),
-            session TEXT,
-            queue TEXT
-        );
-        CREATE INDEX events_item ON events (query_id, chunk_id);
-        CREATE INDEX events_annotator ON events (annotator);
-        CREATE TABLE imported (key TEXT PRIMARY KEY, event_id INTEGER NOT NULL REFERENCES events(id));
-        """,
-    ),
-    (
-        "002_queues",
-        """
-        CREATE TABLE sessions (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            annotator TEXT NOT NULL,
-            queue TEXT NOT NULL,
-            seed INTEGER NOT NULL,
-            created TEXT NOT NULL,
-            UNIQUE (annotator, queue, seed)
-        );
-        CREATE TABLE session_items (
-            session_id INTEGER NOT NULL REFERENCES sessions(id),
-            position INTEGER NOT NULL,
-            query_id TEXT NOT NULL,
-            chunk_id TEXT NOT NULL,
-            PRIMARY KEY (session_id, position)
-        );
-        """,
-    ),
-    (
-        "003_rewrites",
-        """
-        CREATE TABLE rewrites (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            query_id TEXT NOT NULL,
-            conversation_id TEXT NOT NULL,
-            previous TEXT NOT NULL,
-            text TEXT NOT NULL,
-            reason TEXT,
-            annotator TEXT NOT NULL,
-            time TEXT NOT NULL,
-            after_event INTEGER NOT NULL,
-            session TEXT
-        );
-        CREATE INDEX rewrites_query ON rewrites (query_id);
-        """,
-    ),
-    # a label's quotes as a JSON list of strings; NULL: the label says nothing finer than its grade
-    ("004_quotes", "ALTER TABLE events ADD COLUMN quotes TEXT"),
-)
 
 
 class LabelStore:

@@ -1,6 +1,29 @@
 """Command-line interface: the only place that reads argv, the environment and config files.
 
 Each command lives in its own module and registers itself on :data:`main`; importing them here builds the CLI.
+
+Modules, one line each:
+
+- ``_app``: the click group every command hangs on, and assay's errors as a one-line message and exit 1.
+- ``_build_report``: what ``assay build`` shows (stage progress, dry-run table, summary, next steps).
+- ``_batch_options``: what ``--batch`` and ``--batch-retry`` do in ``build``, ``grade`` and ``eval``.
+- ``_eval_options``: the options of ``assay eval``, read once into one frozen record.
+- ``_eval_report``: what ``assay eval`` shows and writes once done (card, report folder, ``--fail-under``).
+- ``_eval_run``: the work of ``assay eval`` once its options are read (audit labels, evaluation, dry run).
+- ``_judge_options``: the judge options shared by the judging commands, and the judges made from them.
+- ``_target_options``: the options of a target, shared by ``assay run`` and ``assay eval --target``.
+- ``audit``: ``assay audit``, ``assay agreement``, ``assay labels export|import``.
+- ``batches``: ``assay batches list|check|cancel``.
+- ``build``: ``assay build``.
+- ``cache``: ``assay cache path|stats|clear``.
+- ``demo``: ``assay demo``.
+- ``eval``: ``assay eval``.
+- ``grade``: ``assay grade``.
+- ``judge_check``: ``assay judge-check``.
+- ``metrics``: ``assay metrics QRELS RUN``.
+- ``run``: ``assay run``.
+- ``traces``: ``assay traces watch``.
+- ``transfer``: ``assay export`` and ``assay import beir|trec|ragas|traces``.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ from assay.formats.pairs import read_pairs as load_pairs
 from assay.judge import Graded, Judge, Pair, grade_pairs_detailed
 from assay.judge.guards import ECHO
 from assay.judge.panel import Grader, Panel, judges_of
-from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT, estimate_each, estimate_pairs
+from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
+from assay.judge.relevance_estimate import estimate_each, estimate_pairs
 from assay.pipelines.agreement import panel_agreement
 from assay.report.panel import panel_lines
 from assay.types import Unscored

@@ -20,8 +20,8 @@ from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
 from assay.pipelines.traces.imports import TracesImport, import_traces, write_traces_run
 from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
+from assay.pipelines.transfer.assembly import ImportSummary
 from assay.pipelines.transfer.imports import (
-    ImportSummary,
     import_beir,
     import_conversations,
     import_ragas,

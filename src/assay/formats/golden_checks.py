@@ -12,21 +12,38 @@ Problems within one file (duplicate ids, spans, the manifest) are found while re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from assay.errors import DatasetError
 from assay.formats.golden_files import CONVERSATIONS
-from assay.types import Turn
+from assay.types import Conversation, NuggetSupport, Question, RelevanceLabel, Turn
 
-if TYPE_CHECKING:
-    from assay.formats.golden import GoldenSet
-
-__all__ = ["check", "problems", "turn_problems"]
+__all__ = ["Checked", "check", "problems", "turn_problems"]
 
 
-def check(golden: GoldenSet, where: str | Path = "golden set") -> None:
+class Checked(Protocol):
+    """What the rules read of a :class:`~assay.formats.golden.GoldenSet` (named here so that this module needs no
+    import of it)."""
+
+    @property
+    def qrels(self) -> Sequence[RelevanceLabel]: ...
+
+    @property
+    def nuggets(self) -> Sequence[NuggetSupport]: ...
+
+    @property
+    def conversations(self) -> Sequence[Conversation]: ...
+
+    def has_question(self, query_id: str) -> bool: ...
+
+    def has_chunk(self, chunk_id: str) -> bool: ...
+
+    def question(self, query_id: str) -> Question: ...
+
+
+def check(golden: Checked, where: str | Path = "golden set") -> None:
     """Raise :class:`DatasetError` if qrels or nugget support name questions, chunks or nuggets that are absent."""
     found = list(problems(golden))
     if found:
@@ -34,7 +51,7 @@ def check(golden: GoldenSet, where: str | Path = "golden set") -> None:
         raise DatasetError(f"{where}: {shown}. Fix: rebuild the golden set, or remove those records")
 
 
-def problems(golden: GoldenSet) -> Iterator[str]:
+def problems(golden: Checked) -> Iterator[str]:
     """Every problem between the files of ``golden`` (the rules above, in order), as messages."""
     for i, label in enumerate(golden.qrels):
         if not golden.has_question(label.query_id):
@@ -62,7 +79,7 @@ def problems(golden: GoldenSet) -> Iterator[str]:
             seen[turn.question_id] = conversation.id
 
 
-def turn_problems(golden: GoldenSet, where: str, turn: Turn) -> Iterator[str]:
+def turn_problems(golden: Checked, where: str, turn: Turn) -> Iterator[str]:
     """A judged turn names a question; a context turn names none and carries its rewrite and answer."""
     known = golden.has_question(turn.question_id)
     if turn.judged and not known:

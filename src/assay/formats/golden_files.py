@@ -12,16 +12,13 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from assay.errors import DatasetError, FormatError
 from assay.formats.jsonl import first_problem, iter_records
-from assay.types import FORMAT_VERSION, Conversation, Manifest, Passage
-
-if TYPE_CHECKING:
-    from assay.formats.golden import GoldenSet
+from assay.types import FORMAT_VERSION, Conversation, Document, Manifest, Passage
 
 __all__ = [
     "CONVERSATIONS",
@@ -29,6 +26,7 @@ __all__ = [
     "FIX",
     "MANIFEST",
     "PASSAGES",
+    "Documents",
     "Part",
     "carry_over",
     "read_conversations",
@@ -53,6 +51,15 @@ FIX = "run `assay build CORPUS -o FOLDER` to create a golden set"
 M = TypeVar("M", bound=BaseModel)
 
 
+class Documents(Protocol):
+    """The documents a passage's span is checked against: what :func:`read_passages_file` reads of a
+    :class:`~assay.formats.golden.GoldenSet` (named here so that this module needs no import of it)."""
+
+    def has_document(self, doc_id: str) -> bool: ...
+
+    def document(self, doc_id: str) -> Document: ...
+
+
 def read_part(folder: Path, part: Part, model: type[M]) -> list[M]:
     return [record for _, record in iter_records(folder / FILES[part], model, part)]
 
@@ -72,7 +79,7 @@ def read_conversations(path: Path) -> list[Conversation]:
     return out
 
 
-def read_passages_file(path: Path, golden: GoldenSet | None = None) -> list[Passage]:
+def read_passages_file(path: Path, golden: Documents | None = None) -> list[Passage]:
     """``passages.jsonl`` checked line by line (:class:`FormatError` naming the file, the line and the fix): ids are
     unique; a passage's offsets lie inside its golden document (when ``golden`` is given); the labels of one passage
     for one question from one source (model or annotator) agree, since they are labels of the same span."""
@@ -92,7 +99,7 @@ def read_passages_file(path: Path, golden: GoldenSet | None = None) -> list[Pass
     return out
 
 
-def check_span(path: Path, line: int, passage: Passage, golden: GoldenSet) -> None:
+def check_span(path: Path, line: int, passage: Passage, golden: Documents) -> None:
     if passage.start is None and passage.end is None:
         return
     fix = "0 <= start < end <= the document's length, with doc_id a golden document (or remove the line)"

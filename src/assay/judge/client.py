@@ -16,6 +16,10 @@ Every model call of assay goes through :class:`Judge`. For one call:
 7. validate the answer (strip code fences, parse JSON, ``model_validate``); on failure re-ask once with the
    validation error appended; then give up with :class:`Unscored`, which is counted, never turned into 0;
 8. cache only valid answers. A cache error warns and the call proceeds.
+
+What each call counts and costs (usage by stage, stats, the budget, the priced records) is
+:mod:`assay.judge.accounts`'s, and the cache's reads and writes are :mod:`assay.judge.cache_access`'s: the judge
+inherits both.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from assay.aio import run_sync
-from assay.errors import BudgetExceeded, ConfigError, ItemRejected, TransientBackendError
+from assay.errors import ConfigError, ItemRejected, TransientBackendError
+from assay.judge.accounts import Accounts
 from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.cache_access import CacheAccess
@@ -57,7 +62,7 @@ __all__ = ["Estimate", "Judge", "JudgeStats", "Judgement", "RetryPolicy", "parse
 log = logging.getLogger("assay.judge")
 
 
-class Judge(CacheAccess):
+class Judge(CacheAccess, Accounts):
     """A cached, concurrent, fault-tolerant client for one model (see the module docstring for the flow).
 
     ``params`` override the prompt's decoding params; ``max_tokens`` overrides the prompts' own output limits (one
@@ -107,27 +112,6 @@ class Judge(CacheAccess):
         self._state: LoopState | None = None
         self._context: int | bool | None = False  # False: not asked yet
         self.batching: Batcher | None = None  # set by assay.judge.batches.use_batches: lists go through batches
-
-    @property
-    def max_cost(self) -> float | None:
-        """The USD this judge may spend (its budget's, shared with the other judges of a panel); None: no limit."""
-        return self.budget.max_cost
-
-    @property
-    def spent(self) -> float:
-        """USD spent from this judge's budget (by every judge sharing it: :func:`assay.judge.panel.Panel`)."""
-        return self.budget.spent
-
-    @spent.setter
-    def spent(self, value: float) -> None:
-        self.budget.spent = value
-
-    @property
-    def cost(self) -> float | None:
-        """USD this judge's own calls cost, over every stage; None without a price."""
-        if self.price is None:
-            return None
-        return sum(usage.cost_usd or 0.0 for usage in self.usage.values())
 
     # -- preparing -------------------------------------------------------------------------------------------------
 
@@ -189,23 +173,7 @@ class Judge(CacheAccess):
         )
         return Prepared(prompt, request, key)
 
-    def _stage(self, stage: str) -> StageUsage:
-        usage = self.usage.get(stage)
-        if usage is None:
-            usage = self.usage[stage] = StageUsage(cost_usd=0.0 if self.price is not None else None)
-        return usage
-
     # -- cache -----------------------------------------------------------------------------------------------------
-
-    def record_cache_hit(self, stage: str) -> None:
-        """Count a result served from the cache by a caller that derives its own keys (listwise relevance)."""
-        self.stats.cache_hits += 1
-        self._stage(stage).cached += 1
-
-    def record_repeat(self, stage: str) -> None:
-        """Count an item answered by another item's call (the same key in flight or in the same list)."""
-        self.stats.deduped += 1
-        self._stage(stage).cached += 1
 
     def lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None:
         """The cached answer of ``prepared`` (``raw``: its cache entry when already read), counted as a hit; None
@@ -221,23 +189,6 @@ class Judge(CacheAccess):
             return None
         self.record_cache_hit(stage)
         return self.judgement(prepared, output, None, cached=True, tokens=(0, 0))
-
-    def judgement(
-        self, prepared: Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
-    ) -> Judgement[Any]:
-        """The record of one answer (``output``) or failure (``unscored``) of ``prepared``, priced at ``tokens``."""
-        cost = self.price.cost(*tokens) if self.price is not None else None
-        return Judgement(
-            output=output,
-            unscored=unscored,
-            cached=cached,
-            model=self.model,
-            prompt=prepared.prompt.ref,
-            prompt_hash=prepared.prompt.content_hash,
-            prompt_tokens=tokens[0],
-            completion_tokens=tokens[1],
-            cost_usd=cost,
-        )
 
     # -- calling ---------------------------------------------------------------------------------------------------
 
@@ -258,30 +209,6 @@ class Judge(CacheAccess):
     def _cache_write_failed(self, exc: Exception) -> None:
         self.stats.cache_errors += 1
         log.warning("judge cache write failed (%s); the answer is not cached.", exc)
-
-    def _check_budget(self) -> None:
-        if self.max_cost is not None and self.spent >= self.max_cost:
-            raise BudgetExceeded(
-                f"the cost budget of ${self.max_cost:g} is spent (${self.spent:.4f}); what was judged is cached, "
-                "rerun with a higher --max-cost to resume without paying twice"
-            )
-
-    def account(self, stage: str, response: ChatResponse, price: Price | None = None) -> float | None:
-        """Count one answer the provider charged for: calls and tokens of ``stage``, and its cost at ``price`` (the
-        judge's own by default; a batch passes the batch price) in the stage and the budget. The cost, or None
-        without a price."""
-        usage = self._stage(stage)
-        usage.calls += 1
-        usage.prompt_tokens += response.prompt_tokens
-        usage.completion_tokens += response.completion_tokens
-        self.stats.calls += 1
-        price = price or self.price
-        if price is None:
-            return None
-        cost = price.cost(response.prompt_tokens, response.completion_tokens)
-        self.spent += cost
-        usage.cost_usd = (usage.cost_usd or 0.0) + cost
-        return cost
 
     async def _complete_once(self, request: ChatRequest, stage: str) -> ChatResponse:
         response = await self.backend.complete(request)
@@ -312,9 +239,9 @@ class Judge(CacheAccess):
 
     async def _call(self, prepared: Prepared, stage: str) -> Judgement[Any]:
         state = self._loop_state()
-        self._check_budget()
+        self.check_budget()
         async with state.semaphore:
-            self._check_budget()
+            self.check_budget()
             if state.limiter is not None:
                 tokens = sum(count_tokens(m["content"]) for m in prepared.request.messages)
                 await state.limiter.acquire(tokens + int(prepared.request.params.get("max_tokens", 0)))
@@ -359,21 +286,6 @@ class Judge(CacheAccess):
         if writer is not None:
             await writer.put(prepared.key, cache_value(output, tokens))
         return self.judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
-
-    def record_unscored(
-        self, prepared: Prepared, stage: str, unscored: Unscored, tokens: Sequence[int] = (0, 0)
-    ) -> Judgement[Any]:
-        """Count ``prepared`` as unscored (by its kind) and return its record."""
-        self.stats.unscored_kinds[unscored.kind] += 1
-        self._stage(stage).unscored += 1
-        return self.judgement(prepared, None, unscored, cached=False, tokens=(tokens[0], tokens[1]))
-
-    def retract_unscored(self, stage: str, kind: str) -> None:
-        """Take back one unscored count: the caller recovered the item another way (a listwise group split in two)."""
-        self.stats.unscored_kinds[kind] -= 1
-        if not self.stats.unscored_kinds[kind]:
-            del self.stats.unscored_kinds[kind]
-        self._stage(stage).unscored -= 1
 
     async def ajudge_prepared(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]:
         """Judge one prepared call: join the same call in flight, else read the cache (unless ``lookup`` is False:

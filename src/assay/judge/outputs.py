@@ -13,15 +13,13 @@ Scales (from the TREC deep-learning track and UMBRELA for relevance)::
           2  partly answers it, or the answer is there but buried or unclear
           3  dedicated to the question and contains the exact answer
 
-:func:`strict_schema` turns a model's JSON schema into the subset that OpenAI's strict ``json_schema`` mode accepts
-(every property required, ``additionalProperties: false``, no numeric or length keywords: small integer ranges
-become enums); pydantic still checks the full constraints on the answer.
+:func:`assay.judge.json_schema.strict_schema` turns a model's JSON schema into the subset that OpenAI's strict
+``json_schema`` mode accepts; pydantic still checks the full constraints on the answer.
 """
 
 from __future__ import annotations
 
-import copy
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -54,7 +52,6 @@ __all__ = [
     "SupportAssignments",
     "SupportLevel",
     "Verdict",
-    "strict_schema",
 ]
 
 Grade = Annotated[int, Field(ge=0, le=3, description="0 unrelated, 1 related only, 2 partial or buried, 3 exact")]
@@ -347,55 +344,3 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         ContradictionCheck,
     )
 }
-
-# Keywords OpenAI's strict mode rejects (numeric and length constraints); checked by pydantic on our side instead.
-_UNSUPPORTED = (
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "format",
-    "minItems",
-    "maxItems",
-    "uniqueItems",
-    "default",
-)
-
-
-def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema in the subset OpenAI strict ``json_schema`` mode accepts.
-
-    Every object lists all its properties as required and sets ``additionalProperties: false``; numeric, length and
-    default keywords are removed, and an integer range of at most 10 values (``0..3``, ``1..5``) becomes an ``enum``
-    so the model is still held to the scale. ``$defs``/``$ref`` are kept (strict mode supports them).
-    """
-    schema = copy.deepcopy(model.model_json_schema())
-    _strictify(schema)
-    return schema
-
-
-def _strictify(node: Any) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _strictify(item)
-        return
-    if not isinstance(node, dict):
-        return
-    low, high = node.get("minimum"), node.get("maximum")
-    if isinstance(low, int) and isinstance(high, int) and node.get("type") == "integer" and 0 <= high - low < 10:
-        node["enum"] = list(range(low, high + 1))
-    for key in _UNSUPPORTED:
-        node.pop(key, None)
-    if node.get("type") == "object" and "properties" in node:
-        node["required"] = list(node["properties"])
-        node["additionalProperties"] = False
-    for key, value in node.items():
-        if key == "properties" and isinstance(value, dict):
-            for prop in value.values():
-                _strictify(prop)
-        elif isinstance(value, dict | list):
-            _strictify(value)

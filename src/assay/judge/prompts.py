@@ -43,6 +43,7 @@ import jinja2.runtime
 from pydantic import BaseModel
 
 from assay.errors import PromptError
+from assay.judge.json_schema import strict_schema
 from assay.text import canonical_json, content_hash
 
 __all__ = [
@@ -275,8 +276,6 @@ def _meta(front: str, path: Path) -> dict[str, Any]:
 
 def parse_prompt(data: bytes, path: Path) -> Prompt:
     """Parse the bytes of a prompt file (``path`` is used in messages and kept on the prompt)."""
-    from assay.judge.outputs import strict_schema
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

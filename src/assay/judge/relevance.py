@@ -15,6 +15,8 @@ passage too long for the context stays unscored.
 
 A :class:`~assay.judge.panel.Panel` in place of the judge grades every pair with each of its judges (each with its
 own cache, all at once) and combines the grades by the panel's rule; each combined label keeps every judge's vote.
+
+What grading would cost, counted without calling a model, is :mod:`assay.judge.relevance_estimate`'s.
 """
 
 from __future__ import annotations
@@ -29,11 +31,10 @@ from typing import Any
 
 from assay.errors import BudgetExceeded
 from assay.judge.cache import derived_key
-from assay.judge.client import Estimate, Judge, Judgement
+from assay.judge.client import Judge, Judgement
 from assay.judge.guards import ECHO, echoed_answer
 from assay.judge.panel import NO_QUORUM, Grader, Panel, combine_grades
 from assay.judge.quotes import checked_quotes
-from assay.judge.workers import looked_up
 from assay.types import Provenance, RelevanceLabel, Unscored, Vote
 
 __all__ = [
@@ -41,10 +42,11 @@ __all__ = [
     "POINTWISE_PROMPT",
     "Graded",
     "Pair",
-    "estimate_each",
-    "estimate_pairs",
     "grade_pairs",
     "grade_pairs_detailed",
+    "group_variables",
+    "listwise_groups",
+    "pair_keys",
 ]
 
 POINTWISE_PROMPT = "relevance"
@@ -129,7 +131,7 @@ async def _pointwise(judge: Judge, pairs: Sequence[Pair], stage: str, on_label: 
     return [g or _pointwise_graded(judge, pair, j) for g, pair, j in zip(graded, pairs, results, strict=True)]
 
 
-def _pair_keys(judge: Judge, pairs: Sequence[Pair]) -> list[str]:
+def pair_keys(judge: Judge, pairs: Sequence[Pair]) -> list[str]:
     """Each pair's derived key (the fields of the judge and the listwise prompt are gathered once)."""
     prompt = judge.prompt(LISTWISE_PROMPT)
     params = judge.params_for(prompt)  # the params the group calls send, --max-tokens included
@@ -156,7 +158,7 @@ def _cached_pair(judge: Judge, pair: Pair, raw: str | None, stage: str) -> Grade
     return Graded(label, True)
 
 
-def _groups(pairs: Sequence[tuple[int, Pair]], size: int, seed: int) -> list[list[tuple[int, Pair]]]:
+def listwise_groups(pairs: Sequence[tuple[int, Pair]], size: int, seed: int) -> list[list[tuple[int, Pair]]]:
     by_query: dict[str, list[tuple[int, Pair]]] = {}
     for item in pairs:
         by_query.setdefault(item[1].query_id, []).append(item)
@@ -167,7 +169,7 @@ def _groups(pairs: Sequence[tuple[int, Pair]], size: int, seed: int) -> list[lis
     return groups
 
 
-def _group_variables(group: list[tuple[int, Pair]]) -> dict[str, Any]:
+def group_variables(group: list[tuple[int, Pair]]) -> dict[str, Any]:
     passages = [{"id": str(k + 1), "text": pair.text} for k, (_, pair) in enumerate(group)]
     return {"question": group[0][1].question, "passages": passages}
 
@@ -203,7 +205,7 @@ async def _listwise(
 ) -> list[Graded]:
     results: list[Graded | None] = [None] * len(pairs)
     todo: list[tuple[int, Pair]] = []
-    keys = _pair_keys(judge, pairs)
+    keys = pair_keys(judge, pairs)
     stored = judge.cache_get_many(keys)
     for index, pair in enumerate(pairs):
         hit = _cached_pair(judge, pair, stored.get(keys[index]), stage)
@@ -213,7 +215,7 @@ async def _listwise(
         results[index] = hit
         if on_label is not None:
             on_label(hit)
-    pending = _groups(todo, size, seed)
+    pending = listwise_groups(todo, size, seed)
     while pending:
         groups, pending = pending, []
 
@@ -225,7 +227,7 @@ async def _listwise(
                 return
             _store(judge, keys, _split_answer(judge, group, j), results, on_label)
 
-        variables = [_group_variables(g) for g in groups]
+        variables = [group_variables(g) for g in groups]
         await judge.ajudge_many(LISTWISE_PROMPT, variables, stage=stage, on_result=collect)
     return [r for r in results if r is not None]
 
@@ -359,57 +361,3 @@ async def grade_pairs(
     panel, each label is the panel's combined label with every judge's vote."""
     graded = await grade_pairs_detailed(judge, pairs, listwise=listwise, seed=seed, stage=stage)
     return [g.label for g in graded]
-
-
-def estimate_pairs(judge: Grader, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0) -> Estimate:
-    """A dry-run estimate (calls, cached, prompt tokens, cost bound) for :func:`grade_pairs` with these settings;
-    for a panel, summed over its judges (``cached``: pairs every judge has cached; cost None when a judge has no
-    price). :func:`estimate_each` gives one estimate per judge."""
-    if isinstance(judge, Panel):
-        return _sum_estimates(estimate_each(judge, pairs, listwise=listwise, seed=seed), pairs, judge, listwise)
-    if listwise is None:
-        return judge.estimate(POINTWISE_PROMPT, [{"question": p.question, "passage": p.text} for p in pairs])
-    todo, _ = _uncached(judge, pairs)
-    groups = _groups(todo, listwise, seed)
-    estimate = judge.estimate(LISTWISE_PROMPT, [_group_variables(g) for g in groups])
-    return Estimate(estimate.calls, len(pairs) - len(todo), estimate.prompt_tokens, estimate.cost_usd)
-
-
-def estimate_each(
-    grader: Grader, pairs: Sequence[Pair], *, listwise: int | None = None, seed: int = 0
-) -> list[tuple[str, Estimate]]:
-    """(model, estimate) for each judge of ``grader`` (one for a single judge)."""
-    judges = grader.judges if isinstance(grader, Panel) else (grader,)
-    return [(j.model, estimate_pairs(j, pairs, listwise=listwise, seed=seed)) for j in judges]
-
-
-def _uncached(judge: Judge, pairs: Sequence[Pair]) -> tuple[list[tuple[int, Pair]], Mapping[str, str]]:
-    keys = _pair_keys(judge, pairs)
-    stored = judge.cache_get_many(keys)
-    return [(i, p) for i, p in enumerate(pairs) if keys[i] not in stored], stored
-
-
-def _sum_estimates(
-    each: list[tuple[str, Estimate]], pairs: Sequence[Pair], panel: Panel, listwise: int | None
-) -> Estimate:
-    estimates = [e for _, e in each]
-    costs = [e.cost_usd for e in estimates]
-    cached = _cached_by_all(panel, pairs, listwise)
-    return Estimate(
-        calls=sum(e.calls for e in estimates),
-        cached=cached,
-        prompt_tokens=sum(e.prompt_tokens for e in estimates),
-        cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
-    )
-
-
-def _cached_by_all(panel: Panel, pairs: Sequence[Pair], listwise: int | None) -> int:
-    """How many pairs every judge of the panel has in its cache."""
-    if listwise is None:
-        variables = [{"question": p.question, "passage": p.text} for p in pairs]
-        found = [[hit for _, hit in looked_up(judge, POINTWISE_PROMPT, variables)] for judge in panel.judges]
-        return sum(all(hits) for hits in zip(*found, strict=True))
-    todo: set[int] = set()
-    for judge in panel.judges:
-        todo.update(i for i, _ in _uncached(judge, pairs)[0])
-    return len(pairs) - len(todo)

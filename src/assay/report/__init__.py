@@ -2,6 +2,28 @@
 
 All of them render an :class:`~assay.results.EvalResult`; :func:`write_report` writes the
 whole folder. matplotlib is imported only when the HTML plots are drawn, so importing this package stays cheap.
+
+Modules, one line each:
+
+- ``_agreement``: the wording of judge-versus-human agreement and audit-size figures.
+- ``_budget``: what the verdict says about each run's budget.
+- ``_conversations``: the conversations of an evaluation as plain sentences.
+- ``_diagnosis``: the diagnosis section's content.
+- ``_format``: shared wording and number formatting.
+- ``_planning``: the planning of an evaluation as plain lines.
+- ``_statistics``: how the evaluation's noise was counted, as plain sentences.
+- ``_system``: the system side of each run, and the quality-versus-latency plot.
+- ``caveats``: the verdict's caveats, one small function each, in their severity order.
+- ``bundle``: :func:`write_report`, the report folder in one call.
+- ``html``: ``report.html``, one self-contained page.
+- ``html_data``: the page's heavy data (per-query table, explorer), packed in lazy blocks.
+- ``markdown``: ``report.md``.
+- ``panel``: the wording of agreement between the judges of a panel.
+- ``plots``: the plots as inline SVG, matplotlib imported lazily.
+- ``terminal``: the terminal output (rich): the header and the verdict, then the summary or the details.
+- ``terminal_summary``: the one-screen summary below the verdict (the run x metric and metric x pair matrices).
+- ``terminal_verbose``: everything ``assay eval --verbose`` prints below the verdict.
+- ``verdict``: the verdict, the answer first, built in one place.
 """
 
 from __future__ import annotations

@@ -12,14 +12,12 @@ is loaded lazily: the explorer's questions, the per-query rows and the folded pl
 first use and rendered on demand, so a report of hundreds of runs still opens. A Content-Security-Policy meta tag
 forbids loading anything from elsewhere, so the page behaves the same on a plane. Text from the data is escaped by
 jinja2's autoescape; the script writes data only through ``textContent`` and attributes (the plots it inserts are
-matplotlib's SVG, escaped when drawn). The output is deterministic: the same result renders the same bytes.
+matplotlib's SVG, escaped when drawn). The output is deterministic: the same result renders the same bytes. The
+lazy blocks' data is :mod:`assay.report.html_data`'s.
 """
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +36,7 @@ from assay.report import panel as pn
 from assay.report import plots
 from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
+from assay.report.html_data import explorer_data, packed, query_data
 from assay.report.verdict import build_verdict, primary_metric
 from assay.results import (
     METRIC_GROUPS,
@@ -221,66 +220,6 @@ def _judges_view(result: EvalResult) -> dict[str, Any] | None:
     }
 
 
-def packed(data: object) -> str:
-    """``data`` as the page's lazy blocks hold it: compact JSON, gzip (no timestamp: the same bytes every time),
-    base64."""
-    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
-
-
-def _query_data(rows: Sequence[QueryResult]) -> dict[str, object]:
-    """The per-query table as data: columns (label, numeric) and rows; an unscored cell holds its reason (a string)."""
-    strata = list(dict.fromkeys(k for row in rows for k in row.strata))
-    metrics = list(dict.fromkeys(k for row in rows for k in row.metrics))
-    columns = [("run", False), ("query", False), *((s, False) for s in strata), *((m, True) for m in metrics)]
-    table = []
-    for row in rows:
-        cells: list[object] = [row.run, row.query_id, *(row.strata.get(s, "") for s in strata)]
-        for m in metrics:
-            value = row.metrics.get(m)
-            reason = row.unscored.get(m, "not computed" if m not in row.metrics else "no reason given")
-            cells.append(reason if value is None else round(float(value), 4))
-        table.append(cells)
-    return {"columns": columns, "rows": table}
-
-
-def _explorer_data(
-    result: EvalResult, per_query: Sequence[QueryResult] | None, questions: Sequence[QuestionView]
-) -> dict[str, Any]:
-    """The explorer's data: an index (question ids and texts, the metrics shown), the passage texts (each stored once,
-    for every question: the same chunk comes back in many) and one block per question, decompressed only when the
-    question is opened; there each run's passages refer to their text by index, and each run carries its values of
-    the metrics shown for that question."""
-    metrics = summary_metrics(fmt.headline_metrics(result), build_verdict(result).metric)
-    diagnosis = [m for m in fmt.all_metrics(result) if metric_group(m) == "diagnosis"]
-    wanted = [*metrics, *diagnosis]
-    values = {(row.run, row.query_id): row for row in per_query or ()}
-    texts: dict[str, int] = {}
-    blocks = [packed(_question_block(q, wanted, values, texts)) for q in questions]
-    index = {"questions": [[q.query_id, q.text] for q in questions], "metrics": metrics, "diagnosis": diagnosis}
-    return {"index": packed(index), "texts": packed(list(texts)), "blocks": blocks}
-
-
-def _question_block(
-    q: QuestionView, wanted: list[str], values: dict[tuple[str, str], QueryResult], texts: dict[str, int]
-) -> dict[str, Any]:
-    sides = []
-    for side in q.runs:
-        passages = [[p.rank, p.unit, texts.setdefault(p.text, len(texts)), p.grade, p.how] for p in side.passages]
-        claims = [[c.kind, c.text, c.verdict, c.reason, c.ranks] for c in side.claims]
-        row = values.get((side.run, q.query_id))
-        shown = {} if row is None else {m: _value(row, m) for m in wanted if m in row.metrics}
-        sides.append({"run": side.run, "p": passages, "a": side.answer, "e": side.error, "c": claims, "m": shown})
-    return {"id": q.query_id, "text": q.text, "type": q.type, "difficulty": q.difficulty, "ref": q.reference_answer,
-            "nuggets": q.nuggets, "runs": sides}  # fmt: skip
-
-
-def _value(row: QueryResult, metric: str) -> float | str:
-    """A metric value rounded for the page, or the reason it is unscored."""
-    value = row.metrics.get(metric)
-    return row.unscored.get(metric, "unscored") if value is None else round(float(value), 4)
-
-
 def _svg(svg: str | None) -> Markup | None:
     # matplotlib's SVG writer escapes every text and attribute it writes; the plot functions scope its ids.
     return None if svg is None else Markup(svg)  # noqa: S704
@@ -389,8 +328,8 @@ def _context(
         "judges": _judges_view(result),
         "not_audited": agr.not_audited(result),
         "labels": agr.labels_line(result),
-        "queries": None if per_query is None else {"n": len(per_query), "data": packed(_query_data(per_query))},
-        "explorer": _explorer_data(result, per_query, questions) if questions else None,
+        "queries": None if per_query is None else {"n": len(per_query), "data": packed(query_data(per_query))},
+        "explorer": explorer_data(result, per_query, questions) if questions else None,
         "n_questions": len(questions or ()),
         "system": _system_view(result),
         "lazy": packed(lazy) if lazy else None,

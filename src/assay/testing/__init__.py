@@ -7,7 +7,13 @@
   batch API (``/v1/files``, ``/v1/batches``: turnaround, per-request failures, expiry, cancellation).
 - :mod:`assay.testing.pytest_plugin`: the pytest plugin (entry point ``pytest11``): fixtures ``assay_judge``,
   ``assay_golden``, ``assay_eval``; :mod:`assay.testing.evaluation`: the :class:`Evaluation` they return, with
-  ``assert_metric`` and ``assert_not_worse``.
+  ``assert_metric`` and ``assert_not_worse``; :mod:`assay.testing.causes`: why each of a run's first passages
+  counts what it counts, the cause of a 0 in a failing gate.
+- :mod:`assay.testing.scripted_judges`: judges for the fake server with one known bias each (the judge card's
+  probes are checked against them).
+- :mod:`assay.testing.fake_target`: a fake RAG system over HTTP on 127.0.0.1 (tests and benchmark of ``assay run``).
+- :mod:`assay.testing.local_model`: a real small model on 127.0.0.1 (llama.cpp's server, SmolLM2-135M-Instruct),
+  for the real-model tier.
 
 The names are imported on first use, so ``python -m assay.testing.<module>`` runs its module only once.
 """

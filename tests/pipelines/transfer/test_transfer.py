@@ -16,7 +16,8 @@ from assay.formats.beir import escape_id
 from assay.formats.golden import GoldenSet
 from assay.formats.topics import read_topics
 from assay.pipelines.transfer import export_golden
-from assay.pipelines.transfer.imports import documents_from_chunks, import_beir, import_ragas, import_trec
+from assay.pipelines.transfer.assembly import documents_from_chunks
+from assay.pipelines.transfer.imports import import_beir, import_ragas, import_trec
 from assay.types import Chunk
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "transfer"

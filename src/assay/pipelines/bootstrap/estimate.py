@@ -45,7 +45,8 @@ from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.formats.queries import LoggedQuery
 from assay.judge.client import Estimate
 from assay.judge.panel import Grader, each_judge, primary_of
-from assay.judge.relevance import Pair, estimate_pairs
+from assay.judge.relevance import Pair
+from assay.judge.relevance_estimate import estimate_pairs
 from assay.pipelines.bootstrap.conversations import (
     ConversationSeed,
     conversation_variables,

@@ -5,7 +5,7 @@ Split by what each part does, with imports pointing one way (top to bottom; chec
 - :mod:`.called` evaluates a Python callable or a target (it writes the run first), then calls :mod:`.pipeline`,
   which ties the steps together in order; :mod:`.settings` holds :class:`~.settings.EvalSettings` and the metrics
   they select; :mod:`.evaluated` bundles what an evaluation produced beside the result (per-query, support-matrix
-  and passage rows).
+  and passage rows); :mod:`.explore` builds the per-question views of the report's explorer.
 - :mod:`.statistics`: intervals, strata, PPI corrections, paired comparisons of runs, release gates.
 - :mod:`.judging`: what is still unlabelled goes to the judge; the LLM metrics; the diagnosis (RAGChecker's
   metrics) on the claim x chunk support matrix; the labels of the runs' own passages.

@@ -4,7 +4,7 @@ instructions move its grades, measured before the judge is trusted with a golden
 ``source`` draws graded (question, passage) pairs from a golden set or a SMART collection (CISI); ``probes`` alters
 passages one way each; ``plan`` lists every call (priced by ``--dry-run``); ``run`` asks them through the judge
 (cached like any call) and computes the figures of ``card``; ``render`` writes ``card.json``, ``card.md`` and
-``card.html``.
+``card.html``; ``lookup`` keeps a copy of each card beside the judge cache and gives ``assay eval`` its summary.
 """
 
 from __future__ import annotations

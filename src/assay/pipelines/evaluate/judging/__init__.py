@@ -1,7 +1,15 @@
-"""The judge's part of an evaluation: what is still unlabelled goes to the judge. :mod:`.drive` runs the judge's
-work over the runs in one event loop (and counts it for a dry run); :mod:`.calls` makes the relevance and LLM-metric
-calls; :mod:`.diagnosis` computes RAGChecker's metrics on the claim x chunk support matrix, with the exact
-per-(claim, chunk) checks of :mod:`.pair_checks`; :mod:`.passages` labels the runs' own passages (carried over,
-else judged). It imports :mod:`~assay.pipelines.evaluate.scoring` and :mod:`~assay.pipelines.evaluate.runs`, never
-the statistics or the pipeline.
+"""The judge's part of an evaluation: what is still unlabelled goes to the judge. It imports
+:mod:`~assay.pipelines.evaluate.scoring` and :mod:`~assay.pipelines.evaluate.runs`, never the statistics or the
+pipeline.
+
+Modules, one line each:
+
+- ``drive``: the judge's work over the runs in one event loop, and its dry run.
+- ``calls``: the relevance calls for unlabelled chunks and the LLM-judged metrics.
+- ``passages``: the labels of the runs' own passages (carried over by span, else judged).
+- ``pool_growth``: what other runs' passages did to a run's scores.
+- ``diagnosis``: RAGChecker's metrics on the claim x chunk support matrix.
+- ``pair_checks``: exact per-(claim, chunk) entailment for the diagnosis.
+- ``contradiction``: whether a conversational system contradicts its own earlier answers.
+- ``noise``: judge noise (``--judge-repeats N``) and what it does to the primary metric.
 """

@@ -1,6 +1,13 @@
-"""What the per-query values add up to: :mod:`.stats` (bootstrap intervals, strata, PPI corrections, agreement
-with humans), :mod:`.compare` (paired comparisons of runs, one family per metric, with the correction) and
-:mod:`.gates` (the release gates of ``--fail-under`` and the pytest plugin). It imports
-:mod:`~assay.pipelines.evaluate.runs` and the records of :mod:`assay.results`, never
-:mod:`~assay.pipelines.evaluate.judging`.
+"""What the per-query values add up to. It imports :mod:`~assay.pipelines.evaluate.runs` and the records of
+:mod:`assay.results`, never :mod:`~assay.pipelines.evaluate.judging`.
+
+Modules, one line each:
+
+- ``stats``: bootstrap intervals, strata, PPI corrections, agreement with humans.
+- ``compare``: paired comparisons of runs, one family per metric, with the correction.
+- ``gates``: the release gates of ``--fail-under`` and the pytest plugin.
+- ``clustering``: which questions move together (``--cluster-by``), and what that costs in evidence.
+- ``repeats``: runs asked every question several times, their variance split.
+- ``history``: what a conversational system gains by being asked raw turns with their history.
+- ``planning``: how many questions would settle it (``EvalResult.planning``).
 """
