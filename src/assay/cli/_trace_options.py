@@ -15,7 +15,7 @@ _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
 _SIZE = re.compile(r"(\d+)\s*([KMG]?)(?:I?B)?", re.IGNORECASE)
 
 
-class ByteSize(click.ParamType):
+class ByteSize(click.ParamType):  # type: ignore[type-arg]
     """A size in bytes: a whole number with an optional K, M or G (powers of 1024), e.g. ``64M``."""
 
     name = "SIZE"

@@ -59,7 +59,7 @@ def watch_command(  # noqa: PLR0917
         write_report(done.result, folder, done.per_query, done.questions)
 
     while True:
-        _say(watch_once(path, loaded, folder, sample, evaluate, max_line), folder)
+        _say(watch_once(path, loaded, folder, sample, evaluate, max_line=max_line), folder)
         if once:
             return
         time.sleep(every)

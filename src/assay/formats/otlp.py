@@ -201,7 +201,8 @@ def _parse_line(path: Path, line: int, text: str, *, cut: bool = False) -> Any:
         problem = f"invalid JSON at column {exc.colno}: {exc.msg}"
         if cut and _stops_early(text, exc):
             problem = f"the file ends mid-record: its last line stops inside a JSON value ({problem})"
-        raise FormatError(path, line, problem, _CUT_EXPECTED if cut else OTLP_EXPECTED) from None
+            raise FormatError(path, line, problem, _CUT_EXPECTED) from None
+        raise FormatError(path, line, problem, OTLP_EXPECTED) from None
 
 
 def _stops_early(text: str, exc: json.JSONDecodeError) -> bool:

@@ -267,7 +267,9 @@ def _output(span: Span) -> str | None:
     )
 
 
-def _passages(spans: list[Span], kinds: Mapping[str, str], path: Path, problems: AttributeProblems) -> list[TracePassage]:
+def _passages(
+    spans: list[Span], kinds: Mapping[str, str], path: Path, problems: AttributeProblems
+) -> list[TracePassage]:
     for span in spans:  # documents of the wrong shape (a string, a list of strings) are named, never silently lost
         for key in _DOCUMENT_LISTS:
             if key in span.attributes and kinds[span.span_id] in ("RETRIEVER", "RERANKER"):
@@ -285,9 +287,7 @@ def _has(span: Span, prefix: str) -> bool:
     return any(key.startswith(prefix) for key in span.attributes)
 
 
-def _documents(
-    span: Span, prefix: str, path: Path, problems: AttributeProblems, *, scored: bool
-) -> list[TracePassage]:
+def _documents(span: Span, prefix: str, path: Path, problems: AttributeProblems, *, scored: bool) -> list[TracePassage]:
     nodes = tree(span.attributes, prefix)
     out, unscored = [], False
     for index in sorted((k for k in nodes if k.isdigit()), key=int):

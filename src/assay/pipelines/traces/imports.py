@@ -12,8 +12,10 @@ error) becomes one line of a JSONL run (:class:`~assay.types.RunItem`), which ``
      matched: :func:`~assay.corpus.align.question_key`);
   3. *near question* (a user's typo): the golden question nearest in word edit distance (a word inserted, deleted or
      replaced is one edit, after the folding of 2), when the distance is at most one edit per four words of that
-     golden question and at most two (a golden question of three words or fewer is matched only by 1 or 2); when
-     two golden questions or more are equally near, the trace is *ambiguous*: counted, named, and left unmatched;
+     golden question and at most two (a golden question of three words or fewer is matched only by 1 or 2); between
+     golden questions equally near, the one whose replaced words are more often misspellings of its own (a
+     character edit per four characters, a swap of two letters being one); when two golden questions or more are
+     still equally near, the trace is *ambiguous*: counted, named, and left unmatched;
   4. *none*: counted and named in the notes, and left out of the run.
 
   Without a golden set: the trace's own query id, else ``t-`` and the first 12 hex digits of its
@@ -127,9 +129,7 @@ def trace_query_id(trace_id: str) -> str:
     return f"t-{trace_id[:12]}"
 
 
-def import_traces(
-    path: str | Path, golden: GoldenSet | None = None, max_line: int = DEFAULT_MAX_LINE
-) -> TracesImport:
+def import_traces(path: str | Path, golden: GoldenSet | None = None, max_line: int = DEFAULT_MAX_LINE) -> TracesImport:
     """The run lines of the traces in ``path`` (see the module docstring; no line over ``max_line`` bytes); nothing
     is written.
 

@@ -40,7 +40,6 @@ import dataclasses
 import hashlib
 import json
 import zlib
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,12 +89,13 @@ def sampled(trace_id: str, rate: float) -> bool:
     return zlib.crc32(trace_id.encode("ascii")) < rate * 2**32
 
 
-def watch_once(  # noqa: PLR0913
+def watch_once(
     source: str | Path,
     golden: GoldenSet,
     out: str | Path,
     rate: float = 1.0,
     evaluate: Callable[[Path], None] | None = None,
+    *,
     max_line: int = DEFAULT_MAX_LINE,
     checkpoint: Checkpoint | None = None,
 ) -> WatchPass:
@@ -302,11 +302,10 @@ def _load_cursor(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise FormatError(path, exc.lineno, f"invalid JSON: {exc.msg}", "the cursor watch writes") from None
     if not isinstance(cursor, dict) or cursor.get("version") != CURSOR_VERSION:
-        raise FormatError(path, 1, f"not a watch cursor of version {CURSOR_VERSION}", "the cursor this version of "
-                          "watch writes (delete the output folder's cursor and run to read every trace again)")  # fmt: skip
+        expected = "the cursor this version of watch writes (delete it to read every trace again)"
+        raise FormatError(path, 1, f"not a watch cursor of version {CURSOR_VERSION}", expected)
     return cursor
 
 
 def _span(raw: dict[str, Any]) -> Span:
     return Span(**(raw | {"events": tuple((name, attrs) for name, attrs in raw.get("events", ()))}))
-
