@@ -82,9 +82,9 @@ def test_lines_delivered_twice_count_once(tmp_path: Path, golden: GoldenSet) -> 
     batch = "".join(line(trace(n, question)) for n, question in ((1, Q1), (2, Q2)))
     export.write_text(batch + batch, encoding="utf-8")  # a retry within one pass
     done = watch_once(export, golden, out)
-    assert (done.traces, done.duplicate_spans) == (2, 6)
     first = run_of(out)[0]
     assert len(first["retrieved"]) == 2 and first["usage"]["prompt_tokens"] == 50  # not 4 passages, not 100 tokens
+    assert (done.traces, done.duplicate_spans) == (2, 6)
     append(export, batch + line(trace(3, Q3)))  # a retry in a later pass, and one new trace
     done = watch_once(export, golden, out)
     assert (done.traces, done.duplicate_spans, done.totals["traces"], done.totals["matched"]) == (1, 6, 3, 3)
@@ -159,3 +159,19 @@ def test_state_survives_a_file_read_with_the_cursor_from_an_earlier_pass(tmp_pat
     entry = next(iter(cursor["files"].values()))
     assert entry["inode"] == os.stat(export).st_ino and entry["offset"] == export.stat().st_size
     assert cursor["counted"] == [tid(1)] and cursor["pending"] is False and len(cursor["run"]) == 1
+
+
+def test_a_cursor_of_version_1_is_read_on(tmp_path: Path, golden: GoldenSet) -> None:
+    export, out = tmp_path / "t.jsonl", tmp_path / "out"
+    export.write_text(line(trace(1, Q1)), encoding="utf-8")
+    watch_once(export, golden, out)
+    cursor = json.loads((out / "watch-cursor.json").read_text(encoding="utf-8"))
+    files = {
+        key: {"inode": at["inode"], "offset": at["offset"], "line": at["line"]} for key, at in cursor["files"].items()
+    }
+    old = {"assay": "watch-cursor", "version": 1, "held": [], "totals": cursor["totals"], "files": files}
+    (out / "watch-cursor.json").write_text(json.dumps(old), encoding="utf-8")
+    append(export, line(trace(1, Q1)) + line(trace(2, Q2)))  # a retry of trace 1, and a new trace
+    done = watch_once(export, golden, out)
+    assert (done.lines, done.traces, done.totals["traces"]) == (2, 1, 2)
+    assert [r["query_id"] for r in run_of(out)] == ["q1", "q2"]

@@ -4,7 +4,8 @@ One pass (``--once`` does one; otherwise one every ``--every`` seconds):
 
 0. **Recovery**: the cursor (``watch-cursor.json``) is the one record of what was read and counted, and of the run
    (step 6). A cursor marked *pending* comes from a pass stopped after its commit: its run is written again and
-   evaluated in this pass (steps 7 and 8), so a kill at any point loses nothing and counts nothing twice.
+   evaluated in this pass (steps 7 and 8), so a kill at any point loses nothing and counts nothing twice. A cursor
+   of version 1 (before fingerprints) is read on: its files trusted once, its run and counted traces the run file's.
 1. **Files**: the export file, or every ``*.json`` / ``*.jsonl`` file of the export folder (by name). A file is
    known by its inode, its size, and fingerprints (SHA-256) of its first 4 KiB and of the 4 KiB just before the
    cursor: a file with another inode, shorter than the cursor, or whose fingerprints differ (replaced, even under
@@ -194,7 +195,7 @@ def _replaced(handle: Any, inode: int, size: int, at: dict[str, Any]) -> str | N
         return "was replaced (another inode)"
     if size < at["offset"] or (at["document"] and size != at["size"]):
         return "shrank" if size < at["offset"] else "was rewritten (another size)"
-    if _fingerprints(handle, at["offset"]) != (at["head"], at["tail"]):
+    if at["head"] is not None and _fingerprints(handle, at["offset"]) != (at["head"], at["tail"]):
         return "was replaced (same inode, other bytes)"
     return None
 
@@ -301,10 +302,25 @@ def _load_cursor(path: Path) -> dict[str, Any]:
         cursor = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise FormatError(path, exc.lineno, f"invalid JSON: {exc.msg}", "the cursor watch writes") from None
+    if isinstance(cursor, dict) and cursor.get("version") == 1:
+        return _upgrade(cursor, path.parent / RUN_NAME)
     if not isinstance(cursor, dict) or cursor.get("version") != CURSOR_VERSION:
         expected = "the cursor this version of watch writes (delete it to read every trace again)"
         raise FormatError(path, 1, f"not a watch cursor of version {CURSOR_VERSION}", expected)
     return cursor
+
+
+def _upgrade(cursor: dict[str, Any], run: Path) -> dict[str, Any]:
+    """A cursor of version 1 (before fingerprints, and with the run only in its file) as version 2: its files are
+    trusted once (fingerprinted from this pass on), and its run and counted traces are the run file's."""
+    lines = []
+    if run.exists():
+        with run.open(encoding="utf-8") as handle:
+            lines = [json.loads(text) for number, text in enumerate(handle, start=1) if number > 1 and text.strip()]
+    files = {key: at | {"size": at["offset"], "head": None, "tail": None, "document": False}
+             for key, at in cursor.get("files", {}).items()}  # fmt: skip
+    return cursor | {"version": CURSOR_VERSION, "files": files, "counted": [line["trace_id"] for line in lines],
+                     "run": lines, "pending": False}  # fmt: skip
 
 
 def _span(raw: dict[str, Any]) -> Span:
