@@ -117,3 +117,9 @@ def test_a_line_over_the_limit_is_refused_at_its_line_in_bounded_memory(tmp_path
     assert f"{path}:2: a line over the limit of 1,000,000 bytes" in str(caught.value)
     assert peak < 8_000_000  # the limit and change, not the 40 MB line (before: read whole)
     assert len(read_traces(write_lines(tmp_path / "ok.jsonl", rag_trace(1, QUESTION, ["p"], "ok"))).traces) == 1
+
+
+def test_an_empty_list_of_documents_is_no_problem(tmp_path: Path) -> None:
+    retriever = span(1, 11, 10, kind="RETRIEVER", attrs={"retrieval.documents": []})  # nothing found: no error
+    read = read_traces(write_lines(tmp_path / "t.jsonl", chain(1, retriever)))
+    assert read.traces[0].passages == [] and read.problems.warning() is None

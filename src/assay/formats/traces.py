@@ -272,7 +272,7 @@ def _passages(
 ) -> list[TracePassage]:
     for span in spans:  # documents of the wrong shape (a string, a list of strings) are named, never silently lost
         for key in _DOCUMENT_LISTS:
-            if key in span.attributes and kinds[span.span_id] in ("RETRIEVER", "RERANKER"):
+            if span.attributes.get(key) not in (None, []) and kinds[span.span_id] in ("RETRIEVER", "RERANKER"):
                 problems.add(key, span.attributes[key], "a list of documents", span.line)
     reranked = [s for s in spans if kinds[s.span_id] == "RERANKER" and _has(s, "reranker.output_documents.")]
     if reranked:

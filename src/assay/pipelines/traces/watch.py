@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -167,7 +168,7 @@ def _read_file(path: Path, files: dict[str, Any], done: WatchPass, max_line: int
 def _read_new(path: Path, at: dict[str, Any] | None, done: WatchPass, max_line: int) -> tuple[list[Span], int, Any]:
     """``(spans, lines read, the file's new cursor)``: from the cursor, or from the start of a file replaced."""
     with path.open("rb") as handle:
-        stat = path.stat()
+        stat = os.fstat(handle.fileno())  # the file opened, even if the name was taken by another since
         why = _replaced(handle, stat.st_ino, stat.st_size, at) if at is not None else None
         if why is not None:
             done.notes.append(f"{path} {why} since the last pass: read from the start.")
