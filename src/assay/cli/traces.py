@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from assay.cli._app import main
+from assay.cli._trace_options import max_line_option
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
 from assay.pipelines.traces.watch import CURSOR_NAME, RUN_NAME, WatchPass, watch_once
@@ -31,16 +32,19 @@ def traces_group() -> None:
 @click.option("--sample", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0, show_default=True,
               help="Share of traces evaluated: those whose trace id's CRC-32 is below RATE of its range.")  # fmt: skip
 @click.option("--once", is_flag=True, help="One pass over what is there, then exit.")
+@max_line_option
 def watch_command(  # noqa: PLR0917
-    path: str, golden: str, out: str, every: float, sample: float, once: bool
+    path: str, golden: str, out: str, every: float, sample: float, once: bool, max_line: int
 ) -> None:
     """Follow PATH (an OTLP JSON lines export being appended to, or a folder of *.json / *.jsonl ones), import the
     new traces, and keep a rolling evaluation of a deterministic sample against the golden set (no judge).
 
-    The cursor (OUT/watch-cursor.json: per file its inode and byte offset) makes it resumable: stopped and started
-    again, it reads nothing twice and skips nothing; a partial last line waits for the next pass; a file rotated or
-    truncated is read from the start. The run is OUT/watch-run.jsonl (one line per golden question, its latest
-    sampled trace), the report OUT/report.html.
+    The cursor (OUT/watch-cursor.json: per file its inode, size, byte offset and fingerprints of its first bytes
+    and of those before the offset; the run's lines) makes it resumable: stopped, even killed, and started again,
+    it reads nothing twice and skips nothing; a partial last line waits for the next pass; a file rotated,
+    truncated or replaced (even under the same inode) is read from the start, and said so. Spans delivered twice
+    count once. In a folder, a file that cannot be read is skipped and named, and the others read. The run is
+    OUT/watch-run.jsonl (one line per golden question, its latest sampled trace), the report OUT/report.html.
 
     \b
     Examples:
@@ -55,7 +59,7 @@ def watch_command(  # noqa: PLR0917
         write_report(done.result, folder, done.per_query, done.questions)
 
     while True:
-        _say(watch_once(path, loaded, folder, sample, evaluate), folder)
+        _say(watch_once(path, loaded, folder, sample, evaluate, max_line=max_line), folder)
         if once:
             return
         time.sleep(every)

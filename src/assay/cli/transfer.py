@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 from assay.audit.pool import join_pool
 from assay.audit.store import STORE_NAME, LabelStore
 from assay.cli._app import main, warn
+from assay.cli._trace_options import max_line_option
 from assay.errors import InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
@@ -292,7 +293,8 @@ def _save(summary: ImportSummary, out: str, overwrite: bool) -> None:
     help="Golden set whose questions the traces are matched to (by query id, else by question text).",
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing run file.")
-def import_traces_command(file: str, out: str, golden: str | None, overwrite: bool) -> None:
+@max_line_option
+def import_traces_command(file: str, out: str, golden: str | None, overwrite: bool, max_line: int) -> None:
     """A run from production traces: OTLP JSON of OpenInference (or OpenTelemetry GenAI) spans.
 
     FILE is what the OpenTelemetry collector's file exporter writes (one OTLP JSON object per line) or one OTLP
@@ -300,7 +302,9 @@ def import_traces_command(file: str, out: str, golden: str | None, overwrite: bo
     (a reranker's output, else the retrievers' documents) with their ids, scores and texts, the answer, the latency,
     tokens and cost of the LLM spans, and the error when the root span failed. With --golden, each trace is matched
     to a golden question by query id (an assay.query_id attribute or metadata.query_id), else by its question's
-    words; traces that match none are counted and left out. Without it, a trace keeps its own query id or gets
+    words, else by words a typo or two away (one word edit per four words, at most two; two golden questions as
+    near: left out as ambiguous); traces that match none are counted and left out. Spans read twice (a
+    collector's retry) count once. Without it, a trace keeps its own query id or gets
     t-<first 12 hex digits of its trace id>. Every line keeps the question as asked and the trace id.
 
     \b
@@ -316,7 +320,7 @@ def import_traces_command(file: str, out: str, golden: str | None, overwrite: bo
         raise InputError(f"{target} exists: choose another file or pass --overwrite")
     with _bars():
         loaded = GoldenSet.load(golden) if golden is not None else None
-        result = import_traces(file, loaded)
+        result = import_traces(file, loaded, max_line)
         written = write_traces_run(result, target)
     _report_traces(result, written, target, golden)
 
@@ -325,6 +329,8 @@ def _report_traces(result: TracesImport, written: int, out: Path, golden: str | 
     click.echo(f"Read {result.traces} trace(s) ({result.spans} spans) from {result.path}; wrote {written} run "
                f"line(s) to {out}")  # fmt: skip
     how = ", ".join(f"{count} by {name.replace('_', ' ')}" for name, count in result.matched_by.items())
-    click.echo(f"{'matched to ' + golden if golden else 'query ids'}: {how}")
+    left = len(result.unmatched) + len(result.ambiguous)
+    unmatched = f"; {left} unmatched ({len(result.ambiguous)} ambiguous)" if golden and left else ""
+    click.echo(f"{'matched to ' + golden if golden else 'query ids'}: {how}{unmatched}")
     for note in result.notes():
         click.echo(f"note: {note}")

@@ -23,6 +23,11 @@ because ``google.protobuf.json_format.MessageToJson`` of an SDK export is how ma
   ``{"document.content": ...}`` reads as ``retrieval.documents.0.document.content``;
 * unknown fields are ignored; keys are lowerCamelCase (the original snake_case names are accepted too).
 
+No line is read whole when it is longer than ``max_line`` bytes (8 MiB unless set): one is read in blocks up to the
+limit and raises :class:`~assay.errors.FormatError` naming its file and line, so a huge line costs bounded memory.
+A last line that stops inside a JSON value (an open string, object or list) is said to be cut: the file ends
+mid-record.
+
 Every span keeps the line it came from (in a one-document file: the line of its ``spanId``), so that what is wrong
 with it can be named at ``file:line``. A file that is empty, not JSON, or JSON of another shape raises
 :class:`~assay.errors.FormatError` naming the file and line.
@@ -37,12 +42,23 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from assay.errors import FormatError
 from assay.formats.progress import reading
 
-__all__ = ["OTLP_EXPECTED", "Span", "SpanFile", "read_span_lines", "read_spans"]
+__all__ = [
+    "DEFAULT_MAX_LINE",
+    "OTLP_EXPECTED",
+    "Span",
+    "SpanFile",
+    "bounded_lines",
+    "first_line_is_whole",
+    "read_span_lines",
+    "read_spans",
+]
+
+DEFAULT_MAX_LINE = 8 * 1024 * 1024  # bytes: a request of thousands of spans fits; a runaway line does not
 
 OTLP_EXPECTED = (
     'OTLP JSON: one {"resourceSpans": [{"scopeSpans": [{"spans": [...]}]}]} object per line, as the OpenTelemetry '
@@ -79,11 +95,12 @@ class SpanFile:
     other_signal_lines: int = 0
 
 
-def read_spans(path: str | Path) -> SpanFile:
-    """The spans of an OTLP JSON file (JSON lines or one document); see the module docstring."""
+def read_spans(path: str | Path, max_line: int = DEFAULT_MAX_LINE) -> SpanFile:
+    """The spans of an OTLP JSON file (JSON lines or one document, no line over ``max_line`` bytes); see the module
+    docstring."""
     source = Path(path)
     out = SpanFile(source)
-    for line, obj, where in _objects(source):
+    for line, obj, where in _objects(source, max_line):
         _request(source, line, obj, out, where)
     return out
 
@@ -100,10 +117,31 @@ def read_span_lines(path: str | Path, lines: Iterable[tuple[int, str]]) -> SpanF
     return out
 
 
+def bounded_lines(handle: IO[bytes], path: Path, max_line: int, first: int = 1) -> Iterator[tuple[int, bytes]]:
+    """``(number, bytes)`` for each line of ``handle`` from where it stands (with its newline; the last may have
+    none), numbered from ``first``. A line over ``max_line`` bytes raises :class:`FormatError` once ``max_line`` + 1
+    of its bytes are read: never more of it is held."""
+    number = first
+    while raw := handle.readline(max_line + 1):
+        if len(raw) > max_line and not (len(raw) == max_line + 1 and raw.endswith(b"\n")):
+            raise FormatError(path, number, f"a line over the limit of {max_line:,} bytes", _LIMIT_EXPECTED)
+        yield number, raw
+        number += 1
+
+
+def first_line_is_whole(text: str) -> bool:
+    """Whether the first non-blank line of a file, ``text``, is a whole JSON value (the file is JSON lines), rather
+    than the opening of one document over many lines."""
+    return _first(Path("-"), 1, text) is not None
+
+
+_LIMIT_EXPECTED = "lines of at most that size; a bigger limit with --max-line (e.g. --max-line 64M)"
+
+
 # ---------------------------------------------------------------------------------------------------- layouts
 
 
-def _objects(path: Path) -> Iterator[tuple[int, Any, _LineOf | None]]:
+def _objects(path: Path, max_line: int) -> Iterator[tuple[int, Any, _LineOf | None]]:
     """``(line, parsed object, line finder)`` for each JSON line, or once for a one-document file (with a finder
     that gives the line of a span id in the text)."""
     try:
@@ -113,7 +151,7 @@ def _objects(path: Path) -> Iterator[tuple[int, Any, _LineOf | None]]:
     meter = reading(path)
     with handle:
         seen = False
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in bounded_lines(handle, path, max_line):
             meter.add(len(raw))
             text = _decode(path, number, raw)
             if not text.strip():
@@ -122,14 +160,14 @@ def _objects(path: Path) -> Iterator[tuple[int, Any, _LineOf | None]]:
                 seen = True
                 first = _first(path, number, text)
                 if first is None:  # not a whole object on its first line: one (pretty-printed) document
-                    rest = handle.read()
-                    meter.add(len(rest))
-                    yield from _document(path, number, text + _decode(path, number + 1, rest))
+                    rest = [_decode(path, n, more) for n, more in bounded_lines(handle, path, max_line, number + 1)]
+                    meter.add(sum(map(len, rest)))
+                    yield from _document(path, number, text + "".join(rest))
                     meter.finish()
                     return
                 yield number, first, None
                 continue
-            yield number, _parse_line(path, number, text), None
+            yield number, _parse_line(path, number, text, cut=not raw.endswith(b"\n")), None
     meter.finish()
     if not seen:
         raise FormatError(path, 1, "empty file", OTLP_EXPECTED)
@@ -155,11 +193,25 @@ def _first(path: Path, line: int, text: str) -> Any:
         return None
 
 
-def _parse_line(path: Path, line: int, text: str) -> Any:
+def _parse_line(path: Path, line: int, text: str, *, cut: bool = False) -> Any:
+    """A JSON line parsed; ``cut``: it is the file's last and has no newline (it may stop mid-record)."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FormatError(path, line, f"invalid JSON at column {exc.colno}: {exc.msg}", OTLP_EXPECTED) from None
+        problem = f"invalid JSON at column {exc.colno}: {exc.msg}"
+        if cut and _stops_early(text, exc):
+            problem = f"the file ends mid-record: its last line stops inside a JSON value ({problem})"
+            raise FormatError(path, line, problem, _CUT_EXPECTED) from None
+        raise FormatError(path, line, problem, OTLP_EXPECTED) from None
+
+
+def _stops_early(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether the JSON ``text`` is wrong only in ending too soon: the parser ran out of text inside a value (an
+    open string, object or list) rather than meeting a wrong character."""
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
+
+
+_CUT_EXPECTED = "whole records: wait until the exporter has finished writing, or copy the file again"
 
 
 def _document(path: Path, first_line: int, text: str) -> Iterator[tuple[int, Any, _LineOf]]:
@@ -167,7 +219,11 @@ def _document(path: Path, first_line: int, text: str) -> Iterator[tuple[int, Any
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         line = first_line + exc.lineno - 1
-        raise FormatError(path, line, f"invalid JSON at column {exc.colno}: {exc.msg}", OTLP_EXPECTED) from None
+        problem = f"invalid JSON at column {exc.colno}: {exc.msg}"
+        if _stops_early(text, exc):
+            problem = f"the file ends mid-record: it stops inside a JSON value ({problem})"
+            raise FormatError(path, line, problem, _CUT_EXPECTED) from None
+        raise FormatError(path, line, problem, OTLP_EXPECTED) from None
     yield first_line, obj, _LineOf(text, first_line)
 
 

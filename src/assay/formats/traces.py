@@ -8,6 +8,13 @@ and ``generate_content`` are LLM, ``embeddings`` EMBEDDING, ``execute_tool`` TOO
 span around the chain, a database call) are read only for the tree. A span without a kind that carries what only an
 AI span should (``retrieval.documents.*``, ``reranker.*``, ``llm.*``) is an error: its facts would be misplaced.
 
+**Spans read twice** (a collector retries an export and delivers the same lines again) count once: a span is known
+by its trace id and span id, and the first one read is kept (:func:`unique_spans`); the others are counted.
+
+**Values of the wrong type** (``retrieval.documents`` set as one string, a score or a token count given as text,
+a document id that is a list) are left out, counted per attribute and named in one warning
+(:class:`~assay.formats.trace_values.AttributeProblems`); the rest of the trace is read as usual.
+
 **The rules**, in order, for each trace (all spans sharing a ``traceId``):
 
 1. *Root*: the AI span with no AI ancestor that started first (ties: the longer one, then the smaller span id). A
@@ -22,7 +29,8 @@ AI span should (``retrieval.documents.*``, ``reranker.*``, ``llm.*``) is an erro
    the ``retrieval.documents`` of every RETRIEVER span, in the order the spans started. Each document gives
    ``{"id", "score", "text"}`` from ``document.id``, ``document.score`` and ``document.content``; a document with
    neither content nor id is an error. Scores are kept only when every passage has one and they come from one span
-   (scores of two retrievers are not on one scale); else the list order is the ranking.
+   (scores of two retrievers are not on one scale); else the list order is the ranking. A score that is not a
+   number leaves only its own passage without one.
 4. *Answer*: the root's output (``llm.output_messages``, ``gen_ai.output.messages``, ``output.value`` (a JSON
    output gives its ``answer``, ``output``, ``result``, ``response``, ``text``, ``content`` or ``output_text``),
    ``gen_ai.completion``); else the output of the LLM span that ended last.
@@ -43,16 +51,25 @@ Traces are returned in the order their roots started (ties by trace id), so the 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from assay.errors import FormatError
-from assay.formats.otlp import Span, read_spans
+from assay.formats.otlp import DEFAULT_MAX_LINE, Span, read_spans
+from assay.formats.trace_values import (
+    AttributeProblems,
+    assistant_text,
+    finite,
+    first_number,
+    last_user_message,
+    message_text,
+    text_value,
+    tree,
+)
 
-__all__ = ["OPENINFERENCE_KINDS", "Trace", "TraceFile", "TracePassage", "read_traces", "traces_of"]
+__all__ = ["OPENINFERENCE_KINDS", "Trace", "TraceFile", "TracePassage", "read_traces", "traces_of", "unique_spans"]
 
 OPENINFERENCE_KINDS = frozenset(
     {"CHAIN", "LLM", "RETRIEVER", "RERANKER", "EMBEDDING", "TOOL", "AGENT", "PROMPT", "GUARDRAIL", "EVALUATOR",
@@ -63,6 +80,12 @@ _GENAI_KINDS = {
     "execute_tool": "TOOL", "invoke_agent": "AGENT", "create_agent": "AGENT",
 }  # fmt: skip
 _NEEDS_KIND = ("retrieval.documents.", "reranker.", "llm.")
+_DOCUMENT_LISTS = ("retrieval.documents", "reranker.output_documents")  # set as a whole: not flattened documents
+_NUMBERS = (
+    "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.completion",
+    "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.cost.total", "llm.cost.prompt",
+    "llm.cost.completion",
+)  # fmt: skip
 _QUESTION_KEYS = ("question", "query", "input", "user_input", "user_query", "prompt", "q", "text")
 _ANSWER_KEYS = ("answer", "output", "result", "response", "text", "content", "output_text")
 KIND_EXPECTED = (
@@ -107,11 +130,14 @@ class TraceFile:
     without_ai: list[int] = field(default_factory=list)
     without_question: list[int] = field(default_factory=list)
     other_signal_lines: int = 0
+    duplicate_spans: int = 0  # a span read again (same trace id and span id), as a collector's retry delivers it
+    problems: AttributeProblems = field(default_factory=AttributeProblems)
 
 
-def read_traces(path: str | Path) -> TraceFile:
-    """The traces of an OTLP JSON file; a file with spans but no AI span at all raises :class:`FormatError`."""
-    spans = read_spans(path)
+def read_traces(path: str | Path, max_line: int = DEFAULT_MAX_LINE) -> TraceFile:
+    """The traces of an OTLP JSON file (no line over ``max_line`` bytes); a file with spans but no AI span at all
+    raises :class:`FormatError`."""
+    spans = read_spans(path, max_line)
     out = traces_of(spans.spans, spans.path)
     out.other_signal_lines = spans.other_signal_lines
     if not out.spans:
@@ -130,21 +156,34 @@ def read_traces(path: str | Path) -> TraceFile:
 
 def traces_of(spans: Sequence[Span], path: Path) -> TraceFile:
     """Spans grouped by trace id and read by the rules of the module docstring."""
-    out = TraceFile(path, spans=len(spans))
+    unique = unique_spans(spans)
+    out = TraceFile(path, spans=len(unique), duplicate_spans=len(spans) - len(unique))
     groups: dict[str, list[Span]] = {}
-    for span in spans:
+    for span in unique:
         groups.setdefault(span.trace_id, []).append(span)
     for trace_id, group in groups.items():
         kinds = {s.span_id: kind for s in group if (kind := span_kind(s, path)) is not None}
         if not kinds:
             out.without_ai.append(group[0].line)
             continue
-        trace = _trace(trace_id, group, kinds, path)
+        trace = _trace(trace_id, group, kinds, path, out.problems)
         if trace is None:
             out.without_question.append(group[0].line)
         else:
             out.traces.append(trace)
     out.traces.sort(key=lambda t: (t.start_ns, t.trace_id))
+    return out
+
+
+def unique_spans(spans: Iterable[Span]) -> list[Span]:
+    """The spans with each (trace id, span id) once, the first read kept: a collector that retries an export
+    delivers the same spans again, and a span counted twice would double a trace's passages and tokens."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for span in spans:
+        if (span.trace_id, span.span_id) not in seen:
+            seen.add((span.trace_id, span.span_id))
+            out.append(span)
     return out
 
 
@@ -167,7 +206,9 @@ def span_kind(span: Span, path: Path) -> str | None:
 # ---------------------------------------------------------------------------------------------------- one trace
 
 
-def _trace(trace_id: str, spans: list[Span], kinds: dict[str, str], path: Path) -> Trace | None:
+def _trace(
+    trace_id: str, spans: list[Span], kinds: dict[str, str], path: Path, problems: AttributeProblems
+) -> Trace | None:
     by_id = {s.span_id: s for s in spans}
     ai = [s for s in spans if s.span_id in kinds]
     tops = [s for s in ai if _ancestor_kind(s, by_id, kinds, None) is None]
@@ -180,8 +221,8 @@ def _trace(trace_id: str, spans: list[Span], kinds: dict[str, str], path: Path) 
     first_llms = [s for s in llms if _ancestor_kind(s, by_id, kinds, "LLM") is None]
     latency = (root.end_ns - root.start_ns) / 1e6 if root.start_ns and root.end_ns >= root.start_ns else None
     return Trace(
-        trace_id=trace_id, line=root.line, question=question, passages=_passages(by_start, kinds, path),
-        answer=_answer(root, llms), latency_ms=latency, usage=_usage(first_llms), error=_error(root),
+        trace_id=trace_id, line=root.line, question=question, passages=_passages(by_start, kinds, path, problems),
+        answer=_answer(root, llms), latency_ms=latency, usage=_usage(first_llms, problems), error=_error(root),
         query_id=_query_id([root, *by_start]), start_ns=root.start_ns,
     )  # fmt: skip
 
@@ -200,11 +241,11 @@ def _ancestor_kind(span: Span, by_id: Mapping[str, Span], kinds: Mapping[str, st
 
 def _question(root: Span, searches: list[Span]) -> str | None:
     attrs = root.attributes
-    found = _text(attrs.get("input.value"), _QUESTION_KEYS)
-    found = found or _last_user_message(attrs, "gen_ai.input.messages") or _text(attrs.get("gen_ai.prompt"), ())
+    found = text_value(attrs.get("input.value"), _QUESTION_KEYS)
+    found = found or last_user_message(attrs, "gen_ai.input.messages") or text_value(attrs.get("gen_ai.prompt"), ())
     for span in searches:
-        found = found or _text(span.attributes.get("input.value"), _QUESTION_KEYS)
-        found = found or _text(span.attributes.get("reranker.query"), ())
+        found = found or text_value(span.attributes.get("input.value"), _QUESTION_KEYS)
+        found = found or text_value(span.attributes.get("reranker.query"), ())
     return found
 
 
@@ -217,22 +258,28 @@ def _answer(root: Span, llms: list[Span]) -> str | None:
 
 def _output(span: Span) -> str | None:
     attrs = span.attributes
-    message = _tree(attrs, "llm.output_messages").get("0", {}).get("message", {})
+    message = tree(attrs, "llm.output_messages").get("0", {}).get("message", {})
     return (
-        _message_text(message)
-        or _assistant_text(attrs, "gen_ai.output.messages")
-        or _text(attrs.get("output.value"), _ANSWER_KEYS)
-        or _text(attrs.get("gen_ai.completion"), ())
+        message_text(message)
+        or assistant_text(attrs, "gen_ai.output.messages")
+        or text_value(attrs.get("output.value"), _ANSWER_KEYS)
+        or text_value(attrs.get("gen_ai.completion"), ())
     )
 
 
-def _passages(spans: list[Span], kinds: Mapping[str, str], path: Path) -> list[TracePassage]:
+def _passages(
+    spans: list[Span], kinds: Mapping[str, str], path: Path, problems: AttributeProblems
+) -> list[TracePassage]:
+    for span in spans:  # documents of the wrong shape (a string, a list of strings) are named, never silently lost
+        for key in _DOCUMENT_LISTS:
+            if span.attributes.get(key) not in (None, []) and kinds[span.span_id] in ("RETRIEVER", "RERANKER"):
+                problems.add(key, span.attributes[key], "a list of documents", span.line)
     reranked = [s for s in spans if kinds[s.span_id] == "RERANKER" and _has(s, "reranker.output_documents.")]
     if reranked:
         last = max(reranked, key=lambda s: (s.end_ns, s.span_id))
-        return _documents(last, "reranker.output_documents", path, scored=True)
+        return _documents(last, "reranker.output_documents", path, problems, scored=True)
     retrievers = [s for s in spans if kinds[s.span_id] == "RETRIEVER" and _has(s, "retrieval.documents.")]
-    lists = [_documents(s, "retrieval.documents", path, scored=len(retrievers) == 1) for s in retrievers]
+    lists = [_documents(s, "retrieval.documents", path, problems, scored=len(retrievers) == 1) for s in retrievers]
     return [p for one in lists for p in one]
 
 
@@ -240,34 +287,55 @@ def _has(span: Span, prefix: str) -> bool:
     return any(key.startswith(prefix) for key in span.attributes)
 
 
-def _documents(span: Span, prefix: str, path: Path, *, scored: bool) -> list[TracePassage]:
-    tree = _tree(span.attributes, prefix)
-    out = []
-    for index in sorted((k for k in tree if k.isdigit()), key=int):
-        node = tree[index].get("document", {}) if isinstance(tree[index], dict) else {}
-        text, ident, score = node.get("content"), node.get("id"), node.get("score")
-        text = text if isinstance(text, str) and text.strip() else None
-        ident = str(ident) if isinstance(ident, str | int) and not isinstance(ident, bool) and str(ident) else None
+def _documents(span: Span, prefix: str, path: Path, problems: AttributeProblems, *, scored: bool) -> list[TracePassage]:
+    nodes = tree(span.attributes, prefix)
+    out, unscored = [], False
+    for index in sorted((k for k in nodes if k.isdigit()), key=int):
+        node = nodes[index].get("document", {}) if isinstance(nodes[index], dict) else {}
+        text, ident = _document_text(node, span, problems), _document_id(node, span, problems)
         if text is None and ident is None:
             problem = (f"{prefix}.{index} of span {span.name!r} (trace {span.trace_id[:12]}) has neither "
                        "document.content nor document.id")  # fmt: skip
             raise FormatError(path, span.line, problem, "each document with its content (and its id when it has one)")
-        out.append(TracePassage(ident, _finite(score), text))
-    if not scored or any(p.score is None for p in out):
+        score = node.get("score")
+        unscored = unscored or score is None
+        if score is not None and finite(score) is None:
+            problems.add("document.score", score, "a finite number", span.line)
+        out.append(TracePassage(ident, finite(score), text))
+    if not scored or unscored:
         return [TracePassage(p.id, None, p.text) for p in out]
     return out
 
 
-def _usage(llms: Iterable[Span]) -> dict[str, float] | None:
+def _document_text(node: Mapping[str, Any], span: Span, problems: AttributeProblems) -> str | None:
+    text = node.get("content")
+    if text is not None and not isinstance(text, str):
+        problems.add("document.content", text, "a string", span.line)
+    return text if isinstance(text, str) and text.strip() else None
+
+
+def _document_id(node: Mapping[str, Any], span: Span, problems: AttributeProblems) -> str | None:
+    ident = node.get("id")
+    if isinstance(ident, str | int) and not isinstance(ident, bool):
+        return str(ident) or None
+    if ident is not None:
+        problems.add("document.id", ident, "a string or an integer", span.line)
+    return None
+
+
+def _usage(llms: Iterable[Span], problems: AttributeProblems) -> dict[str, float] | None:
     total: dict[str, float] = {}
     for span in llms:
         a = span.attributes
-        prompt = _first_number(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-        completion = _first_number(a, "llm.token_count.completion", "gen_ai.usage.output_tokens",
-                                   "gen_ai.usage.completion_tokens")  # fmt: skip
-        cost = _first_number(a, "llm.cost.total")
+        for key in _NUMBERS:
+            if key in a and a[key] is not None and finite(a[key]) is None:
+                problems.add(key, a[key], "a finite number", span.line)
+        prompt = first_number(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+        completion = first_number(a, "llm.token_count.completion", "gen_ai.usage.output_tokens",
+                                  "gen_ai.usage.completion_tokens")  # fmt: skip
+        cost = first_number(a, "llm.cost.total")
         if cost is None:
-            parts = [x for k in ("llm.cost.prompt", "llm.cost.completion") if (x := _finite(a.get(k))) is not None]
+            parts = [x for k in ("llm.cost.prompt", "llm.cost.completion") if (x := finite(a.get(k))) is not None]
             cost = sum(parts) if parts else None
         for name, value in (("prompt_tokens", prompt), ("completion_tokens", completion), ("cost_usd", cost)):
             if value is not None:
@@ -297,111 +365,3 @@ def _query_id(spans: Iterable[Span]) -> str | None:
         if isinstance(given, str | int) and not isinstance(given, bool) and str(given).strip():
             return str(given).strip()
     return None
-
-
-# ---------------------------------------------------------------------------------------------------- values
-
-
-def _finite(value: Any) -> float | None:
-    """A number as a finite float, else None (a bool, a string, NaN or infinity)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _first_number(attrs: Mapping[str, Any], *keys: str) -> float | None:
-    for key in keys:
-        number = _finite(attrs.get(key))
-        if number is not None:
-            return number
-    return None
-
-
-def _text(value: Any, keys: Sequence[str]) -> str | None:
-    """A text value, or from a JSON value: a string, the first of ``keys`` holding a non-empty string, else the
-    only string value of an object."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    stripped = value.strip()
-    if not stripped.startswith(("{", '"')):
-        return stripped
-    try:
-        parsed = json.loads(stripped)
-    except ValueError:
-        return stripped
-    if isinstance(parsed, str):
-        return parsed.strip() or None
-    if not isinstance(parsed, dict):
-        return None
-    for key in keys:
-        if isinstance(parsed.get(key), str) and parsed[key].strip():
-            return str(parsed[key]).strip()
-    strings = [v for v in parsed.values() if isinstance(v, str) and v.strip()]
-    return strings[0].strip() if len(strings) == 1 else None
-
-
-def _tree(attrs: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    """The flat attributes under ``prefix.`` as nested dicts split on dots (``a.0.b`` -> ``{"0": {"b": ...}}``)."""
-    out: dict[str, Any] = {}
-    start = len(prefix) + 1
-    for key, value in attrs.items():
-        if not key.startswith(prefix) or key[len(prefix) : start] != ".":
-            continue
-        node = out
-        *path, leaf = key[start:].split(".")
-        for part in path:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[leaf] = value
-    return out
-
-
-def _messages(attrs: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
-    """GenAI messages: a JSON string, or flattened attributes (``key.0.role``)."""
-    raw = attrs.get(key)
-    if isinstance(raw, str):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            return []
-        return [m for m in parsed if isinstance(m, dict)] if isinstance(parsed, list) else []
-    tree = _tree(attrs, key)
-    return [tree[k] for k in sorted((k for k in tree if k.isdigit()), key=int) if isinstance(tree[k], dict)]
-
-
-def _message_text(message: Mapping[str, Any]) -> str | None:
-    """The text of a message: OpenInference's ``content`` / ``contents.N.message_content.text``, GenAI's
-    ``parts`` of type text (``content``), or a plain ``content`` string."""
-    content = message.get("content")
-    if isinstance(content, str) and content.strip():
-        return content.strip()
-    texts: list[str] = []
-    contents = message.get("contents")
-    if isinstance(contents, dict):
-        for k in sorted((k for k in contents if k.isdigit()), key=int):
-            text = contents[k].get("message_content", {}).get("text") if isinstance(contents[k], dict) else None
-            texts += [text] if isinstance(text, str) else []
-    parts = message.get("parts")
-    if isinstance(parts, dict):
-        parts = [parts[k] for k in sorted((k for k in parts if k.isdigit()), key=int)]
-    if isinstance(parts, list):
-        for part in parts:
-            text = part.get("content", part.get("text")) if isinstance(part, dict) else None
-            kind = part.get("type", "text") if isinstance(part, dict) else None
-            texts += [text] if isinstance(text, str) and kind == "text" else []
-    joined = "\n".join(t for t in texts if t.strip()).strip()
-    return joined or None
-
-
-def _last_user_message(attrs: Mapping[str, Any], key: str) -> str | None:
-    users = [m for m in _messages(attrs, key) if m.get("role") == "user"]
-    return _message_text(users[-1]) if users else None
-
-
-def _assistant_text(attrs: Mapping[str, Any], key: str) -> str | None:
-    texts = [_message_text(m) for m in _messages(attrs, key) if m.get("role") in (None, "assistant", "model")]
-    joined = "\n".join(t for t in texts if t)
-    return joined or None

@@ -3,11 +3,22 @@
 Each trace read by :mod:`assay.formats.traces` (the OpenInference rules: question, passages, answer, latency, usage,
 error) becomes one line of a JSONL run (:class:`~assay.types.RunItem`), which ``assay eval`` scores like any other:
 
-* ``query_id``: with a golden set, the golden question the trace asked: the trace's own query id (an
-  ``assay.query_id`` attribute or ``metadata.query_id``) when the golden set has it, else the golden question with
-  the same words (case, spacing and punctuation folded, as RAGAS rows are matched:
-  :func:`~assay.corpus.align.question_key`). A trace that matches none is counted and named in the notes, and left
-  out of the run. Without a golden set: the trace's own query id, else ``t-`` and the first 12 hex digits of its
+* ``query_id``: with a golden set, the golden question the trace asked (:mod:`~assay.pipelines.traces.matching`),
+  by the first of these that gives one, each counted by kind in the summary:
+
+  1. *query id*: the trace's own query id (an ``assay.query_id`` attribute or ``metadata.query_id``) when the golden
+     set has it;
+  2. *question*: the golden question with the same words (case, spacing and punctuation folded, as RAGAS rows are
+     matched: :func:`~assay.corpus.align.question_key`);
+  3. *near question* (a user's typo): the golden question nearest in word edit distance (a word inserted, deleted or
+     replaced is one edit, after the folding of 2), when the distance is at most one edit per four words of that
+     golden question and at most two (a golden question of three words or fewer is matched only by 1 or 2); between
+     golden questions equally near, the one whose replaced words are more often misspellings of its own (a
+     character edit per four characters, a swap of two letters being one); when two golden questions or more are
+     still equally near, the trace is *ambiguous*: counted, named, and left unmatched;
+  4. *none*: counted and named in the notes, and left out of the run.
+
+  Without a golden set: the trace's own query id, else ``t-`` and the first 12 hex digits of its
   trace id (the same trace always gets the same id; two traces of the file whose ids begin alike get ``t-`` and
   their whole trace ids);
 * ``retrieved``: ``{"id", "score", "text"}`` per passage (``assay eval`` locates each text in the golden
@@ -17,6 +28,9 @@ error) becomes one line of a JSONL run (:class:`~assay.types.RunItem`), which ``
   failed, every metric of it unscored;
 * besides the run format: ``question`` (the trace's question as asked) and ``trace_id``, so that the run can seed a
   golden set of its own questions and each line leads back to its trace.
+
+Spans read twice (a collector's retry) count once (:func:`~assay.formats.traces.unique_spans`), so a trace's
+passages and tokens are never doubled; attribute values of the wrong type are counted and named in one note.
 
 A question asked by several traces (users repeat themselves) keeps one line: the trace that started last (the
 system as it is now; ties by the larger trace id). The others are counted as ``repeated``. Lines are in the order
@@ -33,17 +47,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assay.corpus.align import question_key
 from assay.errors import NothingProduced
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import write_jsonl
+from assay.formats.otlp import DEFAULT_MAX_LINE
 from assay.formats.traces import Trace, read_traces
+from assay.pipelines.traces.matching import Matching, match_traces
 
 __all__ = [
     "TracesImport",
     "import_traces",
     "latest_per_question",
-    "match_traces",
+    "name_traces",
     "run_line",
     "trace_query_id",
     "write_traces_run",
@@ -60,8 +75,11 @@ class TracesImport:
     lines: list[dict[str, Any]]
     spans: int = 0
     traces: int = 0
-    matched_by: dict[str, int] = field(default_factory=dict)  # query_id / question (golden); query_id / trace_id
+    matched_by: dict[str, int] = field(default_factory=dict)  # query_id / question / near_question; or trace_id
     unmatched: list[Trace] = field(default_factory=list)
+    ambiguous: list[tuple[Trace, tuple[str, ...]]] = field(default_factory=list)  # equally near golden questions
+    duplicate_spans: int = 0
+    attribute_warning: str | None = None
     repeated: int = 0
     without_ai: int = 0
     without_question: list[int] = field(default_factory=list)  # the line of each such trace's first span
@@ -81,6 +99,16 @@ class TracesImport:
             more = f"; and {len(self.unmatched) - _SHOWN} more" if len(self.unmatched) > _SHOWN else ""
             out.append(f"{len(self.unmatched)} trace(s) match no golden question by query id or text (left out of "
                        f"the run: {shown}{more}).")  # fmt: skip
+        if self.ambiguous:
+            trace, ids = self.ambiguous[0]
+            out.append(f"{len(self.ambiguous)} trace(s) are as near to two golden questions or more, so a typo cannot "
+                       f"tell which (left out; line {trace.line}: {trace.question[:60]!r} is as near to "
+                       f"{' and '.join(ids[:3])}).")  # fmt: skip
+        if self.duplicate_spans:
+            out.append(f"{self.duplicate_spans} span(s) read again (the same trace id and span id, as a collector's "
+                       "retry delivers them) counted once.")  # fmt: skip
+        if self.attribute_warning:
+            out.append(self.attribute_warning)
         if self.repeated:
             out.append(f"{self.repeated} trace(s) asked a question another, later trace asked too (the latest kept).")
         if self.without_question:
@@ -101,20 +129,21 @@ def trace_query_id(trace_id: str) -> str:
     return f"t-{trace_id[:12]}"
 
 
-def import_traces(path: str | Path, golden: GoldenSet | None = None) -> TracesImport:
-    """The run lines of the traces in ``path`` (see the module docstring); nothing is written.
+def import_traces(path: str | Path, golden: GoldenSet | None = None, max_line: int = DEFAULT_MAX_LINE) -> TracesImport:
+    """The run lines of the traces in ``path`` (see the module docstring; no line over ``max_line`` bytes); nothing
+    is written.
 
     Raises :class:`~assay.errors.FormatError` for a file that is not OTLP JSON of OpenInference or GenAI spans,
     and :class:`~assay.errors.NothingProduced` when no trace gives a line.
     """
-    read = read_traces(path)
-    named = match_traces(read.traces, golden)
-    kept, repeated = latest_per_question(named)
-    matched = {trace.trace_id for _, trace, _ in named}
+    read = read_traces(path, max_line)
+    matching = name_traces(read.traces, golden)
+    kept, repeated = latest_per_question(matching.named)
     result = TracesImport(
         path=read.path, lines=[run_line(qid, trace) for qid, trace, _ in kept], spans=read.spans,
         traces=len(read.traces), matched_by=dict(sorted(Counter(how for _, _, how in kept).items())),
-        unmatched=[t for t in read.traces if t.trace_id not in matched],
+        unmatched=matching.unmatched, ambiguous=matching.ambiguous, duplicate_spans=read.duplicate_spans,
+        attribute_warning=read.problems.warning(),
         repeated=repeated, without_ai=len(read.without_ai), without_question=read.without_question,
         other_signal_lines=read.other_signal_lines, header=_header(read.path, [t for _, t, _ in kept]),
     )  # fmt: skip
@@ -143,22 +172,16 @@ def run_line(query_id: str, trace: Trace) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------------- steps
 
 
-def match_traces(traces: Sequence[Trace], golden: GoldenSet | None) -> list[tuple[str, Trace, str]]:
-    """``(query_id, trace, how)`` for each trace that gets a query id (in the traces' order)."""
-    if golden is None:
-        prefixes = Counter(trace_query_id(t.trace_id) for t in traces)
-        own = {t.trace_id: trace_query_id(t.trace_id) if prefixes[trace_query_id(t.trace_id)] == 1
-               else f"t-{t.trace_id}" for t in traces}  # fmt: skip
-        return [(t.query_id, t, "query_id") if t.query_id else (own[t.trace_id], t, "trace_id") for t in traces]
-    known = {q.id for q in golden.questions}
-    by_text = {question_key(q.text): q.id for q in golden.questions}
-    out = []
-    for trace in traces:
-        if trace.query_id is not None and trace.query_id in known:
-            out.append((trace.query_id, trace, "query_id"))
-        elif (found := by_text.get(question_key(trace.question))) is not None:
-            out.append((found, trace, "question"))
-    return out
+def name_traces(traces: Sequence[Trace], golden: GoldenSet | None) -> Matching:
+    """The query id of each trace: its golden question (the module docstring's rule), or without a golden set its
+    own query id, else one made from its trace id."""
+    if golden is not None:
+        return match_traces(traces, golden)
+    prefixes = Counter(trace_query_id(t.trace_id) for t in traces)
+    own = {t.trace_id: trace_query_id(t.trace_id) if prefixes[trace_query_id(t.trace_id)] == 1
+           else f"t-{t.trace_id}" for t in traces}  # fmt: skip
+    named = [(t.query_id, t, "query_id") if t.query_id else (own[t.trace_id], t, "trace_id") for t in traces]
+    return Matching(named=named, kinds=Counter(how for _, _, how in named))
 
 
 def latest_per_question(named: Iterable[tuple[str, Trace, str]]) -> tuple[list[tuple[str, Trace, str]], int]:
@@ -188,7 +211,7 @@ def _iso(nanos: int) -> str | None:
 
 
 def _nothing(result: TracesImport, with_golden: bool) -> str:
-    if with_golden and result.unmatched:
+    if with_golden and (result.unmatched or result.ambiguous):
         return (f"{result.path}: none of its {result.traces} trace(s) matches a golden question by query id or "
                 "question text. Check that the traces ask this golden set's questions, or carry the golden query id "
                 "on the root span (an assay.query_id attribute, or LangChain's config={'metadata': {'query_id': "

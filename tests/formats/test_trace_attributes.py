@@ -1,0 +1,125 @@
+"""Trace files read with care: attribute values of the wrong type counted per attribute and named in one warning
+(never a silent drop of the rest), spans delivered twice read once, a cut last line said to end mid-record, and a
+line over the size limit refused at its line without being read whole."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines" / "evaluate"))
+from otlp_fixture import documents, rag_trace, request, span, write_lines
+from passages_fixture import chunk_text, make_passages_golden
+
+from assay.errors import FormatError
+from assay.formats.otlp import read_spans
+from assay.formats.traces import read_traces
+from assay.pipelines.traces.imports import import_traces
+
+QUESTION = "How long do customers have to return an item?"
+
+
+def chain(trace: int, *children: dict[str, object]) -> list[dict[str, object]]:
+    root = span(trace, trace * 10, name="chain", kind="CHAIN", attrs={"input.value": QUESTION, "output.value": "ok"})
+    return [root, *children]
+
+
+def test_documents_given_as_one_string_are_named_not_silently_dropped(tmp_path: Path) -> None:
+    retriever = span(1, 11, 10, kind="RETRIEVER", attrs={"retrieval.documents": "[{'page_content': 'a'}]"})
+    path = write_lines(tmp_path / "t.jsonl", chain(1, retriever))
+    read = read_traces(path)
+    assert read.traces[0].passages == [] and read.traces[0].answer == "ok"  # the rest of the trace is kept
+    warning = read.problems.warning()
+    assert warning is not None
+    assert "1 attribute value(s) of the wrong type" in warning
+    assert "retrieval.documents: 1 x a string \"[{'page_content': 'a\" where a list of documents belongs" in warning
+    assert "(first at line 1)" in warning
+    notes = import_traces(path).notes()  # and the import says so (before: exit 0, retrieved [], no word)
+    assert any("retrieval.documents" in note for note in notes)
+
+
+def test_one_score_of_the_wrong_type_leaves_the_other_scores(tmp_path: Path) -> None:
+    docs = documents(["first", "second", "third"], id=["a", "b", "c"], score=[0.9, "high", 0.5])
+    path = write_lines(tmp_path / "t.jsonl", chain(1, span(1, 11, 10, kind="RETRIEVER", attrs=docs)))
+    read = read_traces(path)
+    assert [(p.id, p.score) for p in read.traces[0].passages] == [("a", 0.9), ("b", None), ("c", 0.5)]
+    warning = read.problems.warning()
+    assert warning is not None and "document.score: 1 x a string 'high' where a finite number belongs" in warning
+
+
+def test_wrong_types_are_counted_per_attribute_over_the_file(tmp_path: Path) -> None:
+    def llm(trace: int) -> dict[str, object]:
+        return span(trace, trace * 10 + 2, trace * 10, kind="LLM",
+                    attrs={"llm.token_count.prompt": "12", "llm.token_count.completion": 3})  # fmt: skip
+
+    docs = documents(["x"], id=[[1, 2]])
+    path = write_lines(
+        tmp_path / "t.jsonl",
+        chain(1, llm(1)), chain(2, llm(2)), chain(3, span(3, 31, 30, kind="RETRIEVER", attrs=docs)),
+    )  # fmt: skip
+    read = read_traces(path)
+    assert [t.usage for t in read.traces[:2]] == [{"completion_tokens": 3.0}] * 2
+    warning = read.problems.warning()
+    assert warning is not None and warning.startswith("3 attribute value(s) of the wrong type")
+    assert "llm.token_count.prompt: 2 x a string '12' where a finite number belongs (first at line 1)" in warning
+    assert "document.id: 1 x a list where a string or an integer belongs (first at line 3)" in warning
+    assert warning.index("llm.token_count.prompt") < warning.index("document.id")  # the commonest first
+
+
+def test_spans_delivered_twice_count_once(tmp_path: Path) -> None:
+    batch = rag_trace(1, QUESTION, [chunk_text("returns#1"), chunk_text("returns#2")], "30 days.")
+    path = write_lines(tmp_path / "t.jsonl", batch, batch, batch[1:])  # a collector retrying its export
+    result = import_traces(path, make_passages_golden())
+    assert result.traces == 1 and result.spans == 3 and result.duplicate_spans == 5
+    line = result.lines[0]
+    assert [p["id"] for p in line["retrieved"]] == ["p0", "p1"]  # before: p0, p1, p0, p1
+    assert line["usage"] == {"prompt_tokens": 50.0, "completion_tokens": 10.0}  # before: 150 and 30
+    assert "5 span(s) read again (the same trace id and span id" in " ".join(result.notes())
+
+
+def test_a_cut_last_line_says_the_file_ends_mid_record(tmp_path: Path) -> None:
+    whole = json.dumps(request(rag_trace(1, QUESTION, ["a passage"], "ok"))) + "\n"
+    path = tmp_path / "t.jsonl"
+    path.write_text(whole + whole[:200], encoding="utf-8")
+    with pytest.raises(FormatError) as caught:
+        read_spans(path)
+    message = str(caught.value)
+    assert f"{path}:2: the file ends mid-record: its last line stops inside a JSON value" in message
+    assert "wait until the exporter has finished writing" in message
+    path.write_text(whole[:200], encoding="utf-8")  # a file of one cut line
+    with pytest.raises(FormatError, match=r":1: the file ends mid-record"):
+        read_spans(path)
+    path.write_text(whole + '{"resourceSpans": oops}', encoding="utf-8")  # a wrong character, not a cut
+    with pytest.raises(FormatError, match=r":2: invalid JSON at column 19") as caught:
+        read_spans(path)
+    assert "mid-record" not in str(caught.value)
+
+
+def test_a_line_over_the_limit_is_refused_at_its_line_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    first = json.dumps(request(rag_trace(1, QUESTION, ["a passage"], "ok"))) + "\n"
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write(first + '{"resourceSpans": [{"x": "')
+        for _ in range(40):
+            handle.write("y" * 1_000_000)  # one 40 MB line
+    tracemalloc.start()
+    try:
+        with pytest.raises(FormatError) as caught:
+            read_spans(path, max_line=1_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f"{path}:2: a line over the limit of 1,000,000 bytes" in str(caught.value)
+    assert peak < 8_000_000  # the limit and change, not the 40 MB line (before: read whole)
+    assert len(read_traces(write_lines(tmp_path / "ok.jsonl", rag_trace(1, QUESTION, ["p"], "ok"))).traces) == 1
+
+
+def test_an_empty_list_of_documents_is_no_problem(tmp_path: Path) -> None:
+    retriever = span(1, 11, 10, kind="RETRIEVER", attrs={"retrieval.documents": []})  # nothing found: no error
+    read = read_traces(write_lines(tmp_path / "t.jsonl", chain(1, retriever)))
+    assert read.traces[0].passages == [] and read.problems.warning() is None
