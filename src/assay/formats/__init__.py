@@ -21,5 +21,6 @@ Modules, one line each:
 - ``tabular``: a golden set as two CSV files for spreadsheets.
 - ``topics``: query (topic) files.
 - ``traces``: traces of a RAG system read from OTLP spans with the OpenInference conventions.
+- ``trace_values``: values read from trace attributes, and the tally of values of the wrong type.
 - ``trec``: TREC qrels and runs, fast readers and writers.
 """
