@@ -11,8 +11,8 @@ Modules, one line each:
 - ``_eval_report``: what ``assay eval`` shows and writes once done (card, report folder, ``--fail-under``).
 - ``_eval_run``: the work of ``assay eval`` once its options are read (audit labels, evaluation, dry run).
 - ``_judge_options``: the judge options shared by the judging commands, and the judges made from them.
-- ``_trace_options``: ``--max-line``, shared by ``import traces`` and ``traces watch``.
 - ``_target_options``: the options of a target, shared by ``assay run`` and ``assay eval --target``.
+- ``_trace_options``: ``--max-line``, shared by ``import traces`` and ``traces watch``.
 - ``audit``: ``assay audit``, ``assay agreement``, ``assay labels export|import``.
 - ``batches``: ``assay batches list|check|cancel``.
 - ``build``: ``assay build``.
