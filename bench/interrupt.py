@@ -27,7 +27,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS / "cli"))
-from test_ctrl_c import commands, noop_seconds, plan_trials, run_trials, stop_bound  # noqa: E402
+from test_ctrl_c import commands, noop_seconds, plan_trials, run_trials, startup_seconds, stop_bound  # noqa: E402
 
 from assay.testing import FakeOpenAIServer  # noqa: E402
 
@@ -49,7 +49,7 @@ def measure(label: str, trials: int) -> None:
     noop = noop_seconds(5)
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(latency=600, record=False) as server:
         folder = Path(tmp)
-        plan = plan_trials(folder, commands(folder, server.url), trials)
+        plan = plan_trials(folder, commands(folder, server.url), trials, startup_seconds())
         results = run_trials(folder, plan)
         odd = [(t["name"], t["fresh"], t["moment"], r, Path(t["log"]).read_text(errors="replace")[-200:])
                for t, r in zip(plan, results, strict=True) if r["status"] != 130]  # fmt: skip

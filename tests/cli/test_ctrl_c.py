@@ -15,7 +15,8 @@ bound is the 2 s promised; a loaded 2-core machine slows every process, the no-o
 fixed 2 s bound once). The cap keeps the teeth where the load is so heavy that the no-op takes seconds (stops
 measured there stay under 2 s: ``python bench/interrupt.py``): a stop of 6 s is a command doing work after the
 signal, and one that waits for its work in flight (ten minutes here) is killed as hung 8 s after the signal and
-fails on its status.
+fails on its status. A fresh trial's moment falls after the time the program takes to reach assay's own code under
+that load (:func:`startup_seconds`): a Ctrl-C sooner is the interpreter's to answer.
 """
 
 from __future__ import annotations
@@ -79,6 +80,18 @@ def noop_seconds(times: int = 3) -> float:
     return statistics.median(took)
 
 
+def startup_seconds(times: int = 3) -> float:
+    """The slowest of ``times`` starts of what the ``assay`` program runs before assay can answer a Ctrl-C (the
+    interpreter, its site hooks, the entry script and the ``assay`` package): a signal sooner is the interpreter's
+    to answer (a traceback), so the fresh trials' moments start after it."""
+    took = []
+    for _ in range(times):
+        began = time.monotonic()
+        subprocess.run([sys.executable, "-c", "import re, assay.__main__"], check=True, timeout=120)
+        took.append(time.monotonic() - began)
+    return max(took)
+
+
 def stop_bound(noop: float) -> float:
     """Seconds a stop may take when a no-op takes ``noop`` (module docstring)."""
     return min(max(LIMIT, noop + MARGIN), CAP)
@@ -102,9 +115,12 @@ def commands(tmp: Path, judge_url: str) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def plan_trials(tmp: Path, commands: dict[str, list[str]], trials: int = TRIALS) -> list[dict[str, Any]]:
+def plan_trials(
+    tmp: Path, commands: dict[str, list[str]], trials: int = TRIALS, startup: float = 0.0
+) -> list[dict[str, Any]]:
     """Twenty trials (``trials``): the four commands in turn; the last four start the program afresh with the moment
-    while it imports, the others are forked with the moment anywhere in the first 1.5 s of their work."""
+    while it imports (``startup`` seconds after the start at least: :func:`startup_seconds`), the others are forked
+    with the moment anywhere in the first 1.5 s of their work."""
     rng = random.Random(SEED)
     plan = []
     for n in range(trials):
@@ -113,7 +129,7 @@ def plan_trials(tmp: Path, commands: dict[str, list[str]], trials: int = TRIALS)
         out = tmp / f"trial{n}"
         out.mkdir()
         argv = [arg.replace("{out}", str(out)) for arg in commands[name]]
-        moment = round(rng.uniform(0.05, 1.0) if fresh else rng.uniform(0.0, 1.5), 3)
+        moment = round(startup + rng.uniform(0.05, 1.0) if fresh else rng.uniform(0.0, 1.5), 3)
         plan.append({"name": name, "argv": argv, "cwd": str(tmp), "env": {}, "moment": moment, "fresh": fresh,
                      "log": str(out / "log.txt")})  # fmt: skip
     return plan
@@ -137,9 +153,9 @@ def test_the_bound_is_2_s_on_an_idle_machine_and_follows_the_no_op_under_load() 
 def test_ctrl_c_at_twenty_moments_under_load_stops_within_2_s_and_says_how_to_resume(
     tmp_path: Path, load: None
 ) -> None:
-    before = noop_seconds()
+    before, startup = noop_seconds(), startup_seconds()
     with FakeOpenAIServer(latency=600, record=False) as server:  # a judge that never answers in time
-        plan = plan_trials(tmp_path, commands(tmp_path, server.url))
+        plan = plan_trials(tmp_path, commands(tmp_path, server.url), startup=startup)
         results = run_trials(tmp_path, plan)
     noop = max(before, noop_seconds())  # the load may change during the trials: the slower no-op
     assert len(results) == TRIALS

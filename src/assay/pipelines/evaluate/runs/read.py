@@ -95,9 +95,7 @@ def _repeats(raws: Sequence[RawLine], golden: GoldenSet, where: str | Path, decl
         bare = next(raw for raw in raws if raw.repeat is None)
         raise FormatError(where, bare.line, 'no "repeat" in a run whose other lines have one',
                           'a "repeat" on every line (0 to N - 1), or on none')  # fmt: skip
-    if all(raw.repeat == 0 for raw in marked):
-        return 1
-    count = _repeat_count(marked, where, declared)
+    count = 1 if all(raw.repeat == 0 for raw in marked) else _repeat_count(marked, where, declared)
     known = {q.id for q in golden.questions}
     seen: dict[str, dict[int, int]] = {}
     for raw in marked:
