@@ -38,9 +38,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from assay._version import __version__
-
 if TYPE_CHECKING:
+    from assay._version import __version__
     from assay.formats.golden import GoldenSet
     from assay.judge.client import Judge
     from assay.judge.factory import make_judge
@@ -79,6 +78,9 @@ _LAZY = {
     "run": ("assay.targets", "run_target"),
     "TargetSettings": ("assay.targets", "TargetSettings"),
     "TargetSpec": ("assay.targets", "TargetSpec"),
+    # lazy too: reading the installed version loads importlib.metadata (0.1 s, seconds on a loaded machine), and the
+    # ``assay`` program imports this package before it can answer a Ctrl-C (assay.__main__)
+    "__version__": ("assay._version", "__version__"),
 }
 
 

@@ -153,3 +153,13 @@ def test_golden_rebuild_keeps_the_store(golden_dir: Path, tmp_path: Path) -> Non
     shutil.copytree(golden_dir, copy)
     again, _ = open_store(copy)
     assert [lab.grade for lab in again.current_labels(annotator="ann")] == [2]
+
+
+def test_an_unterminated_quote_is_an_error_at_its_line_and_nothing_is_written(golden_dir: Path, tmp_path: Path) -> None:
+    store, golden = open_store(golden_dir)
+    before = len(store.events())
+    path = tmp_path / "q.csv"
+    path.write_text('query_id,chunk_id,grade,reason,annotator\nq1,c01,2,"too long,ann\nq1,c02,1,,ann\n')
+    with pytest.raises(AuditError, match=r"q\.csv:2: a quote opened on this line is never closed"):
+        import_csv(store, path, golden)
+    assert len(store.events()) == before

@@ -228,6 +228,22 @@ def test_future_manifest_version_says_to_upgrade(fixture_copy: Path) -> None:
         GoldenSet.load(fixture_copy)
 
 
+def test_future_manifest_version_names_the_format_not_this_release(fixture_copy: Path) -> None:
+    path = fixture_copy / MANIFEST
+    manifest = json.loads(path.read_text())
+    manifest["format_version"] = 99
+    manifest["assay_version"] = "0.1.0"  # this assay: advising assay>=0.1.0 would send the user nowhere
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(DatasetError) as caught:
+        GoldenSet.load(fixture_copy)
+    assert "assay>=" not in str(caught.value)
+    assert "an assay release that reads format version 99: pip install -U assay" in str(caught.value)
+    del manifest["assay_version"]  # not recorded: "assay>=a newer assay" was the advice
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"written by a newer assay.*format version 99: pip install -U assay \("):
+        GoldenSet.load(fixture_copy)
+
+
 def test_a_bad_manifest_field_is_named(fixture_copy: Path) -> None:
     path = fixture_copy / MANIFEST
     raw = json.loads(path.read_text(encoding="utf-8"))

@@ -139,6 +139,19 @@ def test_future_version_says_which_assay_is_needed(tmp_path: Path) -> None:
         list(read_jsonl(path, Document, "documents"))
 
 
+@pytest.mark.parametrize("written_by", [None, "0.1.0", "0.0.9"])
+def test_future_version_never_advises_this_assay_or_an_older_one(tmp_path: Path, written_by: str | None) -> None:
+    """A version-99 file with no assay_version, or one naming this assay (0.1.0) or an older one: the advice names
+    the format version the file needs, never ``assay>=0.1.0`` (the release that refused it)."""
+    head = {"assay": "documents", "version": 99, **({"assay_version": written_by} if written_by else {})}
+    path = _write_lines(tmp_path / "d.jsonl", json.dumps(head))
+    with pytest.raises(DatasetError) as caught:
+        list(read_jsonl(path, Document, "documents"))
+    message = str(caught.value)
+    assert "assay>=" not in message
+    assert "Upgrade to an assay release that reads format version 99: pip install -U assay" in message
+
+
 def test_bad_header_version(tmp_path: Path) -> None:
     path = _write_lines(tmp_path / "d.jsonl", '{"assay": "documents", "version": 0}')
     with pytest.raises(FormatError, match="format version 0"):

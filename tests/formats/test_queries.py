@@ -69,3 +69,28 @@ def test_bad_input_names_file_and_line(
     path.write_text(text)
     with pytest.raises(error, match=message):
         read_queries(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # the id cell's quote never closes: the rest of the file would be one id
+        ('question,id\nHow long do refunds take?,"1\nWhat is the warranty?,2\nthird?,3\n',
+         r"log\.csv:2: a quote opened on this line is never closed \(the file ends inside it\)"),
+        # a stray quote closed by another two lines down: line 3 would vanish into line 2's question
+        ('question,id\n"How long do refunds take?,1\nWhat is the warranty?,2\nthird?",3\n',
+         r"log\.csv:2: a quoted cell opened on this line runs over line 3, which reads as a row of its own"),
+    ],
+)  # fmt: skip
+def test_csv_quote_that_swallows_rows_is_an_error_at_its_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(FormatError, match=message):
+        read_queries(path)
+
+
+def test_csv_multiline_cell_is_one_question_and_later_lines_keep_their_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "log.csv"
+    path.write_text('question,id\n"How long\ndo refunds take?",1\nWhat is the warranty?,2\n', encoding="utf-8")
+    got = [(q.text, q.line, q.id) for q in read_queries(path)]
+    assert got == [("How long do refunds take?", 2, "1"), ("What is the warranty?", 4, "2")]

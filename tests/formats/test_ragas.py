@@ -102,3 +102,10 @@ def test_write_jsonl_and_csv_read_back_the_same(tmp_path: Path) -> None:
             ("q1", 'Q, "quoted"?', "A\nB", ["c1", "[c2]"], ["id1", "id2"]),
             ("q2", "Unanswerable?", None, [], []),
         ], name
+
+
+def test_csv_unterminated_quote_is_an_error_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text('user_input,response\nWhat is X?,"X is\nWhat is Y?,Y\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"t\.csv:2: a quote opened on this line is never closed"):
+        read_ragas(path)

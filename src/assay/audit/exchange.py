@@ -16,7 +16,6 @@ grades join the pool in passages.jsonl (:func:`assay.audit.pool.join_pool`).
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,8 +26,9 @@ from assay.audit.pool import join_pool
 from assay.audit.quoting import item_text, person_quotes
 from assay.audit.records import MAX_REASON, CurrentLabel, Item, check_annotator, first_judge
 from assay.audit.store import LabelStore
-from assay.errors import AuditError
+from assay.errors import AuditError, FormatError
 from assay.formats.atomic import atomic_write
+from assay.formats.csv_rows import csv_rows
 from assay.formats.tabular import neutralize
 from assay.types import LabelEvent
 
@@ -148,7 +148,7 @@ def _rows(path: Path, default: str | None) -> Iterator[tuple[int, dict[str, str]
         raise AuditError(f"{path}: not UTF-8 text; in the spreadsheet save as 'CSV UTF-8'") from exc
     first = text.split("\n", 1)[0]
     delimiter = max(",;\t", key=first.count)
-    records = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    records = _records(path, text, delimiter)
     header = [name.strip() for name in next(records, [])]
     required = ["query_id", "chunk_id", "grade"] + ([] if default else ["annotator"])
     missing = [name for name in required if name not in header]
@@ -160,6 +160,14 @@ def _rows(path: Path, default: str | None) -> Iterator[tuple[int, dict[str, str]
     for number, values in enumerate(records, start=2):  # one spreadsheet row per record, however many lines it spans
         if values:  # a blank line: an empty row
             yield number, {key: values[i].strip() if i < len(values) else "" for i, key in enumerate(header)}
+
+
+def _records(path: Path, text: str, delimiter: str) -> Iterator[list[str]]:
+    """The file's records; a quote that swallows rows (:mod:`assay.formats.csv_rows`) is an error at its line."""
+    try:
+        yield from (cells for _, cells in csv_rows(path, text, delimiter))
+    except FormatError as exc:
+        raise AuditError(str(exc)) from None
 
 
 def _row_event(row: dict[str, str], golden: GoldenView, default: str | None) -> LabelEvent | None:

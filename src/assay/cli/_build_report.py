@@ -46,6 +46,7 @@ _SUMMARY = (
             "log_groups",
             "log_clusters",
             "scrub_altered",
+            "dropped_by_scrub",
             "masked_email",
             "masked_phone",
             "masked_card",

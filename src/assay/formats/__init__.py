@@ -6,6 +6,7 @@ Modules, one line each:
 - ``_columns``: whitespace-separated columns of large text files, parsed with numpy a block at a time.
 - ``atomic``: atomic file writes (temporary file, fsync, rename), one file or a folder of them.
 - ``beir``: BEIR folders, read and written.
+- ``csv_rows``: CSV rows with their line numbers; a quote left open is an error at the line where it opened.
 - ``golden``: the golden-set folder and :class:`~assay.formats.golden.GoldenSet`.
 - ``golden_checks``: the rules between the files of a golden set.
 - ``golden_files``: the golden folder's file names, and reading each file checked line by line.

@@ -17,7 +17,7 @@ from typing import Literal, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from assay.errors import DatasetError, FormatError
-from assay.formats.jsonl import first_problem, iter_records
+from assay.formats.jsonl import first_problem, iter_records, upgrade_advice
 from assay.types import FORMAT_VERSION, Conversation, Document, Manifest, Passage
 
 __all__ = [
@@ -149,10 +149,11 @@ def read_manifest(path: Path) -> Manifest:
         raise FormatError(path, None, f"not valid JSON ({exc})", "the manifest assay build writes") from None
     version = raw.get("format_version", FORMAT_VERSION) if isinstance(raw, dict) else FORMAT_VERSION
     if isinstance(version, int) and version > FORMAT_VERSION:
-        by = raw.get("assay_version", "a newer assay")
+        written = raw.get("assay_version")
+        by = f"assay {written}" if isinstance(written, str) and written else "a newer assay"
         raise DatasetError(
-            f"{path}: golden-set format version {version} was written by assay {by}; this assay reads up to version "
-            f"{FORMAT_VERSION}. Upgrade: pip install -U 'assay>={by}'"
+            f"{path}: golden-set format version {version} was written by {by}; this assay reads up to version "
+            f"{FORMAT_VERSION}. {upgrade_advice(version, written if isinstance(written, str) else None)}"
         )
     try:
         return Manifest.model_validate(raw)

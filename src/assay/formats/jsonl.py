@@ -13,6 +13,7 @@ own file) is accepted only with ``header="optional"``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -36,6 +37,7 @@ __all__ = [
     "iter_records",
     "read_header",
     "read_jsonl",
+    "upgrade_advice",
     "write_jsonl",
 ]
 
@@ -72,6 +74,22 @@ class JsonlHeader(BaseModel):
 
 def _assay_version() -> str:
     return __version__
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``0.2.1rc1`` -> (0, 2, 1): the numeric release a version string starts with (``()`` when none)."""
+    found = re.match(r"\d+(?:\.\d+)*", version.strip())
+    return tuple(int(part) for part in found.group().split(".")) if found else ()
+
+
+def upgrade_advice(version: int, written_by: str | None) -> str:
+    """What to install to read a file of format ``version`` written by assay ``written_by`` (None: not recorded):
+    that release or a later one when it is newer than this assay; else a release that reads the format version
+    (naming this assay's own version as the minimum would send the user to the release that refused the file)."""
+    if written_by and _release(written_by) > _release(_assay_version()):
+        return f"Upgrade: pip install -U 'assay>={written_by}'"
+    return (f"Upgrade to an assay release that reads format version {version}: pip install -U assay (this one, "
+            f"{_assay_version()}, is too old for it)")  # fmt: skip
 
 
 def is_header(obj: object) -> bool:
@@ -189,7 +207,7 @@ def _check_header(path: Path, line: int, obj: object, kind: str | None, mode: He
         by = f"assay {head.assay_version}" if head.assay_version else "a newer assay"
         raise DatasetError(
             f"{path}: format version {head.version} was written by {by}; this assay ({_assay_version()}) reads up "
-            f"to version {FORMAT_VERSION}. Upgrade: pip install -U 'assay>={head.assay_version or _assay_version()}'"
+            f"to version {FORMAT_VERSION}. {upgrade_advice(head.version, head.assay_version)}"
         )
     if head.version < 1:
         raise FormatError(path, line, f"format version {head.version}", "a version >= 1")

@@ -4,7 +4,9 @@
   (a log with holes is usually a log cut or joined wrongly; remove the blank lines to proceed); a final newline is
   fine.
 * **CSV** (``.csv``, ``.tsv``): a header row with a question column (``question``, ``query`` or ``text``), and
-  optionally ``id`` (or ``query_id``), ``timestamp`` (or ``time``) and ``count``.
+  optionally ``id`` (or ``query_id``), ``timestamp`` (or ``time``) and ``count``. A quote never closed, or one
+  that swallows a line reading as a row of its own, is an error at the line where it opened
+  (:mod:`~assay.formats.csv_rows`), never two rows merged into one question.
 * **JSONL** (``.jsonl``, ``.json``, ``.ndjson``): one object per line with ``question`` (or ``query`` / ``text``),
   optional ``id`` (or ``query_id``), ``timestamp`` and ``count``. A run file written by ``assay import traces`` is
   JSONL too: its header line is skipped and each line's ``question`` and ``trace_id`` (the id) are read.
@@ -15,7 +17,6 @@ malformed line raises :class:`~assay.errors.FormatError` naming the file and lin
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import FormatError, InputError
+from assay.formats.csv_rows import csv_rows
 from assay.formats.jsonl import is_header
 
 __all__ = ["LoggedQuery", "read_queries"]
@@ -95,11 +97,11 @@ def _jsonl_queries(path: Path) -> Iterator[LoggedQuery]:
 
 
 def _csv_queries(path: Path, delimiter: str) -> Iterator[LoggedQuery]:
-    rows = csv.reader(_lines(path), delimiter=delimiter)
-    header = [h.strip().lower() for h in next(rows, [])]
+    rows = csv_rows(path, "\n".join(_lines(path)), delimiter)
+    header = [h.strip().lower() for h in next(rows, (1, []))[1]]
     if not any(key in header for key in _QUESTION_KEYS):
         raise FormatError(path, 1, f"no question column in the header {header}", "a column named question")
-    for number, row in enumerate(rows, start=2):
+    for number, row in rows:
         if not any(cell.strip() for cell in row):
             raise FormatError(path, number, "an empty row", "one question per row")
         if len(row) != len(header):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import ast
 import csv
-import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from typing import Any
 
 from assay.errors import FormatError, InputError
 from assay.formats.atomic import atomic_write
+from assay.formats.csv_rows import csv_rows
 from assay.formats.jsonl import iter_json_lines
 from assay.formats.progress import writing
 
@@ -173,17 +173,13 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise FormatError(path, None, f"bytes that are not UTF-8 at byte {exc.start}", "a UTF-8 CSV file") from None
     except OSError as exc:
         raise FormatError(path, None, f"cannot read: {exc.strerror}", "a readable CSV file") from None
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    start = 2
-    try:
-        for record in reader:
-            if None in record:
-                raise FormatError(path, start, "more cells than header columns", "one cell per column")
-            if any(v not in (None, "") for v in record.values()):
-                yield start, {k: v for k, v in record.items() if k}
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        raise FormatError(path, reader.line_num, f"bad CSV ({exc})", "comma-separated cells") from None
+    rows = csv_rows(path, text)  # a quote that swallows rows is an error at its line
+    header = next(rows, (1, []))[1]
+    for start, cells in rows:
+        if len(cells) > len(header):
+            raise FormatError(path, start, "more cells than header columns", "one cell per column")
+        if any(cells):
+            yield start, {k: v for k, v in zip(header, cells, strict=False) if k}
 
 
 # --------------------------------------------------------------------------------------------------- writing

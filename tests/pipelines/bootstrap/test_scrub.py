@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assay.pipelines.bootstrap.scrub import luhn_ok, scrub
+from assay.pipelines.bootstrap.scrub import luhn_ok, only_masks, scrub
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,47 @@ def test_clean_text_left_alone(text: str) -> None:
 
 def test_luhn() -> None:
     assert luhn_ok("79927398713") and not luhn_ok("79927398710")
+
+
+@pytest.mark.parametrize(
+    ("text", "want", "kind"),
+    [
+        # generic secrets: 32 and 39 letters and digits (the rule starts at 32), not only 40+
+        ("key q7Xw2Lp9Rt4Kz8Nm3Bv6Hc1Jd5Fg0Ysa fails", "key [TOKEN] fails", "token"),
+        ("key Zr3Kp8Qw1Lm6Nx4Tv9Bc2Hd7Fj0Gs5Yu8Ei3Ao7 fails", "key [TOKEN] fails", "token"),
+        # cards of 13 to 15 digits: Visa 13, Diners 14, Amex 15 (plain and grouped 4-6-5)
+        ("card 4222222222222 declined", "card [CARD] declined", "card"),
+        ("card 3056 930902 5904 declined", "card [CARD] declined", "card"),
+        ("card 378282246310005 declined", "card [CARD] declined", "card"),
+        ("card 3782 822463 10005 declined", "card [CARD] declined", "card"),
+        # 9-digit phone numbers: national forms, and international ones
+        ("call 612 345 678 today", "call [PHONE] today", "phone"),
+        ("call 612-345-678 today", "call [PHONE] today", "phone"),
+        ("call 01 234 5678 today", "call [PHONE] today", "phone"),
+        ("call +34612345678 today", "call [PHONE] today", "phone"),
+    ],
+)
+def test_the_edges_of_each_kind_are_masked(text: str, want: str, kind: str) -> None:
+    out = scrub([text])
+    assert out.texts == [want]
+    assert out.masked == {kind: 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key q7Xw2Lp9Rt4Kz8Nm3Bv6Hc1Jd5Fg0Ys fails",  # 31 characters: under the generic rule
+        "order 612345678 arrived",  # a bare run of digits is an order number more often than a phone
+        "order 12 345 678 arrived",  # 8 digits
+        "the fund holds 1 234 567 890 EUR",  # a thousands-grouped amount: no match starts inside it
+        "compare 2024 2025 2026 models",  # a list of years
+        "card 3782 822463 10006 declined",  # 15 digits failing Luhn
+    ],
+)
+def test_ordinary_numbers_near_the_edges_are_left_alone(text: str) -> None:
+    assert scrub([text]).texts == [text]
+
+
+def test_only_masks() -> None:
+    assert only_masks("[EMAIL]") and only_masks(" [PHONE], [EMAIL]! ") and only_masks("")
+    assert not only_masks("call [PHONE]") and not only_masks("[EMAIL] 2")

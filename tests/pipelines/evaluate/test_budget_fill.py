@@ -145,3 +145,27 @@ def test_the_verdict_is_withheld_below_80_percent_judged_and_only_without_a_judg
     assert (verdict.places[1].place == 2) is not withheld
     assert verdict.ranking is not None and ("runs that share no letter are" in verdict.ranking) is not withheld
     assert any(c.startswith("Judged share") and "a 79%" in c for c in verdict.caveats) is withheld
+
+
+# letters and digits of the three documents, by paragraph: returns 7 + 67 + 61 + 10 + 47 = 192, tent 14 + 47 + 41 + 34
+# = 136, shipping 8 + 37 + 42 = 87 (checked against the text below)
+CORPUS = 415
+
+
+def test_a_budget_above_the_corpus_is_measured_at_the_corpus_and_said(golden: Path) -> None:
+    from passages_fixture import DOCS
+
+    assert sum(counted(text) for text in DOCS.values()) == CORPUS
+    run = [{"query_id": "q2", "retrieved": ["tent#2", "tent#3", {"text": UNMATCHED}]}]
+    result, rows = evaluate(golden, {"r": run}, settings=settings("100000000000t", "25t"))
+    # 127 characters shown (41 + 34 + 52) of a budget of 415; 41 judged; ceil(3 * 415 / 127) = 10 passages fill it
+    assert rows[0].budget["100000000000t"] == BudgetFill(chars=CORPUS, filled=127 / CORPUS, judged=41 / 127, k=10)
+    assert rows[0].budget["25t"].chars == 100  # a budget under the corpus is untouched
+    # the tent's weight paragraph (graded 3, 47 characters) alone: P = 47 relevant characters / a budget of 415
+    _, rows = evaluate(golden, {"r": [{"query_id": "q2", "retrieved": ["tent#1"]}]}, settings=settings("100000000000t"))
+    assert rows[0].metrics["P@100000000000t"] == pytest.approx(47 / CORPUS)
+    (note,) = [w for w in result.warnings if "100000000000t" in w]
+    assert note == (
+        "Budget 100000000000t (400,000,000,000 characters) is more text than the golden documents hold (415 "
+        "characters of letters and digits): measured at 415 characters."
+    )

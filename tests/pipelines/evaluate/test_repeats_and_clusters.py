@@ -3,13 +3,15 @@
 * A repeated run is read as one run per repeat, merged per question: each metric's value is the mean over the
   repeats, checked against each repeat evaluated alone as a plain run; the variance split is checked by hand.
 * Bad input: a line without ``repeat`` among lines with it, a question asked fewer times than the others, a
-  repeat given twice; each names the file and line.
+  repeat given twice, a repeat out of range (past a gap, or past the header's ``repeats``); each names the file and
+  line. A run of repeat 0 alone is one asking, said in a note, whatever its header promised.
 * ``--cluster-by``: documents link questions (a question of two documents joins their clusters), a field that
-  questions lack is refused before any work, naming the file and a question.
+  questions lack is refused before any work, naming the file and a question; a field holding lists says so.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,56 @@ def test_repeats_that_do_not_add_up_name_the_file_and_line(tmp_path: Path, edit:
     with pytest.raises(FormatError, match=problem) as caught:
         evaluate(golden, [path], settings=SETTINGS)
     assert str(path) in str(caught.value) and caught.value.line is not None
+
+
+def test_an_out_of_range_repeat_is_the_error_not_a_larger_run(tmp_path: Path) -> None:
+    """Three repeats (0, 1, 2) and one line numbered 5: the error is that line, never "rerun --repeats 6"."""
+    golden = save_golden(tmp_path / "golden")
+    good = good_lines(answers=False)
+    lines = repeated(good, good, good)
+    lines[-1] = {**lines[-1], "repeat": 5}  # the last line of repeat 2, mistyped
+    path = write_run(tmp_path / "rep.jsonl", lines)
+    with pytest.raises(FormatError) as caught:
+        evaluate(golden, [path], settings=SETTINGS)
+    assert "--repeats 6" not in str(caught.value)
+    assert caught.value.line == len(lines) + 1  # the header is line 1
+    assert "repeat 5, but no line of the run has repeat 3" in str(caught.value)
+    with_header = tmp_path / "head.jsonl"
+    rows = [json.dumps({"assay": "runs", "version": 1, "repeats": 3}), *map(json.dumps, lines)]
+    with_header.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(FormatError, match=r"repeat 5, but the run's header says it was asked 3 time\(s\)") as caught:
+        evaluate(golden, [with_header], settings=SETTINGS)
+    assert caught.value.line == len(lines) + 1
+
+
+def test_a_header_of_three_repeats_over_repeat_0_alone_is_one_asking_and_said(tmp_path: Path) -> None:
+    golden = save_golden(tmp_path / "golden")
+    good = good_lines(answers=False)
+    path = tmp_path / "rep.jsonl"
+    rows = [json.dumps({"assay": "runs", "version": 1, "repeats": 3}), *map(json.dumps, repeated(good))]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    result, _ = evaluate(golden, [path], settings=SETTINGS)
+    plain, _ = evaluate(golden, [write_run(tmp_path / "plain.jsonl", good)], settings=SETTINGS)
+    (run,) = result.runs
+    assert run.name == "rep" and run.repeats is None  # not "asked repeatedly"
+    assert run.metrics["ndcg@10"].mean == plain.runs[0].metrics["ndcg@10"].mean
+    said = " ".join(result.warnings)  # the run's notes are the result's warnings
+    assert "rep: every line is repeat 0 though its header says 3 repeats; the run is read as one asking" in said
+
+
+def test_cluster_by_a_field_holding_lists_says_so(tmp_path: Path) -> None:
+    gold = make_golden()
+    for i, question in enumerate(gold.questions):
+        question.metadata["products"] = [f"p{i}", f"p{i + 1}"]
+    golden = tmp_path / "golden"
+    gold.save(golden)
+    run = write_run(tmp_path / "good.jsonl", good_lines())
+    with pytest.raises(ConfigError) as caught:
+        evaluate(golden, [run], settings=EvalSettings(cluster_by="products"))
+    message = str(caught.value)
+    assert "have no field" not in message
+    assert "12 of 12 questions hold a list in 'products', not one value" in message
+    assert "store one products per question" in message and "--cluster-by doc" in message
 
 
 def test_cluster_by_doc_links_questions_through_shared_documents() -> None:

@@ -24,6 +24,7 @@ class BuildRun:
     def take(self, stage: str, output: StageOutput[Any]) -> list[Any]:
         for key, value in output.counts.items():
             self.counts[key] = self.counts.get(key, 0) + value
+        self.warnings.extend(output.warnings)
         if self.progress is not None:
             self.progress(stage, len(output.records), len(output.records))
         return output.records

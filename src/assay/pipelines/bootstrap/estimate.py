@@ -237,7 +237,7 @@ def estimate_queries(
     masked = sum(v for k, v in sampled.counts.items() if k.startswith("masked_"))
     plan = f"{len(questions)} questions sampled from {len(queries):,} logged ({masked} personal data masked)"
     result = BuildEstimate(len(ingested.documents), len(chunks), len(questions), plan=plan)
-    result.warnings = list(ingested.warnings)
+    result.warnings = [*ingested.warnings, *sampled.warnings]
     bm25_k = settings.pool_k if settings.pool_bm25 else 0
     pools = {
         q.id: [e.chunk_id for e in index.pool(q.text, [], bm25_k=bm25_k, neighbours=settings.neighbours,

@@ -2,8 +2,10 @@
 
 Stages, in place of sampling, generation, the filters and the critic (the rest of the build is the same)::
 
-    scrub       personal data masked in every logged question (:mod:`.scrub`; off with ``--no-scrub``);
-                counted as ``masked_<kind>`` and ``scrub_altered`` (no call)
+    scrub       personal data masked in every logged question and its id (:mod:`.scrub`; off with ``--no-scrub``);
+                counted as ``masked_<kind>`` (questions and ids) and ``scrub_altered`` (questions changed); a line
+                left with nothing but placeholders is dropped, counted as ``dropped_by_scrub`` and named in a
+                warning (no call)
     sample      N representative questions of the log (:mod:`.query_sampling`; N = ``--questions``, default
                 ``DEFAULT_QUESTIONS``); counted as ``log_lines``, ``log_groups``, ``log_clusters``   (no call)
     relevance   pooled and graded as generated questions are (BM25 top k, ``--pool-run`` retrievers); a question
@@ -29,14 +31,17 @@ many of its references are drafted (``flags['drafted']``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from assay.errors import InputError
 from assay.formats.queries import LoggedQuery
 from assay.judge.client import Judge, Judgement
 from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_progress
 from assay.pipelines.bootstrap.query_sampling import normalize_query, sample_queries
-from assay.pipelines.bootstrap.scrub import KINDS, scrub
+from assay.pipelines.bootstrap.scrub import KINDS, only_masks, scrub_one
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.bootstrap.support import best_passages, grades_by_question
 from assay.text import content_hash
@@ -51,13 +56,9 @@ _SHOWN_LINES = 5
 
 def logged_questions(queries: Sequence[LoggedQuery], settings: BuildSettings) -> StageOutput[Question]:
     """Scrub (unless ``settings.scrub`` is off) and sample the log into questions (see the module docstring)."""
+    scrubbed = _scrubbed(queries) if settings.scrub else StageOutput(records=list(queries))
+    queries, counts = scrubbed.records, dict(scrubbed.counts)
     texts = [q.text for q in queries]
-    counts: dict[str, int] = {}
-    if settings.scrub:
-        scrubbed = scrub(texts)
-        texts = scrubbed.texts
-        counts.update({f"masked_{kind}": scrubbed.masked.get(kind, 0) for kind in KINDS})
-        counts["scrub_altered"] = scrubbed.altered
     n = settings.questions if settings.questions is not None else DEFAULT_QUESTIONS
     sampled = sample_queries(texts, [q.count for q in queries], n, settings.seed)
     counts.update(sampled.counts)
@@ -71,7 +72,34 @@ def logged_questions(queries: Sequence[LoggedQuery], settings: BuildSettings) ->
         qid = "lq-" + content_hash(normalize_query(group.text), 6)
         questions.append(Question(id=qid, text=group.text, type="real", flags={"real": True}, metadata=meta))
     counts["generated"] = len(questions)
-    return StageOutput(records=questions, counts=counts)
+    return StageOutput(records=questions, counts=counts, warnings=scrubbed.warnings)
+
+
+def _scrubbed(queries: Sequence[LoggedQuery]) -> StageOutput[LoggedQuery]:
+    """Each line's question and id scrubbed; lines left with nothing but placeholders dropped (counted, named)."""
+    masked: Counter[str] = Counter()
+    kept, empty, altered = [], [], 0
+    for query in queries:
+        text = scrub_one(query.text, masked)
+        ident = None if query.id is None else scrub_one(query.id, masked)
+        altered += text != query.text
+        if only_masks(text):
+            empty.append(query.line)
+        else:
+            kept.append(replace(query, text=text, id=ident))
+    counts = {f"masked_{kind}": masked.get(kind, 0) for kind in KINDS}
+    counts.update(scrub_altered=altered, dropped_by_scrub=len(empty))
+    shown = ", ".join(map(str, empty[:_SHOWN_LINES])) + (", ..." if len(empty) > _SHOWN_LINES else "")
+    if empty and not kept:
+        raise InputError(
+            f"every logged question held nothing but personal data once masked (lines {shown}): no question to "
+            "build from (give questions, or --no-scrub if the log is not personal)"
+        )
+    warnings = [
+        f"{len(empty)} logged question(s) held nothing but personal data once masked (line(s) {shown}): "
+        "left out, counted as dropped_by_scrub."
+    ]
+    return StageOutput(records=kept, counts=counts, warnings=warnings if empty else [])
 
 
 def flag_unanswerable(questions: Sequence[Question], labels: Sequence[RelevanceLabel]) -> StageOutput[Question]:

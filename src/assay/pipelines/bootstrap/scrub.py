@@ -1,19 +1,31 @@
-"""Mask personal data in a user's questions before any judge sees them (``assay build --queries``; ``--no-scrub``).
+"""Mask personal data in a user's questions, and in every field written beside them (ids), before any judge sees
+them (``assay build --queries``; ``--no-scrub``).
 
 Kinds, masked in this order (a masked span is never matched again), each replaced by its placeholder:
 
 1. ``[EMAIL]``  ``name@domain.tld``.
 2. ``[TOKEN]``  API-token-like strings: known prefixes (``sk-``, ``sk_live_``, ``ghp_``, ``github_pat_``, ``xoxb-``,
    ``AKIA`` + 16, ``AIza`` + 35, ``glpat-``, JWTs ``eyJ..``.``..``.``..``), and any run of 32 or more
-   letters, digits, ``_`` or ``-`` holding both letters and digits.
+   letters, digits, ``_`` or ``-`` holding both letters and digits (a generic secret; a 32-hex trace id is masked
+   too: it cannot be told from a 32-hex API key).
 3. ``[IBAN]``   two letters, two check digits and 11 to 30 letters or digits (spaces allowed every four), whose
    ISO 13616 mod-97 check holds.
-4. ``[CARD]``   13 to 19 digits (spaces or dashes allowed between groups) that pass the Luhn check.
-5. ``[PHONE]``  9 to 15 digits written as a phone number: a leading ``+`` or digit groups joined by spaces, dots,
-   dashes or parentheses (a bare run of digits is left alone: it is more often an order or a version number).
+4. ``[CARD]``   13 to 19 digits (spaces or dashes allowed between groups) that pass the Luhn check: Visa's 13 and
+   16, Diners' 14, Amex's 15 (``3782 822463 10005``), up to 19.
+5. ``[PHONE]``  9 to 15 digits written as a phone number: after a leading ``+`` (``+34 612 345 678``), or as digit
+   groups of 2 to 4 joined by single spaces, dots or dashes, the first maybe in parentheses (``(415) 555-0132``,
+   ``612 345 678``, ``01 234 5678``). Left alone, as ordinary numbers: a bare run of digits (``612345678``: more
+   often an order or a version number), fewer than 9 digits (dates, times, short codes), groups that continue a
+   number already begun (``1 234 567 890``: the match would start after a 1-digit group), and a list of years
+   (every group of four digits from 1900 to 2099: ``2024 2025 2026``). A 9-digit amount grouped by spaces
+   (``123 456 789``) is masked: it cannot be told from a national phone number, and a phone kept is the worse
+   mistake.
 
 The checksums (Luhn, mod-97) keep ordinary numbers in questions (amounts, years, order numbers) unmasked; the bench
 (``bench/traffic.py --part scrub``) measures recall on planted personal data and how many clean questions change.
+
+A text left with nothing but placeholders (``"[EMAIL]"``, ``"[PHONE] [EMAIL]"``: no letter or digit besides them)
+is :func:`only_masks`: the build drops its line and counts it (it is no question, only someone's data).
 """
 
 from __future__ import annotations
@@ -23,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["KINDS", "Scrubbed", "luhn_ok", "scrub"]
+__all__ = ["KINDS", "Scrubbed", "luhn_ok", "only_masks", "scrub", "scrub_one"]
 
 KINDS = ("email", "token", "iban", "card", "phone")
 
@@ -36,7 +48,9 @@ _TOKEN = re.compile(
 )
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-_PHONE = re.compile(r"(?<![\w+])(?:\+\d[\d().\s-]{7,20}\d|\(?\d{2,4}\)?(?:[\s.-]\(?\d{2,4}\)?){2,5})(?![\w])")
+_PHONE = re.compile(
+    r"(?<![\w+])(?<!\d[ .-])(?:\+\d[\d().\s-]{7,20}\d|\(?\d{2,4}\)?(?:[\s.-]\(?\d{2,4}\)?){2,5})(?![\w])"
+)
 
 
 @dataclass
@@ -72,7 +86,9 @@ def _card(text: str) -> bool:
 
 
 def _phone(text: str) -> bool:
-    return 9 <= len(_digits(text)) <= 15
+    groups = re.findall(r"\d+", text)
+    years = all(len(g) == 4 and 1900 <= int(g) <= 2099 for g in groups)
+    return 9 <= len(_digits(text)) <= 15 and not years
 
 
 _RULES: tuple[tuple[str, re.Pattern[str], Callable[[str], bool] | None], ...] = (
@@ -97,6 +113,14 @@ def scrub_one(text: str, masked: Counter[str] | None = None) -> str:
 
         text = pattern.sub(replace, text)
     return text
+
+
+_PLACEHOLDER = re.compile(r"\[(?:" + "|".join(kind.upper() for kind in KINDS) + r")\]")
+
+
+def only_masks(text: str) -> bool:
+    """Whether ``text`` holds no letter or digit besides its placeholders (nothing but masked personal data)."""
+    return not any(ch.isalnum() for ch in _PLACEHOLDER.sub(" ", text))
 
 
 def scrub(texts: list[str]) -> Scrubbed:

@@ -23,11 +23,13 @@ ProgressFn = Callable[[str, int, int], None]
 
 @dataclass
 class StageOutput(Generic[T]):
-    """Records a stage passes on, its counts, and records it set aside (dropped, with ``flags['dropped']``)."""
+    """Records a stage passes on, its counts, records it set aside (dropped, with ``flags['dropped']``) and warnings
+    for the user (added to the build's)."""
 
     records: list[T]
     counts: dict[str, int] = field(default_factory=dict)
     dropped: list[T] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def drop(out: StageOutput[Question], question: Question, reason: str, detail: str) -> None:

@@ -53,7 +53,7 @@ from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import FAILED, Runs, load_runs, specs_of
 from assay.pipelines.evaluate.runs.units import Units, project_run
 from assay.pipelines.evaluate.scoring import ranking as er
-from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
+from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values, clamped_notes
 from assay.pipelines.evaluate.scoring.comparable import comparable
 from assay.pipelines.evaluate.scoring.conversations import TurnParts, repeated_summary
 from assay.pipelines.evaluate.scoring.fill import budget_fill, fill_summary
@@ -201,6 +201,7 @@ def evaluate_detailed(
             k=cutoff(result.primary_metric, config.k_head), listwise=config.listwise, seed=config.seed,
             limit=config.judge_repeats_max,
         )  # fmt: skip
+    result.warnings += clamped_notes(chosen.budgets, pool)
     result.warnings += labels_before.growth_note(gold, projected, carried)
     result.pool_shifts = pool_shifts(
         gold, resolver, labels_before, list(zip(loaded, projected, strict=True)), per_run,

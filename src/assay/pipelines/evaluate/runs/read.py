@@ -9,7 +9,11 @@ A run of a system asked every question N times (``assay run --repeats N``) numbe
 (0 to N - 1): it is read as N runs, ``NAME#0`` to ``NAME#N-1`` (:attr:`~.loaded.LoadedRun.repeat_of` names the run they
 belong to), each scored on its own and merged per question by the evaluation. Every question the run answers must
 have one line for every repeat, and either every line has ``repeat`` or none: otherwise a
-:class:`~assay.errors.FormatError` names the line.
+:class:`~assay.errors.FormatError` names the line. N is the header's ``repeats`` when it has one (a line whose
+repeat is N or more is the error), else the largest repeat + 1, the repeats used leaving no gap (a line whose repeat
+lies past a number no line uses is the error: a typo, not a run asked that many times). A run whose every line is
+repeat 0 is one asking of each question, read as a plain run and said in a note (its header may promise more:
+``assay run --repeats 3`` stopped during the first asking).
 """
 
 from __future__ import annotations
@@ -66,8 +70,10 @@ def _load(spec: RunSpec, golden: GoldenSet, resolver: Resolver) -> list[LoadedRu
     path = source if isinstance(source, Path) else Path(f"<{name}>")
     where: str | Path = path if isinstance(source, Path) else memory_where(name)
     header = read_header(source) if kind == "jsonl" and isinstance(source, Path) else None
-    repeats = _repeats(raws, golden, where)
-    if not repeats:
+    repeats = _repeats(raws, golden, where, header.repeats if header is not None else None)
+    if repeats == 1:
+        notes.append(_one_asking_note(name, header.repeats if header is not None else None))
+    if repeats <= 1:
         loaded = LoadedRun(name, path, kind, {}, counts, notes, header)
         return [assemble(loaded, iter(raws), golden=golden, resolver=resolver, where=where)]
     out = []
@@ -78,9 +84,10 @@ def _load(spec: RunSpec, golden: GoldenSet, resolver: Resolver) -> list[LoadedRu
     return out
 
 
-def _repeats(raws: Sequence[RawLine], golden: GoldenSet, where: str | Path) -> int:
+def _repeats(raws: Sequence[RawLine], golden: GoldenSet, where: str | Path, declared: int | None) -> int:
     """The number of repeats of a run whose lines carry ``repeat`` (0 without), checked: every line has it, the
-    repeats are 0..N-1, and every known question has one line per repeat."""
+    repeats are 0..N-1 (N: ``declared`` by the header, else as the module docstring says), and every known question
+    has one line per repeat."""
     marked = [raw for raw in raws if raw.repeat is not None]
     if not marked:
         return 0
@@ -88,7 +95,7 @@ def _repeats(raws: Sequence[RawLine], golden: GoldenSet, where: str | Path) -> i
         bare = next(raw for raw in raws if raw.repeat is None)
         raise FormatError(where, bare.line, 'no "repeat" in a run whose other lines have one',
                           'a "repeat" on every line (0 to N - 1), or on none')  # fmt: skip
-    count = max(raw.repeat or 0 for raw in marked) + 1
+    count = 1 if all(raw.repeat == 0 for raw in marked) else _repeat_count(marked, where, declared)
     known = {q.id for q in golden.questions}
     seen: dict[str, dict[int, int]] = {}
     for raw in marked:
@@ -109,6 +116,31 @@ def _repeats(raws: Sequence[RawLine], golden: GoldenSet, where: str | Path) -> i
                 f"every question asked the same number of times (0 to {count - 1}); rerun assay run --repeats {count}",
             )  # fmt: skip
     return count
+
+
+def _repeat_count(marked: Sequence[RawLine], where: str | Path, declared: int | None) -> int:
+    """N: the header's ``repeats``, else the largest repeat + 1; a line past N, or past a gap, is the error."""
+    if declared is not None and declared >= 1:
+        for raw in marked:
+            if (raw.repeat or 0) >= declared:
+                raise FormatError(where, raw.line, f"repeat {raw.repeat}, but the run's header says it was asked "
+                                  f"{declared} time(s)", f"a repeat from 0 to {declared - 1}")  # fmt: skip
+        return declared
+    used = {raw.repeat or 0 for raw in marked}
+    gap = min(set(range(max(used) + 1)) - used, default=None)
+    if gap is not None:
+        stray = next(raw for raw in marked if (raw.repeat or 0) > gap)
+        raise FormatError(where, stray.line, f"repeat {stray.repeat}, but no line of the run has repeat {gap}",
+                          f"repeats numbered from 0 with no gap: 0 to {gap - 1} here")  # fmt: skip
+    return max(used) + 1
+
+
+def _one_asking_note(name: str, declared: int | None) -> str:
+    promised = f" though its header says {declared} repeats" if declared is not None and declared > 1 else ""
+    return (
+        f"{name}: every line is repeat 0{promised}; the run is read as one asking of each question (no "
+        "spread between repeats)."
+    )
 
 
 def load_runs(specs: Sequence[RunSpec], golden: GoldenSet, resolver: Resolver | None = None) -> list[LoadedRun]:

@@ -18,6 +18,11 @@ Names (:func:`~.names.parse_budget_name`): ``recall@1000t``, ``P@4000c``, ``ndcg
 = grade >= the evaluation's threshold, or ``|g>=G``); ``span_recall@1000t``, ``span_precision@1000t``,
 ``span_iou@1000t`` against the evidence quotes (precision and IoU over the characters retrieved within the budget,
 as the span measures at k). Unscored: ``no_relevant_text`` (no relevant character in the pool), ``no_evidence_spans``.
+
+**A budget above the corpus** (:meth:`SpanPool.cap`): a budget of more characters than the golden documents hold
+(their chunks' when the set has no documents) is measured at the corpus's count, and said (:func:`clamped_notes`):
+no run can show more text than the corpus holds without repeating it, so a larger B would only shrink P@B and the
+share of the budget filled toward 0.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from assay.formats.golden import GoldenSet
 from assay.metrics.budget import budget_scores, resolve
@@ -34,7 +40,7 @@ from assay.pipelines.evaluate.scoring.names import SPAN_FAMILIES, BudgetName, pa
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 from assay.text import blank_markup, blank_tags
 
-__all__ = ["SpanPool", "budget_values", "passage_chars"]
+__all__ = ["SpanPool", "budget_values", "clamped_notes", "passage_chars"]
 
 NO_RELEVANT_TEXT = "no_relevant_text"
 Segments = dict[str, list[tuple[int, int, int]]]
@@ -85,6 +91,20 @@ class SpanPool:
         self.index = index
         self.chars = WordChars(index.golden)
         self._grades: dict[str, Segments] = {}
+        self._corpus: int | None = None
+
+    @property
+    def corpus_chars(self) -> int:
+        """The letters and digits of the golden documents (of the chunks, when the set has no document)."""
+        if self._corpus is None:
+            golden = self.index.golden
+            texts = [blank_tags(d.text) for d in golden.documents] or [blank_markup(c.text) for c in golden.chunks]
+            self._corpus = sum(len(word) for text in texts for word in _WORD.findall(text))
+        return self._corpus
+
+    def cap(self, chars: int) -> int:
+        """A budget of ``chars`` characters, clamped to the corpus's (at least 1: an empty corpus still divides)."""
+        return min(chars, max(1, self.corpus_chars))
 
     def grades(self, qid: str) -> Segments:
         """The question's character grades (overlaps resolved, see the module docstring)."""
@@ -111,9 +131,20 @@ def passage_chars(line: RunLine, chars: WordChars) -> list[tuple[str, int, int] 
     return out
 
 
+def clamped_notes(names: Sequence[str], pool: SpanPool) -> list[str]:
+    """One note per budget of the measures ``names`` above the corpus's characters (measured at the corpus's)."""
+    budgets = {spec.budget: spec.chars for spec in map(parse_budget_name, names)}
+    return [
+        f"Budget {budget} ({chars:,} characters) is more text than the golden documents hold "
+        f"({pool.corpus_chars:,} characters of letters and digits): measured at {pool.cap(chars):,} characters."
+        for budget, chars in budgets.items()
+        if pool.cap(chars) < chars
+    ]
+
+
 def budget_values(run: LoadedRun, pool: SpanPool, names: Sequence[str], threshold: int) -> dict[str, QueryValues]:
-    """The budget measures ``names`` for every query of ``run``."""
-    parsed = [parse_budget_name(name) for name in names]
+    """The budget measures ``names`` for every query of ``run`` (budgets above the corpus clamped to it)."""
+    parsed = [replace(spec, chars=pool.cap(spec.chars)) for spec in map(parse_budget_name, names)]
     out: dict[str, QueryValues] = {}
     for qid, line in run.lines.items():
         values = out[qid] = QueryValues()

@@ -7,7 +7,8 @@ unjudged text (counted not relevant). Both are said, never hidden. The rule, per
 budget of the evaluation's budget measures):
 
 1. the run's passages in rank order make the text stream (:func:`assay.metrics.budget.fill`): ``shown`` = its
-   characters within B, ``filled`` = shown / B;
+   characters within B, ``filled`` = shown / B (a B above the corpus's characters is the corpus's count:
+   :meth:`~.budget.SpanPool.cap`);
 2. ``judged`` = the characters of ``shown`` that have a grade in the pool (:meth:`~.budget.SpanPool.grades`: any
    grade, 0 included) / shown; a passage found in no document is unjudged text; None when nothing was shown;
 3. ``k`` = the rank of the passage whose text reached B; when the stream never reaches it, the passages retrieved
@@ -41,7 +42,7 @@ def budget_cuts(names: Sequence[str]) -> dict[str, int]:
 
 def budget_fill(run: LoadedRun, pool: SpanPool, names: Sequence[str]) -> dict[str, dict[str, BudgetFill]]:
     """Per question of ``run`` (failed ones left out), each budget of the measures ``names`` (steps 1-4)."""
-    cuts = budget_cuts(names)
+    cuts = {budget: pool.cap(chars) for budget, chars in budget_cuts(names).items()}  # none above the corpus
     out: dict[str, dict[str, BudgetFill]] = {}
     for qid, line in run.lines.items():
         if line.error is not None:

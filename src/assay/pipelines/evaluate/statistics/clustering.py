@@ -53,6 +53,7 @@ def question_clusters(gold: GoldenSet, by: str, folder: Path | None = None) -> d
     if by == "doc":
         turns = {turn.question_id: c.id for c in gold.conversations for turn in c.turns if turn.judged}
         return _by_document(questions, turns)
+    _check_scalar(questions, by, folder)
     values = {q.id: _field(q, by) for q in questions}
     missing = [qid for qid, value in values.items() if value is None]
     if missing:
@@ -63,6 +64,22 @@ def question_clusters(gold: GoldenSet, by: str, folder: Path | None = None) -> d
             f"source document together) or --cluster-by none"
         )
     return {qid: f"{by}:{value}" for qid, value in values.items()}
+
+
+def _check_scalar(questions: Sequence[Question], by: str, folder: Path | None) -> None:
+    """A field that holds lists or objects (not missing: the message says what it holds and what to do)."""
+    held = [(q.id, v) for q in questions if isinstance(v := q.metadata.get(by, getattr(q, by, None)), list | dict)]
+    if not held:
+        return
+    qid, value = held[0]
+    kind = "a list" if isinstance(value, list) else "an object"
+    where = f" in {folder / 'questions.jsonl'}" if folder is not None else ""
+    raise ConfigError(
+        f"--cluster-by {by}: {len(held)} of {len(questions)} questions hold {kind} in {by!r}, not one value (e.g. "
+        f"{qid}{where}: {str(value)[:60]}); a cluster needs one value per question: store one {by} per question "
+        "(e.g. the first of the list, or the list joined into one label) in its metadata, or use --cluster-by doc "
+        "(questions sharing a source document together) or --cluster-by none"
+    )
 
 
 def _by_document(questions: Sequence[Question], conversation: Mapping[str, str]) -> dict[str, str | None]:
