@@ -41,15 +41,16 @@ GATES = """
 ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10", "recall@5"))
 
 def test_good_passes(assay_eval):
-    ev = assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS)
+    ev = assay_eval("golden", ["good.jsonl", "weak.jsonl"], **ARGS)
     ev.assert_metric("ndcg@10", at_least=0.6, run="good")
     ev.assert_not_worse("good", baseline="weak", metric="ndcg@10")
 
 def test_weak_interval_gate(assay_eval):
-    assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS).assert_metric("ndcg@10", at_least=0.6, run="weak")
+    assay_eval("golden", ["good.jsonl", "weak.jsonl"], **ARGS).assert_metric("ndcg@10", at_least=0.6, run="weak")
 
 def test_weak_not_worse(assay_eval):
-    assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS).assert_not_worse("weak", baseline="good", metric="ndcg@10")
+    ev = assay_eval("golden", ["good.jsonl", "weak.jsonl"], **ARGS)
+    ev.assert_not_worse("weak", baseline="good", metric="ndcg@10")
 """
 
 
@@ -70,7 +71,7 @@ def test_gates_pass_and_fail_with_the_worst_queries(pytester: pytest.Pytester, d
 
 JUDGED = """
 def test_weak_answers(assay_eval):
-    ev = assay_eval("golden", "weak.jsonl", metrics=("faithfulness", "claim_precision"), n_boot=200)
+    ev = assay_eval("golden", ["weak.jsonl"], metrics=("faithfulness", "claim_precision"), n_boot=200)
     ev.assert_metric("faithfulness", at_least=0.5, statistic="mean")
 """
 
@@ -87,7 +88,7 @@ def test_judge_reasons_in_the_failure(pytester: pytest.Pytester, data: dict[str,
 
 CACHED = """
 def test_cached(assay_eval):
-    ev = assay_eval("golden", "good.jsonl", metrics=("faithfulness",), n_boot=200)
+    ev = assay_eval("golden", ["good.jsonl"], metrics=("faithfulness",), n_boot=200)
     ev.assert_metric("faithfulness", at_least=0.9, statistic="mean")
 """
 
@@ -146,17 +147,17 @@ import my_app
 ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10", "recall@5"))
 
 def test_candidate_function(assay_eval):
-    ev = assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", **ARGS)
+    ev = assay_eval("golden", {"candidate": my_app.answer, "baseline": "weak.jsonl"}, baseline="baseline", **ARGS)
     assert ev.run_names() == ["candidate", "baseline"]
     ev.assert_metric("ndcg@10", at_least=0.6, run="candidate")
     ev.assert_not_worse("candidate", baseline="baseline", metric="ndcg@10")
 
 def test_same_arguments_ask_nothing_again(assay_eval):
-    assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", **ARGS)
+    assay_eval("golden", {"candidate": my_app.answer, "baseline": "weak.jsonl"}, baseline="baseline", **ARGS)
     assert len(my_app.CALLS) == 12 and len(set(my_app.CALLS)) == 12  # every question once in the session
 
 def test_the_candidate_loses_to_a_better_baseline(assay_eval):
-    ev = assay_eval("golden", candidate=my_app.answer, **ARGS)
+    ev = assay_eval("golden", {"candidate": my_app.answer}, **ARGS)
     system = ev.result.runs[0].system
     assert system is not None and system.lines == 12 and system.failed == 0 and "p50" in system.latency_ms
     assert system.target.startswith("python:my_app:answer")
@@ -174,7 +175,8 @@ import my_app
 ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10",))
 
 def test_repeats_gate_on_question_means(assay_eval):
-    ev = assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", repeats=3, **ARGS)
+    runs = {"candidate": my_app.answer, "baseline": "weak.jsonl"}
+    ev = assay_eval("golden", runs, baseline="baseline", repeats=3, **ARGS)
     assert len(my_app.CALLS) == 36 and len(set(my_app.CALLS)) == 12  # every question three times
     run = ev.result.runs[0]
     assert run.name == "candidate" and run.repeats is not None and run.repeats.repeats == 3
@@ -205,7 +207,7 @@ import my_talk
 from assay.targets import Conversing
 
 def test_both_ways_with_own_history(assay_eval):
-    ev = assay_eval("golden", candidate=my_talk.answer, conversing=Conversing(mode="both", history="own"),
+    ev = assay_eval("golden", {"candidate": my_talk.answer}, conversing=Conversing(mode="both", history="own"),
                     n_boot=200, metrics=("ndcg@10",))
     assert ev.run_names() == ["candidate", "candidate (rewrites)"]
     assert [name for name, _ in ev.runs] == ["candidate", "candidate (rewrites)"]
@@ -230,10 +232,10 @@ SHORT = """
 ARGS = dict(k_values=(5, 10), n_boot=200)
 
 def test_ndcg10_is_refused_for_short_passages(assay_eval):
-    assay_eval("golden", "chunks.jsonl", "pieces.jsonl", **ARGS).assert_metric("ndcg@10", at_least=0.1, run="pieces")
+    assay_eval("golden", ["chunks.jsonl", "pieces.jsonl"], **ARGS).assert_metric("ndcg@10", at_least=0.1, run="pieces")
 
 def test_the_primary_passes_the_same_text(assay_eval):
-    ev = assay_eval("golden", "chunks.jsonl", "pieces.jsonl", **ARGS)
+    ev = assay_eval("golden", ["chunks.jsonl", "pieces.jsonl"], **ARGS)
     assert ev.result.primary_metric == "ndcg@1000t"
     ev.assert_metric(at_least=0.999, statistic="mean", run="pieces")
     ev.assert_not_worse("pieces", baseline="chunks")
