@@ -1,6 +1,6 @@
 """assay's pytest plugin run by pytester: gates with intervals pass and fail with an explanation (metric, interval,
-worst queries, judge's reasons), the comparison with a baseline, a cached judge that a rerun does not pay again, and a
-plugin that costs nothing when unused."""
+worst queries, judge's reasons), the comparison with a baseline, a cached judge that a rerun does not pay again, runs
+passed as runs and settings as typed keywords, and a plugin that costs nothing when unused."""
 
 from __future__ import annotations
 
@@ -255,3 +255,37 @@ def test_the_gate_refuses_a_unit_measure_and_gates_on_the_primary(pytester: pyte
     out = result.stdout.str()
     assert "AssayAssertionError: pieces: ndcg@10 refused: it counts golden chunks" in out
     assert "Gate on ndcg@1000t instead" in out
+
+
+NAMED = """
+import pytest
+from assay.errors import ConfigError, InputError
+
+ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10",))
+
+def test_a_run_named_baseline_and_the_setting(assay_eval):
+    ev = assay_eval("golden", {"good": "good.jsonl", "baseline": "weak.jsonl"}, baseline="baseline", **ARGS)
+    assert ev.run_names() == ["good", "baseline"]
+    assert {(c.a, c.b) for c in ev.result.comparisons} == {("baseline", "good")}  # the setting: baseline first
+
+def test_baseline_is_the_name_of_a_run_even_when_a_file_has_that_name(assay_eval):
+    with pytest.raises(ConfigError, match="--baseline weak.jsonl: no run of that name; runs: good, weak"):
+        assay_eval("golden", ["good.jsonl", "weak.jsonl"], baseline="weak.jsonl", **ARGS)
+
+def test_a_keyword_that_is_no_setting_is_a_type_error(assay_eval):
+    with pytest.raises(TypeError) as caught:
+        assay_eval("golden", ["good.jsonl"], candidate="weak.jsonl")
+    assert str(caught.value).startswith(
+        "assay_eval() got an unexpected keyword argument 'candidate'; its keywords, closest first: "
+    )
+
+def test_runs_are_a_mapping_or_a_list(assay_eval):
+    with pytest.raises(InputError, match="give the runs as a mapping name -> run"):
+        assay_eval("golden", "good.jsonl")
+    assert assay_eval("golden", [("mine", "good.jsonl"), "weak.jsonl"], **ARGS).run_names() == ["mine", "weak"]
+"""
+
+
+def test_runs_are_runs_and_settings_are_settings(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(test_named=NAMED)
+    pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=4)

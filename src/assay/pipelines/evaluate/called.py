@@ -1,11 +1,17 @@
-"""Evaluate systems as well as run files: a callable or a target is asked every question first (:mod:`assay.targets`),
-its run written, and the runs evaluated together.
+"""Evaluate systems as well as run files, with typed settings: a callable or a target is asked every question first
+(:mod:`assay.targets`), its run written, and the runs evaluated together.
 
-``assay.evaluate(golden, {"v2": my_app.answer, "v1": "runs/v1.jsonl"})``: a mapping names the runs; in a list a
-``(name, path or function)`` pair names one, a path is named by its file stem and a function by its ``__name__``. A
-function or a :class:`~assay.targets.TargetSpec` is run into ``run_dir/NAME.jsonl`` (a temporary folder, removed
-after the evaluation, when ``run_dir`` is None); a system that answers no question stops the evaluation with
+``assay.evaluate(golden, {"v2": my_app.answer, "v1": "runs/v1.jsonl"})``: the runs are named by
+:func:`~assay.pipelines.evaluate.runs.given.named_runs` (a mapping names them; in a list a ``(name, run)`` pair names
+one, a path is named by its file stem and a function by its ``__name__``). A function or a
+:class:`~assay.targets.TargetSpec` is run into ``run_dir/NAME.jsonl`` (a temporary folder, removed after the
+evaluation, when ``run_dir`` is None); a system that answers no question stops the evaluation with
 :class:`~assay.errors.NothingProduced`.
+
+The settings are ``settings=`` an :class:`~.settings.EvalSettings` and its fields as keywords, typed for mypy by
+:class:`SettingsKeywords` (``n_boot=500`` replaces that field of ``settings``); :func:`settings_of` merges them, and
+refuses a keyword that is no field with a ``TypeError`` listing the keywords, the closest first. The pytest plugin's
+``assay_eval`` takes them the same way.
 
 A golden set with conversations: ``conversing`` (a :class:`~assay.targets.Conversing`, as ``assay eval
 --target-conversation-mode`` and ``--target-history`` make it) says how every function and target is asked its
