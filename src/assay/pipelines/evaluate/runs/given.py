@@ -17,8 +17,8 @@ The rule:
    anything else is an error naming the four.
 5. Names are text that is not empty, and no two runs share one: an error names the name given twice.
 
-A function or a target is a system to ask (:attr:`NamedRun.asked`): the caller asks it and writes its run first
-(:func:`assay.pipelines.evaluate.called.materialize`); the reader takes files and lines only.
+A function or a target is a system to ask: the caller asks it and writes its run first
+(:func:`assay.pipelines.evaluate.called.materialize`); the reader takes files and lines only (:func:`.read.specs_of`).
 """
 
 from __future__ import annotations
@@ -47,18 +47,13 @@ class NamedRun(NamedTuple):
     name: str
     source: Path | Sequence[Mapping[str, Any]] | TargetSpec | Callable[..., Any]
 
-    @property
-    def asked(self) -> bool:
-        """A system (a function or a target), asked every question before its run can be read."""
-        return isinstance(self.source, TargetSpec) or callable(self.source)
-
 
 def named_runs(runs: Runs) -> list[NamedRun]:
     """``runs`` named by the module docstring's rule, in the order given."""
     if isinstance(runs, Mapping):
         out = [_checked(name, source) for name, source in runs.items()]
     elif isinstance(runs, str | Path | TargetSpec) or callable(runs) or not isinstance(runs, Sequence):
-        raise InputError(f"give the runs as {_FORMS}; got {type(runs).__name__} {runs!r}")
+        raise InputError(f"give the runs as {_FORMS}; got {_shown(runs)}")
     else:
         out = [_one(item) for item in runs]
     _check_apart(out)
@@ -83,7 +78,7 @@ def _one(item: RunSource | tuple[str, RunSource]) -> NamedRun:
 
 def _checked(name: object, source: RunSource) -> NamedRun:
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"a run's name is text that is not empty; got {name!r} for {source!r}")
+        raise InputError(f"a run's name is text that is not empty; got {name!r} for {_shown(source)}")
     return NamedRun(name, _source(source))
 
 
@@ -95,12 +90,18 @@ def _source(source: object) -> Path | Sequence[Mapping[str, Any]] | TargetSpec |
         return source
     if isinstance(source, TargetSpec) or callable(source):
         return source
-    raise InputError(f"a run is {_KINDS}; got {type(source).__name__} {source!r}"[:300])
+    raise InputError(f"a run is {_KINDS}; got {_shown(source)}")
+
+
+def _shown(value: object) -> str:
+    """What was given, for an error: its type and the start of its repr."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 120 else text[:117] + '...'}"
 
 
 def _check_apart(runs: Sequence[NamedRun]) -> None:
     """Step 5: one run per name."""
-    seen: dict[str, NamedRun] = {}
+    seen: set[str] = set()
     for run in runs:
         if run.name in seen:
             example = f"e.g. other={run.source}" if isinstance(run.source, Path) else "e.g. {'new': ..., 'old': ...}"
@@ -108,4 +109,4 @@ def _check_apart(runs: Sequence[NamedRun]) -> None:
                 f"two runs are named {run.name!r}: name them apart, with NAME=PATH on the command line or a mapping "
                 f"name -> run in Python ({example})"
             )
-        seen[run.name] = run
+        seen.add(run.name)
