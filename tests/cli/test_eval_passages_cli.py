@@ -104,7 +104,7 @@ def test_pytest_plugin_takes_runs_as_lists(golden: Path, pytester: pytest.Pytest
     pytester.makepyfile(
         f"""
         def test_gate(assay_eval):
-            ev = assay_eval({str(golden)!r}, ("mine", {rows!r}), k_values=(1,), n_boot=200)
+            ev = assay_eval({str(golden)!r}, [("mine", {rows!r})], k_values=(1,), n_boot=200)
             ev.assert_metric("P@1", at_least=1.0, statistic="mean", run="mine")
         """
     )

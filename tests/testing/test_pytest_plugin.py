@@ -1,6 +1,6 @@
 """assay's pytest plugin run by pytester: gates with intervals pass and fail with an explanation (metric, interval,
-worst queries, judge's reasons), the comparison with a baseline, a cached judge that a rerun does not pay again, and a
-plugin that costs nothing when unused."""
+worst queries, judge's reasons), the comparison with a baseline, a cached judge that a rerun does not pay again, runs
+passed as runs and settings as typed keywords, and a plugin that costs nothing when unused."""
 
 from __future__ import annotations
 
@@ -41,15 +41,16 @@ GATES = """
 ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10", "recall@5"))
 
 def test_good_passes(assay_eval):
-    ev = assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS)
+    ev = assay_eval("golden", ["good.jsonl", "weak.jsonl"], **ARGS)
     ev.assert_metric("ndcg@10", at_least=0.6, run="good")
     ev.assert_not_worse("good", baseline="weak", metric="ndcg@10")
 
 def test_weak_interval_gate(assay_eval):
-    assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS).assert_metric("ndcg@10", at_least=0.6, run="weak")
+    assay_eval("golden", ["good.jsonl", "weak.jsonl"], **ARGS).assert_metric("ndcg@10", at_least=0.6, run="weak")
 
 def test_weak_not_worse(assay_eval):
-    assay_eval("golden", "good.jsonl", "weak.jsonl", **ARGS).assert_not_worse("weak", baseline="good", metric="ndcg@10")
+    ev = assay_eval("golden", ["good.jsonl", "weak.jsonl"], **ARGS)
+    ev.assert_not_worse("weak", baseline="good", metric="ndcg@10")
 """
 
 
@@ -70,7 +71,7 @@ def test_gates_pass_and_fail_with_the_worst_queries(pytester: pytest.Pytester, d
 
 JUDGED = """
 def test_weak_answers(assay_eval):
-    ev = assay_eval("golden", "weak.jsonl", metrics=("faithfulness", "claim_precision"), n_boot=200)
+    ev = assay_eval("golden", ["weak.jsonl"], metrics=("faithfulness", "claim_precision"), n_boot=200)
     ev.assert_metric("faithfulness", at_least=0.5, statistic="mean")
 """
 
@@ -87,7 +88,7 @@ def test_judge_reasons_in_the_failure(pytester: pytest.Pytester, data: dict[str,
 
 CACHED = """
 def test_cached(assay_eval):
-    ev = assay_eval("golden", "good.jsonl", metrics=("faithfulness",), n_boot=200)
+    ev = assay_eval("golden", ["good.jsonl"], metrics=("faithfulness",), n_boot=200)
     ev.assert_metric("faithfulness", at_least=0.9, statistic="mean")
 """
 
@@ -146,17 +147,17 @@ import my_app
 ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10", "recall@5"))
 
 def test_candidate_function(assay_eval):
-    ev = assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", **ARGS)
+    ev = assay_eval("golden", {"candidate": my_app.answer, "baseline": "weak.jsonl"}, baseline="baseline", **ARGS)
     assert ev.run_names() == ["candidate", "baseline"]
     ev.assert_metric("ndcg@10", at_least=0.6, run="candidate")
     ev.assert_not_worse("candidate", baseline="baseline", metric="ndcg@10")
 
 def test_same_arguments_ask_nothing_again(assay_eval):
-    assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", **ARGS)
+    assay_eval("golden", {"candidate": my_app.answer, "baseline": "weak.jsonl"}, baseline="baseline", **ARGS)
     assert len(my_app.CALLS) == 12 and len(set(my_app.CALLS)) == 12  # every question once in the session
 
 def test_the_candidate_loses_to_a_better_baseline(assay_eval):
-    ev = assay_eval("golden", candidate=my_app.answer, **ARGS)
+    ev = assay_eval("golden", {"candidate": my_app.answer}, **ARGS)
     system = ev.result.runs[0].system
     assert system is not None and system.lines == 12 and system.failed == 0 and "p50" in system.latency_ms
     assert system.target.startswith("python:my_app:answer")
@@ -174,7 +175,8 @@ import my_app
 ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10",))
 
 def test_repeats_gate_on_question_means(assay_eval):
-    ev = assay_eval("golden", candidate=my_app.answer, baseline="weak.jsonl", repeats=3, **ARGS)
+    runs = {"candidate": my_app.answer, "baseline": "weak.jsonl"}
+    ev = assay_eval("golden", runs, baseline="baseline", repeats=3, **ARGS)
     assert len(my_app.CALLS) == 36 and len(set(my_app.CALLS)) == 12  # every question three times
     run = ev.result.runs[0]
     assert run.name == "candidate" and run.repeats is not None and run.repeats.repeats == 3
@@ -205,7 +207,7 @@ import my_talk
 from assay.targets import Conversing
 
 def test_both_ways_with_own_history(assay_eval):
-    ev = assay_eval("golden", candidate=my_talk.answer, conversing=Conversing(mode="both", history="own"),
+    ev = assay_eval("golden", {"candidate": my_talk.answer}, conversing=Conversing(mode="both", history="own"),
                     n_boot=200, metrics=("ndcg@10",))
     assert ev.run_names() == ["candidate", "candidate (rewrites)"]
     assert [name for name, _ in ev.runs] == ["candidate", "candidate (rewrites)"]
@@ -230,10 +232,10 @@ SHORT = """
 ARGS = dict(k_values=(5, 10), n_boot=200)
 
 def test_ndcg10_is_refused_for_short_passages(assay_eval):
-    assay_eval("golden", "chunks.jsonl", "pieces.jsonl", **ARGS).assert_metric("ndcg@10", at_least=0.1, run="pieces")
+    assay_eval("golden", ["chunks.jsonl", "pieces.jsonl"], **ARGS).assert_metric("ndcg@10", at_least=0.1, run="pieces")
 
 def test_the_primary_passes_the_same_text(assay_eval):
-    ev = assay_eval("golden", "chunks.jsonl", "pieces.jsonl", **ARGS)
+    ev = assay_eval("golden", ["chunks.jsonl", "pieces.jsonl"], **ARGS)
     assert ev.result.primary_metric == "ndcg@1000t"
     ev.assert_metric(at_least=0.999, statistic="mean", run="pieces")
     ev.assert_not_worse("pieces", baseline="chunks")
@@ -253,3 +255,37 @@ def test_the_gate_refuses_a_unit_measure_and_gates_on_the_primary(pytester: pyte
     out = result.stdout.str()
     assert "AssayAssertionError: pieces: ndcg@10 refused: it counts golden chunks" in out
     assert "Gate on ndcg@1000t instead" in out
+
+
+NAMED = """
+import pytest
+from assay.errors import ConfigError, InputError
+
+ARGS = dict(k_values=(5, 10), n_boot=200, metrics=("ndcg@10",))
+
+def test_a_run_named_baseline_and_the_setting(assay_eval):
+    ev = assay_eval("golden", {"good": "good.jsonl", "baseline": "weak.jsonl"}, baseline="baseline", **ARGS)
+    assert ev.run_names() == ["good", "baseline"]
+    assert {(c.a, c.b) for c in ev.result.comparisons} == {("baseline", "good")}  # the setting: baseline first
+
+def test_baseline_is_the_name_of_a_run_even_when_a_file_has_that_name(assay_eval):
+    with pytest.raises(ConfigError, match="--baseline weak.jsonl: no run of that name; runs: good, weak"):
+        assay_eval("golden", ["good.jsonl", "weak.jsonl"], baseline="weak.jsonl", **ARGS)
+
+def test_a_keyword_that_is_no_setting_is_a_type_error(assay_eval):
+    with pytest.raises(TypeError) as caught:
+        assay_eval("golden", ["good.jsonl"], candidate="weak.jsonl")
+    assert str(caught.value).startswith(
+        "assay_eval() got an unexpected keyword argument 'candidate'; its keywords, closest first: "
+    )
+
+def test_runs_are_a_mapping_or_a_list(assay_eval):
+    with pytest.raises(InputError, match="give the runs as a mapping name -> run"):
+        assay_eval("golden", "good.jsonl")
+    assert assay_eval("golden", [("mine", "good.jsonl"), "weak.jsonl"], **ARGS).run_names() == ["mine", "weak"]
+"""
+
+
+def test_runs_are_runs_and_settings_are_settings(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(test_named=NAMED)
+    pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=4)

@@ -16,6 +16,7 @@ import click
 from assay.cli._judge_options import JudgeOptions, optional_judge_options
 from assay.errors import ConfigError
 from assay.pipelines.evaluate import EvalSettings
+from assay.pipelines.evaluate.runs.given import NamedRun, named_runs
 from assay.pipelines.evaluate.scoring.names import check_gate, joined_k
 
 __all__ = ["EvalOptions", "eval_options", "parse_fail_under", "parse_k", "parse_runs"]
@@ -35,16 +36,16 @@ def parse_k(texts: str | Sequence[str]) -> tuple[int, ...]:
     return tuple(sorted(values))
 
 
-def parse_runs(args: Sequence[str]) -> list[tuple[str, Path]]:
-    """Each RUN is PATH (named by its file stem) or NAME=PATH."""
-    out = []
-    for arg in args:
-        name, sep, path = arg.partition("=")
-        if sep and name and not Path(arg).exists():
-            out.append((name, Path(path)))
-        else:
-            out.append((Path(arg).stem, Path(arg)))
-    return out
+def parse_runs(args: Sequence[str]) -> list[NamedRun]:
+    """Each RUN is PATH (named by its file stem) or NAME=PATH (``=`` splits unless the whole argument is a file);
+    named and checked by :func:`~assay.pipelines.evaluate.runs.given.named_runs`, as every caller's runs are."""
+    return named_runs([_name_path(arg) for arg in args])
+
+
+def _name_path(arg: str) -> str | tuple[str, str]:
+    """``NAME=PATH`` -> (name, path); a file whose name holds ``=`` and a bare PATH stay a path."""
+    name, sep, path = arg.partition("=")
+    return (name, path) if sep and name and not Path(arg).exists() else arg
 
 
 def parse_fail_under(values: Sequence[str]) -> list[tuple[str, float]]:

@@ -5,6 +5,7 @@ costs (:func:`dry_run`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -22,6 +23,7 @@ from assay.cli._judge_options import check_context, dry_run_judge, judge_from_op
 from assay.judge.panel import Grader, judges_of
 from assay.judge.prompts import prompt_names
 from assay.pipelines.evaluate import Evaluated, estimate_evaluation, evaluate_detailed
+from assay.pipelines.evaluate.runs.given import NamedRun
 
 __all__ = ["audit_labels", "dry_run", "evaluate_runs"]
 
@@ -72,7 +74,7 @@ class _Bar:
         self.bar.update(self.task, completed=done, total=total, description=self._text())
 
 
-def evaluate_runs(golden: Path, specs: list[tuple[str, Path]], asked: EvalOptions) -> Evaluated:
+def evaluate_runs(golden: Path, specs: Sequence[NamedRun], asked: EvalOptions) -> Evaluated:
     humans, everyone = audit_labels(golden)
     settings = asked.settings
     if not asked.judging.specs:
@@ -105,7 +107,7 @@ _BATCH_ROUNDS = (
 )
 
 
-def dry_run(golden: Path, specs: list[tuple[str, Path]], asked: EvalOptions, console: Console) -> None:
+def dry_run(golden: Path, specs: Sequence[NamedRun], asked: EvalOptions, console: Console) -> None:
     if not asked.judging.specs:
         console.print("dry run without a judge: no calls to make")
         return

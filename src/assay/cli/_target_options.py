@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
+from assay.pipelines.evaluate.runs.given import NamedRun
 from assay.targets import Conversing, RunStats, TargetRun, TargetSettings, TargetSpec, run_target
 from assay.targets.conversations import BOTH, CONVERSATION_MODES, HISTORY_MODES, ways
 from assay.targets.spec import parse_pairs
@@ -210,7 +211,7 @@ def parse_target(value: str) -> tuple[str, str]:
     return name, spec
 
 
-def ask_targets(golden: Path, values: Sequence[str], folder: Path, asking: TargetOptions) -> list[tuple[str, Path]]:
+def ask_targets(golden: Path, values: Sequence[str], folder: Path, asking: TargetOptions) -> list[NamedRun]:
     """Run every ``--target NAME=SPEC`` into ``folder/NAME.jsonl`` (as ``assay run`` does); ``(name, path)`` each.
     With ``--target-conversation-mode both`` a target is asked twice, into ``NAME`` (the turns) and ``NAME
     (rewrites)`` (:func:`assay.targets.conversations.ways`). Every spec, mode and name is checked before the first
@@ -230,7 +231,7 @@ def ask_targets(golden: Path, values: Sequence[str], folder: Path, asking: Targe
         with bar.bar:
             done = asking.run(gold, spec, folder / f"{called}.jsonl", bar, how)
         click.echo(f"{called}: {summary_line(done, gold)}", err=True)
-        out.append((called, done.check().path or folder / f"{called}.jsonl"))
+        out.append(NamedRun(called, done.check().path or folder / f"{called}.jsonl"))
     return out
 
 

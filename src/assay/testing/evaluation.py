@@ -17,11 +17,10 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate import Evaluated
+from assay.pipelines.evaluate.runs.given import NamedRun
 from assay.pipelines.evaluate.statistics.gates import (
     LOWER_IS_BETTER,
     Gate,
@@ -50,7 +49,7 @@ class Evaluation:
 
     evaluated: Evaluated
     golden: GoldenSet  # as evaluated: with the labels the judge added (in memory, not written back)
-    runs: list[tuple[str, Path | list[dict[str, Any]]]]
+    runs: list[NamedRun]  # the runs as read: each function's or target's run is the file it was asked into
 
     @property
     def result(self) -> EvalResult:

@@ -10,18 +10,19 @@ imported the first time a fixture is used).
   judged before. None (no judge, trec_eval's convention) when no judge is named. The plugin reads no environment
   variable: for a key, override the fixture in ``conftest.py`` with ``assay.judge.make_judge(..., api_key=...)``.
 * ``assay_golden(path)``: the golden set at ``path`` (loaded once per session).
-* ``assay_eval(golden, *runs, judge=..., **settings_and_named_runs)``: evaluate runs once per session and
-  arguments. A run is a path, a ``NAME=PATH`` string, a ``(name, path)`` pair, a ``(name, rows)`` pair with rows a
-  list of dicts in the JSONL run format (passages by id, text or offsets), or the system itself: a Python
-  function (``candidate=my_app.answer``; sync or async, called as ``assay run`` calls a ``python:`` target, every
-  golden question asked afresh once per session, ``repeats=N`` times each: the gate then runs on per-question means,
-  with the system's own noise inside the intervals; ``conversing=`` an :class:`assay.targets.Conversing` says how
-  it is asked the turns of a golden set's conversations, as :func:`assay.evaluate` does, ``Conversing(mode="both")``
-  adding the run ``NAME (rewrites)`` and the history gain) or, by keyword, an :class:`assay.TargetSpec`. A keyword
-  that is an :class:`~assay.pipelines.evaluate.EvalSettings` field (``k_values``, ``metrics``, ``n_boot``, ...) is
-  a setting; any other keyword names a run. ``baseline=`` a run file or a function is the run named ``baseline``
-  that every other run is compared with (``baseline=`` the name of another run is the setting). Labels the judge
-  adds stay in memory (the golden folder is not written). Returns an :class:`~assay.testing.evaluation.Evaluation`
+* ``assay_eval(golden, runs, judge=..., settings=..., **fields)``: evaluate runs once per session and arguments.
+  ``runs`` is a mapping name -> run or a list of runs and ``(name, run)`` pairs, named as :func:`assay.evaluate`
+  names them (:mod:`assay.pipelines.evaluate.runs.given`): a run is a path (a list names it by its file stem), a
+  list of dicts in the JSONL run format (passages by id, text or offsets), or the system itself: a Python function
+  (sync or async, called as ``assay run`` calls a ``python:`` target, every golden question asked afresh once per
+  session, ``repeats=N`` times each: the gate then runs on per-question means, with the system's own noise inside
+  the intervals; ``conversing=`` an :class:`assay.targets.Conversing` says how it is asked the turns of a golden
+  set's conversations, as :func:`assay.evaluate` does, ``Conversing(mode="both")`` adding the run ``NAME
+  (rewrites)`` and the history gain) or an :class:`assay.TargetSpec`. The settings are ``settings=`` an
+  :class:`~assay.pipelines.evaluate.EvalSettings` and any of its fields as a keyword (``k_values=(5, 10)``,
+  ``n_boot=200``, ``baseline="v1"``: the name of the run every other run is compared with), typed for mypy
+  (:class:`AssayEval`); any other keyword is a ``TypeError`` naming those that exist. Labels the judge adds stay
+  in memory (the golden folder is not written). Returns an :class:`~assay.testing.evaluation.Evaluation`
   with ``assert_metric`` (the rule of ``assay eval --fail-under``, on the mean or an interval bound) and
   ``assert_not_worse`` (the paired test against a baseline run), both on the evaluation's own primary metric unless
   one is named (a measure counted in golden chunks is refused for a run whose passages are under half a chunk,
@@ -30,8 +31,9 @@ imported the first time a fixture is used).
 
 Example::
 
-    def test_release(assay_eval):
-        ev = assay_eval("golden/", candidate=my_app.answer, baseline="runs/baseline.jsonl", k_values=(5, 10))
+    def test_release(assay_eval: AssayEval) -> None:
+        runs = {"candidate": my_app.answer, "baseline": "runs/baseline.jsonl"}
+        ev = assay_eval("golden/", runs, baseline="baseline", k_values=(5, 10))
         ev.assert_metric(at_least=0.6, run="candidate")       # the primary: interval's lower bound >= 0.6
         ev.assert_not_worse("candidate", baseline="baseline")
 """
@@ -40,19 +42,47 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, Unpack
 
 import pytest
 
 if TYPE_CHECKING:
     from assay.formats.golden import GoldenSet
     from assay.judge import Judge
+    from assay.judge.panel import Grader
+    from assay.pipelines.evaluate import EvalSettings
+    from assay.pipelines.evaluate.called import SettingsKeywords
+    from assay.pipelines.evaluate.runs.given import Runs
+    from assay.targets import Conversing
     from assay.testing.evaluation import Evaluation
 
-__all__ = ["assay_eval", "assay_golden", "assay_judge", "pytest_addoption"]
+__all__ = ["AssayEval", "assay_eval", "assay_golden", "assay_judge", "pytest_addoption"]
 
-RunSpec = str | Path | tuple[str, str | Path] | tuple[str, list[dict[str, Any]]] | Callable[..., Any]
-_DEFAULT = object()
+
+class AssayEval(Protocol):
+    """What the ``assay_eval`` fixture is: annotate a test's argument with it (``assay_eval: AssayEval``) and mypy
+    checks the runs and every setting keyword."""
+
+    def __call__(
+        self,
+        golden: str | Path,
+        runs: Runs,
+        /,
+        *,
+        judge: Grader | None = ...,
+        settings: EvalSettings | None = ...,
+        repeats: int = ...,
+        conversing: Conversing | None = ...,
+        **fields: Unpack[SettingsKeywords],
+    ) -> Evaluation: ...
+
+
+class _SessionJudge:
+    """The default of ``judge=``: the session's judge (``assay_judge``), which None cannot mean (None: no judge)."""
+
+
+_SESSION_JUDGE = _SessionJudge()
+_TAKES = ("judge", "settings", "repeats", "conversing")  # assay_eval's keywords besides EvalSettings' fields
 _SETTINGS = {
     "judge": "judge for assay_eval: offline, openai/MODEL, any litellm name (default: none, no LLM metrics)",
     "api_base": "OpenAI-compatible server for the judge, e.g. http://127.0.0.1:8080/v1",
@@ -110,83 +140,50 @@ def assay_golden() -> Callable[[str | Path], GoldenSet]:
     return load
 
 
-def _run(spec: RunSpec) -> tuple[str, Any]:
-    if callable(spec) and not isinstance(spec, (str, Path, tuple)):
-        return str(getattr(spec, "__name__", type(spec).__name__)), spec
-    if isinstance(spec, tuple):
-        return spec[0], spec[1] if isinstance(spec[1], list) else Path(spec[1])
-    name, sep, path = str(spec).partition("=")
-    if sep and name and not Path(spec).exists():
-        return name, Path(path)
-    return Path(spec).stem, Path(spec)
-
-
-def _sources(folder: Path, name: str, source: Any, asked: list[str]) -> list[tuple[str, Any]]:
-    """Where a run's lines are read back from: the run files a function was asked into (``asked``: their names), a
-    list as it is, a path."""
-    if isinstance(source, list):
-        return [(name, source)]
-    return [(one, folder / f"{one}.jsonl") for one in asked] if callable(source) else [(name, Path(source))]
-
-
-def _identity(source: Any) -> str:
-    return str(Path(source).resolve()) if isinstance(source, (str, Path)) else f"{type(source).__name__}@{id(source)}"
-
-
-def _split(settings: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
-    """Keywords that are EvalSettings fields, and the other keywords as named runs."""
-    import dataclasses
-
-    from assay.pipelines.evaluate import EvalSettings
-
-    names = {f.name for f in dataclasses.fields(EvalSettings)}
-    named = [(k, v) for k, v in settings.items() if k not in names]
-    base = settings.get("baseline")
-    if base is not None and (callable(base) or isinstance(base, Path) or Path(str(base)).is_file()):
-        named.append(("baseline", base))  # a run named baseline, every other run compared with it
-        settings = {**settings, "baseline": "baseline"}
-    runs = [(k, Path(v) if isinstance(v, str) else v) for k, v in named]
-    return {k: v for k, v in settings.items() if k in names}, runs
+def _identity(source: object) -> str:
+    """What a run is, for the session's cache of evaluations: a file by its resolved path, anything else by its id."""
+    return str(source.resolve()) if isinstance(source, Path) else f"{type(source).__name__}@{id(source)}"
 
 
 @pytest.fixture(scope="session")
-def assay_eval(assay_judge: Judge | None, tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Evaluation]:
-    """``assay_eval(golden, *runs, judge=..., **settings_and_named_runs)``: an :class:`Evaluation`, computed once
-    per arguments (module docstring)."""
+def assay_eval(assay_judge: Judge | None, tmp_path_factory: pytest.TempPathFactory) -> AssayEval:
+    """``assay_eval(golden, runs, judge=..., settings=..., **fields)``: an :class:`Evaluation`, computed once per
+    arguments (module docstring)."""
     done: dict[tuple[Any, ...], Evaluation] = {}
 
     def evaluate(
         golden: str | Path,
-        *runs: RunSpec,
-        judge: Any = _DEFAULT,
+        runs: Runs,
+        /,
+        *,
+        judge: Grader | _SessionJudge | None = _SESSION_JUDGE,
+        settings: EvalSettings | None = None,
         repeats: int = 1,
-        conversing: Any = None,
-        **settings: Any,
+        conversing: Conversing | None = None,
+        **fields: Unpack[SettingsKeywords],
     ) -> Evaluation:
         from assay.formats.golden import GoldenSet
-        from assay.pipelines.evaluate import EvalSettings
-        from assay.pipelines.evaluate.called import evaluate_systems
+        from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
+        from assay.pipelines.evaluate.called import materialize, settings_of
+        from assay.pipelines.evaluate.runs.given import named_runs
         from assay.targets import Conversing
-        from assay.targets.conversations import ways
         from assay.testing.evaluation import Evaluation
 
-        config_kwargs, named = _split(settings)
-        parsed = [_run(spec) for spec in runs] + named
-        if not parsed:
-            raise ValueError("assay_eval needs at least one run: assay_eval('golden/', candidate=my_app.answer)")
-        chosen = assay_judge if judge is _DEFAULT else judge
+        config = settings_of(settings, fields, caller="assay_eval", takes=_TAKES,
+                             default=EvalSettings(add_labels=False))  # fmt: skip
+        named = named_runs(runs)
+        if not named:
+            raise ValueError("assay_eval needs at least one run: assay_eval('golden/', {'candidate': my_app.answer})")
+        chosen = assay_judge if isinstance(judge, _SessionJudge) else judge
         how = conversing or Conversing()
-        key = (str(Path(golden).resolve()), tuple((n, _identity(p)) for n, p in parsed), id(chosen), repeats, how,
-               tuple(sorted((k, repr(v)) for k, v in config_kwargs.items())))  # fmt: skip
+        key = (str(Path(golden).resolve()), tuple((run.name, _identity(run.source)) for run in named), id(chosen),
+               repeats, how, repr(config))  # fmt: skip
         if key not in done:
             gold = GoldenSet.load(golden)
-            config = EvalSettings(**{"add_labels": False, **config_kwargs})
             folder = tmp_path_factory.mktemp("assay-runs")
-            result = evaluate_systems(gold, parsed, run_dir=folder, judge=chosen, settings=config, repeats=repeats,
-                                      conversing=how)  # fmt: skip
-            sources = [one for name, p in parsed
-                       for one in _sources(folder, name, p, [n for n, _ in ways(name, how, gold)])]  # fmt: skip
-            done[key] = Evaluation(result, gold, sources)
+            asked = materialize(gold, named, folder, repeats=repeats, conversing=how)
+            result = evaluate_detailed(gold, asked, judge=chosen, settings=config)
+            done[key] = Evaluation(result, gold, asked)
         return done[key]
 
     return evaluate

@@ -3,6 +3,7 @@ it.
 
 Modules, one line each:
 
+- ``given``: the runs a caller gives (a mapping or a list of paths, lines, functions, targets) named by one rule.
 - ``read``: reading and checking the runs (JSONL, TREC, RAGAS, in memory) into :class:`~.loaded.LoadedRun`.
 - ``sources``: each kind of run read into raw lines, before alignment and ordering.
 - ``assemble``: a run's raw lines checked against the golden set, resolved to its units and ordered.

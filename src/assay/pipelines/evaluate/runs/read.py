@@ -26,42 +26,53 @@ from assay.errors import FormatError, InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import read_header
 from assay.pipelines.evaluate.runs.assemble import assemble
+from assay.pipelines.evaluate.runs.given import NamedRun, Runs, RunSource, named_runs
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.sources import RawLine, memory_where, raw_lines, run_kind
 from assay.results import RunCounts
+from assay.targets import TargetSpec
 
-__all__ = ["RunSpec", "Runs", "load_run", "load_runs", "run_name", "specs_of"]
+__all__ = ["NamedRun", "RunSpec", "Runs", "load_run", "load_runs", "specs_of"]
 
 FAILED = "system_failed"
-RunSpec = Path | str | tuple[str, Path | str | Sequence[Mapping[str, Any]]]
-# runs as paths, (name, path) or (name, list of dicts), or a mapping name -> path or list of dicts
-Runs = Sequence[RunSpec] | Mapping[str, Path | str | Sequence[Mapping[str, Any]]]
+RunSpec = RunSource | tuple[str, RunSource]  # one run as a list of runs holds it (:mod:`.given`)
 
 
-def run_name(spec: RunSpec) -> tuple[str, Path | Sequence[Mapping[str, Any]]]:
-    """``(name, source)``: a given name, else the file stem."""
-    if isinstance(spec, tuple):
-        name, source = spec
-        return name, Path(source) if isinstance(source, str | Path) else source
-    return Path(spec).stem, Path(spec)
+def specs_of(runs: Runs) -> list[NamedRun]:
+    """The runs named by :func:`.given.named_runs`, each a file or lines (a function or a target is refused)."""
+    named = named_runs(runs)
+    for run in named:
+        _readable(run)
+    return named
+
+
+def _readable(run: NamedRun) -> Path | Sequence[Mapping[str, Any]]:
+    """The file or the lines of ``run``; a system is asked first, by :func:`assay.evaluate`, never read here."""
+    source = run.source
+    if isinstance(source, TargetSpec) or callable(source):
+        raise InputError(f"run {run.name!r} is a system to ask, not a run to read: evaluate it with assay.evaluate, "
+                         "which asks it every question first")  # fmt: skip
+    return source
 
 
 # ---------------------------------------------------------------------------------------------------- loading
 
 
 def load_run(spec: RunSpec, golden: GoldenSet, resolver: Resolver | None = None) -> LoadedRun:
-    """Read one run and check it against ``golden``; see the module docstring and :mod:`.assemble`'s. A run with
-    repeats raises :class:`InputError` (read it with :func:`load_runs`, which splits it)."""
-    loaded = _load(spec, golden, resolver or Resolver(golden))
+    """Read one run (a path, lines, or a ``(name, path or lines)`` pair) and check it against ``golden``; see the
+    module docstring and :mod:`.assemble`'s. A run with repeats raises :class:`InputError` (read it with
+    :func:`load_runs`, which splits it)."""
+    [named] = specs_of([spec])
+    loaded = _load(named, golden, resolver or Resolver(golden))
     if len(loaded) > 1 or loaded[0].repeat_of is not None:
         raise InputError(f"run {loaded[0].repeat_of} has repeats: read it with load_runs, which gives one per repeat")
     return loaded[0]
 
 
-def _load(spec: RunSpec, golden: GoldenSet, resolver: Resolver) -> list[LoadedRun]:
-    """The run of ``spec``, or one run per repeat when its lines carry ``repeat``."""
-    name, source = run_name(spec)
+def _load(run: NamedRun, golden: GoldenSet, resolver: Resolver) -> list[LoadedRun]:
+    """The run, or one run per repeat when its lines carry ``repeat``."""
+    name, source = run.name, _readable(run)
     if isinstance(source, Path) and not source.is_file():
         raise InputError(f"run {source} does not exist (or is a folder): give a JSONL, TREC or RAGAS run file")
     kind = run_kind(source)
@@ -143,23 +154,17 @@ def _one_asking_note(name: str, declared: int | None) -> str:
     )
 
 
-def load_runs(specs: Sequence[RunSpec], golden: GoldenSet, resolver: Resolver | None = None) -> list[LoadedRun]:
-    """Read every run (one document index and alignment cache for all: ``resolver``, made here when None); two
-    runs with the same name raise :class:`InputError` (name them with NAME=PATH)."""
+def load_runs(specs: Runs, golden: GoldenSet, resolver: Resolver | None = None) -> list[LoadedRun]:
+    """Read every run, named by :func:`.given.named_runs` (one document index and alignment cache for all:
+    ``resolver``, made here when None); two runs with the same name raise :class:`InputError` (name them with
+    NAME=PATH), a run split by its repeats included."""
     if not specs:
         raise InputError("no run given: pass at least one run file (JSONL, TREC or RAGAS)")
     resolver = resolver or Resolver(golden)
-    runs = [run for spec in specs for run in _load(spec, golden, resolver)]
+    runs = [run for named in specs_of(specs) for run in _load(named, golden, resolver)]
     seen: set[str] = set()
     for run in runs:
         if run.name in seen:
             raise InputError(f"two runs are named {run.name!r}: name them apart with NAME=PATH, e.g. bm25={run.path}")
         seen.add(run.name)
     return runs
-
-
-def specs_of(runs: Runs) -> list[RunSpec]:
-    """Runs as a list of specs: a mapping's items become (name, source) pairs."""
-    if isinstance(runs, Mapping):
-        return [(name, source) for name, source in runs.items()]
-    return list(runs)
