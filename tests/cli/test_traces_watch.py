@@ -54,7 +54,7 @@ def test_a_cut_line_and_a_restart_count_each_trace_once(tmp_path: Path) -> None:
     assert "1 new line(s) in 1 file(s): 2 trace(s), 2 sampled, 2 matched" in stdout
     cursor, run = state(out)
     assert [r["query_id"] for r in run] == ["q1", "q2"]
-    assert cursor["totals"] == {"traces": 2, "sampled": 2, "matched": 2}
+    assert cursor["totals"] == {"traces": 2, "sampled": 2, "matched": 2, "abandoned": 0}
     assert (out / "report.html").exists()
     append(export, third[50:])  # the exporter finishes its line
     code, stdout, _ = watch(export, golden, out)

@@ -21,7 +21,10 @@ One pass (``--once`` does one; otherwise one every ``--every`` seconds):
    already counted (its trace id in the cursor's record of the last 100,000 counted) are a collector's retry:
    counted as duplicates and dropped.
 3. **Traces**: the spans are grouped by trace id; a trace is complete once its root span (no parent) has arrived,
-   since a root span ends, and is exported, last. The spans of incomplete traces are held for the next pass.
+   since a root span ends, and is exported, last. The spans of incomplete traces are held for the next pass, at
+   most ``HELD_KEPT`` spans: past that, whole traces are let go, those whose last span ended first (ties by trace
+   id), and counted as *abandoned* (a root span that never came: an exporter that drops spans would otherwise grow
+   the cursor without bound).
    Complete traces are read by the rules of :mod:`assay.formats.traces`; each is counted once.
 4. **Sample**: a trace is kept when ``crc32(trace id) < RATE * 2**32``: the same traces whatever the order, the
    machine or the restarts. A kept trace is matched to a golden question as ``assay import traces --golden`` does
@@ -62,6 +65,7 @@ CURSOR_NAME = "watch-cursor.json"
 RUN_NAME = "watch-run.jsonl"
 CURSOR_VERSION = 2
 COUNTED_KEPT = 100_000  # trace ids remembered as counted: a retry later than that many traces is counted again
+HELD_KEPT = 200_000  # spans of incomplete traces held for later passes; past it the oldest traces are abandoned
 FINGERPRINT = 4096  # bytes hashed at the start of a file and just before its cursor
 _SUFFIXES = (".json", ".jsonl")
 
@@ -78,6 +82,7 @@ class WatchPass:
     sampled: int = 0
     matched: int = 0
     held_spans: int = 0
+    abandoned: int = 0  # incomplete traces let go to keep the held spans under HELD_KEPT
     duplicate_spans: int = 0
     run_lines: int = 0
     evaluated: bool = False
@@ -115,6 +120,7 @@ def watch_once(
         spans += _read_file(path, cursor["files"], done, max_line, single=not Path(source).is_dir())
         step("read")
     complete, held = _complete(_fresh(spans, set(cursor["counted"]), done))
+    held = _bounded(held, done)
     read = traces_of(complete, Path(source))
     done.notes += [w for w in [read.problems.warning()] if w]
     done.traces, done.held_spans = len(read.traces), len(held)
@@ -252,6 +258,31 @@ def _complete(spans: Sequence[Span]) -> tuple[list[Span], list[Span]]:
     return [s for s in spans if s.trace_id in rooted], [s for s in spans if s.trace_id not in rooted]
 
 
+def _bounded(held: list[Span], done: WatchPass, limit: int | None = None) -> list[Span]:
+    """The held spans, at most ``limit`` (``HELD_KEPT``): whole traces let go, those whose last span ended first
+    (ties by trace id), until the rest fit; the traces let go are counted and said."""
+    limit = HELD_KEPT if limit is None else limit
+    if len(held) <= limit:
+        return held
+    by_trace: dict[str, list[Span]] = {}
+    for span in held:
+        by_trace.setdefault(span.trace_id, []).append(span)
+    oldest_first = sorted(by_trace, key=lambda t: (max(s.end_ns for s in by_trace[t]), t))
+    let_go: set[str] = set()
+    size = len(held)
+    for trace_id in oldest_first:
+        if size <= limit:
+            break
+        let_go.add(trace_id)
+        size -= len(by_trace[trace_id])
+    done.abandoned = len(let_go)
+    done.notes.append(
+        f"{len(let_go)} incomplete trace(s) abandoned: their root span never arrived and more than {limit:,} spans "
+        "were held (the oldest let go first)."
+    )
+    return [s for s in held if s.trace_id not in let_go]
+
+
 def _update_run(cursor: dict[str, Any], golden: GoldenSet, kept: list[Trace], done: WatchPass) -> bool:
     """Add the sampled traces to the cursor's run (one line per golden question, the latest trace); whether it
     changed."""
@@ -279,7 +310,8 @@ def _update_run(cursor: dict[str, Any], golden: GoldenSet, kept: list[Trace], do
 def _count(cursor: dict[str, Any], done: WatchPass, traces: list[Trace], held: list[Span], changed: bool) -> None:
     """The pass's counts, counted trace ids, held spans and pending flag put in the cursor (not yet written)."""
     totals = cursor["totals"]
-    for key, value in (("traces", done.traces), ("sampled", done.sampled), ("matched", done.matched)):
+    for key, value in (("traces", done.traces), ("sampled", done.sampled), ("matched", done.matched),
+                       ("abandoned", done.abandoned)):  # fmt: skip
         totals[key] = totals.get(key, 0) + value
     done.totals = dict(totals)
     cursor["counted"] = (cursor["counted"] + [t.trace_id for t in traces])[-COUNTED_KEPT:]
