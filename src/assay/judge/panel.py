@@ -26,7 +26,7 @@ label is unscored, kind ``no_quorum``, with each judge's reason. Every combined 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -157,10 +157,8 @@ def each_judge(grader: Grader, stage: str) -> list[tuple[str, Judge]]:
     return [(stage if len(judges) == 1 else f"{stage} {one.model}", one) for one in judges]
 
 
-def merged_usage(usages: Iterable[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
-    """Usage per stage summed over ``usages`` (each a judge's, or what it spent in one run); the cost is None for a
-    stage where one of them has no price (:func:`assay.types.usage_sum`)."""
-    return usage_sum(usages)
+# usage per stage summed over judges (or what each spent in one run): the one sum, beside StageUsage
+merged_usage = usage_sum
 
 
 def usage_now(grader: Grader | None) -> tuple[dict[str, StageUsage], ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from assay._version import __version__
@@ -54,11 +54,16 @@ from assay.pipelines.evaluate.statistics.stats import (
 from assay.pipelines.evaluate.statistics.stats import summaries as summarize_all
 from assay.results import (
     OFFLINE_WARNING,
+    AgreementSummary,
+    Clustering,
     Comparison,
     CorrectedMetric,
     EvalResult,
+    HistoryGain,
     JudgeNoise,
     MetricSummary,
+    PoolShift,
+    PowerPlan,
     QueryResult,
     RunResult,
     headline_metrics,
@@ -100,6 +105,21 @@ def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
     return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
 
 
+@dataclass(frozen=True)
+class _Compared:
+    """The comparisons of the runs (``primary``: the metric leading the verdict, None when none was compared), and
+    what is read off them and the rows: clustering, the diagnosis family, agreement with people, history gains and
+    the questions needed for given differences."""
+
+    comparisons: list[Comparison]
+    primary: str | None
+    clustering: Clustering | None
+    diagnosis: list[Comparison]
+    agreement: AgreementSummary | None
+    history: list[HistoryGain]
+    planning: list[PowerPlan]
+
+
 class _Outcome:
     """The parts of the result, each from what the earlier steps produced."""
 
@@ -115,31 +135,15 @@ class _Outcome:
         self.headline = _headline(_metric_names(merged.runs[0].rows), self.config) if merged.runs else []
 
     def result(self, scored: Sequence[ScoredRun]) -> EvalResult:
-        """Every part, then the result built once."""
+        """Every part, then the result built once. ``scored``: the runs as asked (before a repeated run's askings
+        were joined), for the pool shifts."""
         config, gold = self.config, self.gold
         runs = [self._run_result(one) for one in self.merged.runs]
         fair = self._comparable(runs)
-        warnings = self._first_warnings(fair)
         corrected, notes = self._corrected()
-        warnings += notes
-        stat = config.stat()
-        comparisons = compare_runs(self.per_run, fair.compared, replace(stat, primary=fair.primary))
-        primary = next((c.metric for c in comparisons if c.primary), None)
-        lead = primary or primary_metric(fair.compared, fair.primary)
-        clustering = clustering_summary(config.cluster_by, self.per_run, comparisons, lead)
-        diagnosis_comparisons = directed(compare_runs(self.per_run, self._diagnosed(fair), replace(stat, primary=None)))
-        agreement = agreement_of(gold, self.humans, fields=("type", "difficulty", *config.strata), settings=stat)
-        history = history_gains(gold, [one.run for one in self.merged.runs], self.per_run, lead, stat)
-        planning = power_plans(self.per_run, comparisons, lead, clustering, detect=config.detect, settings=stat)
-        noise = self._noise(primary, comparisons)
-        warnings += self.judged.before.growth_note(gold, self.setup.projected, self.judged.carried)
-        shifts = pool_shifts(
-            gold, self.setup.resolver, self.judged.before, scored, metric=primary or config.primary,
-            measures=[*self.setup.chosen.ranking, *self.setup.chosen.budgets], threshold=config.threshold,
-            depth=config.depth, strict=self.judge is not None,
-        )  # fmt: skip
-        warnings += [shift.sentence() for shift in shifts if any(shift.deltas.values())]
-        warnings += quotes_note(self.judged.before.new_labels(gold))
+        compared = self._compared(fair)
+        noise = self._noise(compared)  # asks the judge again: before what was spent is summed
+        shifts = self._shifts(scored, compared.primary)
         return EvalResult(
             assay_version=__version__,
             golden=str(self.setup.folder) if self.setup.folder is not None else "(in memory)",
@@ -147,25 +151,54 @@ class _Outcome:
             k_values=list(config.k_values),
             settings={**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"},
             runs=runs,
-            comparisons=comparisons,
-            primary_metric=primary,
-            clustering=clustering,
-            diagnosis_comparisons=diagnosis_comparisons,
+            comparisons=compared.comparisons,
+            primary_metric=compared.primary,
+            clustering=compared.clustering,
+            diagnosis_comparisons=compared.diagnosis,
             corrected=corrected,
-            agreement=agreement,
-            warnings=warnings,
+            agreement=compared.agreement,
+            warnings=[*self._first_warnings(fair), *notes, *self._last_warnings(shifts)],
             label_origin=gold.label_origin(),
             label_sources=gold.label_sources(),
             cut_alike=fair.alike if len(runs) > 1 else None,
             chunk_lengths=length_summary(relevant_chunk_lengths(gold, config.threshold)),
-            history_gain=history,
-            planning=planning,
+            history_gain=compared.history,
+            planning=compared.planning,
             judge_noise=noise,
             pool_shifts=shifts,
-            usage=spent_since(self.judge, self.judged.usage_before),  # after the noise's calls
+            usage=spent_since(self.judge, self.judged.usage_before),
             judges=panel_agreement(gold.qrels, human=self.humans.human, n_resamples=config.n_boot, seed=config.seed),
             diagnosis_examples=self.judged.diagnosed,
         )
+
+    def _compared(self, fair: Comparable) -> _Compared:
+        """The runs compared on the comparable metrics (the primary leading), and what follows from it."""
+        config, gold, per_run, stat = self.config, self.gold, self.per_run, self.config.stat()
+        comparisons = compare_runs(per_run, fair.compared, replace(stat, primary=fair.primary))
+        primary = next((c.metric for c in comparisons if c.primary), None)
+        lead = primary or primary_metric(fair.compared, fair.primary)
+        clustering = clustering_summary(config.cluster_by, per_run, comparisons, lead)
+        diagnosis = directed(compare_runs(per_run, self._diagnosed(fair), replace(stat, primary=None)))
+        agreement = agreement_of(gold, self.humans, fields=("type", "difficulty", *config.strata), settings=stat)
+        history = history_gains(gold, [one.run for one in self.merged.runs], per_run, lead, stat)
+        planning = power_plans(per_run, comparisons, lead, clustering, detect=config.detect, settings=stat)
+        return _Compared(comparisons, primary, clustering, diagnosis, agreement, history, planning)
+
+    def _shifts(self, scored: Sequence[ScoredRun], primary: str | None) -> list[PoolShift]:
+        """What other runs' labels did to each run's scores (:mod:`~.judging.pool_growth`)."""
+        config, chosen = self.config, self.setup.chosen
+        return pool_shifts(
+            self.gold, self.setup.resolver, self.judged.before, scored, metric=primary or config.primary,
+            measures=[*chosen.ranking, *chosen.budgets], threshold=config.threshold, depth=config.depth,
+            strict=self.judge is not None,
+        )  # fmt: skip
+
+    def _last_warnings(self, shifts: Sequence[PoolShift]) -> list[str]:
+        """How this evaluation grew the pool of labels, the scores other runs' labels moved, dropped quotes."""
+        before, gold = self.judged.before, self.gold
+        moved = [shift.sentence() for shift in shifts if any(shift.deltas.values())]
+        return [*before.growth_note(gold, self.setup.projected, self.judged.carried), *moved,
+                *quotes_note(before.new_labels(gold))]  # fmt: skip
 
     def _run_result(self, one: ScoredRun) -> RunResult:
         """A run's summaries; curves, judged@k, the precision-recall curve and the grade histogram on its
@@ -236,14 +269,14 @@ class _Outcome:
             notes += said
         return corrected, notes
 
-    def _noise(self, primary: str | None, comparisons: Sequence[Comparison]) -> JudgeNoise | None:
+    def _noise(self, compared: _Compared) -> JudgeNoise | None:
         """The judge asked again on a sample of its labels (``judge_repeats``; one judge only), else None."""
-        config, judge = self.config, self.judge
+        config, judge, primary = self.config, self.judge, compared.primary
         if not config.judge_repeats or not isinstance(judge, Judge):
             return None
         return judge_noise(
             judge, self.gold, self.merged.projections(), self.labels, repeats=config.judge_repeats, primary=primary,
-            ranking=self.setup.chosen.ranking, comparisons=comparisons, threshold=config.threshold,
+            ranking=self.setup.chosen.ranking, comparisons=compared.comparisons, threshold=config.threshold,
             depth=config.depth, k=cutoff(primary, config.k_head), listwise=config.listwise, seed=config.seed,
             limit=config.judge_repeats_max,
         )  # fmt: skip
