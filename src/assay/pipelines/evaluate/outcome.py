@@ -87,9 +87,9 @@ def evaluated(
     config = setup.config
     humans = ppi_inputs(setup.gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
-    merged = Merged.of(scores.runs)
-    result = _Outcome(setup, judged, scores.labels, merged, judge=judge, humans=humans).result(scores.runs)
-    rows = [row for one in merged.runs for row in one.rows.values()]
+    outcome = _Outcome(setup, judged, scores, judge=judge, humans=humans)
+    result = outcome.result()
+    rows = [row for one in outcome.merged.runs for row in one.rows.values()]
     support = judged.support_rows
     passages = [row for one in scores.runs for row in one.passages]
     views = question_views(setup.gold, [one.run for one in scores.runs], passages, support)
@@ -124,26 +124,25 @@ class _Outcome:
     """The parts of the result, each from what the earlier steps produced."""
 
     def __init__(
-        self, setup: Prepared, judged: Judged, labels: er.Labels, merged: Merged, *, judge: Grader | None,
-        humans: PPIInputs,
-    ) -> None:  # fmt: skip
+        self, setup: Prepared, judged: Judged, scores: Scores, *, judge: Grader | None, humans: PPIInputs
+    ) -> None:
         self.setup, self.config, self.gold = setup, setup.config, setup.gold
-        self.judged, self.labels, self.merged, self.judge, self.humans = judged, labels, merged, judge, humans
+        self.judged, self.scores, self.labels, self.judge, self.humans = judged, scores, scores.labels, judge, humans
+        self.merged = merged = Merged.of(scores.runs)  # a repeated run's askings joined into one run
         self.per_run = merged.per_run
         self.vital = vital_counts(judged.assessed)
         # the first run's headline metrics: compared, stratified and split over a repeated run's askings
         self.headline = _headline(_metric_names(merged.runs[0].rows), self.config) if merged.runs else []
 
-    def result(self, scored: Sequence[ScoredRun]) -> EvalResult:
-        """Every part, then the result built once. ``scored``: the runs as asked (before a repeated run's askings
-        were joined), for the pool shifts."""
+    def result(self) -> EvalResult:
+        """Every part, then the result built once."""
         config, gold = self.config, self.gold
         runs = [self._run_result(one) for one in self.merged.runs]
         fair = self._comparable(runs)
         corrected, notes = self._corrected()
         compared = self._compared(fair)
         noise = self._noise(compared)  # asks the judge again: before what was spent is summed
-        shifts = self._shifts(scored, compared.primary)
+        shifts = self._shifts(compared.primary)
         return EvalResult(
             assay_version=__version__,
             golden=str(self.setup.folder) if self.setup.folder is not None else "(in memory)",
@@ -184,11 +183,12 @@ class _Outcome:
         planning = power_plans(per_run, comparisons, lead, clustering, detect=config.detect, settings=stat)
         return _Compared(comparisons, primary, clustering, diagnosis, agreement, history, planning)
 
-    def _shifts(self, scored: Sequence[ScoredRun], primary: str | None) -> list[PoolShift]:
-        """What other runs' labels did to each run's scores (:mod:`~.judging.pool_growth`)."""
+    def _shifts(self, primary: str | None) -> list[PoolShift]:
+        """What other runs' labels did to each run's scores (:mod:`~.judging.pool_growth`), each run as asked (a
+        repeated run's askings apart)."""
         config, chosen = self.config, self.setup.chosen
         return pool_shifts(
-            self.gold, self.setup.resolver, self.judged.before, scored, metric=primary or config.primary,
+            self.gold, self.setup.resolver, self.judged.before, self.scores.runs, metric=primary or config.primary,
             measures=[*chosen.ranking, *chosen.budgets], threshold=config.threshold, depth=config.depth,
             strict=self.judge is not None,
         )  # fmt: skip
