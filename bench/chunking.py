@@ -90,6 +90,7 @@ def carried_agreement(golden: GoldenSet, runs: dict[str, list[dict]]) -> None:
     """(c): label every system's top-K passages as ``assay eval --judge offline`` does (the rule; the golden chunks
     undecided passages reach judged first; what is still undecided judged as a passage), then judge every retrieved
     passage directly with the same judge and compare the grades that came without a passage call."""
+    from assay.pipelines.evaluate.judging.asking import JudgingSettings
     from assay.pipelines.evaluate.judging.passages import label_passages
     from assay.pipelines.evaluate.runs.carry import SpanIndex
     from assay.pipelines.evaluate.runs.locate import Resolver
@@ -98,8 +99,9 @@ def carried_agreement(golden: GoldenSet, runs: dict[str, list[dict]]) -> None:
     resolver = Resolver(golden)
     loaded = load_runs(list(runs.items()), golden, resolver)
     judge = make_judge("offline")
-    carried = label_passages(golden, SpanIndex(golden, resolver), folder=None, loaded=loaded, judge=judge, depth=K,
-                             listwise=10, seed=0, add_labels=False, progress=None)  # fmt: skip
+    asking = JudgingSettings(depth=K, context_k=K, listwise=10, seed=0, add_labels=False)
+    carried = label_passages(golden, SpanIndex(golden, resolver), folder=None, loaded=loaded, judge=judge,
+                             asking=asking)  # fmt: skip
     qrels = golden.qrels_map()
     pairs, carried_by, total, needed = [], {}, 0, 0
     for run in loaded:

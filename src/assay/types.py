@@ -8,6 +8,7 @@ migration and a fixture of the old version.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -39,6 +40,8 @@ __all__ = [
     "Turn",
     "Unscored",
     "Vote",
+    "usage_since",
+    "usage_sum",
     "utc_now",
 ]
 
@@ -345,6 +348,40 @@ class StageUsage(_Record):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
+
+    def plus(self, other: StageUsage) -> StageUsage:
+        """Both stages' spending together; the cost is None when either has no price."""
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return self.model_copy(update={
+            "calls": self.calls + other.calls, "cached": self.cached + other.cached,
+            "unscored": self.unscored + other.unscored, "prompt_tokens": self.prompt_tokens + other.prompt_tokens,
+            "completion_tokens": self.completion_tokens + other.completion_tokens, "cost_usd": cost,
+        })  # fmt: skip
+
+    def minus(self, before: StageUsage) -> StageUsage:
+        """What was spent since ``before`` (the same stage read earlier); the cost is None when this one has no
+        price, and an earlier unknown price counts as nothing spent then."""
+        return StageUsage(
+            calls=self.calls - before.calls, cached=self.cached - before.cached,
+            unscored=self.unscored - before.unscored, prompt_tokens=self.prompt_tokens - before.prompt_tokens,
+            completion_tokens=self.completion_tokens - before.completion_tokens,
+            cost_usd=None if self.cost_usd is None else self.cost_usd - (before.cost_usd or 0.0),
+        )  # fmt: skip
+
+
+def usage_sum(usages: Iterable[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
+    """Usage per stage summed over ``usages`` (each a judge's, or what it spent in one run), in the order the stages
+    first appear; the cost is None for a stage where one of them has no price."""
+    out: dict[str, StageUsage] = {}
+    for usage_of in usages:
+        for stage, usage in usage_of.items():
+            out[stage] = out[stage].plus(usage) if stage in out else usage.model_copy()
+    return out
+
+
+def usage_since(now: Mapping[str, StageUsage], before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
+    """What was spent per stage between ``before`` and ``now`` (two readings of one judge's usage)."""
+    return {stage: usage.minus(before.get(stage, StageUsage())) for stage, usage in now.items()}
 
 
 class Manifest(_Record):

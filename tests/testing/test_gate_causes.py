@@ -15,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines" / "eval
 from gates_fixture import CHUNK, PIECE, chunk_lines, make_golden, mixed_lines, piece_lines
 
 from assay.pipelines.evaluate import EvalSettings, evaluate_detailed
+from assay.pipelines.evaluate.evaluated import PassageRow
 from assay.testing.causes import Causes
 from assay.testing.evaluation import AssayAssertionError, Evaluation
 
@@ -94,9 +95,9 @@ def test_the_causes_of_unlabelled_and_unlocated_passages() -> None:
 
 
 def test_a_run_asked_several_times_is_explained_by_its_first_asking() -> None:
-    def row(repeat: int, rank: int, unit: str) -> dict[str, Any]:
-        return {"run": "app", "query_id": "q1", "rank": rank, "unit": unit, "doc_id": "d1", "start": 0, "end": 1,
-                "grade": None, "labelled_by": "chunk", "repeat": repeat}  # fmt: skip
+    def row(repeat: int, rank: int, unit: str) -> PassageRow:
+        return PassageRow(run="app", query_id="q1", rank=rank, unit=unit, match="id", doc_id="d1", start=0, end=1,
+                          score=None, grade=None, labelled_by="chunk", repeat=repeat)  # fmt: skip
 
     rows = [row(2, 1, "d1#2"), row(1, 1, "d1#0"), row(1, 2, "d1#1"), row(2, 2, "d1#0")]
     causes = Causes(make_golden(), rows, judged=False)

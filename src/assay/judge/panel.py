@@ -26,13 +26,13 @@ label is unscored, kind ``no_quorum``, with each judge's reason. Every combined 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
 from assay.errors import ConfigError
 from assay.judge.client import Judge
-from assay.types import StageUsage
+from assay.types import StageUsage, usage_since, usage_sum
 
 __all__ = [
     "COMBINE_RULES",
@@ -46,6 +46,8 @@ __all__ = [
     "merged_usage",
     "primary_of",
     "rule_of",
+    "spent_since",
+    "usage_now",
 ]
 
 Combine = Literal["majority", "mean", "min"]
@@ -155,20 +157,18 @@ def each_judge(grader: Grader, stage: str) -> list[tuple[str, Judge]]:
     return [(stage if len(judges) == 1 else f"{stage} {one.model}", one) for one in judges]
 
 
-def merged_usage(usages: Iterable[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
-    """Usage per stage summed over ``usages`` (each a judge's, or what it spent in one run); the cost is None for a
-    stage where one of them has no price."""
-    out: dict[str, StageUsage] = {}
-    for usage_of in usages:
-        for stage, usage in usage_of.items():
-            into = out.get(stage)
-            if into is None:
-                out[stage] = usage.model_copy()
-                continue
-            into.calls += usage.calls
-            into.cached += usage.cached
-            into.unscored += usage.unscored
-            into.prompt_tokens += usage.prompt_tokens
-            into.completion_tokens += usage.completion_tokens
-            into.cost_usd = None if into.cost_usd is None or usage.cost_usd is None else into.cost_usd + usage.cost_usd
-    return out
+# usage per stage summed over judges (or what each spent in one run): the one sum, beside StageUsage
+merged_usage = usage_sum
+
+
+def usage_now(grader: Grader | None) -> tuple[dict[str, StageUsage], ...]:
+    """A reading of each judge's usage per stage (copies), for :func:`spent_since`."""
+    return tuple({stage: usage.model_copy() for stage, usage in one.usage.items()} for one in judges_of(grader))
+
+
+def spent_since(grader: Grader | None, before: Sequence[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
+    """What ``grader`` spent per stage since ``before`` (its :func:`usage_now`; a judge may be reused), summed over
+    the judges of a panel (cost None where a judge has no price); stages that made no call are left out."""
+    judges = judges_of(grader)
+    spent = usage_sum(usage_since(judge.usage, was) for judge, was in zip(judges, before, strict=True))
+    return {stage: usage for stage, usage in spent.items() if usage.calls or usage.cached or usage.unscored}

@@ -136,12 +136,12 @@ class Evaluation:
     def _reasons(self, run: str, query_id: str, metric: str) -> list[str]:
         """The judge's reasons about one query: unsupported claims and diagnosis examples (the first
         :data:`REASONS_PER_QUERY`), then why each of the run's first passages counts what it counts on ``metric``."""
-        rows = [r for r in self.evaluated.support_rows if r["run"] == run and r["query_id"] == query_id]
-        rows.sort(key=lambda r: r["kind"] != "answer")  # the answer's claims first
+        rows = [r for r in self.evaluated.support_rows if r.run == run and r.query_id == query_id]
+        rows.sort(key=lambda r: r.kind != "answer")  # the answer's claims first
         out = [
-            f"{row['kind']} claim {row['claim']!r}: {row['verdict']} ({row.get('reason', '')})"
+            f"{row.kind} claim {row.claim!r}: {row.verdict} ({row.reason})"
             for row in rows
-            if row["verdict"] not in ("supported", "support")
+            if row.verdict not in ("supported", "support")
         ]
         out += [
             f"{e.category.replace('_', ' ')}: {e.claim!r} ({e.reason})"

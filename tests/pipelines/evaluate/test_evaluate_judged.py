@@ -219,9 +219,9 @@ def test_support_matrix_rows(tmp_path: Path) -> None:
     done = evaluate_detailed(
         folder, [write_run(tmp_path / "good.jsonl", good_lines())], judge=make_judge("offline"), settings=FAST
     )
-    answer_rows = [r for r in done.support_rows if r["kind"] == "answer" and r["query_id"] == qid(0)]
-    assert answer_rows[0]["support"][answer_id(0)] == 1.0
-    assert list(answer_rows[0]["support"]) == good_lines()[0]["retrieved"][:5]
+    answer_rows = [r for r in done.support_rows if r.kind == "answer" and r.query_id == qid(0)]
+    assert answer_rows[0].support[answer_id(0)] == 1.0
+    assert list(answer_rows[0].support) == good_lines()[0]["retrieved"][:5]
     path = done.write_support_matrix(tmp_path / "support_matrix.jsonl")
     lines = path.read_text().splitlines()
     assert json.loads(lines[0]) == {"assay": "support_matrix", "version": 1}

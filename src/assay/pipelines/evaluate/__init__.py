@@ -3,9 +3,12 @@
 Split by what each part does, with imports pointing one way (top to bottom; checked by import-linter):
 
 - :mod:`.called` evaluates a Python callable or a target (it writes the run first), then calls :mod:`.pipeline`,
-  which ties the steps together in order; :mod:`.settings` holds :class:`~.settings.EvalSettings` and the metrics
-  they select; :mod:`.evaluated` bundles what an evaluation produced beside the result (per-query, support-matrix
-  and passage rows); :mod:`.explore` builds the per-question views of the report's explorer.
+  which ties the four steps together in order, one module each: :mod:`.prepared` (read and check; shared with the
+  dry run), :mod:`.judged` (the judge's part), :mod:`.per_query` (each run's values per question, one
+  :class:`~.scoring.scored.ScoredRun` per run) and :mod:`.outcome` (statistics, and the result built once);
+  :mod:`.explore` builds the report explorer's per-question views; :mod:`.settings` holds
+  :class:`~.settings.EvalSettings` and the metrics they select; :mod:`.evaluated` bundles what an evaluation
+  produced beside the result (per-query rows, typed support-matrix and passage rows).
 - :mod:`.statistics`: intervals, strata, PPI corrections, paired comparisons of runs, release gates.
 - :mod:`.judging`: what is still unlabelled goes to the judge; the LLM metrics; the diagnosis (RAGChecker's
   metrics) on the claim x chunk support matrix; the labels of the runs' own passages.

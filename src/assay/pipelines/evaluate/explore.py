@@ -10,9 +10,9 @@ the golden chunk's, else the run's own text, else the judged passage's.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from assay.formats.golden import GoldenSet
+from assay.pipelines.evaluate.evaluated import PassageRow, SupportRow
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.results import ClaimView, PassageView, QuestionView, RunView
 
@@ -22,15 +22,15 @@ __all__ = ["question_views"]
 def question_views(
     gold: GoldenSet,
     runs: Sequence[LoadedRun],
-    passages: Sequence[Mapping[str, Any]],
-    support: Sequence[Mapping[str, Any]],
+    passages: Sequence[PassageRow],
+    support: Sequence[SupportRow],
 ) -> list[QuestionView]:
     """One view per golden question that some run answered, in the golden set's order."""
     texts = _texts(gold)
-    graded = {(row["run"], row["query_id"], row["unit"]): row for row in passages}
-    claims: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    graded = {(row.run, row.query_id, row.unit): row for row in passages}
+    claims: dict[tuple[str, str], list[SupportRow]] = {}
     for row in support:
-        claims.setdefault((row["run"], row["query_id"]), []).append(row)
+        claims.setdefault((row.run, row.query_id), []).append(row)
     views = []
     for question in gold.questions:
         sides = [
@@ -56,8 +56,8 @@ def _texts(gold: GoldenSet) -> dict[str, str]:
 def _run_view(
     run: LoadedRun,
     line: RunLine,
-    graded: Mapping[tuple[str, str, str], Mapping[str, Any]],
-    support: Sequence[Mapping[str, Any]],
+    graded: Mapping[tuple[str, str, str], PassageRow],
+    support: Sequence[SupportRow],
     texts: Mapping[str, str],
 ) -> RunView:
     shown = []
@@ -66,11 +66,11 @@ def _run_view(
         if row is None:  # beyond the depth the evaluation labels
             break
         text = texts.get(unit) or line.texts.get(unit) or ""
-        shown.append(PassageView(rank=rank, unit=unit, text=text, grade=row["grade"], how=row["labelled_by"]))
+        shown.append(PassageView(rank=rank, unit=unit, text=text, grade=row.grade, how=row.labelled_by))
     rank_of = {p.unit: p.rank for p in shown}
     checked = [
-        ClaimView(kind=row["kind"], text=row["claim"], verdict=str(row["verdict"]), reason=row.get("reason") or "",
-                  ranks=sorted(rank_of[u] for u, level in row["support"].items() if level and u in rank_of))
+        ClaimView(kind=row.kind, text=row.claim, verdict=str(row.verdict), reason=row.reason or "",
+                  ranks=sorted(rank_of[u] for u, level in row.support.items() if level and u in rank_of))
         for row in support
     ]  # fmt: skip
     error = None if line.error is None else f"{line.error.kind}: {line.error.message}".rstrip(": ")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
+from assay.pipelines.evaluate.judging.asking import JudgingSettings
 from assay.pipelines.evaluate.judging.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
 from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
@@ -138,6 +139,11 @@ class EvalSettings:
     def stat(self) -> StatSettings:
         return StatSettings(n_boot=self.n_boot, seed=self.seed, confidence=self.confidence, alpha=self.alpha,
                             correction=self.correction, baseline=self.baseline, primary=self.primary)  # fmt: skip
+
+    def judging(self) -> JudgingSettings:
+        """How the judge is asked: the settings every step that calls it reads."""
+        return JudgingSettings(depth=self.depth, context_k=self.ctx_k, listwise=self.listwise, seed=self.seed,
+                               add_labels=self.add_labels, diagnosis=self.diagnosis)  # fmt: skip
 
 
 @dataclass(frozen=True)

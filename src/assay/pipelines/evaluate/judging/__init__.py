@@ -4,6 +4,7 @@ pipeline.
 
 Modules, one line each:
 
+- ``asking``: :class:`~.asking.JudgingSettings`, what the judge is asked to do, passed whole.
 - ``drive``: the judge's work over the runs in one event loop, and its dry run.
 - ``calls``: the relevance calls for unlabelled chunks and the LLM-judged metrics.
 - ``passages``: the labels of the runs' own passages (carried over by span, else judged).

@@ -41,6 +41,7 @@ from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
 from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
+from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.contradiction import CONTRADICTION_PROMPT, earlier_answers, read_contradiction
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.read import FAILED
@@ -74,7 +75,7 @@ class Assessed(QueryValues):
     """LLM-judged values of one query of one run, why some are missing (``put`` records NaN as unscored with the
     reason), and its support-matrix rows."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[SupportRow] = field(default_factory=list)
     # (vital nuggets the answer supports, vital nuggets) once the nugget call answered every vital nugget: the
     # conversation coverage (scoring.conversations.vital_coverage) sums them over a conversation's turns
     vital_nuggets: tuple[int, int] | None = None
@@ -296,17 +297,13 @@ def _columns_of(call: _Call, local_ids: Sequence[str]) -> list[int]:
     return out
 
 
-def _support_row(call: _Call, kind: str, claim: tuple[str, str], value: float, cols: list[int]) -> dict[str, Any]:
-    """One support-matrix row: a claim (text, verdict) and its support level per top-K chunk (0 where unused)."""
+def _support_row(call: _Call, kind: str, claim: tuple[str, str, str], value: float, cols: list[int]) -> SupportRow:
+    """One support-matrix row: a claim (text, verdict, reason) and its support level per top-K chunk (0 where
+    unused)."""
     support = {cid: (value if i in cols else 0.0) for i, cid in enumerate(call.columns)}
-    return {
-        "run": call.run,
-        "query_id": call.query_id,
-        "kind": kind,
-        "claim": claim[0],
-        "verdict": claim[1],
-        "support": support,
-    }
+    text, verdict, reason = claim
+    return SupportRow(run=call.run, query_id=call.query_id, kind=kind, claim=text, verdict=verdict, support=support,
+                      reason=reason)  # fmt: skip
 
 
 def _read_context(call: _Call, data: dict[str, Any], out: Assessed) -> None:
@@ -323,8 +320,8 @@ def _read_context(call: _Call, data: dict[str, Any], out: Assessed) -> None:
         if level > 0 and not cols:
             cols = list(range(len(call.columns)))  # supported by the context, passages not named: credit all
         matrix[row, cols] = level
-        line = _support_row(call, "reference", (statement["text"], answer["support"]), level, cols)
-        out.rows.append({**line, "reason": answer["reason"]})
+        claim = (statement["text"], answer["support"], answer["reason"])
+        out.rows.append(_support_row(call, "reference", claim, level, cols))
     verdicts = rag.claim_support(matrix).tolist()
     out.put("context_recall", float(rag.context_recall([verdicts])[0]), "missing_claim_verdict")
 
@@ -338,8 +335,8 @@ def _read_answer(call: _Call, data: dict[str, Any], out: Assessed) -> None:
         verdicts.append(value)
         if value > 0:
             used |= {call.columns[i] for i in cols}
-        row = _support_row(call, "answer", (claim["claim"], claim["verdict"]), value, cols)
-        out.rows.append({**row, "reason": claim["reason"]})
+        said = (claim["claim"], claim["verdict"], claim["reason"])
+        out.rows.append(_support_row(call, "answer", said, value, cols))
     out.put("faithfulness", float(rag.faithfulness([verdicts])[0]), "no_claims")
     relevance = 0.0 if data["noncommittal"] else data["relevance"] / 3.0
     out.put("answer_relevance", relevance)

@@ -34,6 +34,7 @@ import numpy.typing as npt
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement
 from assay.metrics.diagnosis import LOWER_IS_BETTER, diagnose
+from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.calls import Assessed, _reference_claims
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES, SHARED_NAMES
@@ -73,23 +74,23 @@ class DiagnosisCall:
     checked: tuple[str, ...] = ()  # the sides whose matrix comes from per-(claim, chunk) checks (pair_checks)
 
 
-def _rows(out: Assessed, kind: str) -> list[dict[str, Any]]:
-    return [row for row in out.rows if row["kind"] == kind]
+def _rows(out: Assessed, kind: str) -> list[SupportRow]:
+    return [row for row in out.rows if row.kind == kind]
 
 
-def _answer_matrix(rows: list[dict[str, Any]], columns: list[str]) -> npt.NDArray[np.float64]:
+def _answer_matrix(rows: list[SupportRow], columns: list[str]) -> npt.NDArray[np.float64]:
     matrix = np.zeros((len(rows), len(columns)))
     for i, row in enumerate(rows):
-        matrix[i] = [row["support"].get(cid, 0.0) for cid in columns]
-        if row["verdict"] == "supported" and not matrix[i].any():
+        matrix[i] = [row.support.get(cid, 0.0) for cid in columns]
+        if row.verdict == "supported" and not matrix[i].any():
             matrix[i] = 1.0  # supported by the context, passages not named: credit every chunk
     return matrix
 
 
-def _reference_matrix(rows: list[dict[str, Any]], n_claims: int, columns: list[str]) -> npt.NDArray[np.float64]:
+def _reference_matrix(rows: list[SupportRow], n_claims: int, columns: list[str]) -> npt.NDArray[np.float64]:
     if not rows or not columns:  # nothing retrieved with text: no chunk entails anything
         return np.zeros((n_claims, len(columns)))
-    return np.array([[row["support"].get(cid, 0.0) for cid in columns] for row in rows]).reshape(-1, len(columns))
+    return np.array([[row.support.get(cid, 0.0) for cid in columns] for row in rows]).reshape(-1, len(columns))
 
 
 def _why_not(out: Assessed) -> str | None:
@@ -119,7 +120,7 @@ def plan_diagnosis(
             answers = _rows(out, "answer")
             variables = {
                 "question": question.text,
-                "answer_claims": [{"id": f"a{i + 1}", "text": row["claim"]} for i, row in enumerate(answers)],
+                "answer_claims": [{"id": f"a{i + 1}", "text": row.claim} for i, row in enumerate(answers)],
                 "reference": question.reference_answer or " ".join(claims),
                 "reference_claims": [{"id": f"r{j + 1}", "text": text} for j, text in enumerate(claims)],
                 "answer": line.answer or "",
@@ -129,8 +130,8 @@ def plan_diagnosis(
             call = DiagnosisCall(run.name, qid, variables, columns, _answer_matrix(answers, columns), reference)
             call.passages = [_text(golden, line, cid) for cid in columns]
             call.context_reasons = {
-                **{f"a{i + 1}": row.get("reason", "") for i, row in enumerate(answers)},
-                **{f"r{j + 1}": row.get("reason", "") for j, row in enumerate(references)},
+                **{f"a{i + 1}": row.reason for i, row in enumerate(answers)},
+                **{f"r{j + 1}": row.reason for j, row in enumerate(references)},
             }
             calls.append(call)
     return calls

@@ -3,10 +3,11 @@
 :func:`judge_runs` grades the retrieved chunks of the top ``depth`` that have no label (:func:`~.calls.
 judge_unlabelled`, listwise, cached per pair) while the LLM-metric calls run beside them (:func:`~.calls.
 assess_runs`), then adds the new labels to the golden set (and to its folder with ``add_labels``);
-:func:`estimate_judging` counts the same calls without making them. ``families`` are the LLM metric families asked
-for (:data:`~assay.pipelines.evaluate.scoring.names.LLM_FAMILIES` maps each to the call kind it needs). ``diagnosis`` (a
-mode of :data:`~.pair_checks.DIAGNOSIS_MODES`) adds the per-(claim, chunk) checks of :mod:`~.pair_checks` before the
-claim_check calls.
+:func:`estimate_judging` counts the same calls without making them. How the judge is asked comes whole in one
+:class:`~.asking.JudgingSettings`. ``families`` are the LLM metric families asked for
+(:data:`~assay.pipelines.evaluate.scoring.names.LLM_FAMILIES` maps each to the call kind it needs). Its
+``diagnosis`` (a mode of :data:`~.pair_checks.DIAGNOSIS_MODES`) adds the per-(claim, chunk) checks of
+:mod:`~.pair_checks` before the claim_check calls.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Pair, estimate_pairs
 from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Graded
+from assay.pipelines.evaluate.judging.asking import JudgingSettings
 from assay.pipelines.evaluate.judging.calls import (
     Assessed,
     JudgedPlan,
@@ -36,11 +38,9 @@ from assay.pipelines.evaluate.judging.diagnosis import (
     plan_diagnosis,
 )
 from assay.pipelines.evaluate.judging.pair_checks import (
-    DEFAULT_MODE,
     DIAGNOSIS_MODES,
     PAIR_STAGE,
     SUPPORT_PROMPT,
-    Side,
     check_pairs,
     estimate_pair_variables,
     plan_pair_checks,
@@ -62,49 +62,39 @@ def judge_runs(
     runs: list[LoadedRun],
     judge: Grader,
     *,
+    asking: JudgingSettings,
     families: set[str],
-    depth: int,
-    ctx_k: int,
-    listwise: int | None,
-    seed: int,
-    add_labels: bool,
-    progress: Progress | None,
-    carried: Carried | None = None,
-    diagnosis: str = DEFAULT_MODE,
-    units: list[LoadedRun] | None = None,
+    carried: Carried,
+    units: list[LoadedRun],
+    progress: Progress | None = None,
 ) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
     """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
     diagnosis examples (when a diagnosis metric was asked for). The passages ``carried`` left undecided are judged
     with the chunks; their labels go to ``carried`` and to the golden set's passages. ``units``: the runs projected
     onto the golden chunks (:mod:`~assay.pipelines.evaluate.runs.units`), whose unlabelled chunks in the top
-    ``depth`` are judged (None: the runs as given)."""
-    pending = carried.pending if carried is not None else []
-    ranked = units if units is not None else runs
-    pairs = unlabelled_pairs(gold, ranked, depth) + pending
+    ``asking.depth`` are judged."""
+    pairs = unlabelled_pairs(gold, units, asking.depth) + carried.pending
     kinds = _call_families(families)
-    plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
+    plan = plan_calls(gold, runs, context_k=asking.context_k, families=kinds)
     diagnosed_runs = runs if "diagnosis" in kinds else None
-    sides = DIAGNOSIS_MODES[diagnosis]
 
     def work() -> Coroutine[Any, Any, tuple[list[RelevanceLabel], list[DiagnosisExample]]]:
-        return _judge_all(judge, gold, pairs, plan, listwise=listwise, seed=seed, ctx_k=ctx_k, progress=progress,
-                          diagnosis=diagnosed_runs, sides=sides)  # fmt: skip
+        return _judge_all(judge, gold, pairs, plan, asking, progress=progress, diagnosis=diagnosed_runs)
 
     labels, diagnosed = run_sync(work)
     judged = {(label.query_id, label.chunk_id) for label in labels}
-    for run in ranked:
+    for run in units:
         run.counts.labels_judged_now = sum(
-            (qid, cid) in judged for qid, line in run.lines.items() for cid in line.top(depth)
+            (qid, cid) in judged for qid, line in run.lines.items() for cid in line.top(asking.depth)
         )
     chunk_labels = [label for label in labels if gold.has_chunk(label.chunk_id)]
     passage_labels = [label for label in labels if not gold.has_chunk(label.chunk_id)]
-    if carried is not None:
-        carried.add_judged(passage_labels)
+    carried.add_judged(passage_labels)
     if chunk_labels:
         gold.add_labels(chunk_labels)
     if passage_labels:
         gold.add_passage_labels(_passages(runs, passage_labels), passage_labels)
-    if labels and add_labels and folder is not None:
+    if labels and asking.add_labels and folder is not None:
         gold.update(folder, ("qrels", "passages") if passage_labels else ("qrels",))
     return plan.assessed, diagnosed
 
@@ -132,10 +122,8 @@ def judge_pool(
     folder: Path | None,
     pairs: list[Pair],
     *,
-    listwise: int | None,
-    seed: int,
-    add_labels: bool,
-    progress: Progress | None,
+    asking: JudgingSettings,
+    progress: Progress | None = None,
 ) -> int:
     """Grade golden chunks that undecided passages reach (:mod:`~assay.pipelines.evaluate.runs.carry`) and add the
     labels to the golden set (and its folder with ``add_labels``); returns how many were graded."""
@@ -148,13 +136,13 @@ def judge_pool(
 
     async def grade() -> list[RelevanceLabel]:
         try:
-            return await judge_unlabelled(judge, pairs, listwise=listwise, seed=seed, on_label=tick)
+            return await judge_unlabelled(judge, pairs, listwise=asking.listwise, seed=asking.seed, on_label=tick)
         finally:
             await judge.aclose()
 
     labels = run_sync(grade)
     gold.add_labels(labels)
-    if labels and add_labels and folder is not None:
+    if labels and asking.add_labels and folder is not None:
         gold.update(folder, ("qrels",))
     return len(labels)
 
@@ -164,25 +152,22 @@ def estimate_judging(
     runs: list[LoadedRun],
     judge: Grader,
     *,
+    asking: JudgingSettings,
     families: set[str],
-    depth: int,
-    ctx_k: int,
-    listwise: int | None,
-    seed: int,
-    carried: Carried | None = None,
-    diagnosis: str = DEFAULT_MODE,
-    units: list[LoadedRun] | None = None,
+    carried: Carried,
+    units: list[LoadedRun],
 ) -> dict[str, Estimate]:
-    """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs`; no model is called. With
-    a panel, one relevance stage per judge (``relevance MODEL``); the other stages are its first judge's."""
-    pairs = unlabelled_pairs(gold, units if units is not None else runs, depth) + (
-        carried.pool + carried.pending if carried is not None else []
-    )
+    """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs` (and of the pooling
+    :func:`judge_pool` makes for ``carried``); no model is called. With a panel, one relevance stage per judge
+    (``relevance MODEL``); the other stages are its first judge's."""
+    pairs = unlabelled_pairs(gold, units, asking.depth) + carried.pool + carried.pending
     out = {
-        stage: estimate_pairs(one, pairs, listwise=listwise, seed=seed) for stage, one in each_judge(judge, "relevance")
+        stage: estimate_pairs(one, pairs, listwise=asking.listwise, seed=asking.seed)
+        for stage, one in each_judge(judge, "relevance")
     }
     judge = primary_of(judge)
     kinds = _call_families(families)
+    ctx_k = asking.context_k
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
     for kind in ("context", "answer", "nuggets", "contradiction"):
         calls = [c for c in plan.calls if c.kind == kind]
@@ -191,7 +176,7 @@ def estimate_judging(
     checks = estimate_variables(gold, runs, ctx_k) if "diagnosis" in kinds else []
     if checks:
         out["diagnosis"] = judge.estimate(CLAIM_CHECK_PROMPT, checks)
-    sides = DIAGNOSIS_MODES[diagnosis]
+    sides = DIAGNOSIS_MODES[asking.diagnosis]
     pair_checks = estimate_pair_variables(gold, runs, ctx_k, sides) if checks and sides else []
     if pair_checks:
         out[PAIR_STAGE] = judge.estimate(SUPPORT_PROMPT, pair_checks)
@@ -212,19 +197,17 @@ async def _judge_all(
     gold: GoldenSet,
     pairs: list[Pair],
     plan: JudgedPlan,
+    asking: JudgingSettings,
     *,
-    listwise: int | None,
-    seed: int,
-    ctx_k: int,
     progress: Progress | None,
     diagnosis: list[LoadedRun] | None = None,
-    sides: tuple[Side, ...] = (),
 ) -> tuple[list[RelevanceLabel], list[DiagnosisExample]]:
     """Relevance labels and the planned calls at once; then, with ``diagnosis`` (the runs), the claim_check calls
-    that need the answer calls' claims (after the per-(claim, chunk) checks of ``sides``, which replace those
-    support matrices). Returns the new labels and the diagnosis examples. A panel grades the relevance pairs; its
-    first judge makes the other calls."""
+    that need the answer calls' claims (after the per-(claim, chunk) checks of the sides ``asking.diagnosis``
+    names, which replace those support matrices). Returns the new labels and the diagnosis examples. A panel grades
+    the relevance pairs; its first judge makes the other calls."""
     judge = primary_of(grader)
+    sides = DIAGNOSIS_MODES[asking.diagnosis]
     total = len(pairs) + len(plan.calls)
     count = [0]
 
@@ -235,12 +218,12 @@ async def _judge_all(
 
     try:
         labels, _ = await asyncio.gather(
-            judge_unlabelled(grader, pairs, listwise=listwise, seed=seed, on_label=tick),
+            judge_unlabelled(grader, pairs, listwise=asking.listwise, seed=asking.seed, on_label=tick),
             assess_runs(judge, gold, plan, on_result=tick),
         )
         examples: list[DiagnosisExample] = []
         if diagnosis is not None:
-            calls = plan_diagnosis(gold, diagnosis, plan.assessed, context_k=ctx_k)
+            calls = plan_diagnosis(gold, diagnosis, plan.assessed, context_k=asking.context_k)
             total += len(calls) + len(plan_pair_checks(calls, sides))
             if sides:
                 await check_pairs(judge, calls, sides, on_result=tick)

@@ -31,6 +31,7 @@ from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.names import kind_of
+from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.results import PoolShift, QueryResult
 from assay.types import RelevanceLabel
 
@@ -146,8 +147,7 @@ def pool_shifts(
     gold: GoldenSet,
     resolver: Resolver,
     before: Before,
-    runs: Sequence[tuple[LoadedRun, LoadedRun]],
-    together: Mapping[str, Mapping[str, QueryResult]],
+    runs: Sequence[ScoredRun],
     *,
     metric: str | None,
     measures: Sequence[str],
@@ -155,22 +155,23 @@ def pool_shifts(
     depth: int,
     strict: bool,
 ) -> list[PoolShift]:
-    """Steps 1-4 for each ``(run, projection)`` of ``runs``: ``together``: each run's rows as evaluated;
-    ``measures``: the ranking and budget measures to give alone. Runs no foreign label touched are left out."""
+    """Steps 1-4 for each of ``runs`` (its rows: as evaluated together); ``measures``: the ranking and budget
+    measures to give alone. Runs no foreign label touched are left out."""
     standing = _standing(gold)
     new = set(standing) - before.keys
     if not new or len(runs) < 2:
         return []
     relevant = {key for key in new if (standing[key].grade or 0) >= 1}
     out = []
-    for run, unit_run in runs:
-        mine = {key for key in relevant if key[0] in run.lines}
-        foreign = mine - _alone_asks(before.golden(gold), gold, (run, unit_run), resolver, depth) if mine else mine
+    for one in runs:
+        pair = (one.run, one.projected)
+        mine = {key for key in relevant if key[0] in one.run.lines}
+        foreign = mine - _alone_asks(before.golden(gold), gold, pair, resolver, depth) if mine else mine
         if not foreign:
             continue
-        alone = _values(_without(gold, foreign), resolver, (run, unit_run), measures, threshold=threshold,
-                        depth=depth, strict=strict)  # fmt: skip
-        out.append(_shift(run.name, foreign, alone, together.get(run.name, {}), metric))
+        alone = _values(_without(gold, foreign), resolver, pair, measures, threshold=threshold, depth=depth,
+                        strict=strict)  # fmt: skip
+        out.append(_shift(one.name, foreign, alone, one.rows, metric))
     return out
 
 

@@ -1,6 +1,7 @@
 """Metric values per query, from labels that are already there. :mod:`.names` is the one catalogue of metric names
 (families, defaults, the check of a name before any work): every other module reads the names from it, and it
-imports none of them. Scoring imports only :mod:`~assay.pipelines.evaluate.runs`.
+imports none of them. Scoring imports only :mod:`~assay.pipelines.evaluate.runs` (and the row records of
+:mod:`~assay.pipelines.evaluate.evaluated`).
 
 Modules, one line each:
 
@@ -11,5 +12,6 @@ Modules, one line each:
 - ``fill``: how full each context budget is, and how much of its text is judged.
 - ``comparable``: what can be compared across runs that cut their text differently.
 - ``conversations``: what conversations add to the per-turn scores (turn strata, rewrites, nugget coverage).
+- ``scored``: the record of a run once scored (the run, its projection, its rows, its passage rows).
 - ``system``: the system side of a run (latency, failures, tokens, cost).
 """

@@ -24,7 +24,8 @@ import numpy as np
 
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, SystemTrace
 from assay.pipelines.evaluate.scoring import ranking as er
-from assay.results import EvalResult, QueryResult, RepeatSummary, RunCounts, VarianceSplit, rounded
+from assay.pipelines.evaluate.scoring.scored import ScoredRun
+from assay.results import QueryResult, RepeatSummary, RunCounts, VarianceSplit, rounded
 
 __all__ = ["Merged", "merged_rows", "repeat_summary"]
 
@@ -84,76 +85,74 @@ def _table(members: Sequence[Rows], name: str) -> np.ndarray:
     return np.array(kept, dtype=np.float64).reshape(len(kept), len(members))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Merged:
-    """The runs of an evaluation with each repeated run's repeats joined into one: its rows merged per question
-    (:func:`merged_rows`), its :class:`LoadedRun` the first repeat's lines under the run's own name with the
-    counts and the system trace of every repeat, and its projection the first repeat's. ``members`` lists each
-    repeated run's repeats."""
+    """The runs of an evaluation with each repeated run's askings joined into one :class:`ScoredRun`: its rows merged
+    per question (:func:`merged_rows`), its run the first asking's lines under the run's own name with the counts and
+    the system trace of every asking, its projection the first asking's, its passages every asking's. ``members``
+    lists each repeated run's askings, each scored on its own."""
 
-    runs: list[LoadedRun]
-    projected: list[LoadedRun]
-    per_run: dict[str, dict[str, QueryResult]]
-    members: dict[str, list[tuple[LoadedRun, LoadedRun]]] = field(default_factory=dict)
-    rows: dict[str, list[Rows]] = field(default_factory=dict)
+    runs: list[ScoredRun]
+    members: dict[str, list[ScoredRun]] = field(default_factory=dict)
 
     @classmethod
-    def of(
-        cls,
-        loaded: Sequence[LoadedRun],
-        projected: Sequence[LoadedRun],
-        per_run: Mapping[str, Mapping[str, QueryResult]],
-        passages: list[dict[str, Any]],
-    ) -> Merged:
-        """Join the repeats of ``loaded`` (and relabel their ``passages`` rows: the run's name, and ``repeat``)."""
-        out = cls([], [], {})
-        groups: dict[str, list[tuple[LoadedRun, LoadedRun]]] = {}
-        for run, unit_run in zip(loaded, projected, strict=True):
-            groups.setdefault(run.repeat_of or run.name, []).append((run, unit_run))
-        repeat_of = {run.name: (run.repeat_of, run.repeat) for run in loaded if run.repeat_of is not None}
-        for row in passages:
-            if row["run"] in repeat_of:
-                row["run"], row["repeat"] = repeat_of[row["run"]]
-        for name, pairs in groups.items():
-            first, unit_first = pairs[0]
-            if first.repeat_of is None:
+    def of(cls, scored: Sequence[ScoredRun]) -> Merged:
+        """Join the askings of the repeated runs among ``scored``; the others are kept as they are."""
+        groups: dict[str, list[ScoredRun]] = {}
+        for one in scored:
+            groups.setdefault(one.run.repeat_of or one.name, []).append(one)
+        out = cls([])
+        for name, askings in groups.items():
+            first = askings[0]
+            if first.run.repeat_of is None:
                 out.runs.append(first)
-                out.projected.append(unit_first)
-                out.per_run[name] = dict(per_run[name])
                 continue
-            counts = RunCounts.model_validate(_summed([run.counts.model_dump() for run, _ in pairs]))
+            counts = RunCounts.model_validate(_summed([one.run.counts.model_dump() for one in askings]))
             trace = SystemTrace()
-            for run, _ in pairs:
-                trace.latencies += run.trace.latencies
-                trace.failures.update(run.trace.failures)
-                trace.usages += run.trace.usages
-            out.runs.append(replace(first, name=name, counts=counts, trace=trace, repeat_of=None, repeat=None))
-            out.projected.append(replace(unit_first, name=name, repeat_of=None, repeat=None))
-            out.rows[name] = [per_run[run.name] for run, _ in pairs]
-            out.per_run[name] = merged_rows(name, out.rows[name])
-            out.members[name] = pairs
+            for one in askings:
+                trace.latencies += one.run.trace.latencies
+                trace.failures.update(one.run.trace.failures)
+                trace.usages += one.run.trace.usages
+            run = replace(first.run, name=name, counts=counts, trace=trace, repeat_of=None, repeat=None)
+            projected = replace(first.projected, name=name, repeat_of=None, repeat=None)
+            rows = merged_rows(name, [one.rows for one in askings])
+            out.runs.append(ScoredRun(run, projected, rows, tuple(p for one in askings for p in one.passages)))
+            out.members[name] = askings
         return out
 
-    def repeated(self) -> dict[str, list[tuple[LoadedRun, Rows]]]:
-        """Each repeated run's repeats, each with its own rows (not merged)."""
-        return {name: [(run, rows) for (run, _), rows in zip(pairs, self.rows[name], strict=True)]
-                for name, pairs in self.members.items()}  # fmt: skip
+    @property
+    def per_run(self) -> dict[str, Rows]:
+        """Each run's rows (a repeated run's merged), by name."""
+        return {one.name: one.rows for one in self.runs}
 
-    def describe(
-        self, result: EvalResult, labels: er.Labels, names: Sequence[str], *, threshold: int, depth: int
-    ) -> None:
-        """Add each repeated run's :class:`RepeatSummary` (over the headline metrics ``names``) and its dense
-        ranking curves averaged over the repeats."""
-        for run in result.runs:
-            if run.name not in self.rows:
-                continue
-            run.repeats = repeat_summary(self.rows[run.name], [name for name in names if name in run.metrics])
-            curves = [er.rank_curves(unit, labels, threshold, depth) for _, unit in self.members[run.name]]
-            for family in curves[0]:
-                keys = curves[0][family]
-                run.curves[family] = {
-                    k: _mean([c[family].get(k) for c in curves if family in c]) for k in keys
-                }  # fmt: skip
+    def askings(self, name: str) -> list[tuple[LoadedRun, Rows]]:
+        """The run ``name`` as asked: each asking of a repeated run with its own rows (not merged), else the run."""
+        members = self.members.get(name)
+        if members is None:
+            one = next(one for one in self.runs if one.name == name)
+            return [(one.run, one.rows)]
+        return [(one.run, one.rows) for one in members]
+
+    def projections(self) -> dict[str, list[LoadedRun]]:
+        """Each run's projections: one per asking of a repeated run, else its own."""
+        return {one.name: [m.projected for m in self.members.get(one.name, [])] or [one.projected] for one in self.runs}
+
+    def repeats(self, name: str, names: Sequence[str]) -> RepeatSummary | None:
+        """The repeated run ``name``'s :class:`RepeatSummary` over ``names`` (None: asked once)."""
+        members = self.members.get(name)
+        return None if members is None else repeat_summary([one.rows for one in members], names)
+
+    def mean_curves(
+        self, name: str, labels: er.Labels, *, threshold: int, depth: int
+    ) -> dict[str, dict[str, float | None]]:
+        """The repeated run ``name``'s dense ranking curves averaged over its askings (empty: asked once)."""
+        curves = [er.rank_curves(one.projected, labels, threshold, depth) for one in self.members.get(name, [])]
+        if not curves:
+            return {}
+        return {
+            family: {k: _mean([c[family].get(k) for c in curves if family in c]) for k in keys}
+            for family, keys in curves[0].items()
+        }
 
 
 def _mean(values: Sequence[float | None]) -> float | None:

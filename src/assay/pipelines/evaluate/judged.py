@@ -1,0 +1,67 @@
+"""Step 2 of an evaluation: the judge's part. The runs' own passages are labelled first (carried over by span, the
+golden chunks undecided passages reach graded, then the passages still undecided; :mod:`~.judging.passages`), then
+the unlabelled golden chunks of each projection's top k_max are graded while the LLM-metric calls run
+(:func:`~.judging.drive.judge_runs`). Without a judge only the rule carries labels over. :func:`estimate` counts the
+same calls for a dry run, making none."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from assay.judge import Estimate
+from assay.judge.panel import Grader, usage_now
+from assay.pipelines.evaluate.evaluated import SupportRow
+from assay.pipelines.evaluate.judging.calls import Assessed
+from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
+from assay.pipelines.evaluate.judging.passages import label_passages
+from assay.pipelines.evaluate.judging.pool_growth import Before
+from assay.pipelines.evaluate.prepared import Prepared
+from assay.pipelines.evaluate.runs.carry import Carried, carry_labels
+from assay.results import DiagnosisExample
+from assay.types import StageUsage
+
+__all__ = ["Judged", "estimate", "judge_all"]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What judging found: the labels of the runs' own passages (``carried``), per run and question what the LLM
+    metrics found (``assessed``, with the support-matrix rows), the diagnosis examples; and how things stood before
+    it: the golden set's labels (``before``, for the pool's growth and shifts) and each judge's usage
+    (``usage_before``, so that a reused judge is charged only for this evaluation)."""
+
+    carried: Carried
+    assessed: Mapping[str, Mapping[str, Assessed]]
+    diagnosed: list[DiagnosisExample]
+    before: Before
+    usage_before: tuple[dict[str, StageUsage], ...]
+
+    @property
+    def support_rows(self) -> list[SupportRow]:
+        """Every claim the judge checked, run by run and question by question."""
+        return [row for per in self.assessed.values() for one in per.values() for row in one.rows]
+
+
+def judge_all(setup: Prepared, judge: Grader | None, progress: Progress | None) -> Judged:
+    """Label the runs' passages and judge what the runs need (module doc); the span index then reads the new
+    labels."""
+    usage_before, before = usage_now(judge), Before(setup.gold)
+    asking = setup.config.judging()
+    carried = label_passages(setup.gold, setup.index, folder=setup.folder, loaded=setup.loaded, judge=judge,
+                             asking=asking, progress=progress)  # fmt: skip
+    assessed: dict[str, dict[str, Assessed]] = {}
+    diagnosed: list[DiagnosisExample] = []
+    if judge is not None:
+        assessed, diagnosed = judge_runs(setup.gold, setup.folder, setup.loaded, judge, asking=asking,
+                                         families=setup.chosen.families, carried=carried, units=setup.projected,
+                                         progress=progress)  # fmt: skip
+    setup.index.relabelled()
+    return Judged(carried, assessed, diagnosed, before, usage_before)
+
+
+def estimate(setup: Prepared, judge: Grader) -> dict[str, Estimate]:
+    """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_all`; no model is called."""
+    carried = carry_labels(setup.gold, setup.loaded, setup.index, setup.config.depth)
+    return estimate_judging(setup.gold, setup.loaded, judge, asking=setup.config.judging(),
+                            families=setup.chosen.families, carried=carried, units=setup.projected)  # fmt: skip

@@ -1,0 +1,111 @@
+"""Step 3 of an evaluation: each run's values per question, against the same labels for every run. On the run's
+projection (:mod:`~.scoring.ranking`): trec_eval ranking measures, RAGAS context precision, coverage recall; on its
+passages' text: span measures (:mod:`~.scoring.spans`) and budget measures (:mod:`~.scoring.budget`, with how full
+each budget is, :mod:`~.scoring.fill`); the LLM metrics as the judge assessed them; a conversation's rewrites. Each
+run comes out as one :class:`~.scoring.scored.ScoredRun`, with its passage rows (:func:`~.judging.passages.
+passage_rows`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from assay.pipelines.evaluate.judged import Judged
+from assay.pipelines.evaluate.judging.passages import passage_rows
+from assay.pipelines.evaluate.prepared import Prepared
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
+from assay.pipelines.evaluate.runs.read import FAILED
+from assay.pipelines.evaluate.scoring import ranking as er
+from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
+from assay.pipelines.evaluate.scoring.conversations import TurnParts
+from assay.pipelines.evaluate.scoring.fill import budget_fill
+from assay.pipelines.evaluate.scoring.scored import ScoredRun
+from assay.pipelines.evaluate.scoring.spans import span_values
+from assay.pipelines.evaluate.statistics.stats import question_strata
+from assay.results import QueryResult
+
+__all__ = ["Scores", "score_runs"]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Every run scored (in the order read; an asking of a repeated run on its own), the labels they were scored
+    against, and the pool of character grades the budget measures read."""
+
+    labels: er.Labels
+    runs: list[ScoredRun]
+    pool: SpanPool
+
+
+def score_runs(setup: Prepared, judged: Judged, *, strict: bool) -> Scores:
+    """Score every run (module doc). ``strict``: an unscored label is not relevant for want of a grade (evaluated
+    with a judge), as :class:`~.scoring.ranking.Labels` says."""
+    gold, config = setup.gold, setup.config
+    labels = er.Labels.of(gold, strict_unscored=strict)  # the same pool for every run
+    turns = TurnParts.of(gold, setup.loaded, labels, config.threshold)
+    pool = SpanPool(setup.index)
+    step = _Scoring(setup, judged, labels, pool, turns)
+    scored = []
+    for run, projected in zip(setup.loaded, setup.projected, strict=True):
+        passages = passage_rows(run, labels, judged.carried, config.depth)
+        scored.append(ScoredRun(run, projected, step.rows(run, projected), passages))
+    return Scores(labels, scored, pool)
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """What scoring every run shares."""
+
+    setup: Prepared
+    judged: Judged
+    labels: er.Labels
+    pool: SpanPool
+    turns: TurnParts | None
+
+    def rows(self, run: LoadedRun, projected: LoadedRun) -> dict[str, QueryResult]:
+        """Per-query values of ``run`` (``projected``: its projection onto the golden chunks); every metric of a
+        question the system failed on is unscored (``system_failed``), never scored as empty."""
+        parts = self._parts(run, projected)
+        fills = budget_fill(run, self.pool, self.setup.chosen.budgets)
+        rows: dict[str, QueryResult] = {}
+        for qid in run.lines:
+            strata = question_strata(self.setup.gold.question(qid), self.setup.config.strata)
+            strata.update(self.turns.strata.get(qid, {}) if self.turns is not None else {})
+            row = rows[qid] = QueryResult(run=run.name, query_id=qid, strata=strata,
+                                          cluster=self.setup.clusters.get(qid), budget=fills.get(qid, {}))  # fmt: skip
+            for part in parts:
+                values = part.get(qid)
+                if values is not None:
+                    row.metrics.update(values.metrics)
+                    row.unscored.update(values.unscored)
+        _fail(run, rows)
+        return rows
+
+    def _parts(self, run: LoadedRun, projected: LoadedRun) -> list[Mapping[str, er.QueryValues]]:
+        """Each measure's values per question, in the order they join a row."""
+        config, chosen, labels = self.setup.config, self.setup.chosen, self.labels
+        parts: list[Mapping[str, er.QueryValues]] = []
+        if chosen.ranking:
+            parts.append(er.rank_run(projected, labels, chosen.ranking, threshold=config.threshold,
+                                     depth=config.depth))  # fmt: skip
+        if labels.strict_unscored and "ragas_context_precision" in chosen.families:  # evaluated with a judge
+            parts.append(er.context_precision(projected, labels, config.k_values, config.cp_threshold))
+        if "coverage_recall" in chosen.families:
+            parts.append(er.coverage(projected, self.setup.gold, config.k_values))
+        if chosen.spans:
+            parts.append(span_values(run, self.setup.index, chosen.spans))
+        if chosen.budgets:
+            parts.append(budget_values(run, self.pool, chosen.budgets, config.threshold))
+        parts.append(self.judged.assessed.get(run.name, {}))
+        parts.append(self.turns.rewrites.get(run.name, {}) if self.turns is not None else {})
+        return parts
+
+
+def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
+    """Every metric of a question the system failed on is unscored (``system_failed``), never scored as empty."""
+    names = list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
+    for qid, line in run.lines.items():
+        if line.error is not None:
+            row = rows[qid]
+            row.metrics = dict.fromkeys(names)
+            row.unscored = dict.fromkeys(names, FAILED)
