@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.metric_names import MetricName
 from assay.types import StageUsage
 
 __all__ = [
@@ -84,8 +85,13 @@ def headline_metrics(names: Sequence[str], k_values: Sequence[int], named: Itera
     budget (``ndcg@1000t``) and every one ``named`` (asked for with ``-m`` or ``--fail-under``: ``P@5`` with
     k = 5, 10), in the order given; every name when that leaves none (e.g. only ``ndcg@5`` asked for with k = 5, 10)."""
     head, asked = headline_k(k_values), set(named)
-    chosen = [n for n in names if n in asked or _cut(n) in ("", str(head)) or _at_budget(_cut(n))]
+    chosen = [n for n in names if n in asked or _headline_cut(MetricName.parse(n), head)]
     return chosen or list(names)
+
+
+def _headline_cut(name: MetricName, head: int | None) -> bool:
+    """No cut-off (``map``; ``ndcg@`` too), the headline cut-off as written (``10``, not ``010``), or a budget."""
+    return name.cut in (None, "", str(head)) or name.budget is not None
 
 
 # The groups of metrics the reports fold their tables by, in print order (the evaluator's own families are in
@@ -100,8 +106,9 @@ def metric_group(name: str) -> str:
     """The group of :data:`METRIC_GROUPS` a metric is shown in: ``ndcg@1000t`` budget, ``span_iou@10`` span,
     ``context_recall`` context, ``faithfulness`` answer, ``nugget_recall_all_strict`` nuggets, ``claim_f1``
     diagnosis, everything else (``ndcg@10``, ``map``, ``recall@5|g>=2``) ranking."""
-    base = name.split("|", 1)[0].partition("@")[0]
-    if _at_budget(_cut(name)):
+    parsed = MetricName.parse(name)
+    base = parsed.word
+    if parsed.budget is not None:  # the budget measures are headline figures of their own group
         return "budget"
     groups = (("span", ("span_",)), ("context", _CONTEXT), ("answer", _ANSWER), ("nuggets", ("nugget_recall",)),
               ("diagnosis", _DIAGNOSIS))  # fmt: skip
@@ -119,15 +126,6 @@ def summary_metrics(headline: Sequence[str], primary: str | None) -> list[str]:
             chosen.append(first)
             taken.add(group)
     return chosen
-
-
-def _cut(name: str) -> str:
-    return name.split("|", 1)[0].partition("@")[2]
-
-
-def _at_budget(cut: str) -> bool:
-    """A budget measure's cut-off (``1000t``, ``4000c``): the budget measures are headline figures."""
-    return cut[-1:] in ("t", "c") and cut[:-1].isdigit()
 
 
 def rounded(value: float) -> float | None:
