@@ -6,7 +6,7 @@ error) becomes one line of a JSONL run (:class:`~assay.types.RunItem`), which ``
 * ``query_id``: with a golden set, the golden question the trace asked: the trace's own query id (an
   ``assay.query_id`` attribute or ``metadata.query_id``) when the golden set has it, else the golden question with
   the same words (case, spacing and punctuation folded, as RAGAS rows are matched:
-  :func:`~assay.corpus.align.question_key`). A trace that matches none is counted and named in the notes, and left
+  :func:`~assay.text.question_key`). A trace that matches none is counted and named in the notes, and left
   out of the run. Without a golden set: the trace's own query id, else ``t-`` and the first 12 hex digits of its
   trace id (the same trace always gets the same id; two traces of the file whose ids begin alike get ``t-`` and
   their whole trace ids);
@@ -33,11 +33,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assay.corpus.align import question_key
 from assay.errors import NothingProduced
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import write_jsonl
 from assay.formats.traces import Trace, read_traces
+from assay.text import question_key
 
 __all__ = [
     "TracesImport",
