@@ -138,6 +138,9 @@ REFUSED = {
     "ndcg|g>=2": "metric 'ndcg|g>=2': measure 'ndcg|g>=2': ndcg uses the raw grades; drop |g>=2",
     "map|gmax=4": "metric 'map|gmax=4': measure 'map|gmax=4': unknown option 'gmax=4'",
     "ndcg@10@5": "unknown metric 'ndcg@10@5'",
+    # a cut of digits that are not decimal (a ValueError traceback before the grammar)
+    "span_iou@\u00b2": "metric 'span_iou@\u00b2': write span_iou@K with K a whole number >= 1",
+    "coverage_recall@\u00b2": "metric 'coverage_recall@\u00b2': write coverage_recall@K with K a whole number >= 1",
     "": "unknown metric ''",
 }
 

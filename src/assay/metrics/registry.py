@@ -115,8 +115,8 @@ def measure_catalogue(cuts: Iterable[int] = COMMON_CUTS) -> list[str]:
 
 
 def _unknown(name: str, why: str) -> MetricError:
-    base, bar, options = name.partition("|")
-    close = [f"{near}{bar}{options}" for near in close_names(base.strip(), measure_catalogue())]
+    parsed = MetricName.parse(name)
+    close = [f"{near}{parsed.suffix}" for near in close_names(parsed.head.strip(), measure_catalogue())]
     hint = f"close names: {', '.join(close)}; " if close else ""
     return MetricError(f"unknown measure {name!r} ({why}); {hint}known: {known_measures()}; option: |g>=2 threshold")
 
