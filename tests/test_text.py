@@ -4,7 +4,21 @@ from __future__ import annotations
 
 import hashlib
 
-from assay.text import canonical_json, content_hash, count_tokens, numbers, sentences, terms, words
+import pytest
+
+from assay.text import (
+    canonical_json,
+    content_hash,
+    count_tokens,
+    normalize,
+    numbers,
+    query_log_key,
+    question_key,
+    sentences,
+    terms,
+    words,
+)
+from assay.types import turn_id
 
 
 def test_words_keep_inner_punctuation() -> None:
@@ -49,3 +63,30 @@ def test_canonical_json_and_hash_stable() -> None:
     assert content_hash("abc") == hashlib.blake2b(b"abc", digest_size=8).hexdigest()
     assert content_hash("é", 16) == hashlib.blake2b("é".encode(), digest_size=16).hexdigest()
     assert content_hash("abc") != content_hash("abd")
+
+
+def test_the_question_keys_agree_on_case_punctuation_and_spacing() -> None:
+    text = "What's the  PRICE of a-return?"
+    assert question_key(text) == query_log_key(text) == "what s the price of a return"
+    assert normalize(text) == "what's the price of a-return?"  # contents keep their punctuation
+
+
+# the inputs where matching a question and grouping a query log differ on purpose (assay.text's module doc): the log's
+# key is hashed into question ids, so it keeps underscores, lower() case, NFKC forms, tag names and line-break hyphens
+@pytest.mark.parametrize(
+    ("text", "matched", "logged"),
+    [
+        ("foo_bar", "foo bar", "foo_bar"),
+        ("Straße", "strasse", "straße"),
+        ("\ufb01le size", "file size", "\ufb01le size"),
+        ("<b>Why</b> now?", "why now", "b why b now"),
+        ("re-\nturn policy", "return policy", "re turn policy"),
+        ("\uff21\uff22", "ab", "\uff41\uff42"),
+    ],
+)
+def test_the_question_keys_differ_where_the_log_key_is_frozen(text: str, matched: str, logged: str) -> None:
+    assert (question_key(text), query_log_key(text)) == (matched, logged)
+
+
+def test_a_turn_id_is_the_conversation_and_the_turn_number() -> None:
+    assert turn_id("c7", 3) == "c7-t3"

@@ -1,6 +1,20 @@
 """Plain-text helpers shared by the corpus, the offline judge and the reports: tokens, sentences, hashing.
 
 Deterministic and dependency-free, so ids and offline labels never change between machines or versions of a library.
+
+Texts are folded three ways, each for its own reason:
+
+* :func:`normalize`, for contents (a quote inside a chunk, a judge's reason): NFKC, case folded, whitespace folded,
+  punctuation kept.
+* :func:`question_key`, to match a question written elsewhere (a RAGAS row, a trace) to a golden question: the words
+  as the aligner compares them (:func:`normalized_words`: NFKC, case folded, HTML tags and punctuation dropped,
+  ``_`` a separator, a word hyphenated across a line break one word), so that loaders and exporters that differ in
+  such details still match.
+* :func:`query_log_key`, to group a query log's lines (``assay build --queries``): lower case, punctuation dropped,
+  whitespace folded. Its value is hashed into the ids of the questions built from the log (``lq-`` + hash) and
+  drives the sampling, so it is kept exactly as it was: a broader fold would rename those questions. It differs from
+  :func:`question_key` on ``_`` (kept), case (``lower``, not ``casefold``: ``ß`` stays), NFKC forms (``ﬁ`` stays),
+  HTML tags (their names are words) and line-break hyphens (two words).
 """
 
 from __future__ import annotations
@@ -24,12 +38,15 @@ __all__ = [
     "normalize",
     "normalized_words",
     "numbers",
+    "query_log_key",
+    "question_key",
     "sentences",
     "terms",
     "words",
     "words_with_offsets",
 ]
 
+_PUNCT = re.compile(r"[^\w\s]+")  # what query_log_key drops
 _WORD = re.compile(r"\w+(?:[-'’.]\w+)*", re.UNICODE)
 _NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*(?:%|\b)")
 # A sentence ends at . ! ? (or their CJK forms) followed by space and an upper-case letter, digit or quote, or at a
@@ -149,6 +166,18 @@ def normalized_words(text: str) -> list[str]:
     if text.isascii() and ("-" not in text or not _HYPHEN_BREAK.search(text)):
         return text.translate(_ASCII_WORDS).split()  # the same words as WORD_RUN finds in ASCII text, faster
     return [w for raw in WORD_RUN.findall(text) for w in fold_word(raw)]
+
+
+def question_key(text: str) -> str:
+    """A question as runs (RAGAS rows, traces) are matched to golden questions: its :func:`normalized_words` joined
+    by single spaces (module doc)."""
+    return " ".join(normalized_words(text))
+
+
+def query_log_key(text: str) -> str:
+    """A query log's line as its lines are grouped and its questions named: lower case, punctuation removed,
+    whitespace collapsed (module doc: kept as it is, ids depend on it)."""
+    return " ".join(_PUNCT.sub(" ", text.lower()).split())
 
 
 def words_with_offsets(text: str) -> tuple[list[str], array[int], array[int]]:

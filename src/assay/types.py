@@ -40,6 +40,7 @@ __all__ = [
     "Turn",
     "Unscored",
     "Vote",
+    "turn_id",
     "usage_since",
     "usage_sum",
     "utc_now",
@@ -181,6 +182,13 @@ class Turn(_Record):
     rewrite: str | None = Field(default=None, exclude_if=lambda rewrite: rewrite is None)
     answer: str | None = Field(default=None, exclude_if=lambda answer: answer is None)
     dropped: str | None = Field(default=None, exclude_if=lambda dropped: dropped is None)
+
+
+def turn_id(conversation_id: str, n: int) -> str:
+    """The query id of turn ``n`` (from 1) of a conversation, ``{conversation}-t{n}``: its question's id when assay
+    made the conversation, and a context turn's id (:class:`Turn`). Nothing parses it back: a turn's conversation and
+    number are read from its records, never from its id."""
+    return f"{conversation_id}-t{n}"
 
 
 class Conversation(_Record):

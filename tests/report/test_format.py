@@ -1,19 +1,9 @@
-"""Shared wording: metric names, headline choice, unscored notes, verdict sentences, run-count notes."""
+"""Shared wording: headline choice, unscored notes, verdict sentences, run-count notes."""
 
 from __future__ import annotations
 
-import pytest
-
 from assay.report import _format as fmt
 from assay.results import Comparison, EvalResult, MetricSummary, RunCounts, RunResult
-
-
-@pytest.mark.parametrize(
-    ("name", "parts"),
-    [("ndcg@10", ("ndcg", 10, "")), ("recall@5|g>=2", ("recall", 5, "|g>=2")), ("map", ("map", None, ""))],
-)
-def test_split_metric(name: str, parts: tuple[str, int | None, str]) -> None:
-    assert fmt.split_metric(name) == parts
 
 
 def _result(names: list[str], ks: list[int]) -> EvalResult:

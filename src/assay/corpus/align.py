@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from assay.text import normalized_words, words_with_offsets
 from assay.types import Document
 
-__all__ = ["Aligner", "Span", "normalized_words", "question_key"]
+__all__ = ["Aligner", "Span", "normalized_words"]
 
 _ANCHOR_EVERY = 8  # one word triple in eight, on average, is an anchor
 _POSITION_BITS = 24  # an anchor stores (document number << 24) | word position
@@ -72,12 +72,6 @@ class Span:
     end: int
     match: str  # "offsets" | "exact" | "approximate"
     score: float
-
-
-def question_key(text: str) -> str:
-    """A question as runs (RAGAS rows, traces) are matched to golden questions: its words, with case, spacing and
-    punctuation folded (:func:`normalized_words`)."""
-    return " ".join(normalized_words(text))
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Ranking, RAG, agreement and statistics metrics: pure numpy, per-query arrays in and out.
 
-This package imports nothing else from assay, so it can be used (and tested) on its own.
+This package imports nothing else from assay but :mod:`assay.metric_names` (the grammar of a metric name, which
+imports nothing), so it can be used (and tested) on its own.
 
 Modules, one line each:
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assay.metric_names import MetricName
 from assay.metrics._errors import MetricError
 from assay.metrics.judged import FloatArray, IntArray, Judged, Qrels, Run, join
 from assay.metrics.ranking import _gain, _ratio, ideal_positions, num_rel
@@ -41,10 +42,10 @@ class Curves:
 
 
 def _parse(name: str) -> Measure:
-    base, sep, options = name.partition("|")
-    if "@" in base:
+    parsed = MetricName.parse(name)
+    if parsed.cut is not None:
         raise MetricError(f"curve {name!r}: give the measure without @k (the curve spans every k), e.g. ndcg")
-    measure = parse_measure(f"{base}@1{sep}{options}")
+    measure = parse_measure(f"{parsed.word}@1{parsed.suffix}")
     if measure.family not in _CURVED:
         raise MetricError(f"curve {name!r}: {measure.family} has no cutoff; curves: {', '.join(sorted(_CURVED))}")
     return Measure(name, measure.family, None, measure.threshold, measure.gmax, measure.beta)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from assay.metric_names import MetricName
 from assay.metrics import ranking as rk
 from assay.metrics._errors import MetricError
 from assay.metrics.close import close_names
@@ -62,7 +63,8 @@ _WORDS = ("P", "recall", "f1", "f2", "hit", "mrr", "rr", "map", "rprec", "bpref"
           "dcg_exp", "err", "num_rel", "num_ret")  # fmt: skip
 COMMON_CUTS = (1, 3, 5, 10, 20, 100)
 _TREC = re.compile(r"^(P|recall|map_cut|ndcg_cut|success|iprec_at_recall)_(\d+(?:\.\d+)?)$")
-_ASSAY = re.compile(r"^([A-Za-z0-9_\-]+?)(?:@(\d+(?:\.\d+)?))?$")
+_WORD = re.compile(r"[A-Za-z0-9_\-]+")
+_CUT = re.compile(r"\d+(?:\.\d+)?")  # a cut-off, or iprec's recall level
 
 
 @dataclass(frozen=True)
@@ -113,20 +115,20 @@ def measure_catalogue(cuts: Iterable[int] = COMMON_CUTS) -> list[str]:
 
 
 def _unknown(name: str, why: str) -> MetricError:
-    base, bar, options = name.partition("|")
-    close = [f"{near}{bar}{options}" for near in close_names(base.strip(), measure_catalogue())]
+    parsed = MetricName.parse(name)
+    close = [f"{near}{parsed.suffix}" for near in close_names(parsed.head.strip(), measure_catalogue())]
     hint = f"close names: {', '.join(close)}; " if close else ""
     return MetricError(f"unknown measure {name!r} ({why}); {hint}known: {known_measures()}; option: |g>=2 threshold")
 
 
 def parse_measure(name: str) -> Measure:
     """Parse a measure name; an unknown or malformed name raises MetricError listing the known families."""
-    base, *options = [part.strip() for part in name.strip().split("|")]
-    trec = _TREC.match(base)
-    match = trec or _ASSAY.match(base)
-    if match is None:
+    parsed = MetricName.parse(name.strip())
+    base, options = parsed.head.strip(), [option.strip() for option in parsed.options]
+    written = _word_and_cut(base)
+    if written is None:
         raise _unknown(name, "not of the form family@k")
-    word, cut = match.group(1), match.group(2)
+    word, cut = written
     family = _ALIASES.get(word) or _ALIASES.get(word.lower())
     if family is None:
         raise _unknown(name, f"no family {word!r}")
@@ -136,6 +138,18 @@ def parse_measure(name: str) -> Measure:
     for option in options:
         measure = _with_option(measure, option)
     return measure
+
+
+def _word_and_cut(base: str) -> tuple[str, str | None] | None:
+    """A name's word and cut-off as written: trec_eval's ``P_5``, ``ndcg_cut_10``, or the grammar's ``word@cut``
+    (:class:`~assay.metric_names.MetricName`) with a word of letters, digits, ``_`` and ``-``; None for neither."""
+    trec = _TREC.match(base)
+    if trec is not None:
+        return trec.group(1), trec.group(2)
+    head = MetricName.parse(base)
+    if _WORD.fullmatch(head.word) is None or (head.cut is not None and _CUT.fullmatch(head.cut) is None):
+        return None
+    return head.word, head.cut
 
 
 def _with_cutoff(m: Measure, cut: str | None, name: str) -> Measure:

@@ -15,6 +15,7 @@ enough of its text is judged for a verdict without a judge.
 
 from __future__ import annotations
 
+from assay.metric_names import MetricName
 from assay.report._format import fmt_value, ranked_runs
 from assay.results import FILLED_SHARE, BudgetFill, EvalResult, VerdictLead, VerdictPlace
 
@@ -25,7 +26,7 @@ JUDGED_SHARE = 0.8  # without a judge, a run whose budget text is judged below t
 
 def budget_of(result: EvalResult, metric: str | None) -> str | None:
     """The budget the verdict reads (step 1); None when no run was measured at a budget."""
-    cut = (metric or "").split("|", 1)[0].partition("@")[2]
+    cut = MetricName.parse(metric or "").cut or ""
     known = [name for run in result.runs for name in run.budget]
     return cut if cut in known else next(iter(known), None)
 

@@ -6,7 +6,6 @@ were not (and why), the run counts worth a warning, judged@k, and a plain senten
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -51,13 +50,11 @@ __all__ = [
     "judge_label",
     "ranked_runs",
     "short_verdict",
-    "split_metric",
     "strata_metrics",
     "verdict_text",
 ]
 
 NO_JUDGE = "no judge: trec_eval convention (unjudged = not relevant)"
-_AT_K = re.compile(r"^(?P<family>[^@]+)@(?P<k>\d+)(?P<suffix>.*)$")
 
 
 @dataclass(frozen=True)
@@ -67,15 +64,6 @@ class CountNote:
     label: str
     value: int
     warning: bool
-
-
-def split_metric(name: str) -> tuple[str, int | None, str]:
-    """``"ndcg@10"`` -> ``("ndcg", 10, "")``; ``"recall@5|g>=2"`` -> ``("recall", 5, "|g>=2")``; ``"map"`` ->
-    ``("map", None, "")``."""
-    match = _AT_K.match(name)
-    if match is None:
-        return name, None, ""
-    return match["family"], int(match["k"]), match["suffix"]
 
 
 def _unique(names: Iterable[str]) -> list[str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from assay.pipelines.bootstrap.query_sampling import normalize_query, sample_queries
+from assay.pipelines.bootstrap.query_sampling import sample_queries
+from assay.text import query_log_key
 
 
 def _log() -> list[str]:
@@ -21,7 +22,7 @@ def _log() -> list[str]:
 def test_near_duplicates_merge_with_counts() -> None:
     texts = _log()
     out = sample_queries(texts, [1] * len(texts), 100, seed=0)
-    by_key = {normalize_query(g.text): g for g in out.chosen}
+    by_key = {query_log_key(g.text): g for g in out.chosen}
     reset = by_key["how do i reset my password"]
     assert reset.count == texts.count("How do I reset my password?") + 2
     assert reset.variants == 2  # one normalised wording (case, punctuation) and the typo

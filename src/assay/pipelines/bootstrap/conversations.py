@@ -69,7 +69,7 @@ from assay.pipelines.bootstrap.sampling import detect_language, parse_mix, sampl
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput, drop
 from assay.pipelines.bootstrap.strata import source_group
 from assay.text import content_hash
-from assay.types import Chunk, Claim, Conversation, Document, Nugget, Provenance, Question, Turn
+from assay.types import Chunk, Claim, Conversation, Document, Nugget, Provenance, Question, Turn, turn_id
 
 __all__ = [
     "CONTEXT_DROPS",
@@ -240,7 +240,7 @@ def _turns(seed: ConversationSeed, j: Judgement[Any]) -> list[tuple[Question, Tu
 
 
 def _turn_question(seed: ConversationSeed, n: int, t: Any, local: dict[str, str], provenance: Provenance) -> Question:
-    qid = f"{seed.id}-t{n}"
+    qid = turn_id(seed.id, n)
     answerable = t.dependency != "unanswerable"
     evidence = t.evidence if answerable else []
     cited = [local.get(e.passage_id.strip()) for e in evidence]
@@ -302,7 +302,7 @@ async def critique_turns(
 def history_of(question: Question, generated: Mapping[str, Question]) -> list[dict[str, str]]:
     """The earlier turns of ``question``'s conversation as ``{utterance, answer}`` (reference answers)."""
     cid, n = question.metadata["conversation_id"], int(question.metadata["turn"])
-    earlier = [generated.get(f"{cid}-t{i}") for i in range(1, n)]
+    earlier = [generated.get(turn_id(cid, i)) for i in range(1, n)]
     return [{"utterance": str(q.metadata.get("utterance", q.text)), "answer": q.reference_answer or ""}
             for q in earlier if q is not None]  # fmt: skip
 

@@ -57,7 +57,7 @@ from assay.pipelines.bootstrap.judging import generation_variables, passages_of
 from assay.pipelines.bootstrap.real_questions import logged_questions
 from assay.pipelines.bootstrap.sampling import Seed, chunk_query, plan_seeds, prepare_corpus
 from assay.pipelines.bootstrap.settings import BuildSettings
-from assay.types import Chunk
+from assay.types import Chunk, turn_id
 
 __all__ = ["ACCEPT_LOW", "FILTER_PASS_LOW", "BuildEstimate", "StageEstimate", "estimate_build", "estimate_queries"]
 
@@ -264,7 +264,7 @@ def _turn_seeds(conversation: ConversationSeed) -> list[Seed]:
     """A stand-in seed per planned turn (its conversation's first passage), for the stages after the check."""
     return [
         Seed(
-            id=f"{conversation.id}-t{n}",
+            id=turn_id(conversation.id, n),
             type="unanswerable" if kind == "unanswerable" else "factoid",
             chunk_ids=conversation.chunk_ids[:1],
             doc_ids=conversation.doc_ids[:1],
@@ -278,8 +278,8 @@ def _turn_seeds(conversation: ConversationSeed) -> list[Seed]:
 def _check_vars(
     conversation: ConversationSeed, n: int, asked: dict[str, str], chunks: dict[str, Chunk]
 ) -> dict[str, Any]:
-    question = asked[f"{conversation.id}-t{n}"]
-    history = [{"utterance": asked[f"{conversation.id}-t{i}"], "answer": _ANSWER} for i in range(1, n)]
+    question = asked[turn_id(conversation.id, n)]
+    history = [{"utterance": asked[turn_id(conversation.id, i)], "answer": _ANSWER} for i in range(1, n)]
     passages = passages_of(conversation.chunk_ids, chunks, heading=False)
     return {"history": history, "utterance": question, "rewrite": question, "answer": _ANSWER, "passages": passages}
 

@@ -3,8 +3,8 @@
 Steps (numpy only, no model; every choice seeded, every hash a CRC-32, so the same log gives the same sample on any
 machine):
 
-1. **Normalise** each question (lower case, punctuation dropped, whitespace collapsed); equal normalised texts are
-   one group whose count is the sum of their lines' counts.
+1. **Normalise** each question (:func:`assay.text.query_log_key`: lower case, punctuation dropped, whitespace
+   collapsed); equal normalised texts are one group whose count is the sum of their lines' counts.
 2. **Merge near-duplicates**: a MinHash signature of each group's character 4-gram shingles (64 hash functions
    ``(a * crc32(shingle) + b) mod (2^31 - 1)``, seeded), banded (16 bands of 4 rows); two groups sharing a band whose
    signatures agree on at least ``NEAR`` (0.75) of the 64 minima are merged (union-find). A merged group is shown
@@ -24,7 +24,6 @@ When the log has no more groups than N, every group is kept (no clustering).
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["NEAR", "QueryGroup", "SampledQueries", "normalize_query", "sample_queries"]
+from assay.text import query_log_key
+
+__all__ = ["NEAR", "QueryGroup", "SampledQueries", "sample_queries"]
 
 NEAR = 0.75
 _PERMS, _BANDS = 64, 16
@@ -40,7 +41,6 @@ _PRIME = (1 << 31) - 1
 _SHINGLE = 4
 _FEATURES = 1024
 _ITERATIONS = 20
-_PUNCT = re.compile(r"[^\w\s]+")
 
 
 @dataclass
@@ -62,11 +62,6 @@ class SampledQueries:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def normalize_query(text: str) -> str:
-    """Lower case, punctuation removed, whitespace collapsed."""
-    return " ".join(_PUNCT.sub(" ", text.lower()).split())
-
-
 def sample_queries(texts: Sequence[str], counts: Sequence[int], n: int, seed: int) -> SampledQueries:
     """N representative groups of ``texts`` (each asked ``counts[i]`` times); see the module docstring."""
     groups = _merge(_exact_groups(texts), texts, counts, seed)
@@ -84,7 +79,7 @@ def sample_queries(texts: Sequence[str], counts: Sequence[int], n: int, seed: in
 def _exact_groups(texts: Sequence[str]) -> list[tuple[str, list[int]]]:
     by_key: dict[str, list[int]] = {}
     for i, text in enumerate(texts):
-        by_key.setdefault(normalize_query(text), []).append(i)
+        by_key.setdefault(query_log_key(text), []).append(i)
     return list(by_key.items())
 
 
@@ -156,7 +151,7 @@ def _collect(
 
 
 def _tfidf(texts: list[str]) -> npt.NDArray[np.float64]:
-    docs = [set(normalize_query(t).split()) for t in texts]
+    docs = [set(query_log_key(t).split()) for t in texts]
     df: dict[str, int] = {}
     for words in docs:
         for w in words:

@@ -40,11 +40,11 @@ from assay.errors import InputError
 from assay.formats.queries import LoggedQuery
 from assay.judge.client import Judge, Judgement
 from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_progress
-from assay.pipelines.bootstrap.query_sampling import normalize_query, sample_queries
+from assay.pipelines.bootstrap.query_sampling import sample_queries
 from assay.pipelines.bootstrap.scrub import KINDS, only_masks, scrub_one
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.bootstrap.support import best_passages, grades_by_question
-from assay.text import content_hash
+from assay.text import content_hash, query_log_key
 from assay.types import Claim, Nugget, Provenance, Question, RelevanceLabel
 
 __all__ = ["DEFAULT_QUESTIONS", "DRAFT", "draft_references", "flag_unanswerable", "logged_questions"]
@@ -69,7 +69,7 @@ def logged_questions(queries: Sequence[LoggedQuery], settings: BuildSettings) ->
         meta["log_lines"] = [q.line for q in lines]
         if any(q.id is not None for q in lines):
             meta["log_ids"] = [q.id for q in lines]
-        qid = "lq-" + content_hash(normalize_query(group.text), 6)
+        qid = "lq-" + content_hash(query_log_key(group.text), 6)
         questions.append(Question(id=qid, text=group.text, type="real", flags={"real": True}, metadata=meta))
     counts["generated"] = len(questions)
     return StageOutput(records=questions, counts=counts, warnings=scrubbed.warnings)

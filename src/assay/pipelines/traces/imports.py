@@ -9,7 +9,7 @@ error) becomes one line of a JSONL run (:class:`~assay.types.RunItem`), which ``
   1. *query id*: the trace's own query id (an ``assay.query_id`` attribute or ``metadata.query_id``) when the golden
      set has it;
   2. *question*: the golden question with the same words (case, spacing and punctuation folded, as RAGAS rows are
-     matched: :func:`~assay.corpus.align.question_key`);
+     matched: :func:`~assay.text.question_key`);
   3. *near question* (a user's typo): the golden question nearest in word edit distance (a word inserted, deleted or
      replaced is one edit, after the folding of 2), when the distance is at most one edit per four words of that
      golden question and at most two (a golden question of three words or fewer is matched only by 1 or 2); between

@@ -1,7 +1,7 @@
 """Which golden question a trace asked: by query id, by the same words, or by words a typo or two away.
 
 The rule (stated for users in :mod:`assay.pipelines.traces.imports`): a trace's own query id when the golden set has
-it; else the golden question with the same words (:func:`~assay.corpus.align.question_key`: case, spacing and
+it; else the golden question with the same words (:func:`~assay.text.question_key`: case, spacing and
 punctuation folded); else the golden question nearest in *word edit distance* (words inserted, deleted or replaced,
 each one edit), when it is at most :func:`allowed_edits` of that golden question's length. Between golden questions
 equally near, the one whose replaced words are more often *misspellings* of its own wins (:func:`misspelt`: a
@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from assay.corpus.align import question_key
+from assay.text import question_key
 from assay.formats.golden import GoldenSet
 from assay.formats.traces import Trace
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from assay.errors import FormatError, InputError
 from assay.text import content_hash
-from assay.types import Chunk, Conversation, Question, Turn
+from assay.types import Chunk, Conversation, Question, Turn, turn_id
 
 __all__ = ["ParsedConversation", "conversation_records", "read_deepeval", "read_ragas_multiturn"]
 
@@ -44,7 +44,7 @@ class ParsedConversation:
         questions, turns, contexts = [], [], []
         for n, item in enumerate(self.turns, start=1):
             meta = item["metadata"]
-            qid = str(meta.get("query_id") or f"{self.id}-t{n}")
+            qid = str(meta.get("query_id") or turn_id(self.id, n))
             rewrite = meta.get("rewrite")
             flags = {} if isinstance(rewrite, str) and rewrite.strip() else {"rewrite_missing": True}
             text = rewrite.strip() if not flags else item["utterance"]

@@ -38,6 +38,7 @@ from assay.formats.golden import GoldenSet
 from assay.judge import Judge
 from assay.judge.panel import Grader
 from assay.judge.relevance import Pair, grade_pairs
+from assay.metric_names import MetricName
 from assay.metrics import MetricError, parse_measure
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring import ranking as er
@@ -203,6 +204,7 @@ def cutoff(primary: str | None, k_head: int) -> int:
         return k_head
     try:
         found = parse_measure(primary).k
-    except MetricError:  # a ranking name trec_eval does not know (coverage_recall@k): its cut-off by hand
-        found = int(primary.rpartition("@")[2]) if primary.rpartition("@")[2].isdigit() else None
+    except MetricError:  # a name the registry does not know: the cut-off as written, when nothing follows it
+        parsed = MetricName.parse(primary)
+        found = None if parsed.options else parsed.k
     return found or k_head

@@ -25,13 +25,13 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from assay.corpus.align import question_key
 from assay.errors import FormatError
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import first_problem, iter_json_lines
 from assay.formats.ragas import read_ragas_run
 from assay.formats.runs import sniff_run_format
 from assay.results import RunCounts
+from assay.text import question_key
 from assay.types import RetrievedItem, RunError, RunItem
 
 __all__ = ["JSONL_EXPECTED", "TREC_EXPECTED", "RawLine", "RunKind", "memory_where", "raw_lines", "run_kind"]

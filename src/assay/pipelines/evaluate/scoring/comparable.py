@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from assay.metric_names import MetricName
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring.names import counts_passages, parse_budget
 
@@ -110,7 +111,7 @@ def comparable(
 
 def _budget_of(name: str) -> str:
     """``ndcg@1000t`` -> ``1000 tokens (4,000 characters)``; ``ndcg@400c`` -> ``400 characters``."""
-    cut = name.split("|", 1)[0].partition("@")[2]
+    cut = MetricName.parse(name).cut or ""
     chars = parse_budget(cut)
     return f"{chars:,} characters" if cut.endswith("c") else f"{cut[:-1]} tokens ({chars:,} characters)"
 

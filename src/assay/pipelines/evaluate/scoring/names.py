@@ -9,7 +9,9 @@ the real names nearest it by edit distance (:func:`assay.metrics.close.close_nam
 :func:`catalogue` at the k values and budgets asked for.
 
 Every metric name and family of ``assay eval`` is defined here, once: the steps import them from here, and this
-module imports none of the steps (it is the ground floor of :mod:`assay.pipelines.evaluate`).
+module imports none of the steps (it is the ground floor of :mod:`assay.pipelines.evaluate`). How a name splits
+into its word, cut-off and options is the grammar of :class:`assay.metric_names.MetricName`, which the results, the
+reports and the ranking measures read names with too; this module says which names exist and what each asks for.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from assay.errors import ConfigError
+from assay.metric_names import MetricName
 from assay.metrics import MetricError, parse_measure
 from assay.metrics.budget import CHARS_PER_TOKEN
 from assay.metrics.close import close_names
@@ -82,7 +85,8 @@ AT_K = ("ragas_context_precision", "coverage_recall")  # measured at each k valu
 NEEDS_JUDGE = frozenset(LLM_FAMILIES) - {"coverage_recall"}
 _UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS, CONTRADICTION)
 BUDGET_FAMILIES = ("ndcg", "recall", "P", "map", *SPAN_FAMILIES)  # at a budget of text: ``ndcg@1000t``
-_BUDGET = re.compile(r"^([A-Za-z_]+)@(\d+)([tc])(?:\|g>=(\d+))?$")
+_BUDGET_WORD = re.compile(r"[A-Za-z_]+")
+_GRADE = re.compile(r"g>=(\d+)")
 _BUDGET_FIX = "a whole number and a unit: t (tokens, 4 characters each) or c (characters), e.g. 1000t or 4000c"
 # metrics over the top k passages or the context's passages: in runs that cut their text differently, the same k
 # holds different amounts of text, so they compare chunkings rather than retrieval (no verdict across them)
@@ -98,9 +102,8 @@ _FIX = (
 
 def family(name: str) -> str:
     """``nugget_recall_vital_strict`` -> ``nugget_recall``; ``ragas_context_precision@5`` ->
-    ``ragas_context_precision``; a ranking name -> its word before ``@`` and ``|``."""
-    base = name.split("@", maxsplit=1)[0].split("|", maxsplit=1)[0]
-    return "nugget_recall" if base.startswith("nugget_recall") else base
+    ``ragas_context_precision``; a ranking name -> its word before ``@`` and ``|`` (:attr:`MetricName.family`)."""
+    return MetricName.parse(name).family
 
 
 def check_names(names: Iterable[str], k_values: Sequence[int] = (), budgets: Sequence[str] = ()) -> set[int]:
@@ -136,16 +139,17 @@ def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
 
 
 def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str]) -> int | None:
-    if _BUDGET.match(name):
+    parsed = MetricName.parse(name)
+    if _budget_shaped(parsed):
         parse_budget_name(name)
         return None
-    fam = family(name)
-    if fam in SPAN_FAMILIES and _mistyped_cut(name):
+    fam = parsed.family
+    if fam in SPAN_FAMILIES and parsed.mistyped_cut:
         raise _unknown(name, k_values, budgets)
     if fam in SPAN_FAMILIES:
         return parse_span_name(name).k
     if fam in LLM_FAMILIES:
-        return _llm_cutoff(name, fam, k_values, budgets)
+        return _llm_cutoff(parsed, k_values, budgets)
     try:
         return parse_measure(name).k
     except MetricError as exc:
@@ -155,22 +159,16 @@ def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str]) -> int |
         raise ConfigError(f"metric {name!r}: {message.split('; known:', maxsplit=1)[0]}") from None
 
 
-def _llm_cutoff(name: str, fam: str, k_values: Sequence[int], budgets: Sequence[str]) -> int | None:
+def _llm_cutoff(parsed: MetricName, k_values: Sequence[int], budgets: Sequence[str]) -> int | None:
+    name, fam = str(parsed), parsed.family
     if name == fam or name in _UNCUT:
         return None
-    head, at, cut = name.partition("@")
-    if fam in AT_K and at and head == fam and cut.isdigit() and int(cut) >= 1:
-        return int(cut)
-    if fam in AT_K and head == fam and not _mistyped_cut(name):
+    written_at_k = fam in AT_K and parsed.word == fam and parsed.cut is not None  # family@something
+    if written_at_k and not parsed.options and parsed.k is not None and parsed.k >= 1:
+        return parsed.k
+    if written_at_k and not parsed.mistyped_cut:  # @x, @0, or options: told how to write it
         raise ConfigError(f"metric {name!r}: write {fam}@K with K a whole number >= 1, e.g. {fam}@5")
-    raise _unknown(name, k_values, budgets)
-
-
-def _mistyped_cut(name: str) -> bool:
-    """Whether the cut-off of ``name`` mixes digits with other characters (``@1O``: a slip, given close names),
-    rather than being no number at all (``@x``: told how to write it)."""
-    cut = name.partition("@")[2].partition("|")[0]
-    return any(c.isdigit() for c in cut) and not cut.isdigit()
+    raise _unknown(name, k_values, budgets)  # @1O: a slip, given close names
 
 
 def catalogue(k_values: Sequence[int] = (), budgets: Sequence[str] = ()) -> list[str]:
@@ -189,17 +187,18 @@ def catalogue(k_values: Sequence[int] = (), budgets: Sequence[str] = ()) -> list
 
 def _unknown(name: str, k_values: Sequence[int], budgets: Sequence[str]) -> ConfigError:
     """``unknown metric 'ndgc@10'; close names: ndcg@10``, with where to find every name."""
-    base, bar, options = name.partition("|")
-    close = [f"{near}{bar}{options}" for near in close_names(base, catalogue(k_values, budgets))]
+    parsed = MetricName.parse(name)
+    close = [f"{near}{parsed.suffix}" for near in close_names(parsed.head, catalogue(k_values, budgets))]
     hint = f"close names: {', '.join(close)}" if close else "no close name"
     return ConfigError(f"unknown metric {name!r}; {hint}. Names: {_FIX}")
 
 
 def kind_of(name: str) -> str:
     """``budget``, ``span``, ``llm`` or ``ranking``: which part of the evaluation computes the metric ``name``."""
-    if _BUDGET.match(name):
+    parsed = MetricName.parse(name)
+    if _budget_shaped(parsed):
         return "budget"
-    fam = family(name)
+    fam = parsed.family
     return "span" if fam in SPAN_FAMILIES else "llm" if fam in LLM_FAMILIES else "ranking"
 
 
@@ -239,17 +238,24 @@ def parse_budget(text: str) -> int:
     return size
 
 
+def _budget_shaped(parsed: MetricName) -> bool:
+    """Whether a name is written as a budget measure: a word of letters and underscores at a budget
+    (:attr:`MetricName.budget`), with at most one option, ``g>=G``."""
+    grade_only = not parsed.options or (len(parsed.options) == 1 and _GRADE.fullmatch(parsed.options[0]) is not None)
+    return parsed.budget is not None and _BUDGET_WORD.fullmatch(parsed.word) is not None and grade_only
+
+
 def parse_budget_name(name: str) -> BudgetName:
     """Parse ``ndcg@1000t``, ``recall@4000c`` or ``P@1000t|g>=2``; :class:`ConfigError` naming the fix otherwise."""
-    match = _BUDGET.match(name)
-    if match is None or match.group(1) not in BUDGET_FAMILIES:
+    parsed = MetricName.parse(name)
+    if not _budget_shaped(parsed) or parsed.word not in BUDGET_FAMILIES or parsed.budget is None:
         known = ", ".join(f"{f}@1000t" for f in BUDGET_FAMILIES)
         raise ConfigError(f"metric {name!r}: a budget measure is one of {known} (budget: {_BUDGET_FIX})")
-    fam, grade = match.group(1), match.group(4)
+    fam, grade = parsed.word, parsed.options[0][3:] if parsed.options else None
     if grade and (fam in SPAN_FAMILIES or fam == "ndcg" or not 0 <= int(grade) <= 3):
         raise ConfigError(f"metric {name!r}: |g>=G (G in 0..3) goes with recall, P and map at a budget")
-    chars = parse_budget(match.group(2) + match.group(3))
-    return BudgetName(name, fam, chars, int(grade) if grade else None, match.group(2) + match.group(3))
+    chars = parse_budget(parsed.budget)
+    return BudgetName(name, fam, chars, int(grade) if grade else None, parsed.budget)
 
 
 def budget_measures(budgets: Sequence[str]) -> list[str]:
@@ -275,12 +281,12 @@ class SpanName:
 
 def parse_span_name(name: str) -> SpanName:
     """Parse ``span_recall@5`` or ``span_iou@10|g>=2``; :class:`ConfigError` naming the fix otherwise."""
-    head, _, grade = name.partition("|")
-    family, at, cut = head.partition("@")
-    if family not in SPAN_FAMILIES or not at or not cut.isdigit() or int(cut) < 1:
+    parsed = MetricName.parse(name)
+    family, k, grade = parsed.word, parsed.k, "|".join(parsed.options)
+    if family not in SPAN_FAMILIES or k is None or k < 1:
         raise ConfigError(
             f"metric {name!r}: write {family or 'span_recall'}@K with K a whole number >= 1 ({_SPAN_FIX})"
         )
     if grade and not (grade.startswith("g>=") and grade[3:].isdigit() and 0 <= int(grade[3:]) <= 3):
         raise ConfigError(f"metric {name!r}: the variant is |g>=G with G in 0..3 ({_SPAN_FIX})")
-    return SpanName(name, family, int(cut), int(grade[3:]) if grade else None)
+    return SpanName(name, family, k, int(grade[3:]) if grade else None)

@@ -1,0 +1,106 @@
+"""The typed result of ``assay eval``: what the evaluator produces and every report renders.
+
+``results.json`` is :class:`EvalResult` dumped as JSON (``format_version`` guards it); ``per_query.jsonl`` holds the
+:class:`QueryResult` rows of every run. Means never include unscored values: each :class:`MetricSummary` says how
+many queries were scored, how many were not, and why.
+
+The records, by family (every public name is imported here, so ``from assay.results import X`` is the way in):
+
+* :mod:`~assay.results.headline`: which metrics a summary shows (headline cut-off and metrics, report groups).
+* :mod:`~assay.results.runs`: one run: metric summaries, per-question rows, file counts, system, repeats, conversations.
+* :mod:`~assay.results.views`: the per-question explorer: passages, answers and claims of each run; diagnosis examples.
+* :mod:`~assay.results.comparisons`: runs compared, history gain, clustering, power planning, pool shifts.
+* :mod:`~assay.results.agreement`: the judge's trust: agreement with people and within a panel, noise, card, PPI++.
+* :mod:`~assay.results.verdict`: the answer first, as the reports render it.
+* :mod:`~assay.results.evaluation`: :class:`EvalResult`, the whole evaluation.
+* :mod:`~assay.results._model`: the records' base (unknown fields refused) and :func:`rounded`.
+"""
+
+from __future__ import annotations
+
+from assay.results._model import rounded
+from assay.results.agreement import (
+    AgreementBlock,
+    AgreementStat,
+    AgreementSummary,
+    AnnotatorAgreement,
+    AuditTarget,
+    CorrectedMetric,
+    JudgeCardSummary,
+    JudgeNoise,
+    JudgePairAgreement,
+    JudgeVotes,
+    PanelAgreement,
+)
+from assay.results.comparisons import Clustering, Comparison, HistoryGain, PoolShift, PowerPlan
+from assay.results.evaluation import RESULTS_FORMAT_VERSION, EvalResult
+from assay.results.headline import (
+    HEADLINE_K,
+    METRIC_GROUPS,
+    headline_k,
+    headline_metrics,
+    metric_group,
+    summary_metrics,
+)
+from assay.results.runs import (
+    FILLED_SHARE,
+    BudgetFill,
+    ConversationSummary,
+    MetricSummary,
+    QueryResult,
+    RepeatSummary,
+    RunCounts,
+    RunResult,
+    SystemSummary,
+    VarianceSplit,
+)
+from assay.results.verdict import OFFLINE_WARNING, SystemCost, Verdict, VerdictLead, VerdictPlace
+from assay.results.views import ClaimView, DiagnosisExample, PassageView, QuestionView, RunView
+
+__all__ = [
+    "FILLED_SHARE",
+    "HEADLINE_K",
+    "METRIC_GROUPS",
+    "OFFLINE_WARNING",
+    "RESULTS_FORMAT_VERSION",
+    "AgreementBlock",
+    "AgreementStat",
+    "AgreementSummary",
+    "AnnotatorAgreement",
+    "AuditTarget",
+    "BudgetFill",
+    "ClaimView",
+    "Clustering",
+    "Comparison",
+    "ConversationSummary",
+    "CorrectedMetric",
+    "DiagnosisExample",
+    "EvalResult",
+    "HistoryGain",
+    "JudgeCardSummary",
+    "JudgeNoise",
+    "JudgePairAgreement",
+    "JudgeVotes",
+    "MetricSummary",
+    "PanelAgreement",
+    "PassageView",
+    "PoolShift",
+    "PowerPlan",
+    "QueryResult",
+    "QuestionView",
+    "RepeatSummary",
+    "RunCounts",
+    "RunResult",
+    "RunView",
+    "SystemCost",
+    "SystemSummary",
+    "VarianceSplit",
+    "Verdict",
+    "VerdictLead",
+    "VerdictPlace",
+    "headline_k",
+    "headline_metrics",
+    "metric_group",
+    "rounded",
+    "summary_metrics",
+]

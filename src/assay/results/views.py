@@ -1,0 +1,78 @@
+"""What the report's per-question explorer shows: each question with every run's passages, answer and checked
+claims, and the claims that show the failures the diagnosis metrics count."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from assay.results._model import _Model
+
+__all__ = ["ClaimView", "DiagnosisExample", "PassageView", "QuestionView", "RunView"]
+
+
+class PassageView(_Model):
+    """One retrieved passage of one run for one question, as the report's explorer shows it: its rank, unit id (a
+    golden chunk id, or ``p:{doc_id}:{start}-{end}`` for a passage located in a document), text, grade and how the
+    grade was found (``chunk``: the golden chunk's label, ``rule``: carried over from labelled spans, ``stored``:
+    judged in an earlier evaluation, ``judged``: judged now, ``unlabelled``)."""
+
+    rank: int
+    unit: str
+    text: str = ""
+    grade: int | None = None
+    how: str = "chunk"
+
+
+class ClaimView(_Model):
+    """One claim of a question checked for one run: an ``answer`` claim (is it supported by the passages?) or a
+    ``reference`` claim (do the passages hold it?), the judge's verdict and reason, and the ranks of the passages
+    that support it."""
+
+    kind: str
+    text: str
+    verdict: str
+    reason: str = ""
+    ranks: list[int] = Field(default_factory=list)
+
+
+class RunView(_Model):
+    """One run's side of one question: its passages in rank order, its answer (or why the system failed), and the
+    claims the judge checked."""
+
+    run: str
+    passages: list[PassageView] = Field(default_factory=list)
+    answer: str | None = None
+    error: str | None = None
+    claims: list[ClaimView] = Field(default_factory=list)
+
+
+class QuestionView(_Model):
+    """One golden question with every run's side of it: what the report's per-question explorer shows (the metric
+    values are in the :class:`QueryResult` rows)."""
+
+    query_id: str
+    text: str
+    type: str = ""
+    difficulty: str | None = None
+    reference_answer: str | None = None
+    nuggets: list[tuple[str, str]] = Field(default_factory=list)  # (importance, text)
+    runs: list[RunView] = Field(default_factory=list)
+
+
+class DiagnosisExample(_Model):
+    """One claim that shows a failure the diagnosis metrics count, with the evidence, for the report to show.
+
+    ``category``: hallucination, relevant_noise, irrelevant_noise, self_knowledge (answer claims), missed_by_retriever
+    or ignored_by_generator (reference claims). ``chunk_id``/``chunk_text``: the chunk that entails the claim (for
+    noise and ignored claims), else None. ``verdict`` says in words what the judge found; ``reason`` is its reason.
+    """
+
+    run: str
+    query_id: str
+    question: str
+    category: str
+    claim: str
+    verdict: str
+    reason: str = ""
+    chunk_id: str | None = None
+    chunk_text: str | None = None
