@@ -24,6 +24,7 @@ Modules and subpackages, one line each:
 - ``formats``: the files assay reads and writes (the golden folder, runs, BEIR, TREC, RAGAS, OTLP, ...).
 - ``judge``: the only place that talks to a model (cache, retries, structured outputs, offline judge, panels).
 - ``metrics``: ranking, RAG, agreement and statistics metrics on arrays (numpy only).
+- ``metric_names``: the one grammar of a metric name (``word[@cut][|option...]``), parsed once for every reader.
 - ``pipelines``: the jobs of assay (build, evaluate, traces, transfer, judge cards), one subpackage each.
 - ``report``: the terminal summary, ``report.md`` and ``report.html`` of an evaluation.
 - ``results``: the typed result of ``assay eval``, what every report renders.

@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from assay.text import question_key
 from assay.formats.golden import GoldenSet
 from assay.formats.traces import Trace
+from assay.text import question_key
 
 __all__ = [
     "KINDS",
