@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.types import StageUsage, usage_since, usage_sum
+from assay.judge.accounts import usage_since, usage_sum
+from assay.types import StageUsage
 
 
 def _u(calls: int, cost: float | None, tokens: int = 0) -> StageUsage:

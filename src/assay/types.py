@@ -8,7 +8,6 @@ migration and a fixture of the old version.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -41,8 +40,6 @@ __all__ = [
     "Unscored",
     "Vote",
     "turn_id",
-    "usage_since",
-    "usage_sum",
     "utc_now",
 ]
 
@@ -375,21 +372,6 @@ class StageUsage(_Record):
             completion_tokens=self.completion_tokens - before.completion_tokens,
             cost_usd=None if self.cost_usd is None else self.cost_usd - (before.cost_usd or 0.0),
         )  # fmt: skip
-
-
-def usage_sum(usages: Iterable[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
-    """Usage per stage summed over ``usages`` (each a judge's, or what it spent in one run), in the order the stages
-    first appear; the cost is None for a stage where one of them has no price."""
-    out: dict[str, StageUsage] = {}
-    for usage_of in usages:
-        for stage, usage in usage_of.items():
-            out[stage] = out[stage].plus(usage) if stage in out else usage.model_copy()
-    return out
-
-
-def usage_since(now: Mapping[str, StageUsage], before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
-    """What was spent per stage between ``before`` and ``now`` (two readings of one judge's usage)."""
-    return {stage: usage.minus(before.get(stage, StageUsage())) for stage, usage in now.items()}
 
 
 class Manifest(_Record):

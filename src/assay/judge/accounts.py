@@ -3,12 +3,14 @@
 :class:`~assay.judge.results.Judgement` record of each answer priced at its tokens.
 
 :class:`~assay.judge.client.Judge` inherits these, as it inherits its cache access; the batch runner and listwise
-relevance count through them too (:meth:`Accounts.account` takes the batch price).
+relevance count through them too (:meth:`Accounts.account` takes the batch price). :func:`usage_sum` and
+:func:`usage_since` are the one usage arithmetic: several judges' usage summed (a panel, a build), and what a judge
+spent between two readings (an evaluation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from assay.errors import BudgetExceeded
@@ -19,7 +21,7 @@ from assay.judge.results import Judgement, JudgeStats
 from assay.judge.workers import Prepared
 from assay.types import StageUsage, Unscored
 
-__all__ = ["Accounts"]
+__all__ = ["Accounts", "usage_since", "usage_sum"]
 
 
 class Accounts:
@@ -124,3 +126,18 @@ class Accounts:
         if not self.stats.unscored_kinds[kind]:
             del self.stats.unscored_kinds[kind]
         self._stage(stage).unscored -= 1
+
+
+def usage_sum(usages: Iterable[Mapping[str, StageUsage]]) -> dict[str, StageUsage]:
+    """Usage per stage summed over ``usages`` (each a judge's, or what it spent in one run), in the order the stages
+    first appear; the cost is None for a stage where one of them has no price."""
+    out: dict[str, StageUsage] = {}
+    for usage_of in usages:
+        for stage, usage in usage_of.items():
+            out[stage] = out[stage].plus(usage) if stage in out else usage.model_copy()
+    return out
+
+
+def usage_since(now: Mapping[str, StageUsage], before: Mapping[str, StageUsage]) -> dict[str, StageUsage]:
+    """What was spent per stage between ``before`` and ``now`` (two readings of one judge's usage)."""
+    return {stage: usage.minus(before.get(stage, StageUsage())) for stage, usage in now.items()}

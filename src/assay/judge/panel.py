@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from assay.errors import ConfigError
+from assay.judge.accounts import usage_since, usage_sum
 from assay.judge.client import Judge
-from assay.types import StageUsage, usage_since, usage_sum
+from assay.types import StageUsage
 
 __all__ = [
     "COMBINE_RULES",
