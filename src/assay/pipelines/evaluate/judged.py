@@ -53,9 +53,10 @@ def judge_all(setup: Prepared, judge: Grader | None, progress: Progress | None) 
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
     if judge is not None:
-        assessed, diagnosed = judge_runs(setup.gold, setup.folder, setup.loaded, judge, asking=asking,
-                                         families=setup.chosen.families, carried=carried, units=setup.projected,
-                                         progress=progress)  # fmt: skip
+        assessed, diagnosed = judge_runs(
+            setup.gold, setup.folder, setup.runs, judge, asking=asking, families=setup.chosen.families,
+            carried=carried, progress=progress,
+        )  # fmt: skip
     setup.index.relabelled()
     return Judged(carried, assessed, diagnosed, before, usage_before)
 
@@ -63,5 +64,5 @@ def judge_all(setup: Prepared, judge: Grader | None, progress: Progress | None) 
 def estimate(setup: Prepared, judge: Grader) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_all`; no model is called."""
     carried = carry_labels(setup.gold, setup.loaded, setup.index, setup.config.depth)
-    return estimate_judging(setup.gold, setup.loaded, judge, asking=setup.config.judging(),
-                            families=setup.chosen.families, carried=carried, units=setup.projected)  # fmt: skip
+    return estimate_judging(setup.gold, setup.runs, judge, asking=setup.config.judging(),
+                            families=setup.chosen.families, carried=carried)  # fmt: skip

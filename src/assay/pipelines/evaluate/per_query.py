@@ -46,9 +46,9 @@ def score_runs(setup: Prepared, judged: Judged, *, strict: bool) -> Scores:
     pool = SpanPool(setup.index)
     step = _Scoring(setup, judged, labels, pool, turns)
     scored = []
-    for run, projected in zip(setup.loaded, setup.projected, strict=True):
-        passages = passage_rows(run, labels, judged.carried, config.depth)
-        scored.append(ScoredRun(run, projected, step.rows(run, projected), passages))
+    for one in setup.runs:
+        passages = passage_rows(one.run, labels, judged.carried, config.depth)
+        scored.append(ScoredRun(one.run, one.projected, step.rows(one.run, one.projected), passages))
     return Scores(labels, scored, pool)
 
 

@@ -16,7 +16,7 @@ from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import Runs, load_runs, specs_of
-from assay.pipelines.evaluate.runs.units import Units, project_run
+from assay.pipelines.evaluate.runs.units import ReadRun, Units, read_runs
 from assay.pipelines.evaluate.scoring.names import NEEDS_JUDGE, family
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
 from assay.pipelines.evaluate.statistics.clustering import question_clusters
@@ -27,18 +27,27 @@ __all__ = ["Prepared", "prepare"]
 @dataclass(frozen=True)
 class Prepared:
     """What every later step reads: the checked settings, the golden set (and its folder, None in memory), the
-    questions' clusters, the resolver that locates passages in the documents, the runs as read and their projections
-    (in the same order), the index of labelled spans and the metrics selected."""
+    questions' clusters, the resolver that locates passages in the documents, the runs (each as read and projected,
+    one :class:`~.runs.units.ReadRun`), the index of labelled spans and the metrics selected."""
 
     config: EvalSettings
     gold: GoldenSet
     folder: Path | None
     clusters: Mapping[str, str | None]
     resolver: Resolver
-    loaded: list[LoadedRun]
-    projected: list[LoadedRun]
+    runs: list[ReadRun]
     index: SpanIndex
     chosen: Selected
+
+    @property
+    def loaded(self) -> list[LoadedRun]:
+        """The runs as read, in order."""
+        return [one.run for one in self.runs]
+
+    @property
+    def projected(self) -> list[LoadedRun]:
+        """The runs projected onto the golden chunks, in order."""
+        return [one.projected for one in self.runs]
 
 
 def prepare(
@@ -61,10 +70,9 @@ def prepare(
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
     index = SpanIndex(gold, resolver)
-    units = Units(gold, resolver)
-    projected = [project_run(run, units) for run in loaded]
+    read = read_runs(loaded, Units(gold, resolver))
     chosen = split_metrics(config, gold, loaded, index)
-    return Prepared(config, gold, folder, clusters, resolver, loaded, projected, index, chosen)
+    return Prepared(config, gold, folder, clusters, resolver, read, index, chosen)
 
 
 def _needs_judge(settings: EvalSettings, judge: Grader | None) -> None:

@@ -13,7 +13,7 @@ assess_runs`), then adds the new labels to the golden set (and to its folder wit
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from assay.pipelines.evaluate.judging.pair_checks import (
 )
 from assay.pipelines.evaluate.runs.carry import Carried
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
+from assay.pipelines.evaluate.runs.units import ReadRun
 from assay.pipelines.evaluate.scoring.names import LLM_FAMILIES
 from assay.results import DiagnosisExample
 from assay.types import Passage, RelevanceLabel
@@ -59,20 +60,20 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 def judge_runs(
     gold: GoldenSet,
     folder: Path | None,
-    runs: list[LoadedRun],
+    read: Sequence[ReadRun],
     judge: Grader,
     *,
     asking: JudgingSettings,
     families: set[str],
     carried: Carried,
-    units: list[LoadedRun],
     progress: Progress | None = None,
 ) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
     """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
     diagnosis examples (when a diagnosis metric was asked for). The passages ``carried`` left undecided are judged
-    with the chunks; their labels go to ``carried`` and to the golden set's passages. ``units``: the runs projected
-    onto the golden chunks (:mod:`~assay.pipelines.evaluate.runs.units`), whose unlabelled chunks in the top
-    ``asking.depth`` are judged."""
+    with the chunks; their labels go to ``carried`` and to the golden set's passages. Each run's projection onto the
+    golden chunks (:mod:`~assay.pipelines.evaluate.runs.units`) gives the unlabelled chunks of its top
+    ``asking.depth``, which are judged; the LLM metrics read the run as read."""
+    runs, units = [one.run for one in read], [one.projected for one in read]
     pairs = unlabelled_pairs(gold, units, asking.depth) + carried.pending
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=asking.context_k, families=kinds)
@@ -149,17 +150,17 @@ def judge_pool(
 
 def estimate_judging(
     gold: GoldenSet,
-    runs: list[LoadedRun],
+    read: Sequence[ReadRun],
     judge: Grader,
     *,
     asking: JudgingSettings,
     families: set[str],
     carried: Carried,
-    units: list[LoadedRun],
 ) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs` (and of the pooling
     :func:`judge_pool` makes for ``carried``); no model is called. With a panel, one relevance stage per judge
     (``relevance MODEL``); the other stages are its first judge's."""
+    runs, units = [one.run for one in read], [one.projected for one in read]
     pairs = unlabelled_pairs(gold, units, asking.depth) + carried.pool + carried.pending
     out = {
         stage: estimate_pairs(one, pairs, listwise=asking.listwise, seed=asking.seed)

@@ -11,14 +11,14 @@ order, not on how it cut that text; a run of golden chunk ids projects onto itse
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from assay.formats.golden import GoldenSet
 from assay.metrics.projection import Item, UnitIndex
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.locate import Resolver
 
-__all__ = ["Units", "project_run"]
+__all__ = ["ReadRun", "Units", "project_run", "read_runs"]
 
 
 class Units:
@@ -58,3 +58,22 @@ def project_run(run: LoadedRun, units: Units) -> LoadedRun:
     """``run`` with every line's ranking projected onto the golden chunks (see the module docstring); the counts,
     header and trace are the run's own (shared, not copied)."""
     return replace(run, lines={qid: _projected(line, units) for qid, line in run.lines.items()})
+
+
+@dataclass(frozen=True)
+class ReadRun:
+    """One run as the evaluation carries it from its first step: ``run`` as read (its passages as the system
+    returned them: what the judge reads and the budget and span measures cut) and ``projected`` onto the golden
+    chunks (what the label-based measures rank). Built once, by :func:`read_runs`, and passed whole."""
+
+    run: LoadedRun
+    projected: LoadedRun
+
+    @property
+    def name(self) -> str:
+        return self.run.name
+
+
+def read_runs(loaded: list[LoadedRun], units: Units) -> list[ReadRun]:
+    """Each run with its projection onto ``units``, in the order read."""
+    return [ReadRun(run, project_run(run, units)) for run in loaded]
