@@ -184,3 +184,31 @@ def test_summarize_resamples_clusters_and_keeps_the_plain_bootstrap_without_them
     assert (plain.low, plain.high) == (round(reference.low, 6), round(reference.high, 6))
     # questions of one document move together here: the clustered interval is the wider one
     assert (clustered.high or 0) - (clustered.low or 0) > (plain.high or 0) - (plain.low or 0)
+
+
+def test_few_clusters_all_above_zero_give_an_interval_above_zero() -> None:
+    # 6 clusters of 2 questions, every cluster's sum positive: of the 2^6 sign vectors only all-plus and all-minus
+    # reach the observed |mean|, p = 2/64 < 0.05, so the interval excludes 0. The null must divide by the 12
+    # questions, as the mean does: divided by the 6 clusters, |sum s_c S_c| / 6 >= sum S / 12 for 14 of the 64
+    # vectors (at most one sign against the rest), p = 14/64, and 0 would sit inside the interval.
+    values = [0.4, 0.6, 0.5, 0.5, 0.3, 0.7, 0.6, 0.4, 0.2, 0.8, 0.5, 0.5]
+    labels = [f"doc{i // 2}" for i in range(12)]
+    got = clusters.mean_interval(values, labels)
+    assert got.mean == pytest.approx(0.5)
+    assert 0.0 < got.low < 0.5 < got.high
+    grouped = clusters.group(values, labels)
+    assert exact_p(grouped.sums, grouped.sizes, 0.0) == pytest.approx(2 / 64)
+    assert (got.low, got.high) == pytest.approx(exact_interval(grouped.sums, grouped.sizes, 0.05), abs=1e-9)
+
+
+def test_compare_runs_reports_no_design_effect_when_every_query_is_its_own_cluster() -> None:
+    rng = np.random.default_rng(12)
+    a = rng.random(10)
+    b = a + rng.normal(0.05, 0.1, size=10)
+    per_run = {run: {f"q{i}": QueryResult(run=run, query_id=f"q{i}", metrics={"m": float(v)}) for i, v in
+                     enumerate(values)} for run, values in (("a", a), ("b", b))}  # fmt: skip
+    (got,) = compare_runs(per_run, ["m"], StatSettings(correction="none"))
+    assert got.clusters is None and got.design_effect is None  # not 1.0: no clusters, nothing measured
+    labels = [f"doc{i // 2}" for i in range(10)]
+    (paired,) = compare_runs(rows(a, b, labels), ["m"], StatSettings(correction="none"))
+    assert paired.clusters == 5 and paired.design_effect is not None

@@ -133,6 +133,17 @@ def test_runs_cut_differently_lead_with_a_budget_measure_and_no_verdict_on_passa
     assert alike.primary_metric != "ndcg@40c" and not any("cut their text" in w for w in alike.warnings)
 
 
+def test_runs_cut_differently_keep_the_primary_the_user_named(golden: Path) -> None:
+    """--primary ndcg@3 (a ranking measure, comparable across cuts): it leads, not the budget nDCG, and no note
+    claims otherwise."""
+    named = EvalSettings(k_values=(1, 3), n_boot=200, add_labels=False, budgets=("40c", "30t"), primary="ndcg@3")
+    result, _ = evaluate(golden, {"ids": by_id(), "halves": cut_run([0.5])}, settings=named)
+    assert result.primary_metric == "ndcg@3"
+    assert [c.metric for c in result.comparisons if c.primary] == ["ndcg@3"]
+    assert any("cut their text differently" in w for w in result.warnings)
+    assert not any("The primary metric is" in w for w in result.warnings)
+
+
 @pytest.mark.parametrize("bad", ["0t", "1000", "10x", "t"])
 def test_a_budget_of_zero_or_without_a_unit_is_refused(bad: str) -> None:
     with pytest.raises(ConfigError, match="budget"):
