@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from assay.metrics import clusters
+from assay.metrics._errors import MetricError
 from assay.metrics.randomization import family_null, sign_flip_interval, sign_flip_null
 from assay.metrics.stats import bootstrap_ci
 from assay.pipelines.evaluate.statistics.compare import compare_runs
@@ -184,3 +185,114 @@ def test_summarize_resamples_clusters_and_keeps_the_plain_bootstrap_without_them
     assert (plain.low, plain.high) == (round(reference.low, 6), round(reference.high, 6))
     # questions of one document move together here: the clustered interval is the wider one
     assert (clustered.high or 0) - (clustered.low or 0) > (plain.high or 0) - (plain.low or 0)
+
+
+def test_few_clusters_all_above_zero_give_an_interval_above_zero() -> None:
+    # 6 clusters of 2 questions, every cluster's sum positive: of the 2^6 sign vectors only all-plus and all-minus
+    # reach the observed |mean|, p = 2/64 < 0.05, so the interval excludes 0. The null must divide by the 12
+    # questions, as the mean does: divided by the 6 clusters, |sum s_c S_c| / 6 >= sum S / 12 for 14 of the 64
+    # vectors (at most one sign against the rest), p = 14/64, and 0 would sit inside the interval.
+    values = [0.4, 0.6, 0.5, 0.5, 0.3, 0.7, 0.6, 0.4, 0.2, 0.8, 0.5, 0.5]
+    labels = [f"doc{i // 2}" for i in range(12)]
+    got = clusters.mean_interval(values, labels)
+    assert got.mean == pytest.approx(0.5)
+    assert 0.0 < got.low < 0.5 < got.high
+    grouped = clusters.group(values, labels)
+    assert exact_p(grouped.sums, grouped.sizes, 0.0) == pytest.approx(2 / 64)
+    assert (got.low, got.high) == pytest.approx(exact_interval(grouped.sums, grouped.sizes, 0.05), abs=1e-9)
+
+
+def test_compare_runs_reports_no_design_effect_when_every_query_is_its_own_cluster() -> None:
+    rng = np.random.default_rng(12)
+    a = rng.random(10)
+    b = a + rng.normal(0.05, 0.1, size=10)
+    per_run = {run: {f"q{i}": QueryResult(run=run, query_id=f"q{i}", metrics={"m": float(v)}) for i, v in
+                     enumerate(values)} for run, values in (("a", a), ("b", b))}  # fmt: skip
+    (got,) = compare_runs(per_run, ["m"], StatSettings(correction="none"))
+    assert got.clusters is None and got.design_effect is None  # not 1.0: no clusters, nothing measured
+    labels = [f"doc{i // 2}" for i in range(10)]
+    (paired,) = compare_runs(rows(a, b, labels), ["m"], StatSettings(correction="none"))
+    assert paired.clusters == 5 and paired.design_effect is not None
+
+
+def test_group_reads_none_as_unscored_and_refuses_mismatched_shapes() -> None:
+    grouped = clusters.group([1.0, None, 3.0], ["a", "a", "b"])  # a metric's None (unscored) is a NaN here
+    assert grouped.keys == ("a", "b") and grouped.sums.tolist() == [1.0, 3.0] and grouped.n_unscored == 1
+    nothing = clusters.group([np.nan, np.nan], ["a", "b"])
+    assert nothing.keys == () and nothing.n == 0 and nothing.n_unscored == 2 and np.isnan(nothing.mean)
+    with pytest.raises(MetricError, match="1-d and of equal length"):
+        clusters.group([[1.0, 2.0], [3.0, 4.0]], ["a", "b", "c", "d"])  # as many values as labels, but 2-d
+    with pytest.raises(MetricError, match="1-d and of equal length"):
+        clusters.group([1.0, 2.0], ["a"])
+
+
+def test_design_effect_edges() -> None:
+    assert clusters.design_effect([1.0, 2.0, 3.0], ["a", "a", "a"]) is None  # one cluster: no between-cluster spread
+    assert clusters.design_effect([1.0, None, 3.0, 5.0, 7.0], ["x", "x", "x", "y", "y"]) == pytest.approx(2.4)
+    assert clusters.design_effect([1.0, 3.0], ["a", "b"]) == pytest.approx(1.0)  # two items, two clusters
+    assert clusters.design_effect([1.0, np.nan], ["a", "b"]) is None  # one scored item
+    # a spread at the noise floor, s^2 / n = (2e-12)^2 / 2 / 2 = 1e-24 exactly: read as no spread
+    assert clusters.design_effect([0.0, 2e-12], ["a", "b"]) is None
+
+
+def numpy_cluster_bootstrap(values: np.ndarray, labels: list[str], *, b: int, seed: int, confidence: float) -> tuple:
+    keys = sorted(set(labels))
+    sums = np.array([sum(v for v, c in zip(values, labels, strict=True) if c == key) for key in keys])
+    sizes = np.array([labels.count(key) for key in keys], dtype=float)
+    picks = np.random.default_rng(seed).integers(0, len(keys), size=(b, len(keys)))
+    means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    alpha = 1.0 - confidence
+    return tuple(np.quantile(means, (alpha / 2, 1 - alpha / 2)))
+
+
+def test_the_cluster_bootstrap_from_fifty_clusters_with_its_defaults_confidence_and_unscored_count() -> None:
+    values, labels = data(21, 50)  # exactly BOOTSTRAP_CLUSTERS clusters: the bootstrap, not the sign flips
+    values[3] = np.nan
+    kept = ~np.isnan(values)
+    scored, scored_labels = values[kept], [label for label, keep in zip(labels, kept, strict=True) if keep]
+    got = clusters.mean_interval(values, labels)  # defaults: 10,000 resamples, seed 0, 95%
+    assert (got.low, got.high) == pytest.approx(
+        numpy_cluster_bootstrap(scored, scored_labels, b=10_000, seed=0, confidence=0.95), abs=1e-12
+    )
+    assert (got.n, got.n_unscored, got.confidence) == (values.size - 1, 1, 0.95)
+    narrow = clusters.mean_interval(values, labels, confidence=0.8, n_resamples=500, seed=2)
+    assert (narrow.low, narrow.high) == pytest.approx(
+        numpy_cluster_bootstrap(scored, scored_labels, b=500, seed=2, confidence=0.8), abs=1e-12
+    )
+    assert (narrow.n_unscored, narrow.confidence) == (1, 0.8)
+
+
+def test_one_question_per_cluster_is_the_plain_bootstrap_at_the_confidence_asked() -> None:
+    values = np.random.default_rng(8).random(30)
+    labels = [f"q{i}" for i in range(30)]
+    got = clusters.mean_interval(values, labels, confidence=0.8)
+    assert got == bootstrap_ci(values, confidence=0.8, n_resamples=10_000, seed=0)
+    assert got.confidence == 0.8
+
+
+def test_two_clusters_invert_the_sign_flip_test() -> None:
+    """2 clusters of means 1 and 5: 4 sign vectors, p >= 1/2 everywhere, no shift is rejected: the interval reaches
+    just past the cluster means and, the test at 0 not significant, holds 0 (the low side mirrored below it). A
+    cluster bootstrap would give [1, 5] (its resamples' means are 1, 3 and 5)."""
+    values, labels = [0.0, 2.0, 4.0, 6.0], ["a", "a", "b", "b"]
+    got = clusters.mean_interval(values, labels, confidence=0.9)
+    assert got.low == pytest.approx(-1.0, abs=1e-5) and got.high == pytest.approx(5.0, abs=1e-5)
+    assert got.low < 0.0 < 5.0 < got.high
+    assert (got.mean, got.n, got.n_unscored, got.confidence) == (3.0, 4, 0, 0.9)
+
+
+def test_many_clusters_decide_and_invert_with_the_sign_vectors_of_the_seed_given() -> None:
+    """20 clusters: random sign vectors. With 7 of them (seed 240) none reaches the observed |mean|: p = 1/8, which
+    is the level at 87.5% confidence (both exact in binary), so the test is significant there and the interval
+    excludes 0, though with many draws p is about 0.56."""
+    values = np.round(np.random.default_rng(11).normal(0.0, 0.5, size=40), 2)
+    labels = [f"doc{i // 2:02d}" for i in range(40)]
+    grouped = clusters.group(values, labels)
+    assert grouped.mean == pytest.approx(-0.042)
+    null = sign_flip_null(grouped.sums, weights=grouped.sizes, n_resamples=7, seed=240)
+    assert not null.exact and null.p_value(abs(grouped.mean)) == 1 / 8
+    got = clusters.mean_interval(values, labels, confidence=0.875, n_resamples=7, seed=240)
+    assert got.high < 0.0
+    same = sign_flip_interval(grouped.sums, 1 / 8, significant=True, weights=grouped.sizes, n_resamples=7, seed=240)
+    assert (got.low, got.high) == same
+    assert (got.n, got.confidence) == (40, 0.875)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assay.metrics.projection import Slot, project
+from assay.metrics.projection import Slot, UnitIndex, project
 
 # Document "a" cut into five units of 20 characters, document "b" into two of 30.
 UNITS = [("a", 0, 20), ("a", 20, 40), ("a", 40, 60), ("a", 60, 80), ("a", 80, 100), ("b", 0, 30), ("b", 30, 60)]
@@ -125,3 +125,12 @@ def test_overlapping_windows_and_merged_neighbours_project_the_same(passages):
         else:
             merged.append((doc, s, e))
     assert units_of(project(passages, UNITS)) == units_of(project(merged, UNITS))
+
+
+def test_slots_name_the_rank_that_reached_them_and_the_share_is_checked() -> None:
+    units = [("d", 0, 10), ("d", 10, 20), ("d", 30, 30)]  # the last is empty: never reached
+    assert project([None, 1, ("d", 0, 40)], units) == [Slot("item", 0, 0), Slot("unit", 1, 1), Slot("unit", 0, 2)]
+    for share in (0.0, 1.5, 2.0):
+        with pytest.raises(ValueError, match="share must be in"):
+            UnitIndex(units, share=share)
+    assert UnitIndex(units, share=1.0).project([("d", 0, 10)]) == [Slot("unit", 0, 0)]

@@ -20,7 +20,7 @@ from assay.judge.offline_conversations import check_rewrite, write_conversation
 from assay.judge.offline_questions import Source
 from assay.judge.panel import Panel
 from assay.pipelines.bootstrap import DEMO_CONVERSATIONS, DROP_COUNTS, BuildSettings, build_golden, estimate_build
-from assay.pipelines.bootstrap.conversations import cut_conversations, plan_conversations
+from assay.pipelines.bootstrap.conversations import cut_conversations, history_of, plan_conversations
 from assay.pipelines.bootstrap.sampling import prepare_corpus
 from assay.testing import FakeBackend
 from assay.types import Conversation, Question, Turn
@@ -138,6 +138,21 @@ SOURCES = [
     Source("P2", "Delivery of the Ranger tent takes 3 days to Scotland.", ""),
     Source("P3", "The Summit stove burns for 90 minutes on one canister.", "Stoves"),
 ]
+
+
+def test_the_rewrite_checks_history_is_every_earlier_turn_up_to_the_one_just_before() -> None:
+    def turn(n: int) -> Question:
+        return Question(id=f"c7-t{n}", text=f"rewrite {n}", reference_answer=f"answer {n}",
+                        metadata={"conversation_id": "c7", "turn": n, "utterance": f"utterance {n}"})  # fmt: skip
+
+    generated = {q.id: q for q in (turn(1), turn(2), turn(3), turn(4))}
+    assert history_of(turn(3), generated) == [
+        {"utterance": "utterance 1", "answer": "answer 1"},
+        {"utterance": "utterance 2", "answer": "answer 2"},
+    ]
+    assert history_of(turn(1), generated) == []
+    del generated["c7-t2"]  # a turn not generated (dropped earlier) is left out, the others kept in order
+    assert [h["utterance"] for h in history_of(turn(4), generated)] == ["utterance 1", "utterance 3"]
 
 
 def test_offline_writer_replaces_the_named_thing_with_a_pronoun() -> None:

@@ -41,8 +41,8 @@ def _turned(lines: list[dict[str, Any]], **extra: Any) -> list[dict[str, Any]]:
     return [{**line, "conversation_id": f"c{i // 3}", "turn": i % 3, **extra} for i, line in enumerate(lines)]
 
 
-def _run(path: Path, lines: list[dict[str, Any]], mode: str) -> Path:
-    head = {"assay": "runs", "version": 1, "target": "python:app:answer", "conversation_mode": mode}
+def _run(path: Path, lines: list[dict[str, Any]], mode: str, target: str = "python:app:answer") -> Path:
+    head = {"assay": "runs", "version": 1, "target": target, "conversation_mode": mode}
     if mode == "turns":
         head["history"] = "reference"
     path.write_text("\n".join(json.dumps(x) for x in [head, *lines]) + "\n", encoding="utf-8")
@@ -55,6 +55,10 @@ def test_token_f1_and_vital_coverage_by_hand() -> None:
     # shared: how, the, warranty: P = 3/5, R = 3/9, F1 = 2PR/(P+R) = 3/7
     assert token_f1("How long is the warranty?", golden) == pytest.approx(3 / 7)
     assert token_f1("tents", golden) == 0.0
+    # words counted as multisets: the first pair shares "the" twice, P = R = 2/3, F1 2/3 (over sets it would share
+    # one word, F1 1/3); the second shares it once, P = 1/3, R = 1/2, F1 = 2 (1/6) / (5/6) = 2/5
+    assert token_f1("the the way", "the the path") == pytest.approx(2 / 3)
+    assert token_f1("the the way", "the path") == pytest.approx(2 / 5)
     gold = conversational()
     # c0: 1 + 0 + 1 of 3 vital nuggets; c1: a verdict missing; c2, c3: not judged
     supported = {qid(0): (1, 1), qid(1): (0, 1), qid(2): (1, 1), qid(3): (1, 1), qid(4): None}
@@ -104,6 +108,23 @@ def test_history_gain_pairs_the_rewrites_run_with_the_turns_run(tmp_path: Path) 
     assert gain.all is not None and gain.all.n == 12
     again = json.loads(result.model_dump_json())
     assert again["history_gain"][0]["dependent"]["n"] == 8
+
+
+def test_history_gain_pairs_only_runs_of_the_same_target(tmp_path: Path) -> None:
+    """Two systems, each run both ways: the rewrites run of one is never compared with the turns run of the other
+    (that would measure the systems, not the history)."""
+    gold = conversational()
+    runs = [_run(tmp_path / "a_rewrites.jsonl", _turned(good_lines()), "rewrites", "python:a:answer"),
+            _run(tmp_path / "b_rewrites.jsonl", _turned(weak_lines()), "rewrites", "python:b:answer"),
+            _run(tmp_path / "a_turns.jsonl", _turned(good_lines()), "turns", "python:a:answer"),
+            _run(tmp_path / "b_turns.jsonl", _turned(weak_lines()), "turns", "python:b:answer")]  # fmt: skip
+    result, _ = evaluate(gold, runs)
+    assert [(g.rewrites, g.turns) for g in result.history_gain] == [
+        ("a_rewrites", "a_turns"),
+        ("b_rewrites", "b_turns"),
+    ]
+    for gain in result.history_gain:  # each system asked alike both ways: no gain either way
+        assert gain.all is not None and gain.all.delta == 0.0 and gain.all.n == 12
 
 
 def test_vital_coverage_from_the_nugget_verdicts(tmp_path: Path) -> None:

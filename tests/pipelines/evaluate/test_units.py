@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from passages_fixture import DOCS, GRADES, paragraphs, save_passages_golden
+from passages_fixture import DOCS, GRADES, make_passages_golden, paragraphs, save_passages_golden
 
+from assay.corpus.align import Span
 from assay.errors import ConfigError
 from assay.pipelines.evaluate import EvalSettings, evaluate
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.locate import Located, Resolver
+from assay.pipelines.evaluate.runs.units import Units, project_run
 from assay.pipelines.evaluate.scoring.names import counts_passages, parse_budget, parse_budget_name
+from assay.results import RunCounts
+from assay.types import Chunk, RunError
 
 SETTINGS = EvalSettings(k_values=(1, 3), n_boot=200, add_labels=False, budgets=("40c", "30t"))
 RANKED = {  # each question's chunks in rank order: the text every variant below retrieves
@@ -131,6 +138,48 @@ def test_runs_cut_differently_lead_with_a_budget_measure_and_no_verdict_on_passa
     assert all(w.rstrip().endswith(".") for w in result.warnings if "cut their text" in w or "No verdict" in w)
     alike, _ = evaluate(golden, {"a": by_id(), "b": by_id()}, settings=SETTINGS)
     assert alike.primary_metric != "ndcg@40c" and not any("cut their text" in w for w in alike.warnings)
+
+
+def test_runs_cut_differently_keep_the_primary_the_user_named(golden: Path) -> None:
+    """--primary ndcg@3 (a ranking measure, comparable across cuts): it leads, not the budget nDCG, and no note
+    claims otherwise."""
+    named = EvalSettings(k_values=(1, 3), n_boot=200, add_labels=False, budgets=("40c", "30t"), primary="ndcg@3")
+    result, _ = evaluate(golden, {"ids": by_id(), "halves": cut_run([0.5])}, settings=named)
+    assert result.primary_metric == "ndcg@3"
+    assert [c.metric for c in result.comparisons if c.primary] == ["ndcg@3"]
+    assert any("cut their text differently" in w for w in result.warnings)
+    assert not any("The primary metric is" in w for w in result.warnings)
+
+
+def test_projection_keeps_each_lines_own_fields_and_items_found_nowhere_in_place() -> None:
+    """project_run on hand-made lines: a chunk given by id stands for itself and a later passage showing it adds
+    nothing; an unknown id and a text found nowhere keep their places under their own ids; a passage covering a
+    chunk reaches it; a golden chunk of no known document is never reached. The answer, citations and error are
+    the line's own, the scores follow the projected order."""
+    base = make_passages_golden()
+    gone = Chunk(id="gone#0", doc_id="gone", ordinal=0, text="a chunk of a document not in the set")
+    golden = replace(base, chunks=[*base.chunks, gone])
+    units = Units(golden, Resolver(golden))
+    assert units.ranges[-1] == ("", 0, 0)
+    doc, start, end = span("returns#2")
+    _, start1, end1 = span("returns#1")
+    located = {
+        "text-x": Located("text-x", "none", None, "found nowhere"),
+        "p1": Located("p1", "offsets", Span(doc, start, end, "offsets", 1.0), None),
+        "p2": Located("p2", "offsets", Span(doc, start1, end1, "offsets", 1.0), None),
+    }
+    line = RunLine("q1", ["returns#1", "mystery", "text-x", "p1", "p2"], {}, answer="30 days", citations=["p1"],
+                   located=located)  # fmt: skip
+    failed = RunLine("q2", [], {}, error=RunError(kind="timeout", message="slow"))
+    run = LoadedRun("r", Path("r.jsonl"), "jsonl", {"q1": line, "q2": failed}, RunCounts(lines=2))
+    projected = project_run(run, units)
+    got = projected.lines["q1"]
+    assert got.ranked == ["returns#1", "mystery", "text-x", "returns#2"]
+    assert got.scores == {"returns#1": 4.0, "mystery": 3.0, "text-x": 2.0, "returns#2": 1.0}
+    assert (got.query_id, got.answer, got.citations, got.error) == ("q1", "30 days", ["p1"], None)
+    other = projected.lines["q2"]
+    assert (other.query_id, other.ranked, other.error) == ("q2", [], RunError(kind="timeout", message="slow"))
+    assert projected.counts is run.counts and projected.name == "r"
 
 
 @pytest.mark.parametrize("bad", ["0t", "1000", "10x", "t"])
