@@ -182,3 +182,24 @@ def test_every_near_duplicate_pair_in_a_long_log_merges() -> None:
     out = sample_queries(texts + typos, [1] * (2 * len(texts)), 100, seed=0)
     assert out.counts["log_groups"] == len(texts)
     assert sorted((g.members, g.variants) for g in out.chosen) == [([i, i + 45], 2) for i in range(45)]
+
+
+def test_a_clusters_most_asked_group_comes_first_and_an_empty_cluster_is_passed_over() -> None:
+    groups = _clusters((4, 1), (0, 1), (3, 1))
+    for group, count in zip(groups, [1, 5, 5, 2, 1, 7, 3], strict=True):
+        group.count = count
+    # one each, then the 3 left by sqrt 13 : sqrt 11 (shares 1.56 and 1.44: one each, the last by remainder)
+    chosen = _choose(groups, 3, 5, seed=0)
+    assert chosen[0].text == "q1"  # counts 5 and 5: the first in the log
+    assert chosen[3].text == "q5" and chosen[4].text in {"q4", "q6"}
+    assert _taken(chosen, 3) == [3, 0, 2]
+
+
+def test_the_rest_of_a_cluster_is_drawn_by_the_square_root_of_its_counts() -> None:
+    # after the head, one group asked 10,000 times (weight 100) against twenty asked once (weight 1 each): it is
+    # drawn first with probability 100 / 120 per seed; a uniform draw would give it 1 / 21
+    groups = _clusters((22, 1))
+    groups[0].count, groups[1].count = 20_000, 10_000
+    second = [_choose(groups, 1, 2, seed)[1].text for seed in range(40)]
+    assert second.count("q1") >= 25
+    assert len(set(second)) >= 3  # the others are drawn too, by the seed
