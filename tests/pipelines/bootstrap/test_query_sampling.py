@@ -11,6 +11,7 @@ import pytest
 
 from assay.pipelines.bootstrap.query_sampling import (
     QueryGroup,
+    _allocate,
     _choose,
     _kmeans,
     _signatures,
@@ -203,3 +204,12 @@ def test_the_rest_of_a_cluster_is_drawn_by_the_square_root_of_its_counts() -> No
     second = [_choose(groups, 1, 2, seed)[1].text for seed in range(40)]
     assert second.count("q1") >= 25
     assert len(set(second)) >= 3  # the others are drawn too, by the seed
+
+
+def test_allocation_by_largest_remainder_capped_by_size() -> None:
+    # one left over, shares 0.5 and 0.5: the tie goes to the first cluster
+    assert _allocate([1.0, 1.0], [3, 3], 3) == [2, 1]
+    # two left, shares 4/3 and 2/3: floors 1 and 0, the last by the larger remainder (2/3, the second cluster)
+    assert _allocate([2.0, 1.0], [10, 10], 4) == [2, 2]
+    # a full cluster's weight leaves the shares: the ten left go 9 : 1 to the open clusters
+    assert _allocate([100.0, 9.0, 1.0], [1, 10, 10], 13) == [1, 10, 2]
