@@ -123,3 +123,58 @@ def test_an_empty_list_of_documents_is_no_problem(tmp_path: Path) -> None:
     retriever = span(1, 11, 10, kind="RETRIEVER", attrs={"retrieval.documents": []})  # nothing found: no error
     read = read_traces(write_lines(tmp_path / "t.jsonl", chain(1, retriever)))
     assert read.traces[0].passages == [] and read.problems.warning() is None
+
+
+def test_a_document_content_of_the_wrong_type_is_named_with_its_line(tmp_path: Path) -> None:
+    odd = {"retrieval.documents.1.document.content": 42, "retrieval.documents.1.document.id": "d1"}
+    bad = span(2, 21, 20, kind="RETRIEVER", attrs=documents(["kept"]) | odd)
+    path = write_lines(tmp_path / "t.jsonl", chain(1), chain(2, bad))
+    read = read_traces(path)
+    assert [(p.id, p.text) for p in read.traces[1].passages] == [(None, "kept"), ("d1", None)]
+    warning = read.problems.warning()
+    assert warning == (
+        "1 attribute value(s) of the wrong type, left out (the rest of each trace kept): "
+        "document.content: 1 x an integer where a string belongs (first at line 2)."
+    )
+
+
+def test_a_file_without_spans_or_without_ai_spans_is_refused_with_the_fix(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(json.dumps({"resourceSpans": []}) + "\n", encoding="utf-8")
+    with pytest.raises(FormatError) as caught:
+        read_traces(empty)
+    assert "no spans in the file" in str(caught.value)
+    assert "OTLP JSON with resourceSpans[].scopeSpans[].spans" in str(caught.value)
+    plain = write_lines(tmp_path / "plain.jsonl", [span(1, 10, name="GET /")], [span(2, 20, name="GET /x")])
+    with pytest.raises(FormatError) as caught:
+        read_traces(plain)
+    message = str(caught.value)
+    assert "none of its 2 spans carries openinference.span.kind or gen_ai.operation.name (not OpenInference" in message
+    assert (
+        "spans from an OpenInference instrumentor (openinference-instrumentation-langchain, -llama-index, -openai, "
+        "...) or with the OpenTelemetry GenAI attributes" in message
+    )
+
+
+def test_the_older_genai_attribute_names_are_read(tmp_path: Path) -> None:
+    root = span(1, 10, kind="CHAIN", attrs={"gen_ai.prompt": "Which tent is lightest?"})
+    said = {"gen_ai.completion": "The Brackenhow 2.", "gen_ai.usage.prompt_tokens": 30}
+    llm = span(1, 11, 10, kind="LLM", attrs=said | {"gen_ai.usage.completion_tokens": 7})
+    trace = read_traces(write_lines(tmp_path / "t.jsonl", [root, llm])).traces[0]
+    assert (trace.question, trace.answer) == ("Which tent is lightest?", "The Brackenhow 2.")
+    assert trace.usage == {"prompt_tokens": 30.0, "completion_tokens": 7.0}
+
+
+def test_a_rerankers_query_is_the_question_when_nothing_else_gives_it(tmp_path: Path) -> None:
+    root = span(1, 10, kind="CHAIN", attrs={"output.value": "ok"})
+    rerank = span(1, 11, 10, kind="RERANKER", attrs={"reranker.query": "Which tent is lightest?"}
+                  | documents(["a", "b"], prefix="reranker.output_documents"))  # fmt: skip
+    trace = read_traces(write_lines(tmp_path / "t.jsonl", [root, rerank])).traces[0]
+    assert trace.question == "Which tent is lightest?"
+    assert [p.text for p in trace.passages] == ["a", "b"]
+
+
+def test_an_error_status_without_a_message_says_so(tmp_path: Path) -> None:
+    root = span(1, 10, kind="CHAIN", attrs={"input.value": QUESTION}, error="")
+    trace = read_traces(write_lines(tmp_path / "t.jsonl", [root])).traces[0]
+    assert trace.error == ("error_status", "the root span's status is ERROR")
