@@ -5,6 +5,7 @@ line over the size limit refused at its line without being read whole."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tracemalloc
 from pathlib import Path
@@ -280,3 +281,44 @@ def test_of_two_top_spans_starting_together_the_longer_is_the_root(tmp_path: Pat
     outer = span(1, 11, kind="CHAIN", start_ms=0, end_ms=90, attrs={"input.value": QUESTION})
     trace = read_traces(write_lines(tmp_path / "t.jsonl", [inner, outer])).traces[0]
     assert (trace.question, trace.latency_ms) == (QUESTION, 90.0)
+
+
+def test_the_last_reranker_to_end_gives_the_passages_scored(tmp_path: Path) -> None:
+    first = span(1, 11, 10, kind="RERANKER", end_ms=80,
+                 attrs=documents(["late"], prefix="reranker.output_documents", score=[0.5]))  # fmt: skip
+    second = span(1, 12, 10, kind="RERANKER", end_ms=30,
+                  attrs=documents(["early"], prefix="reranker.output_documents", score=[0.7]))  # fmt: skip
+    read = read_traces(write_lines(tmp_path / "t.jsonl", chain(1, second, first)))
+    assert [(p.text, p.score) for p in read.traces[0].passages] == [("late", 0.5)]
+    assert read.problems.warning() is None  # finite scores are no problem
+    bad = span(2, 21, 20, kind="RERANKER", attrs=documents(["x"], prefix="reranker.output_documents", score=["hi"]))
+    read = read_traces(write_lines(tmp_path / "b.jsonl", chain(1), chain(2, bad)))
+    warning = read.problems.warning()
+    assert (
+        warning is not None
+        and "document.score: 1 x a string 'hi' where a finite number belongs (first at line 2)" in warning
+    )
+    hollow = span(1, 11, 10, kind="RERANKER", attrs={"reranker.output_documents.0.document.score": 0.5})
+    path = write_lines(tmp_path / "h.jsonl", chain(1, hollow))
+    with pytest.raises(FormatError, match="^" + re.escape(f"{path}:1: reranker.output_documents.0 of span")):
+        read_traces(path)
+
+
+def test_document_fields_outside_a_document_are_no_document(tmp_path: Path) -> None:
+    odd = span(1, 11, 10, kind="RETRIEVER", attrs={"retrieval.documents.0.id": "d1"})  # no ".document." level
+    with pytest.raises(FormatError, match=r"has neither document\.content nor document\.id"):
+        read_traces(write_lines(tmp_path / "t.jsonl", chain(1, odd)))
+
+
+def test_an_exception_event_says_what_was_raised(tmp_path: Path) -> None:
+    event = {"name": "exception", "timeUnixNano": "0",
+             "attributes": [{"key": "exception.type", "value": {"stringValue": "ValueError"}},
+                            {"key": "exception.message", "value": {"stringValue": "bad input"}}]}  # fmt: skip
+    root = span(1, 10, kind="CHAIN", attrs={"input.value": QUESTION}, error="status text", events=[event])
+    trace = read_traces(write_lines(tmp_path / "t.jsonl", [root])).traces[0]
+    assert trace.error == ("exception", "ValueError: bad input")
+
+
+def test_documents_on_a_span_that_is_no_retriever_are_not_passages(tmp_path: Path) -> None:
+    root = span(1, 10, kind="CHAIN", attrs={"input.value": QUESTION} | documents(["echoed"]))
+    assert read_traces(write_lines(tmp_path / "t.jsonl", [root])).traces[0].passages == []
