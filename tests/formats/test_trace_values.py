@@ -141,3 +141,12 @@ def test_assistant_text_joins_the_assistants_and_models_messages() -> None:
     ]
     assert assistant_text({"out": json.dumps(said)}, "out") == "one\ntwo\nthree"
     assert assistant_text({"out": json.dumps([{"role": "user", "content": "q"}])}, "out") is None
+
+
+def test_numbered_contents_and_parts_go_in_number_order_and_odd_entries_give_nothing() -> None:
+    contents = {"contents": {"10": {"message_content": {"text": "tenth"}}, "2": {"message_content": {"text": "2nd"}},
+                             "3": {"image": "no text"}}}  # fmt: skip
+    assert message_text(contents) == "2nd\ntenth"
+    parts = {"parts": {"10": {"content": "tenth"}, "2": {"content": "2nd"}}}
+    assert message_text(parts) == "2nd\ntenth"
+    assert messages({"msgs": "5"}, "msgs") == []  # JSON, but no list of messages
