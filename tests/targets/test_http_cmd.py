@@ -96,6 +96,31 @@ def test_a_rotated_secret_keeps_the_answers_cache(tmp_path: Path) -> None:
     assert len(list(cache.iterdir())) == 1  # one answers file: the key's value is not part of the target
 
 
+KEYED_APP = """
+import json, sys
+ask = json.loads(sys.stdin.read())
+with open(sys.argv[2], "a", encoding="utf-8") as log:
+    log.write(ask["query_id"] + "\\n")
+print(json.dumps({"contexts": [ask["question"]], "answer": "k-old given" if sys.argv[1] == "--key=k-old" else "?"}))
+"""
+
+
+def test_a_commands_secret_is_recorded_by_name_and_a_rotated_one_keeps_the_cache(tmp_path: Path) -> None:
+    script, asked, cache = tmp_path / "app.py", tmp_path / "asked.log", tmp_path / "cache"
+    script.write_text(KEYED_APP, encoding="utf-8")
+    spec = TargetSpec(f"cmd:{sys.executable} {script} --key=${{RAG_KEY}} {asked}")
+    first = run_target(make_golden(3), spec, tmp_path / "first.jsonl", secrets={"RAG_KEY": "k-old"}, cache_dir=cache)
+    rotated = run_target(make_golden(3), spec, tmp_path / "rotated.jsonl", secrets={"RAG_KEY": "k-new"},
+                         cache_dir=cache)  # fmt: skip
+    assert sorted(asked.read_text(encoding="utf-8").split()) == ["q1", "q2", "q3"]  # the new key re-asks nothing
+    assert rotated.stats.cached == 3 and rotated.lines == first.lines
+    assert [line["answer"] for line in first.lines] == ["k-old given"] * 3  # the command got the key's value
+    assert first.header["target"] == rotated.header["target"] == spec.text  # the name, never the value
+    assert len(list(cache.iterdir())) == 1  # one answers file: the key's value is not part of the target
+    for path in (tmp_path / "first.jsonl", tmp_path / "rotated.jsonl", *cache.iterdir()):
+        assert "--key=k-" not in path.read_text(encoding="utf-8"), path
+
+
 def test_http_map_to_lists() -> None:
     def answer(body: dict[str, Any]) -> dict[str, Any]:
         return {"out": {"docs": ["first text", "second text"], "text": "A", "cost": {"prompt_tokens": 4}}}

@@ -86,3 +86,22 @@ def test_ordinary_numbers_near_the_edges_are_left_alone(text: str) -> None:
 def test_only_masks() -> None:
     assert only_masks("[EMAIL]") and only_masks(" [PHONE], [EMAIL]! ") and only_masks("")
     assert not only_masks("call [PHONE]") and not only_masks("[EMAIL] 2")
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("compare 1900 2099 2000 models", "compare 1900 2099 2000 models"),  # years, the range's ends included
+        ("compare 2000 2100 2050 models", "compare [PHONE] models"),  # 2100 is no year of the list rule
+        ("call 1234 5678 9012 now", "call [PHONE] now"),  # groups of four digits that are not years
+        ("call +123 456 789 012 345 now", "call [PHONE] now"),  # 15 digits: the longest phone number
+        ("call +123 456 789 012 3456 now", "call +123 456 789 012 3456 now"),  # 16 digits: no phone
+    ],
+)
+def test_the_phone_rules_edges(text: str, want: str) -> None:
+    assert scrub([text]).texts == [want]
+
+
+def test_counts_add_up_over_texts_and_spans() -> None:
+    out = scrub(["mail a@example.com or b@example.org", "nothing here", "or c@example.net"])
+    assert out.masked == {"email": 3} and out.altered == 2

@@ -51,6 +51,19 @@ def test_traces_are_matched_by_query_id_then_by_words(tmp_path: Path) -> None:
     assert "1 trace(s) asked a question another, later trace asked too (the latest kept)" in notes
 
 
+def test_a_query_id_the_golden_set_lacks_falls_back_to_the_question_text(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "t.jsonl",
+        rag_trace(1, Q2, [chunk_text("tent#1")], "3.2 kg.", start_ms=0, metadata={"query_id": "q-gone"}),
+        rag_trace(2, "Where is my parcel?", [chunk_text("shipping#1")], "?", start_ms=100,
+                  metadata={"query_id": "q-old"}),
+    )  # fmt: skip
+    result = import_traces(path, make_passages_golden())
+    assert [(line["query_id"], line["trace_id"]) for line in result.lines] == [("q2", trace_id(1))]
+    assert result.matched_by == {"question": 1}
+    assert [t.trace_id for t in result.unmatched] == [trace_id(2)]  # its id is no golden question's, nor its text
+
+
 def test_a_line_holds_the_traces_facts_and_its_question(tmp_path: Path) -> None:
     line = import_traces(traffic(tmp_path), make_passages_golden()).lines[1]
     assert line == {

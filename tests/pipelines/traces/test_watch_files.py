@@ -175,3 +175,21 @@ def test_a_cursor_of_version_1_is_read_on(tmp_path: Path, golden: GoldenSet) -> 
     done = watch_once(export, golden, out)
     assert (done.lines, done.traces, done.totals["traces"]) == (2, 1, 2)
     assert [r["query_id"] for r in run_of(out)] == ["q1", "q2"]
+
+
+def test_a_file_truncated_under_a_cursor_of_version_1_is_read_from_its_start(tmp_path: Path, golden: GoldenSet) -> None:
+    # a version-1 cursor has no fingerprints: the size alone tells that the file was cut below the cursor
+    export, out = tmp_path / "t.jsonl", tmp_path / "out"
+    export.write_text(line(trace(1, Q1)) + line(trace(2, Q2)), encoding="utf-8")
+    watch_once(export, golden, out)
+    cursor = json.loads((out / "watch-cursor.json").read_text(encoding="utf-8"))
+    files = {
+        key: {"inode": at["inode"], "offset": at["offset"], "line": at["line"]} for key, at in cursor["files"].items()
+    }
+    old = {"assay": "watch-cursor", "version": 1, "held": [], "totals": cursor["totals"], "files": files}
+    (out / "watch-cursor.json").write_text(json.dumps(old), encoding="utf-8")
+    rewrite_in_place(export, line(trace(3, Q3)))
+    done = watch_once(export, golden, out)
+    assert (done.lines, done.traces, done.totals["traces"]) == (1, 1, 3)
+    assert any("shrank since the last pass: read from the start" in note for note in done.notes)
+    assert {r["query_id"]: r["trace_id"] for r in run_of(out)} == {"q1": tid(1), "q2": tid(2), "q3": tid(3)}
