@@ -165,12 +165,7 @@ def test_a_cursor_of_version_1_is_read_on(tmp_path: Path, golden: GoldenSet) -> 
     export, out = tmp_path / "t.jsonl", tmp_path / "out"
     export.write_text(line(trace(1, Q1)), encoding="utf-8")
     watch_once(export, golden, out)
-    cursor = json.loads((out / "watch-cursor.json").read_text(encoding="utf-8"))
-    files = {
-        key: {"inode": at["inode"], "offset": at["offset"], "line": at["line"]} for key, at in cursor["files"].items()
-    }
-    old = {"assay": "watch-cursor", "version": 1, "held": [], "totals": cursor["totals"], "files": files}
-    (out / "watch-cursor.json").write_text(json.dumps(old), encoding="utf-8")
+    _as_version_1(out)
     append(export, line(trace(1, Q1)) + line(trace(2, Q2)))  # a retry of trace 1, and a new trace
     done = watch_once(export, golden, out)
     assert (done.lines, done.traces, done.totals["traces"]) == (2, 1, 2)
@@ -182,14 +177,19 @@ def test_a_file_truncated_under_a_cursor_of_version_1_is_read_from_its_start(tmp
     export, out = tmp_path / "t.jsonl", tmp_path / "out"
     export.write_text(line(trace(1, Q1)) + line(trace(2, Q2)), encoding="utf-8")
     watch_once(export, golden, out)
+    _as_version_1(out)
+    rewrite_in_place(export, line(trace(3, Q3)))
+    done = watch_once(export, golden, out)
+    assert (done.lines, done.traces, done.totals["traces"]) == (1, 1, 3)
+    assert any("shrank since the last pass: read from the start" in note for note in done.notes)
+    assert {r["query_id"]: r["trace_id"] for r in run_of(out)} == {"q1": tid(1), "q2": tid(2), "q3": tid(3)}
+
+
+def _as_version_1(out: Path) -> None:
+    """The cursor rewritten as version 1 wrote it: per file inode, offset and line only (no size, no fingerprints)."""
     cursor = json.loads((out / "watch-cursor.json").read_text(encoding="utf-8"))
     files = {
         key: {"inode": at["inode"], "offset": at["offset"], "line": at["line"]} for key, at in cursor["files"].items()
     }
     old = {"assay": "watch-cursor", "version": 1, "held": [], "totals": cursor["totals"], "files": files}
     (out / "watch-cursor.json").write_text(json.dumps(old), encoding="utf-8")
-    rewrite_in_place(export, line(trace(3, Q3)))
-    done = watch_once(export, golden, out)
-    assert (done.lines, done.traces, done.totals["traces"]) == (1, 1, 3)
-    assert any("shrank since the last pass: read from the start" in note for note in done.notes)
-    assert {r["query_id"]: r["trace_id"] for r in run_of(out)} == {"q1": tid(1), "q2": tid(2), "q3": tid(3)}
