@@ -16,7 +16,10 @@ fixed 2 s bound once). The cap keeps the teeth where the load is so heavy that t
 measured there stay under 2 s: ``python bench/interrupt.py``): a stop of 6 s is a command doing work after the
 signal, and one that waits for its work in flight (ten minutes here) is killed as hung 8 s after the signal and
 fails on its status. A fresh trial's moment falls after the time the program takes to reach assay's own code under
-that load (:func:`startup_seconds`): a Ctrl-C sooner is the interpreter's to answer.
+that load (:func:`startup_seconds`): a Ctrl-C sooner is the interpreter's to answer. A trial that misses the bound
+is run once more, with the no-op timed again: the load of a shared machine comes in bursts (a stop missed the
+bound once in a fresh clone while another suite and a pip install shared the two cores), and a burst seldom
+strikes the same trial twice, while a command that really stops late misses both times.
 """
 
 from __future__ import annotations
@@ -163,9 +166,30 @@ def test_ctrl_c_at_twenty_moments_under_load_stops_within_2_s_and_says_how_to_re
     for trial, result in zip(plan, results, strict=True):
         said = Path(trial["log"]).read_text(encoding="utf-8", errors="replace")
         report.append((trial["name"], trial["fresh"], trial["moment"], result["took"], result["status"], said[-300:]))
+    missed = [n for n, row in enumerate(report) if row[3] > stop_bound(noop) or row[4] != 130]
+    if missed:  # once more, for a burst of load (module docstring)
+        again, noop = _again(tmp_path, [plan[n] for n in missed]), noop_seconds()
+        for n, trial, result in zip(missed, again[0], again[1], strict=True):
+            said = Path(trial["log"]).read_text(encoding="utf-8", errors="replace")
+            report[n] = (trial["name"], trial["fresh"], trial["moment"], result["took"], result["status"], said[-300:])
     slow = [row for row in report if row[3] > stop_bound(noop) or row[4] != 130]
-    assert slow == [], (f"no-op {noop:.2f} s, bound {stop_bound(noop):.2f} s", slow)
+    assert slow == [], (f"no-op {noop:.2f} s, bound {stop_bound(noop):.2f} s; missed first: {missed}", slow)
     for name, fresh, moment, _, _, said in report:
         where = f"{name} (fresh={fresh}) at {moment} s: {said!r}"
         assert "Traceback" not in said, where
         assert "interrupted" in said and ("rerun the same command" in said or "run the command again" in said), where
+
+
+def _again(tmp: Path, trials: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The trials run once more, each in a folder of its own (``trialN`` -> ``trialN-again``): the plan and the
+    harness's results."""
+    folder = tmp / "again"
+    folder.mkdir()
+    plan = []
+    for trial in trials:
+        first = Path(trial["log"]).parent
+        out = first.with_name(first.name + "-again")
+        out.mkdir()
+        plan.append(trial | {"argv": [arg.replace(str(first), str(out)) for arg in trial["argv"]],
+                             "log": str(out / "log.txt")})  # fmt: skip
+    return plan, run_trials(folder, plan)
