@@ -101,3 +101,47 @@ def test_evaluate_takes_runs_as_a_mapping_or_a_list(tmp_path: Path) -> None:
     assert [run.name for run in by_name.runs] == ["new", "old"]
     assert [run.name for run in listed.runs] == ["good", "old"]
     assert by_name.runs[0].metrics["ndcg@10"].mean == listed.runs[0].metrics["ndcg@10"].mean
+
+
+class _Callable:
+    """A system that is an object with ``__call__`` and no ``__name__``: named by its type."""
+
+    def __call__(self, question: str) -> str:
+        return question
+
+
+def test_a_callable_object_is_named_by_its_type() -> None:
+    assert [run.name for run in named_runs([_Callable()])] == ["_Callable"]
+
+
+@pytest.mark.parametrize(
+    ("runs", "message"),
+    [
+        # what was given is shown by its type and its repr, cut to 117 characters and "..." past 120
+        (
+            "a.jsonl",
+            "give the runs as a mapping name -> run, e.g. {'v2': my_app.answer, 'v1': 'runs/v1.jsonl'}, or "
+            "a list of runs; got str 'a.jsonl'",
+        ),
+        (len, "; got builtin_function_or_method <built-in function len>"),
+        (
+            [7],
+            "a run is a run file path, a list of dicts (the JSONL run lines), a function or an assay.TargetSpec; "
+            "got int 7",
+        ),
+        ({"": "a.jsonl"}, "a run's name is text that is not empty; got '' for str 'a.jsonl'"),
+        ([["x" * 200]], "got list ['" + "x" * 115 + "..."),
+        ([["y" * 116]], "got list ['" + "y" * 116 + "']"),  # a repr of 120 characters is shown whole
+    ],
+)
+def test_a_refused_run_shows_what_was_given(runs: Any, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        named_runs(runs)
+    assert message in str(caught.value)
+    if "..." in message:
+        assert str(caught.value).endswith(message)
+
+
+def test_two_runs_of_lines_with_one_name_show_the_mapping_example() -> None:
+    with pytest.raises(InputError, match=re.escape("(e.g. {'new': ..., 'old': ...})")):
+        named_runs([[{"query_id": "q1"}], [{"query_id": "q2"}]])
