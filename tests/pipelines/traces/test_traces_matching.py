@@ -15,7 +15,7 @@ from otlp_fixture import rag_trace, trace_id, write_lines
 from passages_fixture import QUESTIONS, chunk_text, make_passages_golden
 
 from assay.pipelines.traces.imports import import_traces
-from assay.pipelines.traces.matching import QuestionMatcher, allowed_edits, misspelt, word_distance, word_edits
+from assay.pipelines.traces.matching import QuestionMatcher, allowed_edits, misspelt, word_edits
 
 GOLDEN = [
     ("g1", "How long do customers have to return an item?"),  # 9 words: 2 edits allowed
@@ -26,11 +26,11 @@ GOLDEN = [
 
 
 def test_word_distance_counts_inserted_deleted_and_replaced_words() -> None:
-    assert word_distance("a b c".split(), "a b c".split()) == 0
-    assert word_distance("a b c".split(), "a x c".split()) == 1  # one replaced
-    assert word_distance("a b c".split(), "a c".split()) == 1  # one deleted
-    assert word_distance("a b c".split(), "b c d e".split()) == 3  # a deleted, d and e inserted
-    assert word_distance([], "a b".split()) == 2
+    assert word_edits("a b c".split(), "a b c".split())[0] == 0
+    assert word_edits("a b c".split(), "a x c".split())[0] == 1  # one replaced
+    assert word_edits("a b c".split(), "a c".split())[0] == 1  # one deleted
+    assert word_edits("a b c".split(), "b c d e".split())[0] == 3  # a deleted, d and e inserted
+    assert word_edits([], "a b".split())[0] == 2
 
 
 def test_a_misspelling_is_a_character_edit_per_four_characters_a_swap_being_one() -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from assay.formats.golden import GoldenSet
 from assay.formats.traces import Trace
+from assay.metrics.close import edit_distance
 from assay.text import question_key
 
 __all__ = [
@@ -26,7 +27,6 @@ __all__ = [
     "allowed_edits",
     "match_traces",
     "misspelt",
-    "word_distance",
     "word_edits",
 ]
 
@@ -52,11 +52,6 @@ def allowed_edits(words: int) -> int:
     return min(MAX_EDITS, words // WORDS_PER_EDIT)
 
 
-def word_distance(a: Sequence[str], b: Sequence[str]) -> int:
-    """The Levenshtein distance between two word sequences (each inserted, deleted or replaced word: one edit)."""
-    return word_edits(a, b)[0]
-
-
 def word_edits(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
     """``(edits, edits that are not misspellings)`` of the cheapest way from ``a`` to ``b`` (fewest edits first,
     then fewest that are not a word replaced by a misspelling of it): a Levenshtein table over words whose cells
@@ -76,19 +71,7 @@ def word_edits(a: Sequence[str], b: Sequence[str]) -> tuple[int, int]:
 def misspelt(word: str, right: str) -> bool:
     """Whether ``word`` is a misspelling of ``right``: at most one character edit per four of ``right`` (at least
     one), where an edit inserts, deletes or replaces a character or swaps two neighbours."""
-    return _letter_distance(word, right) <= max(1, len(right) // 4)
-
-
-def _letter_distance(a: str, b: str) -> int:
-    """Levenshtein distance over characters with the swap of two neighbours as one edit (optimal string alignment)."""
-    rows = [list(range(len(b) + 1))] + [[i] + [0] * len(b) for i in range(1, len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
-    return rows[-1][-1]
+    return edit_distance(word, right) <= max(1, len(right) // 4)
 
 
 class QuestionMatcher:
