@@ -174,5 +174,5 @@ def test_ctrl_c_writes_no_run_keeps_the_answers_and_says_how_to_resume(tmp_path:
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
-    assert f"every finished answer is kept in {cache}: rerun the same command" in " ".join(err.split())
+    assert f"every finished answer is kept in {cache}: rerun the same command" in " ".join(err.split()), err
     assert not (tmp_path / "run.jsonl").exists()
