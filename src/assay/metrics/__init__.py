@@ -11,6 +11,7 @@ Modules, one line each:
 - ``agreement``: agreement between raters (judge and humans).
 - ``budget``: measures at a context budget, in characters of relevant text.
 - ``close``: the real names nearest a misspelt one.
+- ``correlation``: Pearson and Spearman between scores and people's judgements, with a cluster bootstrap interval.
 - ``clusters``: means of clustered items, the design effect, cluster-resampled intervals.
 - ``curves``: a measure at every cutoff k = 1..K in one pass.
 - ``diagnosis``: RAGChecker's diagnostic metrics from claim-level entailment.
