@@ -133,7 +133,9 @@ def test_demo_shows_the_diagnosis(demo_run: DemoRun) -> None:
     report = demo_run.out / "report"
     result = EvalResult.model_validate_json((report / "results.json").read_text("utf-8"))
     weak = next(run for run in result.runs if run.name == "weak")
-    assert weak.metrics["hallucination"].mean == 1.0 and weak.metrics["claim_precision"].n_scored > 0
+    others = [run.metrics["hallucination"].mean or 0.0 for run in result.runs if run.name != "weak"]
+    assert (weak.metrics["hallucination"].mean or 0.0) >= 0.9 and weak.metrics["claim_precision"].n_scored > 0
+    assert all(h < 0.5 for h in others)  # the demo's real systems mostly say what the passages say
     assert any(e.run == "weak" and e.category == "hallucination" for e in result.diagnosis_examples)
     assert "## Diagnosis" in (report / "report.md").read_text("utf-8")
     assert 'href="#diag-2-hallucination"' in (report / "report.html").read_text("utf-8")

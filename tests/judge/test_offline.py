@@ -273,6 +273,37 @@ def test_claims_are_the_sentences_and_nuggets_mark_numbers_vital() -> None:
     ]
 
 
+def test_claims_are_clauses_of_two_content_terms_or_more_as_written() -> None:
+    from assay.judge.offline_lexical import claims
+
+    text = (
+        "Yes, the library lends laptops, and staff answer legal questions. It costs 1,000 dollars and 5 cents. "
+        "Paris is big, old and pretty. Thanks!"
+    )
+    assert claims(text) == [
+        "Yes, the library lends laptops,",  # "Yes," alone holds no content term: it joins the clause after it
+        "and staff answer legal questions.",
+        "It costs 1,000 dollars and 5 cents.",  # "and 5 cents" holds one content term: it stays with its clause
+        "Paris is big,",
+        "old and pretty.",  # "old" alone has one term; "old and pretty." two
+    ]
+
+
+def test_a_claim_is_entailed_by_half_its_terms_and_every_number() -> None:
+    from assay.judge.offline_lexical import entails
+
+    # content terms (stemmed) of the claim: refund, paid, card (weight 1 each): the text holds 2 of 3
+    assert entails("Refunds are paid to the card.", "Refunds go back to the original card.")[0] is True
+    # refund, paid, old, card: the text holds refund and card, exactly half: entailed
+    assert entails("Refunds are paid to the old card.", "Refunds to the card.")[0] is True
+    # 1 of 3: a third is not half
+    assert entails("Refunds are paid to the card.", "We pay shipping.")[0] is False
+    # half the terms but a number missing: neutral, and the reason names the number
+    entailed, reason = entails("Refunds take 14 days.", "Refunds take a few days.")
+    assert entailed is False and "number 14 not found" in reason and reason.endswith("neutral.")
+    assert entails("It is so.", "It is so.")[0] is False  # no content term: nothing to check
+
+
 PASSAGE = {
     "id": "c1",
     "heading": "Returns",

@@ -83,7 +83,10 @@ def test_judge_reasons_in_the_failure(pytester: pytest.Pytester, data: dict[str,
     out = result.stdout.str()
     assert "weak: faithfulness = 0.000 < 0.5" in out
     assert "answer claim 'It has a lifetime guarantee on every part.': unsupported (Offline lexical baseline" in out
-    assert "hallucination: 'The Birch lantern is sold in stores.' (against the reference: neutral: " in out
+    # the diagnosis example with both calls' reasons: the claim shares half the reference's terms (the offline
+    # judge's entailment) but not the passages': what the answer knew from elsewhere
+    assert "self knowledge: 'The Birch lantern is sold in stores.' (against the chunks: Offline lexical" in out
+    assert "against the reference: entailed: Offline lexical baseline, not an LLM: the text holds 56%" in out
 
 
 CACHED = """

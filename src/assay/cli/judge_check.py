@@ -1,11 +1,13 @@
 """``assay judge-check``: a judge card (agreement with people, consistency, position, length, keyword stuffing,
-injected instructions, cost) for one judge and prompt set."""
+injected instructions, cost) for one judge and prompt set; with ``--answers``, an answer judge card (the judge's
+answer measures against people's judgements of answers)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -13,8 +15,13 @@ from assay.aio import run_sync
 from assay.cli._app import main
 from assay.cli._judge_options import JudgeOptions, check_context, judge_options, one_dry_run_judge, one_judge
 from assay.cli.cache import resolve_cache_dir
+from assay.errors import ConfigError
+from assay.formats.answer_judgements import read_answer_judgements
 from assay.judge import Judge
+from assay.judge.client import Estimate
 from assay.pipelines.judgecheck import CheckSettings, JudgeCard, check_judge, estimate_check, load_source, write_card
+from assay.pipelines.judgecheck.answers import estimate_answers, measure_answers, write_answer_card
+from assay.pipelines.judgecheck.answers import headline as answer_headline
 from assay.pipelines.judgecheck.lookup import card_home
 from assay.pipelines.judgecheck.plan import LISTWISE, POINTWISE
 from assay.pipelines.judgecheck.render import format_figure, headline
@@ -43,8 +50,7 @@ async def _run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> Ju
             await judge.aclose()
 
 
-def _dry_run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> None:
-    estimates = estimate_check(judge, source, settings)
+def _print_estimates(estimates: dict[str, Estimate], what: str) -> None:
     for kind, e in estimates.items():
         click.echo(f"  {kind:<26} {e.calls:>5} calls to make, {e.cached:>5} cached, ~{e.prompt_tokens} prompt tokens")
     costs = [e.cost_usd for e in estimates.values()]
@@ -52,15 +58,47 @@ def _dry_run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> None
         "unknown (no price for this model; give --price)" if None in costs else f"<= ${sum(c or 0 for c in costs):.4f}"
     )
     calls = sum(e.calls for e in estimates.values())
-    click.echo(f"dry run: {len(source.items)} pairs, {calls} calls to make in all, cost {cost}")
+    click.echo(f"dry run: {what}, {calls} calls to make in all, cost {cost}")
+
+
+PROBE_OPTIONS = ("queries", "repeats", "per_probe", "groups")
+
+
+def _check_answers(ctx: click.Context, labels: Path | None, answers: Path | None) -> None:
+    if (labels is None) == (answers is None):
+        raise ConfigError("give --labels (graded passages: a relevance card) or --answers (people's judgements of "
+                          "answers: an answer card), one of the two")  # fmt: skip
+    if answers is not None:
+        given = [f"--{n.replace('_', '-')}" for n in PROBE_OPTIONS
+                 if ctx.get_parameter_source(n) is not ParameterSource.DEFAULT]  # fmt: skip
+        if given:
+            raise ConfigError(f"{', '.join(given)} tune(s) the relevance probes of --labels; --answers asks no probe")
+
+
+def _answer_card(answers: Path, output: Path, dry_run: bool, judging: JudgeOptions) -> None:
+    judgements = read_answer_judgements(answers)
+    what = f"{len(judgements.answers)} rated answers" if judgements.answers else f"{len(judgements.pairs)} pairs"
+    if dry_run:
+        _print_estimates(estimate_answers(judgements, one_dry_run_judge(judging)), f"{what} ({judgements.source})")
+        return
+    judge = one_judge(judging)
+    card = measure_answers(judgements, judge, judging.specs[0])
+    for line in answer_headline(card):
+        click.echo(line)
+    written = write_answer_card(card, output)
+    click.echo(f"wrote {', '.join(str(p) for p in written)} ({what}, {judgements.source})")
 
 
 @main.command("judge-check")
 @click.option(
     "--labels",
-    required=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Graded pairs to probe: a golden set (its people's labels give agreement) or a SMART folder (CISI).",
+)
+@click.option(
+    "--answers",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="People's judgements of answers (MTRAG or RAGChecker JSON, or JSONL): an answer card instead.",
 )
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="Card folder.")
 @judge_options
@@ -70,9 +108,12 @@ def _dry_run(judge: Judge, source: ProbeSource, settings: CheckSettings) -> None
 @click.option("--per-probe", default=40, show_default=True, type=click.IntRange(1), help="Passages per probe.")
 @click.option("--groups", default=8, show_default=True, type=click.IntRange(0), help="Listwise groups (position).")
 @click.option("--dry-run", is_flag=True, help="Count calls, cached items, tokens and cost per kind; call nothing.")
+@click.pass_context
 def judge_check(
+    ctx: click.Context,
     *,
-    labels: Path,
+    labels: Path | None,
+    answers: Path | None,
     output: Path,
     queries: int,
     seed: int,
@@ -91,15 +132,28 @@ def judge_check(
     cached, so a rerun pays nothing. A copy of the card is kept beside the judge cache (CACHE/cards/MODEL/, not with
     --no-cache), where assay eval finds it and shows its headline figures beside the metrics.
 
+    With --answers FILE instead: people's ratings of answers, or preferences between two answers (MTRAG's human
+    evaluation JSON, RAGChecker's human_labeled_data.json, or JSONL lines {"question", "reference", "answer",
+    "ratings": {...}} or {..., "answer_a", "answer_b", "preference": {...}}), evaluated by the judge as assay eval
+    would; per answer measure and criterion: Pearson and Spearman with intervals, the share of pairs ordered as
+    people order them, the share unscored, beside each person against the others (answers.json, answers.md).
+
     \b
     Examples:
       assay judge-check --judge offline --labels ../shared/data/cisi -o card/
       assay judge-check --judge openai/gpt-4o-mini --labels golden/ -o card/ --dry-run
+      assay judge-check --judge offline --answers human_labeled_data.json -o card/
     """
+    _check_answers(ctx, labels, answers)
+    if answers is not None:
+        _answer_card(answers, output, dry_run, judging)
+        return
+    assert labels is not None
     settings = CheckSettings(queries=queries, seed=seed, repeats=repeats, per_probe=per_probe, groups=groups)
     source = load_source(labels, queries=queries, seed=seed)
     if dry_run:
-        _dry_run(one_dry_run_judge(judging), source, settings)
+        estimates = estimate_check(one_dry_run_judge(judging), source, settings)
+        _print_estimates(estimates, f"{len(source.items)} pairs")
         return
     judge = one_judge(judging)
     check_context(judge, [POINTWISE, LISTWISE])

@@ -4,6 +4,7 @@ checks its input line by line and every writer is atomic.
 Modules, one line each:
 
 - ``_columns``: whitespace-separated columns of large text files, parsed with numpy a block at a time.
+- ``answer_judgements``: people's ratings of answers and preferences between two (MTRAG, RAGChecker, JSONL).
 - ``atomic``: atomic file writes (temporary file, fsync, rename), one file or a folder of them.
 - ``beir``: BEIR folders, read and written.
 - ``csv_rows``: CSV rows with their line numbers; a quote left open is an error at the line where it opened.

@@ -13,15 +13,15 @@ question_critic      coverage of question and answer in the passages; pronoun/co
 conversation         follow-up turns by rule: a pronoun or ellipsis for a phrase of the history, a comparison, a
                      topic shift, an unanswerable turn (see offline_conversations)
 rewrite_check        the critic's scores of the rewrite, and the utterance's terms it keeps (faithful)
-claims               the sentences of the text
+claims               the clauses of the text's sentences (see offline_lexical, "Claims")
 nuggets              the sentences of the answer: vital when they hold a number or name or share question terms
 support              coverage of each statement's terms (and all its numbers) by the passages
-faithfulness         the answer's sentences as claims, each with its support level
+faithfulness         the answer's clauses as claims, each with its support level
 answer_relevance     overlap of question terms with the answer; noncommittal phrases score 0
 attribution          the passages covering at least half of each answer sentence's terms
 answer_assessment    faithfulness's claims with their passages, and answer_relevance's score, in one answer
 claim_check          each answer claim against the reference, each reference claim against the answer: entailed
-                     when support finds full coverage, else neutral (it never says contradicted)
+                     when the text holds half its terms and every number, else neutral (never contradicted)
 contradiction        a number that differs for the same unit and thing from an earlier answer of the conversation
                      (see offline_conversations)
 ===================  ===================================================================================
@@ -47,6 +47,8 @@ from assay.judge.offline_lexical import (
     Level,
     answer_relevance,
     asserts_something,
+    claims,
+    entails,
     name_terms,
     number_set,
     quoted_sentences,
@@ -165,7 +167,7 @@ def _rewrite_check(v: _Vars) -> BaseModel:
 
 
 def _claims(v: _Vars) -> BaseModel:
-    return Claims(claims=[s for s in sentences(v.text("text")) if asserts_something(s)])
+    return Claims(claims=claims(v.text("text")))
 
 
 def _nuggets(v: _Vars) -> BaseModel:
@@ -190,14 +192,13 @@ def _support(v: _Vars) -> BaseModel:
 
 
 def _claim_verdicts(v: _Vars) -> list[ClaimVerdict]:
-    """The answer's sentences that assert something, each with its support level in the passages."""
+    """The answer's claims (its clauses), each with its support level in the passages."""
     passages = [(p.id, p.text) for p in v.items("passages")]
-    claims = []
-    for claim in sentences(v.text("answer")):
-        if asserts_something(claim):
-            level, ids, reason = support(claim, passages)
-            claims.append(ClaimVerdict(claim=claim, reason=reason, verdict=_VERDICT[level], passage_ids=ids))
-    return claims
+    out = []
+    for claim in claims(v.text("answer")):
+        level, ids, reason = support(claim, passages)
+        out.append(ClaimVerdict(claim=claim, reason=reason, verdict=_VERDICT[level], passage_ids=ids))
+    return out
 
 
 def _faithfulness(v: _Vars) -> BaseModel:
@@ -231,12 +232,12 @@ def _answer_assessment(v: _Vars) -> BaseModel:
 
 
 def _entailment(statements: list[Source], text: str, against: str) -> list[EntailmentCheck]:
-    """Each statement against one text: entailed when :func:`support` finds it fully covered, else neutral."""
+    """Each statement against one text (the ``against`` side): entailed by :func:`entails`, else neutral."""
     out = []
     for statement in statements:
-        level, _, reason = support(statement.text, [(against, text)])
-        verdict = "entailed" if level == "support" else "neutral"
-        out.append(EntailmentCheck(statement_id=statement.id, reason=reason, verdict=verdict))
+        entailed, reason = entails(statement.text, text)
+        out.append(EntailmentCheck(statement_id=statement.id, reason=f"{reason} ({against})",
+                                   verdict="entailed" if entailed else "neutral"))  # fmt: skip
     return out
 
 

@@ -4,7 +4,8 @@ instructions move its grades, measured before the judge is trusted with a golden
 ``source`` draws graded (question, passage) pairs from a golden set or a SMART collection (CISI); ``probes`` alters
 passages one way each; ``plan`` lists every call (priced by ``--dry-run``); ``run`` asks them through the judge
 (cached like any call) and computes the figures of ``card``; ``render`` writes ``card.json``, ``card.md`` and
-``card.html``; ``lookup`` keeps a copy of each card beside the judge cache and gives ``assay eval`` its summary.
+``card.html``; ``lookup`` keeps a copy of each card beside the judge cache and gives ``assay eval`` its summary;
+``answers`` measures a judge's answer measures against people's judgements of answers (``--answers``).
 """
 
 from __future__ import annotations
