@@ -19,6 +19,7 @@ from assay.cli._target_options import TargetOptions, ask_targets, target_options
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.judging.noise import noise_from_card
+from assay.pipelines.evaluate.scoring.available import Available
 from assay.pipelines.evaluate.statistics.clustering import question_clusters
 
 __all__ = [
@@ -115,7 +116,7 @@ def eval_command(  # noqa: PLR0917
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --batch   # half price, within 24 h
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest
     """
-    asked = EvalOptions.from_flags(flags, judging)
+    asked = EvalOptions.from_flags(flags, judging, _available(golden, flags, judging))
     specs = parse_runs(runs)
     console = Console()
     if not specs and not targets:
@@ -146,6 +147,14 @@ def eval_command(  # noqa: PLR0917
     if failures:
         click.echo("fail-under: " + "; ".join(failures), err=True)
         sys.exit(1)
+
+
+def _available(golden: Path, flags: dict[str, Any], judging: JudgeOptions) -> Available | None:
+    """What the golden set holds that metrics are computed from, read when a metric is named (so a bad name is
+    offered only names that exist for it, before any system is asked); None when none is named."""
+    if not (flags["metrics"] or flags["fail_under"] or flags["primary"]):
+        return None
+    return Available.of(GoldenSet.load(golden), None, judged=bool(judging.specs))
 
 
 def _kept(output: Path, asked: EvalOptions, asking: TargetOptions | None) -> str:
