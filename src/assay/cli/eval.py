@@ -88,13 +88,18 @@ def eval_command(  # noqa: PLR0917
 
     -k takes cut-offs comma-separated or repeated (-k 5,10 is -k 5 -k 10). A metric named by -m, --fail-under or
     --primary is computed whatever -k says (its cut-off joins the k values); every name is checked before any work,
-    with one run too (an unknown one: an error with the real names nearest it, nothing written). A golden set
+    with one run too (an unknown one: an error with the real names nearest it that exist for this golden set and
+    these runs, nothing written). Every per-question metric (ranking, budget, span, context, answer, claim_*,
+    nugget_recall_*, hallucination and the other diagnosis metrics, contradiction, rewrite_f1) can be --primary or
+    --fail-under; a family (nugget_recall) is refused with its metrics. A golden set
     labelled by people (assay import beir|trec --source human) evaluates like trec_eval, with judged@k and no
     judge-vs-human section or audit advice.
 
     Runs are compared by paired randomization tests, one family per metric: every pair of runs (or each run against
     --baseline), corrected by Holm (or --correction tukey|none); the interval beside a verdict is adjusted in the
-    same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict. Questions
+    same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict; the lead
+    and the ranking follow the paired differences on the questions both runs scored (the sentence says how many
+    when that is fewer than a run scored), and a lower-is-better metric (hallucination) leads with the lowest. Questions
     built from one document succeed or fail together, so the tests flip and the intervals resample whole documents
     (--cluster-by doc, the default; none, or a question field such as product); the report gives the number of
     clusters and the design effect, and how many questions and documents would detect a difference of --detect X
