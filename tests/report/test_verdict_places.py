@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 from assay.report.verdict import build_verdict
 from assay.results import Comparison, EvalResult, MetricSummary, RunResult, VerdictPlace
@@ -115,18 +116,87 @@ def test_a_run_with_no_mean_has_no_letter_and_comes_last() -> None:
     assert "empty — (not ranked)" in ranking and "pairs not compared" not in ranking
 
 
-def test_a_leader_reliably_worse_on_the_shared_questions_is_not_said_to_lead() -> None:
-    """A has the higher mean over its own questions, but B is reliably better on the questions both scored."""
+def test_a_run_reliably_better_on_the_shared_questions_leads_whatever_the_means_say() -> None:
+    """A has the higher mean over its own questions, but B is reliably better on the questions both scored: B leads
+    and comes first (the old verdict had A lead with -0.100, "B is reliably better")."""
     comparison = _comparison("A", "B", True, 0.1).model_copy(update={"d_z": 0.4})
     verdict = build_verdict(_result({"A": 0.6, "B": 0.55}, [comparison]))
-    assert verdict.lead is not None and not verdict.lead.supported and verdict.lead.delta == -0.1
-    assert verdict.headline.endswith("the evidence does not support the lead: B is reliably better on the questions "
-                                     "both scored.")  # fmt: skip
+    assert verdict.lead is not None and verdict.lead.leader == "B" and verdict.lead.supported
+    assert (verdict.lead.delta, verdict.lead.low, verdict.lead.high) == (0.1, 0.05, 0.15000000000000002)
+    assert verdict.headline.endswith("the evidence supports the lead.")
     assert not any(c.startswith("Too few questions") for c in verdict.caveats)  # the difference is reliable
+    assert [(p.run, p.groups, p.place) for p in verdict.places] == [("B", "a", 1), ("A", "b", 2)]
     tie = build_verdict(_result({"A": 0.6, "B": 0.55}, [_comparison("A", "B", False, 0.1).model_copy(
         update={"d_z": 0.1})]))  # fmt: skip
+    assert tie.lead is not None and (tie.lead.leader, tie.lead.delta) == ("B", 0.1)  # ahead on the shared questions
     assert tie.headline.endswith("no reliable difference, a tie.") and tie.caveats[0].startswith("Too few questions")
-    assert [(p.groups, p.place) for p in verdict.places] == [("a", 1), ("b", 2)]
+
+
+def _shared(a: str, b: str, xs: list[float], ys: list[float], own: tuple[int, int], significant: bool) -> Comparison:
+    """b against a over the paired scores xs (a) and ys (b), each run having scored ``own`` questions in all."""
+    delta = sum(ys) / len(ys) - sum(xs) / len(xs)
+    paired = {"n": len(xs), "mean_a": sum(xs) / len(xs), "mean_b": sum(ys) / len(ys), "n_a": own[0], "n_b": own[1]}
+    return _comparison(a, b, significant, delta).model_copy(update=paired)
+
+
+def test_the_issues_leader_with_a_negative_paired_difference_is_the_other_run() -> None:
+    """The issue's case: X 0.928 over its 40 questions, Y 0.950 over 12; on the 10 both scored X averages 0.750 and
+    Y 0.850 (delta Y - X = +0.100). Y leads, on those 10 questions, with the paired means; the ranking says so."""
+    comparison = _shared("X", "Y", [0.75] * 10, [0.85] * 10, (40, 12), significant=False)
+    runs = [RunResult(name=name, path=f"{name}.jsonl", metrics={METRIC: MetricSummary(mean=mean, n_scored=n)})
+            for name, mean, n in (("X", 0.928, 40), ("Y", 0.95, 12))]  # fmt: skip
+    result = EvalResult(assay_version="test", golden="g", judge=None, k_values=[10], runs=runs,
+                        comparisons=[comparison], primary_metric=METRIC)  # fmt: skip
+    verdict = build_verdict(result)
+    assert verdict.lead is not None and (verdict.lead.leader, verdict.lead.other, verdict.lead.n) == ("Y", "X", 10)
+    assert verdict.lead.delta == pytest.approx(0.1) and verdict.lead.shared
+    assert verdict.headline.startswith(
+        f"Y leads on {METRIC} on the 10 questions both scored (of 12 and 40): 0.850 against 0.750 for X, +0.100 "
+    )
+    assert verdict.headline.endswith("no reliable difference, a tie.")
+    assert verdict.ranking is not None and verdict.ranking.startswith(f"Ranking on {METRIC}: Y 0.950 (a), X 0.928 (a)")
+    assert verdict.ranking.endswith("; the runs scored different questions (Y 12, X 40): the order and the letters "
+                                    "come from the paired differences on the questions each pair both scored, each "
+                                    "mean from the run's own questions.")  # fmt: skip
+
+
+def test_the_same_questions_keep_the_plain_sentence() -> None:
+    comparison = _shared("X", "Y", [0.5] * 10, [0.7] * 10, (10, 10), significant=True)
+    verdict = build_verdict(_result({"X": 0.5, "Y": 0.7}, [comparison]))
+    assert verdict.headline.startswith(f"Y leads on {METRIC} with 0.700:")
+    assert "both scored" not in verdict.headline and "different questions" not in (verdict.ranking or "")
+
+
+def test_a_run_significantly_worse_than_another_is_never_first() -> None:
+    """Three runs on different questions: c has the highest own mean but b is significantly ahead of it on the
+    questions both scored; a, with the lowest mean, is ahead of nobody. b comes first, then c, then a (at c's place:
+    c and a are not reliably different)."""
+    comps = [_comparison("a", "b", True, 0.2), _comparison("a", "c", False, 0.05), _comparison("b", "c", True, -0.1)]
+    verdict = build_verdict(_result({"a": 0.3, "b": 0.5, "c": 0.9}, comps))
+    assert [(p.run, p.place) for p in verdict.places] == [("b", 1), ("c", 2), ("a", 2)]
+    assert verdict.lead is not None and (verdict.lead.leader, verdict.lead.other, verdict.lead.delta) == ("b", "c", 0.1)
+
+
+def test_paired_differences_that_go_round_in_a_circle_name_no_leader() -> None:
+    """p ahead of q, q ahead of r, r ahead of p (none significant): no run is ahead of every other, so none leads."""
+    comps = [_comparison("q", "p", False, 0.1), _comparison("r", "q", False, 0.1), _comparison("p", "r", False, 0.1)]
+    verdict = build_verdict(_result({"p": 0.7, "q": 0.6, "r": 0.5}, comps))
+    assert verdict.lead is None
+    assert verdict.headline.startswith(f"No run leads on {METRIC}: each is behind another on the questions the two "
+                                       "both scored")  # fmt: skip
+    assert [p.run for p in verdict.places] == ["p", "q", "r"]  # no run free of a run ahead: by mean
+
+
+def test_a_lower_is_better_metric_leads_with_the_lowest() -> None:
+    """hallucination: less is better; the run with less leads, its paired difference negative and supported."""
+    comparison = _comparison("more", "less", True, -0.3).model_copy(update={"metric": "hallucination"})
+    runs = [RunResult(name=name, path=f"{name}.jsonl", metrics={"hallucination": MetricSummary(mean=m, n_scored=50)})
+            for name, m in (("more", 0.5), ("less", 0.2))]  # fmt: skip
+    verdict = build_verdict(EvalResult(assay_version="test", golden="g", judge=None, k_values=[10], runs=runs,
+                                       comparisons=[comparison], primary_metric="hallucination"))  # fmt: skip
+    assert verdict.lead is not None and (verdict.lead.leader, verdict.lead.delta) == ("less", -0.3)
+    assert verdict.lead.supported and verdict.headline.startswith("less leads on hallucination (lower is better)")
+    assert [p.run for p in verdict.places] == ["less", "more"]
 
 
 def test_a_matrix_too_crossed_to_letter_still_never_merges_a_significant_pair() -> None:

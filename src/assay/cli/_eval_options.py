@@ -17,6 +17,7 @@ from assay.cli._judge_options import JudgeOptions, optional_judge_options
 from assay.errors import ConfigError
 from assay.pipelines.evaluate import EvalSettings
 from assay.pipelines.evaluate.runs.given import NamedRun, named_runs
+from assay.pipelines.evaluate.scoring.available import Available
 from assay.pipelines.evaluate.scoring.names import check_gate, joined_k
 
 __all__ = ["EvalOptions", "eval_options", "parse_fail_under", "parse_k", "parse_runs"]
@@ -199,8 +200,11 @@ class EvalOptions:
     judge_card: Path | None
 
     @classmethod
-    def from_flags(cls, flags: dict[str, Any], judging: JudgeOptions) -> EvalOptions:
-        """Check eval's own ``flags`` (click's values) against ``judging`` before any work."""
+    def from_flags(
+        cls, flags: dict[str, Any], judging: JudgeOptions, available: Available | None = None
+    ) -> EvalOptions:
+        """Check eval's own ``flags`` (click's values) against ``judging`` before any work; with ``available`` (the
+        golden set read, no run yet), the names offered for a bad metric name are those that exist for it."""
         if judging.specs and flags["no_judge"]:
             raise ConfigError("give --judge MODEL or --no-judge, not both")
         if judging.batch and not judging.specs:
@@ -209,7 +213,7 @@ class EvalOptions:
             raise ConfigError("--judge-repeats re-asks one judge: give exactly one --judge MODEL")
         gates = tuple(parse_fail_under(flags["fail_under"]))
         return cls(
-            settings=_settings(flags, gates, judged=bool(judging.specs)),
+            settings=_settings(flags, gates, judged=bool(judging.specs), available=available),
             gates=gates,
             judging=judging,
             no_judge=flags["no_judge"],
@@ -218,14 +222,18 @@ class EvalOptions:
         )
 
 
-def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judged: bool) -> EvalSettings:
+def _settings(
+    flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judged: bool, available: Available | None
+) -> EvalSettings:
     """The settings of the flags; a metric named by ``--fail-under`` (``also``) or ``--primary`` is computed too
     (besides -m, or besides the defaults), its cut-off joining -k; every name checked before any work."""
     k_values, budgets = parse_k(flags["k_texts"]), tuple(flags["budgets"]) or EvalSettings.budgets
     named = [(name, "--fail-under") for name, _ in gates if name]
     named += [(flags["primary"], "--primary")] * bool(flags["primary"])
-    cuts = {check_gate(name, judged=judged, flag=flag, k_values=k_values, budgets=budgets) for name, flag in named}
-    return EvalSettings(
+    keep = None if available is None else available.keep
+    cuts = {check_gate(name, judged=judged, flag=flag, k_values=k_values, budgets=budgets, keep=keep)
+            for name, flag in named}  # fmt: skip
+    settings = EvalSettings(
         k_values=joined_k(k_values, {cut for cut in cuts if cut is not None}),
         metrics=tuple(flags["metrics"]),
         also=tuple(name for name, _ in gates if name),
@@ -245,3 +253,6 @@ def _settings(flags: dict[str, Any], gates: Sequence[tuple[str, float]], *, judg
         judge_repeats_max=flags["judge_repeats_max"],
         detect=tuple(flags["detect"]) or EvalSettings.detect,
     ).checked()
+    if available is not None:
+        settings.check_available(available)
+    return settings

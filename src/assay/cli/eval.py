@@ -19,6 +19,7 @@ from assay.cli._target_options import TargetOptions, ask_targets, target_options
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.judging.noise import noise_from_card
+from assay.pipelines.evaluate.scoring.available import Available
 from assay.pipelines.evaluate.statistics.clustering import question_clusters
 
 __all__ = [
@@ -87,13 +88,18 @@ def eval_command(  # noqa: PLR0917
 
     -k takes cut-offs comma-separated or repeated (-k 5,10 is -k 5 -k 10). A metric named by -m, --fail-under or
     --primary is computed whatever -k says (its cut-off joins the k values); every name is checked before any work,
-    with one run too (an unknown one: an error with the real names nearest it, nothing written). A golden set
+    with one run too (an unknown one: an error with the real names nearest it that exist for this golden set and
+    these runs, nothing written). Every per-question metric (ranking, budget, span, context, answer, claim_*,
+    nugget_recall_*, hallucination and the other diagnosis metrics, contradiction, rewrite_f1) can be --primary or
+    --fail-under; a family (nugget_recall) is refused with its metrics. A golden set
     labelled by people (assay import beir|trec --source human) evaluates like trec_eval, with judged@k and no
     judge-vs-human section or audit advice.
 
     Runs are compared by paired randomization tests, one family per metric: every pair of runs (or each run against
     --baseline), corrected by Holm (or --correction tukey|none); the interval beside a verdict is adjusted in the
-    same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict. Questions
+    same family, so it excludes 0 exactly when the verdict says significant. --primary leads the verdict; the lead
+    and the ranking follow the paired differences on the questions both runs scored (the sentence says how many
+    when that is fewer than a run scored), and a lower-is-better metric (hallucination) leads with the lowest. Questions
     built from one document succeed or fail together, so the tests flip and the intervals resample whole documents
     (--cluster-by doc, the default; none, or a question field such as product); the report gives the number of
     clusters and the design effect, and how many questions and documents would detect a difference of --detect X
@@ -115,7 +121,7 @@ def eval_command(  # noqa: PLR0917
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --batch   # half price, within 24 h
       assay eval golden/ new.jsonl -o report/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest
     """
-    asked = EvalOptions.from_flags(flags, judging)
+    asked = EvalOptions.from_flags(flags, judging, _available(golden, flags, judging))
     specs = parse_runs(runs)
     console = Console()
     if not specs and not targets:
@@ -146,6 +152,14 @@ def eval_command(  # noqa: PLR0917
     if failures:
         click.echo("fail-under: " + "; ".join(failures), err=True)
         sys.exit(1)
+
+
+def _available(golden: Path, flags: dict[str, Any], judging: JudgeOptions) -> Available | None:
+    """What the golden set holds that metrics are computed from, read when a metric is named (so a bad name is
+    offered only names that exist for it, before any system is asked); None when none is named."""
+    if not (flags["metrics"] or flags["fail_under"] or flags["primary"]):
+        return None
+    return Available.of(GoldenSet.load(golden), None, judged=bool(judging.specs))
 
 
 def _kept(output: Path, asked: EvalOptions, asking: TargetOptions | None) -> str:

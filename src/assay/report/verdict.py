@@ -24,10 +24,10 @@ not called supported, the headline says why and the ranking lists the means (:mo
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
 
 from assay.metrics import MetricError
+from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.metrics.letters import compact_letters
 from assay.report._budget import means, unjudged_runs, withheld
 from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics, ranked_runs
@@ -43,7 +43,7 @@ from assay.results import (
     VerdictPlace,
 )
 
-__all__ = ["build_verdict", "primary_metric"]
+__all__ = ["better", "build_verdict", "primary_metric"]
 
 
 def primary_metric(result: EvalResult) -> str | None:
@@ -65,7 +65,7 @@ def build_verdict(result: EvalResult) -> Verdict:
     comps = [c for c in result.comparisons if c.metric == metric]
     unjudged = unjudged_runs(result, metric)  # no verdict without judgement: no place earned by a test
     places = _places(result, metric, [] if unjudged else comps)
-    lead = _lead(places, comps)
+    lead = _lead(places, comps, metric)
     if unjudged and lead is not None:
         lead = lead.model_copy(update={"supported": False})
     facts = Facts(result, metric, comps, None if unjudged else lead)
@@ -79,7 +79,7 @@ def build_verdict(result: EvalResult) -> Verdict:
         places=places,
         judge_measured=measured,
         systems=systems,
-        headline=withheld(result, lead, metric) if unjudged else _headline(result, metric, places, lead),
+        headline=withheld(result, lead, metric) if unjudged else _headline(result, metric, places, lead, comps),
         ranking=means(places, metric) if unjudged else _ranking(places, comps, metric),
         judge=trust,
         cost=_cost(systems),
@@ -113,22 +113,28 @@ def _pair(comps: Sequence[Comparison], one: str, other: str) -> Comparison | Non
     return next((c for c in comps if {c.a, c.b} == {one, other}), None)
 
 
+def better(metric: str | None) -> float:
+    """+1 when a higher ``metric`` is better, -1 when a lower one is (:data:`LOWER_IS_BETTER`, and a conversation
+    turn's ``contradiction``, 1 when its answer contradicts an earlier one)."""
+    return -1.0 if metric in LOWER_IS_BETTER or metric == "contradiction" else 1.0
+
+
 def _places(result: EvalResult, metric: str | None, comps: list[Comparison]) -> list[VerdictPlace]:
-    """Runs by their mean (highest first, unscored last; ties in mean keep the runs' order), each with its letters,
-    its place and its ties:
+    """Runs best first (:func:`_order`: by the paired differences on the questions each pair both scored, then by
+    mean; unscored last), each with its letters, its place and its ties:
 
     1. the runs with a mean are lettered from the whole significance matrix (:func:`compact_letters`): two runs share
        no letter exactly when their comparison is significant; a pair not compared counts as not distinguished;
-    2. walking down by mean, a run keeps the current place when no run already at it differs significantly from it,
-       else it takes the next place: the runs at one place are pairwise not distinguished, and two significantly
+    2. walking down that order, a run keeps the current place when no run already at it differs significantly from
+       it, else it takes the next place: the runs at one place are pairwise not distinguished, and two significantly
        different runs never share a place, however long a chain of ties links them;
     3. a run with no mean gets no letter and the place after every run with one;
     4. its ties are the runs it was compared with and found not reliably different from."""
     if metric is None:
         return []
-    summaries = [(run.name, run.metrics.get(metric)) for run in result.runs]
-    ranked = sorted(summaries, key=lambda item: -(item[1].mean if item[1] and item[1].mean is not None else -math.inf))
-    scored = [name for name, summary in ranked if summary is not None and summary.mean is not None]
+    summaries = {run.name: run.metrics.get(metric) for run in result.runs}
+    scored = _order(metric, summaries, comps)
+    ranked = [(name, summaries[name]) for name in [*scored, *(n for n in summaries if n not in scored)]]
     pairs = [(c.a, c.b) for c in comps if c.significant and {c.a, c.b} <= set(scored)]
     try:
         letters = compact_letters(scored, pairs)
@@ -140,6 +146,36 @@ def _places(result: EvalResult, metric: str | None, comps: list[Comparison]) -> 
     return [VerdictPlace(run=name, mean=s.mean if s else None, low=s.low if s else None, high=s.high if s else None,
                          place=numbers[name], groups=letters.get(name, ""), ties=_ties(name, ranked, by_pair))
             for name, s in ranked]  # fmt: skip
+
+
+def _order(metric: str, summaries: dict[str, MetricSummary | None], comps: list[Comparison]) -> list[str]:
+    """The runs with a mean, best first. Each step takes, among the runs left, the best by mean (ties keep the runs'
+    order) of those no run left is ahead of on the questions the two both scored (the paired difference of their
+    comparison); when every run left is behind another (paired differences that go round in a circle, possible only
+    when the runs scored different questions), the best by mean of those no run left is significantly ahead of, else
+    of all. When every run scored the same questions this is the order of the means (a paired difference is then the
+    difference of the means); when they did not, a run whose own mean is higher on questions the other never scored
+    is not put ahead of a run that beats it on the questions both scored."""
+    sign = better(metric)
+    means = {name: s.mean for name, s in summaries.items() if s is not None and s.mean is not None}
+    by_mean = sorted(means, key=lambda name: -sign * means[name])
+    ahead: set[tuple[str, str]] = set()  # (winner, loser) on the paired difference
+    significant: set[tuple[str, str]] = set()
+    for c in comps:
+        gain = sign * c.delta  # > 0: b is ahead of a
+        if gain:
+            pair = (c.b, c.a) if gain > 0 else (c.a, c.b)
+            ahead.add(pair)
+            if c.significant:
+                significant.add(pair)
+    order: list[str] = []
+    left = list(by_mean)
+    while left:
+        free = [r for r in left if not any((o, r) in ahead for o in left)]
+        free = free or [r for r in left if not any((o, r) in significant for o in left)] or left
+        order.append(free[0])
+        left.remove(free[0])
+    return order
 
 
 def _place_numbers(ranked: list[str], scored: list[str], differ: set[frozenset[str]]) -> dict[str, int]:
@@ -162,29 +198,38 @@ def _ties(
     return [other for other, _ in ranked if (c := by_pair.get(frozenset((name, other)))) and not c.significant]
 
 
-def _lead(places: list[VerdictPlace], comps: list[Comparison]) -> VerdictLead | None:
-    """The leader against the runner-up, else against the closest run it was compared with; the lead is supported
-    when the comparison is significant in the leader's favour (on the questions both scored, a run with a lower mean
-    can be reliably better)."""
+def _lead(places: list[VerdictPlace], comps: list[Comparison], metric: str | None) -> VerdictLead | None:
+    """The first run against the runner-up, else against the closest run it was compared with, over the questions
+    both scored; None when there is no such comparison, or when the first run is behind some run it was compared
+    with (paired differences that go round in a circle: no run leads). The lead is supported when the comparison is
+    significant in the leader's favour."""
     if len(places) < 2 or places[0].mean is None:
         return None
     leader = places[0].run
     found = next((c for p in places[1:] if (c := _pair(comps, leader, p.run)) is not None), None)
     if found is None:
         return None
+    if any(better(metric) * c.delta * (1.0 if c.b == leader else -1.0) < 0 for c in comps if leader in (c.a, c.b)):
+        return None
     sign = 1.0 if found.b == leader else -1.0
     low, high = sorted((sign * found.low, sign * found.high))
     d_z = None if found.d_z is None else sign * found.d_z
+    mine, theirs = (found.mean_b, found.mean_a) if found.b == leader else (found.mean_a, found.mean_b)
     return VerdictLead(leader=leader, other=found.a if found.b == leader else found.b, delta=sign * found.delta,
                        low=low, high=high, p_adjusted=found.p_adjusted, n=found.n,
-                       supported=found.significant and sign * found.delta > 0, d_z=d_z)  # fmt: skip
+                       supported=found.significant and better(metric) * sign * found.delta > 0, d_z=d_z,
+                       leader_mean=mine, other_mean=theirs,
+                       shared=found.n < max(found.n_a, found.n_b))  # fmt: skip
 
 
 def _figure(place: VerdictPlace) -> str:
     return f"{fmt_value(place.mean)} {fmt_interval(place.low, place.high)}".strip()
 
 
-def _headline(result: EvalResult, metric: str | None, places: list[VerdictPlace], lead: VerdictLead | None) -> str:
+def _headline(
+    result: EvalResult, metric: str | None, places: list[VerdictPlace], lead: VerdictLead | None,
+    comps: list[Comparison],
+) -> str:  # fmt: skip
     if metric is None or not places:
         return "No metric could be computed: nothing to compare."
     top = places[0]
@@ -193,17 +238,27 @@ def _headline(result: EvalResult, metric: str | None, places: list[VerdictPlace]
         unscored = f" ({summary.n_unscored} unscored)" if summary.n_unscored else ""
         return (f"{top.run}: {metric} {_figure(top)} over {summary.n_scored} questions{unscored}; one run, so no "
                 "comparison.")  # fmt: skip
+    lower = " (lower is better)" if better(metric) < 0 else ""
+    if lead is None and any(top.run in (c.a, c.b) for c in comps):  # compared, yet behind a run on shared questions
+        return (f"No run leads on {metric}{lower}: each is behind another on the questions the two both scored "
+                "(paired differences that go round in a circle, as runs scored on different questions can be); "
+                "the ranking orders them as far as the paired differences allow.")  # fmt: skip
     if lead is None:
-        return f"{top.run} has the highest {metric}, {_figure(top)}; the runs were not compared on it."
+        best = "lowest" if lower else "highest"
+        return f"{top.run} has the {best} {metric}, {_figure(top)}; the runs were not compared on it."
     gap = f"{lead.delta:+.3f} {fmt_interval(lead.low, lead.high)}"
-    evidence = (
+    evidence = (  # never "the other is reliably better": the leader is not behind it on the questions both scored
         "the evidence supports the lead"
         if lead.supported
-        else f"the evidence does not support the lead: {lead.other} is reliably better on the questions both scored"
-        if lead.high < 0
         else "the evidence does not support the lead: no reliable difference, a tie"
     )
-    return (f"{lead.leader} leads on {metric} with {_figure(top)}: {gap} over {lead.other} (p adj. "
+    if lead.shared and lead.leader_mean is not None and lead.other_mean is not None:
+        own = {run.name: run.metrics[metric].n_scored for run in result.runs if metric in run.metrics}
+        return (f"{lead.leader} leads on {metric}{lower} on the {lead.n} questions both scored (of "
+                f"{own.get(lead.leader, 0)} and {own.get(lead.other, 0)}): {fmt_value(lead.leader_mean)} against "
+                f"{fmt_value(lead.other_mean)} for {lead.other}, {gap} (p adj. {fmt_p(lead.p_adjusted)}); "
+                f"{evidence}.")  # fmt: skip
+    return (f"{lead.leader} leads on {metric}{lower} with {_figure(top)}: {gap} over {lead.other} (p adj. "
             f"{fmt_p(lead.p_adjusted)}, n = {lead.n} questions); {evidence}.")  # fmt: skip
 
 
@@ -222,7 +277,24 @@ def _ranking(places: list[VerdictPlace], comps: list[Comparison], metric: str | 
     note = (f"; {missing} pair{'s' if missing != 1 else ''} not compared (--baseline, or too few questions both "
             "scored) count as not distinguished") if missing else ""  # fmt: skip
     return (f"Ranking on {metric}: {text}; runs that share a letter are not reliably different, runs that share no "
-            f"letter are{note}.")  # fmt: skip
+            f"letter are{note}{_apart(places, comps)}.")  # fmt: skip
+
+
+def _apart(places: list[VerdictPlace], comps: list[Comparison]) -> str:
+    """When some compared pair shares fewer questions than one of its runs scored: that the order and the letters
+    come from the questions each pair both scored, and how many each run scored (its mean is over those)."""
+    ranked = {p.run for p in places if p.mean is not None}
+    counts: dict[str, int] = {}
+    for c in comps:
+        if {c.a, c.b} <= ranked and c.n < max(c.n_a, c.n_b):
+            counts |= {c.a: c.n_a, c.b: c.n_b}
+    if not counts:
+        return ""
+    shown = ", ".join(f"{p.run} {counts[p.run]}" for p in places if p.run in counts)
+    return (
+        f"; the runs scored different questions ({shown}): the order and the letters come from the paired "
+        "differences on the questions each pair both scored, each mean from the run's own questions"
+    )
 
 
 # -- the judge, cost and latency ------------------------------------------------------------------------------------

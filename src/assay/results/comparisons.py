@@ -49,6 +49,13 @@ class Comparison(_Model):
     # differences: Var(mean) with those clusters over Var(mean) of independent queries (1: no loss)
     clusters: int | None = None
     design_effect: float | None = None
+    # the means of a and b over the n paired questions (``delta`` = mean_b - mean_a up to rounding), and the questions
+    # each run scored on the metric: when n is smaller than either, each run's own mean is over other questions and
+    # may order the runs the other way (None, 0: results written before these)
+    mean_a: float | None = None
+    mean_b: float | None = None
+    n_a: int = 0
+    n_b: int = 0
 
 
 class HistoryGain(_Model):

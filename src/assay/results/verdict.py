@@ -13,7 +13,8 @@ __all__ = ["OFFLINE_WARNING", "SystemCost", "Verdict", "VerdictLead", "VerdictPl
 class VerdictLead(_Model):
     """The leader on the primary metric against the runner-up (or, when those two were not compared, against the
     run it was compared with): the paired comparison's delta (leader − other), family-adjusted interval and p, the
-    questions both scored, and whether the evidence supports the lead (the comparison is significant)."""
+    questions both scored, and whether the evidence supports the lead (the comparison is significant). The leader is
+    never behind the other on those questions (``delta`` >= 0, or <= 0 for a lower-is-better metric)."""
 
     leader: str
     other: str
@@ -24,6 +25,11 @@ class VerdictLead(_Model):
     n: int
     supported: bool
     d_z: float | None = None
+    # the two runs' means over those n questions, and whether n is fewer than one of them scored (then the headline
+    # gives these means and says on how many questions; each run's own mean is over other questions)
+    leader_mean: float | None = None
+    other_mean: float | None = None
+    shared: bool = False
 
 
 class VerdictPlace(_Model):

@@ -10,15 +10,18 @@ from dataclasses import dataclass, replace
 
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
+from assay.metrics.close import close_names
 from assay.pipelines.evaluate.judging.asking import JudgingSettings
 from assay.pipelines.evaluate.judging.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
 from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
+from assay.pipelines.evaluate.scoring.available import Available
 from assay.pipelines.evaluate.scoring.names import (
     ANSWER_METRICS,
     CONTRADICTION,
     LLM_FAMILIES,
     budget_measures,
+    catalogue,
     check_names,
     default_measures,
     family,
@@ -117,9 +120,27 @@ class EvalSettings:
             raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
         for budget in self.budgets:
             parse_budget(budget)
-        named = (*self.metrics, *self.also, *([self.primary] if self.primary else []))
-        k_values = joined_k(self.k_values, check_names(named, self.k_values, self.budgets))
+        k_values = joined_k(self.k_values, check_names(self.named, self.k_values, self.budgets))
         return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """Every metric named: ``metrics``, ``also`` and ``primary``."""
+        return (*self.metrics, *self.also, *([self.primary] if self.primary else []))
+
+    def check_available(self, available: Available) -> None:
+        """Check the names against what the golden set and runs hold (:class:`~.scoring.available.Available`), before
+        any judge is called: a misspelt name is offered only the close names that exist here, and the ``primary``,
+        which must lead the verdict, is refused with the reason when it cannot be computed here. (A ``metrics`` or
+        ``also`` name that cannot is reported unscored with the reason, or not at all; a ``--fail-under`` gate on it
+        fails and says so.)"""
+        check_names(self.named, self.k_values, self.budgets, keep=available.keep)
+        gated = self.primary in self.also  # the first --fail-under metric stands in for --primary: a gate's rule
+        why = None if self.primary is None or gated else available.why_not(self.primary)
+        if self.primary is not None and why is not None:
+            near = close_names(self.primary, catalogue(self.k_values, self.budgets, keep=available.keep))
+            offer = f"close names that exist here: {', '.join(near)}" if near else "no close name exists here"
+            raise ConfigError(f"{self.primary} cannot be computed for this golden set and these runs: {why}; {offer}")
 
     @property
     def depth(self) -> int:

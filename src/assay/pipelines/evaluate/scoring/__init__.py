@@ -6,6 +6,7 @@ imports none of them. Scoring imports only :mod:`~assay.pipelines.evaluate.runs`
 Modules, one line each:
 
 - ``names``: the metric names, what each asks for, the cut-off it needs, and the check before any work.
+- ``available``: which names exist for a golden set and its runs, and why the others do not.
 - ``ranking``: trec_eval measures in labelled units, RAGAS context precision, coverage recall, curves.
 - ``budget``: recall, precision, MAP and nDCG of the first B tokens or characters a run retrieved.
 - ``spans``: character recall, precision and IoU against the evidence.

@@ -17,7 +17,7 @@ reports and the ranking measures read names with too; this module says which nam
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from assay.errors import ConfigError
@@ -27,6 +27,7 @@ from assay.metrics.budget import CHARS_PER_TOKEN
 from assay.metrics.close import close_names
 from assay.metrics.diagnosis import DIAGNOSIS_METRICS, SHARED_NAMES
 from assay.metrics.registry import COMMON_CUTS, measure_catalogue
+from assay.results import HEADLINE_K, headline_k
 
 __all__ = [
     "ANSWER_METRICS",
@@ -44,6 +45,7 @@ __all__ = [
     "SPAN_FAMILIES",
     "TURN_STRATA",
     "BudgetName",
+    "Keep",
     "SpanName",
     "budget_measures",
     "catalogue",
@@ -53,6 +55,7 @@ __all__ = [
     "counts_units",
     "default_measures",
     "family",
+    "family_members",
     "joined_k",
     "kind_of",
     "parse_budget",
@@ -60,6 +63,7 @@ __all__ = [
     "parse_span_name",
 ]
 
+Keep = Callable[[str], bool]  # which names exist for the golden set and runs at hand (the close names' filter)
 CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at each k by default, drawn as metric@k
 SPAN_FAMILIES = ("span_recall", "span_precision", "span_iou")
 ANSWER_METRICS = ["faithfulness", "answer_relevance", "attribution_rate"]  # what the answer call gives
@@ -83,7 +87,9 @@ LLM_FAMILIES = {
 }
 AT_K = ("ragas_context_precision", "coverage_recall")  # measured at each k value: ``family@k``
 NEEDS_JUDGE = frozenset(LLM_FAMILIES) - {"coverage_recall"}
-_UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS, CONTRADICTION)
+# the judged metrics that are one metric each (every other key of LLM_FAMILIES is a family of several: nugget_recall
+# of its four NUGGET_METRICS, and the AT_K ones of one metric per k)
+_UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS, CONTRADICTION, *DIAGNOSIS_NAMES)
 BUDGET_FAMILIES = ("ndcg", "recall", "P", "map", *SPAN_FAMILIES)  # at a budget of text: ``ndcg@1000t``
 _BUDGET_WORD = re.compile(r"[A-Za-z_]+")
 _GRADE = re.compile(r"g>=(\d+)")
@@ -106,31 +112,51 @@ def family(name: str) -> str:
     return MetricName.parse(name).family
 
 
-def check_names(names: Iterable[str], k_values: Sequence[int] = (), budgets: Sequence[str] = ()) -> set[int]:
+def check_names(
+    names: Iterable[str], k_values: Sequence[int] = (), budgets: Sequence[str] = (), keep: Keep | None = None
+) -> set[int]:
     """Check every name (``-m``); return the cut-offs they name. ConfigError, with the close names among those at
-    ``k_values`` and ``budgets`` (:func:`catalogue`), for a bad one."""
+    ``k_values`` and ``budgets`` that ``keep`` keeps (:func:`catalogue`), for a bad one."""
     cuts: set[int] = set()
     for name in names:
-        cut = _cutoff(name, k_values, budgets)
+        cut = _cutoff(name, k_values, budgets, keep)
         if cut is not None:
             cuts.add(cut)
     return cuts
 
 
 def check_gate(
-    name: str, *, judged: bool, flag: str = "--fail-under", k_values: Sequence[int] = (), budgets: Sequence[str] = ()
+    name: str,
+    *,
+    judged: bool,
+    flag: str = "--fail-under",
+    k_values: Sequence[int] = (),
+    budgets: Sequence[str] = (),
+    keep: Keep | None = None,
 ) -> int | None:
     """Check a name that must be one metric the results carry (not a family), computable with or without a judge
     (``judged``): a ``--fail-under`` gate or the ``--primary`` metric (``flag``, for the message); return its
-    cut-off."""
-    cut = _cutoff(name, k_values, budgets)
+    cut-off. The two families among the judged names (``nugget_recall``; ``coverage_recall`` and
+    ``ragas_context_precision`` without ``@K``) are refused with their metrics that ``keep`` keeps (those that exist
+    for the golden set and runs at hand; None: all); every other name, one metric each, passes."""
+    cut = _cutoff(name, k_values, budgets, keep)
     fam = family(name)
     if fam in LLM_FAMILIES and name not in _UNCUT and cut is None:
-        one = f"{fam}@10" if fam in AT_K else ", ".join(NUGGET_METRICS)
-        raise ConfigError(f"{flag} {name}: give one metric, not a family; e.g. {one}")
+        members = [m for m in family_members(fam, k_values) if keep is None or keep(m)]
+        none = "none of its metrics exists for this golden set and these runs"
+        one = f"e.g. {', '.join(members)}" if members else none
+        raise ConfigError(f"{flag} {name}: give one metric, not a family; {one}")
     if fam in NEEDS_JUDGE and not judged:
         raise ConfigError(f"{flag} {name}: an LLM-judged metric needs --judge MODEL (not --no-judge)")
     return cut
+
+
+def family_members(fam: str, k_values: Sequence[int] = ()) -> list[str]:
+    """The metrics of a judged family that is several: ``nugget_recall`` -> its four :data:`NUGGET_METRICS`;
+    ``coverage_recall`` -> ``coverage_recall@K`` at the headline k of ``k_values`` (10 without them)."""
+    if fam == "nugget_recall":
+        return list(NUGGET_METRICS)
+    return [f"{fam}@{headline_k(k_values) or HEADLINE_K}"] if fam in AT_K else [fam]
 
 
 def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
@@ -138,28 +164,32 @@ def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted({*k_values, *cuts}))
 
 
-def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str]) -> int | None:
+def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str], keep: Keep | None = None) -> int | None:
     parsed = MetricName.parse(name)
+    if name in REWRITE_METRICS:  # a conversation's rewrite measures: fixed names, whatever k says
+        return None
     if _budget_shaped(parsed):
         parse_budget_name(name)
         return None
     fam = parsed.family
     if fam in SPAN_FAMILIES and parsed.mistyped_cut:
-        raise _unknown(name, k_values, budgets)
+        raise _unknown(name, k_values, budgets, keep)
     if fam in SPAN_FAMILIES:
         return parse_span_name(name).k
     if fam in LLM_FAMILIES:
-        return _llm_cutoff(parsed, k_values, budgets)
+        return _llm_cutoff(parsed, k_values, budgets, keep)
     try:
         return parse_measure(name).k
     except MetricError as exc:
         message = str(exc)
         if "(no family" in message or "(not of the form" in message:
-            raise _unknown(name, k_values, budgets) from None
+            raise _unknown(name, k_values, budgets, keep) from None
         raise ConfigError(f"metric {name!r}: {message.split('; known:', maxsplit=1)[0]}") from None
 
 
-def _llm_cutoff(parsed: MetricName, k_values: Sequence[int], budgets: Sequence[str]) -> int | None:
+def _llm_cutoff(
+    parsed: MetricName, k_values: Sequence[int], budgets: Sequence[str], keep: Keep | None = None
+) -> int | None:
     name, fam = str(parsed), parsed.family
     if name == fam or name in _UNCUT:
         return None
@@ -168,33 +198,41 @@ def _llm_cutoff(parsed: MetricName, k_values: Sequence[int], budgets: Sequence[s
         return parsed.k
     if written_at_k and not parsed.mistyped_cut:  # @x, @0, or options: told how to write it
         raise ConfigError(f"metric {name!r}: write {fam}@K with K a whole number >= 1, e.g. {fam}@5")
-    raise _unknown(name, k_values, budgets)  # @1O: a slip, given close names
+    raise _unknown(name, k_values, budgets, keep)  # @1O: a slip, given close names
 
 
-def catalogue(k_values: Sequence[int] = (), budgets: Sequence[str] = ()) -> list[str]:
+def catalogue(k_values: Sequence[int] = (), budgets: Sequence[str] = (), keep: Keep | None = None) -> list[str]:
     """Every metric name of ``assay eval`` at ``k_values`` (and the common cut-offs) and ``budgets`` (and 1000t),
-    one variant each: the real names a misspelt one is compared with."""
+    one variant each, without repeats: the real names a misspelt one is compared with; with ``keep``, only those it
+    keeps (the metrics that exist for a golden set and its runs:
+    :class:`~assay.pipelines.evaluate.scoring.available.Available`). Every name here is one metric, except the
+    judged families of :func:`family_members` (``nugget_recall``)."""
     cuts = sorted({*k_values, *COMMON_CUTS})
     sizes = list(dict.fromkeys([*budgets, "1000t"]))
-    return [
+    names = [
         *measure_catalogue(cuts),
         *(f"{fam}@{k}" for fam in (*AT_K, *SPAN_FAMILIES) for k in cuts),
         *(f"{fam}@{size}" for fam in BUDGET_FAMILIES for size in sizes),
         *(fam for fam in LLM_FAMILIES if fam not in AT_K),
         *_UNCUT,
+        *REWRITE_METRICS,
     ]
+    return [name for name in dict.fromkeys(names) if keep is None or keep(name)]
 
 
-def _unknown(name: str, k_values: Sequence[int], budgets: Sequence[str]) -> ConfigError:
+def _unknown(name: str, k_values: Sequence[int], budgets: Sequence[str], keep: Keep | None = None) -> ConfigError:
     """``unknown metric 'ndgc@10'; close names: ndcg@10``, with where to find every name."""
     parsed = MetricName.parse(name)
-    close = [f"{near}{parsed.suffix}" for near in close_names(parsed.head, catalogue(k_values, budgets))]
+    close = [f"{near}{parsed.suffix}" for near in close_names(parsed.head, catalogue(k_values, budgets, keep))]
     hint = f"close names: {', '.join(close)}" if close else "no close name"
     return ConfigError(f"unknown metric {name!r}; {hint}. Names: {_FIX}")
 
 
 def kind_of(name: str) -> str:
-    """``budget``, ``span``, ``llm`` or ``ranking``: which part of the evaluation computes the metric ``name``."""
+    """``budget``, ``span``, ``llm``, ``rewrite`` (a conversation turn's rewrite measures) or ``ranking``: which part
+    of the evaluation computes the metric ``name``."""
+    if name in REWRITE_METRICS:
+        return "rewrite"
     parsed = MetricName.parse(name)
     if _budget_shaped(parsed):
         return "budget"

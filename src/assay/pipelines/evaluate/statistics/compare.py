@@ -43,7 +43,9 @@ from assay.metrics import randomization as rz
 from assay.pipelines.evaluate.statistics.stats import StatSettings
 from assay.results import Comparison, QueryResult, rounded
 
-__all__ = ["CORRECTIONS", "compare_runs", "family_pairs", "primary_metric", "resamples", "verdict"]
+__all__ = [
+    "CORRECTIONS", "compare_runs", "family_pairs", "primary_metric", "resamples", "shared_questions", "verdict",
+]  # fmt: skip
 
 CORRECTIONS = ("holm", "tukey", "none")
 Rows = Mapping[str, QueryResult]
@@ -114,6 +116,7 @@ class _Test:
     critical: float = math.inf
     mc_error: float = 0.0
     decider: rz.NullDistribution | None = None  # the draws that decided: the pair's own, or the family's maximum
+    own: tuple[int, int] = (0, 0)  # the questions a and b each scored on the metric (the pair shares xs.size of them)
 
     @property
     def observed(self) -> float:
@@ -146,6 +149,9 @@ def _family(
     common = sorted(set.intersection(*scored)) if scored else []
     shared = set(common) if settings.correction == "tukey" else None
     tests = _tests(per_run, pairs, name, settings=settings, shared=shared)
+    counts = {r: sum(row.metrics.get(name) is not None for row in per_run[r].values()) for pair in pairs for r in pair}
+    for t in tests:
+        t.own = (counts[t.a], counts[t.b])
     if settings.correction == "holm":
         _holm(tests, settings.alpha)
     elif settings.correction == "tukey" and tests:
@@ -222,9 +228,11 @@ def _record(t: _Test, name: str, settings: StatSettings, *, m: int, primary: boo
                                           n_resamples=t.null.size, seed=settings.seed)  # fmt: skip
     low, high = _bounds(delta, low, high, significant=t.significant)
     text = verdict(t.a, t.b, name, delta=delta, interval=(low, high), p_adj=t.p_adj, sig=t.significant,
-                   label=correction_label(settings.correction, m))  # fmt: skip
+                   label=correction_label(settings.correction, m),
+                   shared=shared_questions(int(t.xs.size), t.own))  # fmt: skip
     return Comparison(
         a=t.a, b=t.b, metric=name, n=int(t.xs.size), delta=round(delta, 6), low=low, high=high,
+        mean_a=round(float(np.mean(t.xs)), 6), mean_b=round(float(np.mean(t.ys)), 6), n_a=t.own[0], n_b=t.own[1],
         p_value=round(t.p, 6), p_adjusted=round(min(t.p_adj, 1.0), 6), significant=t.significant, verdict=text,
         correction=settings.correction, family_size=m, primary=primary, interval_confidence=round(1.0 - t.level, 6),
         d_z=None if effect.d_z is None else round(effect.d_z, 6), wins=effect.wins, ties=effect.ties,
@@ -275,17 +283,25 @@ def _p(value: float) -> str:
     return "p<0.001" if value < 0.001 else f"p={value:.3f}"
 
 
+def shared_questions(n: int, own: tuple[int, int]) -> str:
+    """`` on the 10 questions both scored`` when the pair shares fewer questions than either run scored (the
+    comparison is over those alone, not over each run's own); "" when both scored the same ``n``."""
+    return f" on the {n} questions both scored" if n < max(own) else ""
+
+
 def verdict(
-    a: str, b: str, metric: str, *, delta: float, interval: tuple[float, float], p_adj: float, sig: bool, label: str
-) -> str:
-    """The plain sentence of one comparison (b against a) with the family-adjusted interval and p."""
+    a: str, b: str, metric: str, *, delta: float, interval: tuple[float, float], p_adj: float, sig: bool, label: str,
+    shared: str = "",
+) -> str:  # fmt: skip
+    """The plain sentence of one comparison (b against a) with the family-adjusted interval and p; ``shared``
+    (:func:`shared_questions`) says on how many questions when the runs scored different ones."""
     low, high = interval
     adjusted = f"{_p(p_adj)} {'unadjusted' if label == 'unadjusted' else 'adjusted, ' + label}"
     if not sig:
         return (
-            f"no significant difference between {b} and {a} on {metric}: {b} − {a} = {delta:+.3f} "
+            f"no significant difference between {b} and {a} on {metric}{shared}: {b} − {a} = {delta:+.3f} "
             f"[{_num(low)}, {_num(high)}], {adjusted}."
         )
     if delta > 0:
-        return f"{b} beats {a} on {metric} by {delta:.3f} [{_num(low)}, {_num(high)}], {adjusted}."
-    return f"{a} beats {b} on {metric} by {-delta:.3f} [{_num(-high)}, {_num(-low)}], {adjusted}."
+        return f"{b} beats {a} on {metric}{shared} by {delta:.3f} [{_num(low)}, {_num(high)}], {adjusted}."
+    return f"{a} beats {b} on {metric}{shared} by {-delta:.3f} [{_num(-high)}, {_num(-low)}], {adjusted}."
