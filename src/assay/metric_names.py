@@ -18,9 +18,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BUDGET_UNITS", "MetricName"]
+__all__ = ["BUDGET_UNITS", "LOWER_IS_BETTER", "MetricName", "lower_is_better"]
 
 BUDGET_UNITS = ("t", "c")  # a budget of text in tokens or in characters
+# the measures where less is better: RAGChecker's noise sensitivities and hallucination, and a conversation turn's
+# contradiction (1 when its answer contradicts an earlier one); every other measure is better higher
+LOWER_IS_BETTER = frozenset(
+    {"noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination", "contradiction"}
+)
+
+
+def lower_is_better(name: str) -> bool:
+    """Whether less of the measure ``name`` is better (:data:`LOWER_IS_BETTER`, whatever its cut or options)."""
+    return MetricName.parse(name).word in LOWER_IS_BETTER
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,18 @@ def test_demo_shows_the_diagnosis(demo_run: DemoRun) -> None:
     assert 'href="#diag-2-hallucination"' in (report / "report.html").read_text("utf-8")
 
 
+def test_a_gate_on_a_lower_is_better_measure_fails_the_run_above_it(demo_run: DemoRun) -> None:
+    """--fail-under hallucination=0.5 fails the run that hallucinates (weak, >= 0.9) and no other (< 0.5): for a
+    measure where less is better the gate fails the runs above the bar, not below it."""
+    from assay.cli._eval_report import check_fail_under
+
+    result = EvalResult.model_validate_json((demo_run.out / "report" / "results.json").read_text("utf-8"))
+    failures = check_fail_under(result, [("hallucination", 0.5)])
+    assert len(failures) == 1 and failures[0].startswith("weak: hallucination = ") and failures[0].endswith("> 0.5")
+    precision = check_fail_under(result, [("claim_precision", 0.5)])  # better higher: weak (about 0.06) is below
+    assert any(f.startswith("weak: claim_precision = ") and f.endswith("< 0.5") for f in precision)
+
+
 def test_demo_plans_how_many_questions_would_settle_each_comparison(demo_run: DemoRun) -> None:
     """Planning for every compared pair of the primary metric, in results.json, the summary and report.md."""
     report = demo_run.out / "report"

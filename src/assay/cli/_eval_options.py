@@ -111,7 +111,8 @@ def eval_options(f: Any) -> Any:
         click.option(
             "--fail-under",
             multiple=True,
-            help="METRIC=X: exit 1 when a run's mean is below X; X alone: on the primary metric. A measure counted "
+            help="METRIC=X: exit 1 when a run's mean is worse than X (below it; above it where less is better: "
+            "hallucination, noise_sensitivity_*, contradiction); X alone: on the primary metric. A measure counted "
             "in golden chunks (ndcg@10, P@5, map) for a run whose passages are under half a golden chunk is refused "
             "(exit 1): gate on a budget measure (ndcg@1000t).",
         ),

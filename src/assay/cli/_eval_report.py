@@ -14,6 +14,7 @@ from assay.cli._judge_options import JudgeOptions
 from assay.cli.cache import resolve_cache_dir
 from assay.judge.prompts import load_prompt
 from assay.judge.relevance import LISTWISE_PROMPT, POINTWISE_PROMPT
+from assay.metric_names import lower_is_better
 from assay.pipelines.evaluate import Evaluated
 from assay.pipelines.evaluate.statistics.gates import Gate, check_gates, default_metric
 from assay.pipelines.judgecheck.lookup import card_home, summarize_card
@@ -24,7 +25,8 @@ __all__ = ["check_fail_under", "judge_card", "write_outputs"]
 
 
 def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> list[str]:
-    """One message per run and gate whose mean is below the threshold, has no scored query or is refused (a measure
+    """One message per run and gate whose mean is worse than the threshold (below it; above it for a measure where
+    less is better, :func:`assay.metric_names.lower_is_better`), has no scored query or is refused (a measure
     counted in golden chunks for a run whose passages are under half a chunk): the rule of
     :func:`assay.pipelines.evaluate.statistics.gates.check_gates`, shared with the pytest plugin. A gate without a
     metric (``--fail-under 0.6``) is on the evaluation's own primary (``default_metric``). A gated metric that was
@@ -34,7 +36,7 @@ def check_fail_under(result: EvalResult, gates: Sequence[tuple[str, float]]) -> 
     known = {name for run in result.runs for name in run.metrics}
     missing = [f"{m} was not computed: nothing in the golden set or the runs to compute it from" for m, _ in named
                if m not in known]  # fmt: skip
-    present = [Gate(metric, threshold) for metric, threshold in named if metric in known]
+    present = [Gate(m, threshold, at_most=lower_is_better(m)) for m, threshold in named if m in known]
     return missing + check_gates(result, present, origin="--fail-under")
 
 

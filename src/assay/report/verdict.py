@@ -26,8 +26,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from assay.metric_names import lower_is_better
 from assay.metrics import MetricError
-from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.metrics.letters import compact_letters
 from assay.report._budget import means, unjudged_runs, withheld
 from assay.report._format import fmt_delta, fmt_interval, fmt_p, fmt_value, headline_metrics, ranked_runs
@@ -114,9 +114,8 @@ def _pair(comps: Sequence[Comparison], one: str, other: str) -> Comparison | Non
 
 
 def better(metric: str | None) -> float:
-    """+1 when a higher ``metric`` is better, -1 when a lower one is (:data:`LOWER_IS_BETTER`, and a conversation
-    turn's ``contradiction``, 1 when its answer contradicts an earlier one)."""
-    return -1.0 if metric in LOWER_IS_BETTER or metric == "contradiction" else 1.0
+    """+1 when a higher ``metric`` is better, -1 when a lower one is (:func:`assay.metric_names.lower_is_better`)."""
+    return -1.0 if metric is not None and lower_is_better(metric) else 1.0
 
 
 def _places(result: EvalResult, metric: str | None, comps: list[Comparison]) -> list[VerdictPlace]:
