@@ -289,6 +289,14 @@ def test_claims_are_clauses_of_two_content_terms_or_more_as_written() -> None:
     ]
 
 
+def test_citation_markers_are_not_numbers_a_claim_must_hold() -> None:
+    from assay.judge.offline_lexical import entails, number_set
+
+    assert number_set("It grew 15% in 2020 [4]. See [1, 2] and [3-5].") == {"15", "2020"}
+    # the reference's claim cites its source [4]; the answer says the same without the marker
+    assert entails("Corpora are built from unlabeled text [4].", "Corpora are built from unlabeled text.")[0] is True
+
+
 def test_a_claim_is_entailed_by_half_its_terms_and_every_number() -> None:
     from assay.judge.offline_lexical import entails
 

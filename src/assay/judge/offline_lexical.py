@@ -143,9 +143,13 @@ def asserts_something(sentence: str) -> bool:
     return bool(number_set(sentence)) or any(t not in COURTESY_TERMS for t in terms(sentence))
 
 
+_CITATION = re.compile(r"\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\]")  # [4], [1, 2], [3-5]: a pointer, not a fact
+
+
 def number_set(text: str) -> set[str]:
-    """Numbers written in ``text``, without ``%``, signs or a trailing ``.0``."""
-    return {n.rstrip("%").lstrip("+").removesuffix(".0") for n in numbers(text)}
+    """Numbers written in ``text``, without ``%``, signs or a trailing ``.0``; citation markers (``[4]``, ``[1, 2]``)
+    are not numbers of the text."""
+    return {n.rstrip("%").lstrip("+").removesuffix(".0") for n in numbers(_CITATION.sub(" ", text))}
 
 
 def name_terms(text: str) -> set[str]:
