@@ -1,5 +1,6 @@
-"""``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV), ``assay import beir|trec|ragas`` (-> golden set) and
-``assay import traces`` (production traces -> a run)."""
+"""``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV), ``assay import beir|trec|ragas`` (-> golden set; with
+``--judge``, ``import ragas`` drafts the references' claims and nuggets: :mod:`assay.pipelines.bootstrap.references`)
+and ``assay import traces`` (production traces -> a run)."""
 
 from __future__ import annotations
 
@@ -158,6 +159,7 @@ def import_group() -> None:
       assay import beir scifact/ -o golden/ --source human
       assay import trec qrels.txt topics.tsv corpus.jsonl -o golden/
       assay import ragas testset.jsonl -o golden/
+      assay import ragas testset.jsonl -o golden/ --judge offline   references' claims and nuggets drafted
       assay import traces traces.jsonl -o run.jsonl --golden golden/
     """
 

@@ -113,9 +113,9 @@ class RunCounts(_Model):
 
 class SystemSummary(_Model):
     """How the system behaved while it wrote the run (``assay run``): its header (target with secrets removed,
-    version label, start and end), the questions it failed on by kind (those are unscored, never scored 0), the
-    latency percentiles of the answered ones (ms; linear interpolation), and tokens and cost summed over the lines
-    that report them (None when no line does)."""
+    version label, start and end), the questions it failed on by kind (0 on the recall-type answer measures, else
+    unscored), the latency percentiles of the answered ones (ms; linear interpolation), and tokens and cost summed
+    over the lines that report them (None when no line does)."""
 
     target: str | None = None
     label: str | None = None
