@@ -8,6 +8,7 @@ content term and number of it, so the expected values below follow from the answ
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from evaluate_fixture import PRODUCTS, answer_id, make_golden, qid
 
 from assay.judge import make_judge
 from assay.pipelines.evaluate import EvalSettings, evaluate
+from assay.pipelines.evaluate.called import evaluate as called_evaluate
 from assay.report.verdict import build_verdict
 from assay.results import EvalResult, QueryResult
 
@@ -172,3 +174,24 @@ def test_a_failed_call_scores_0_on_recall_and_is_unscored_elsewhere(passages: bo
     assert run.counts.failed == 1 and run.counts.empty_answers == 0
     assert run.metrics["nugget_recall_all_strict"].mean == 0.75  # 0, 1, 1, 1
     assert any("the system failed on 1 question(s) (0 on the recall-type answer measures" in w for w in result.warnings)
+
+
+def test_a_target_that_fails_on_a_question_is_scored_as_the_system_s_failure(tmp_path: Path) -> None:
+    """The failure written by asking a system (a function target here, as ``assay eval --target`` asks one)."""
+    golden = make_golden(n=N)
+    by_text = {q.text: i for i, q in enumerate(golden.questions)}
+
+    def app(question: str) -> dict[str, Any]:
+        i = by_text[question]
+        if i == 2:
+            raise ValueError("the model server is down")
+        return {"answer": _full(i), "retrieved": []}
+
+    result, rows = called_evaluate(golden, {"app": app}, judge=make_judge("offline"), n_boot=200,
+                                   run_dir=tmp_path / "runs")  # fmt: skip
+    run = result.runs[0]
+    assert run.counts.failed == 1 and run.system is not None and run.system.failures == {"exception": 1}
+    row = _rows(rows, "app")[qid(2)]
+    assert row.metrics["nugget_recall_all_strict"] == 0.0 and row.unscored["answer_relevance"] == "system_failed"
+    assert run.metrics["nugget_recall_all_strict"].mean == 0.75  # 1, 1, 0, 1
+    assert result.primary_metric == "nugget_recall_all_strict"  # the other lines have no passages
