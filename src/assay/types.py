@@ -269,7 +269,8 @@ class RetrievedItem(_Record):
 
 class RunError(_Record):
     """Why the system under test gave no output for a question (written by ``assay run``): the query is counted as
-    failed and every metric of it is unscored, never scored as an empty answer."""
+    failed: it scores 0 on the recall-type answer measures (the system gave nothing) and every other metric of it
+    is unscored."""
 
     kind: str
     message: str = ""

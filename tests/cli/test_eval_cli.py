@@ -148,9 +148,9 @@ def test_a_gate_on_a_metric_nothing_can_give_fails_and_says_why(tmp_path: Path, 
     flags = ["--judge", "offline", "--cache-dir", tmp_path / "cache", "--n-boot", "200"]
     result = run("eval", s["golden"], silent, "-o", s["out"], *flags, "--fail-under", "faithfulness=0.1")
     assert result.exit_code == 1
-    assert f"silent: faithfulness has no scored query (no_answer {N}; gate 0.1)" in result.output
+    assert f"silent: faithfulness has no scored query (no answers in this run {N}; gate 0.1)" in result.output
     results = json.loads((s["out"] / "results.json").read_text())  # the report is written first
-    assert results["runs"][0]["metrics"]["faithfulness"]["unscored_reasons"] == {"no_answer": N}
+    assert results["runs"][0]["metrics"]["faithfulness"]["unscored_reasons"] == {"no answers in this run": N}
 
 
 def test_a_gate_outside_the_default_set_is_computed_beside_it(setup: dict[str, Path]) -> None:

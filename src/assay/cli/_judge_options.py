@@ -34,6 +34,7 @@ __all__ = [
     "JudgeOptions",
     "api_key_for",
     "check_context",
+    "draft_judge_options",
     "dry_run_judge",
     "judge_from_options",
     "judge_options",
@@ -130,6 +131,7 @@ class JudgeOptions:
     def from_flags(cls, flags: dict[str, Any]) -> JudgeOptions:
         """Take the judge flags out of click's ``flags`` (removed from it) into one checked value."""
         given = flags.pop("judge_specs") if "judge_specs" in flags else (flags.pop("judge_spec"),)
+        given = tuple(value for value in given if value is not None)  # an optional --judge not given
         split = [split_judge(value) for value in given]
         combine: Combine | None = flags.pop("combine", None)
         if combine and len(split) < 2:
@@ -252,6 +254,13 @@ _COMBINE = click.option(
 def judge_options(function: F) -> F:
     """Add the judge options (``--judge`` required, once ... ``--prompt-dir``); :func:`one_judge` reads them."""
     judge = click.option("--judge", "judge_spec", required=True, help=f"{_JUDGE_HELP} MODEL=URL: its server.")
+    return _with([judge, *_OPTIONS], function)
+
+
+def draft_judge_options(function: F) -> F:
+    """The judge options with ``--judge`` optional and given once (no ``specs`` when not given): a command that asks
+    a judge only when told to (``assay import`` drafting claims and nuggets)."""
+    judge = click.option("--judge", "judge_spec", default=None, help=f"{_JUDGE_HELP} MODEL=URL: its server.")
     return _with([judge, *_OPTIONS], function)
 
 

@@ -74,7 +74,7 @@ def eval_command(  # noqa: PLR0917
     --target NAME=SPEC asks a system every question first, as `assay run` does (python:, http(s)://, cmd:; --body,
     --map, --header, --label, --refresh and the --target-* limits apply to every target), writes
     REPORT_DIR/runs/NAME.jsonl and evaluates it with the runs given; the report shows each system's latency,
-    failures (unscored, never scored 0), tokens and cost. On a golden set with conversations,
+    failures (0 on the recall-type answer measures, else unscored), tokens and cost. On a golden set with conversations,
     --target-conversation-mode both asks each target twice, the raw turns (with --target-history) as run NAME and
     the standalone rewrites as run 'NAME (rewrites)', and reports their history gain.
 
@@ -85,6 +85,13 @@ def eval_command(  # noqa: PLR0917
     RAGChecker does (--diagnosis exact: the reference claims too; approx: no pair checks). Human labels in
     GOLDEN/audit.sqlite correct pair precision by PPI (with the audit size for a tighter interval) and give the
     judge-vs-human agreement (kappas, alpha, confusion matrix, per stratum).
+
+    A run of answers with no passages (every line's retrieved empty or absent) is scored on its answers: its
+    ranking, budget and passage measures are unscored ("no passages in this run"), never 0, and the verdict leads on
+    nugget_recall_all_strict when the questions have nuggets, else claim_recall, else answer_relevance (unless
+    --primary names one). An empty answer ("" or only whitespace) scores 0 on nugget recall, claim_recall and
+    claim_f1 and is unscored ("empty answer") elsewhere, counted in the report; a run with no answer on any line is
+    retrieval-only (its answer measures unscored, said once).
 
     -k takes cut-offs comma-separated or repeated (-k 5,10 is -k 5 -k 10). A metric named by -m, --fail-under or
     --primary is computed whatever -k says (its cut-off joins the k values); every name is checked before any work,

@@ -1,8 +1,10 @@
-"""``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV), ``assay import beir|trec|ragas`` (-> golden set) and
-``assay import traces`` (production traces -> a run)."""
+"""``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV), ``assay import beir|trec|ragas`` (-> golden set; with
+``--judge``, ``import ragas`` drafts the references' claims and nuggets: :mod:`assay.pipelines.bootstrap.references`)
+and ``assay import traces`` (production traces -> a run)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,11 +16,27 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 
 from assay.audit.pool import join_pool
 from assay.audit.store import STORE_NAME, LabelStore
-from assay.cli._app import main, warn
+from assay.cli._app import interrupted, main, warn
+from assay.cli._build_report import StageProgress
+from assay.cli._judge_options import (
+    JudgeOptions,
+    check_context,
+    draft_judge_options,
+    one_dry_run_judge,
+    one_judge,
+)
 from assay.cli._trace_options import max_line_option
-from assay.errors import InputError
+from assay.errors import BudgetExceeded, ConfigError, InputError
 from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
+from assay.pipelines.bootstrap.real_questions import DRAFT
+from assay.pipelines.bootstrap.references import (
+    CLAIMS_PROMPT,
+    NUGGETS_PROMPT,
+    draft_from_references,
+    estimate_reference_drafts,
+    to_draft,
+)
 from assay.pipelines.traces.imports import TracesImport, import_traces, write_traces_run
 from assay.pipelines.transfer import EXPORT_FORMATS, ExportSummary, export_golden
 from assay.pipelines.transfer.assembly import ImportSummary
@@ -141,6 +159,7 @@ def import_group() -> None:
       assay import beir scifact/ -o golden/ --source human
       assay import trec qrels.txt topics.tsv corpus.jsonl -o golden/
       assay import ragas testset.jsonl -o golden/
+      assay import ragas testset.jsonl -o golden/ --judge offline   references' claims and nuggets drafted
       assay import traces traces.jsonl -o run.jsonl --golden golden/
     """
 
@@ -214,18 +233,92 @@ def import_trec_command(  # noqa: PLR0917
 @click.option("--grade", type=click.IntRange(1, 3), default=2, show_default=True, help="Grade of a reference context.")
 @click.option("--source", type=_SOURCES, default="imported", show_default=True, help=_SOURCE_HELP)
 @_out_options
-def import_ragas_command(file: str, grade: int, source: LabelSource, out: str, overwrite: bool) -> None:
+@click.option("--dry-run", is_flag=True, help="With --judge: price drafting the claims and nuggets; call nothing.")
+@draft_judge_options
+def import_ragas_command(  # noqa: PLR0917
+    file: str, grade: int, source: LabelSource, out: str, overwrite: bool, dry_run: bool, judging: JudgeOptions
+) -> None:
     """A golden set from a RAGAS test set (JSONL or CSV: user_input, reference, reference_contexts[, _ids]).
+
+    With --judge, each reference answer also gets its claims and nuggets drafted, as assay build drafts them (two
+    calls per question: the claims prompt on the reference, the nuggets prompt on the question, the reference and
+    its contexts), so nugget recall and the claim measures work on the set, with or without passages in the runs
+    (a set of questions and reference answers alone evaluates answers only). The reference answers stay as given.
+    --dry-run prices the calls; every call is cached, so an import stopped part-way (Ctrl-C, --max-cost) and run
+    again asks nothing it already asked (the offline judge caches only with --cache-dir).
 
     \b
     Examples:
       assay import ragas testset.jsonl -o golden/
       assay import ragas testset.csv -o golden/ --grade 3
+      assay import ragas testset.jsonl -o golden/ --judge openai/gpt-4o-mini --dry-run
+      assay import ragas testset.jsonl -o golden/ --judge offline      claims and nuggets with no key
     """
-    _check_out(out, overwrite)
+    if dry_run and not judging.specs:
+        raise ConfigError("--dry-run prices drafting the claims and nuggets: give --judge MODEL (or --judge offline)")
+    if not dry_run:
+        _check_out(out, overwrite)
     with _bars():
         summary = import_ragas(file, grade=grade, source=source)
+    if dry_run:
+        _print_draft_estimate(summary, judging)
+        return
+    if judging.specs:
+        _draft(summary, judging, out)
+    else:
+        _draft_hint(summary)
     _save(summary, out, overwrite)
+
+
+def _print_draft_estimate(summary: ImportSummary, judging: JudgeOptions) -> None:
+    """``--dry-run``: each prompt's calls, cached calls, prompt tokens and cost bound, then the total."""
+    estimates = estimate_reference_drafts(summary.golden, one_dry_run_judge(judging))
+    questions = len(to_draft(summary.golden))
+    click.echo(f"dry run: claims and nuggets of {questions} reference answer(s), judge {judging.spec}")
+    for prompt, e in estimates.items():
+        click.echo(f"  {prompt}: {e.calls} calls ({e.cached} cached), {e.prompt_tokens} prompt tokens, "
+                   f"cost {_cost(e.cost_usd)}")  # fmt: skip
+    costs = [e.cost_usd for e in estimates.values()]
+    total = None if None in costs else sum(c or 0.0 for c in costs)
+    calls = sum(e.calls for e in estimates.values())
+    click.echo(f"total: {calls} call(s) to make, cost {_cost(total)} (a bound: each call's max_tokens of completion "
+               "priced); nothing was called or written")  # fmt: skip
+
+
+def _cost(value: float | None) -> str:
+    return "unknown (give --price)" if value is None else f"${value:.4f}"
+
+
+def _draft(summary: ImportSummary, judging: JudgeOptions, out: str) -> None:
+    """Draft the claims and nuggets of the imported references (a spent budget or Ctrl-C: nothing written, one line
+    saying what the cache kept)."""
+    judge = one_judge(judging)
+    check_context(judge, [CLAIMS_PROMPT, NUGGETS_PROMPT])
+    waiting = len(to_draft(summary.golden))
+    progress = StageProgress(judge, Console(stderr=True))
+    try:
+        with progress.bar:
+            done = draft_from_references(summary.golden, judge=judge, progress=progress)
+    except BudgetExceeded as exc:
+        click.echo(f"Stopped: {exc}. Nothing was written to {out}; {judge.stats.calls} calls were made and cached: "
+                   "rerun the same command to resume.", err=True)  # fmt: skip
+        sys.exit(1)
+    except KeyboardInterrupt:
+        interrupted(f"nothing was written to {out}; {judging.kept()}: rerun the same command to resume.")
+    counts = done.counts
+    usage = judge.usage.get(DRAFT)
+    asked = f"{usage.calls} call(s), {usage.cached} cached" if usage is not None else "no call"
+    click.echo(f"drafted by {judge.model}: claims for {counts['drafted_claims']}, nuggets for "
+               f"{counts['drafted_nuggets']} of {waiting} reference answer(s) ({asked}; "
+               f"{counts['draft_unscored']} unscored)")  # fmt: skip
+
+
+def _draft_hint(summary: ImportSummary) -> None:
+    """Without --judge: say how claims and nuggets come to a set of reference answers (nugget recall needs them)."""
+    waiting = len(to_draft(summary.golden))
+    if waiting:
+        click.echo(f"note: {waiting} reference answer(s) have no claims or nuggets; import with --judge MODEL (or "
+                   "--judge offline) to draft them, for nugget recall and the claim measures")  # fmt: skip
 
 
 @import_group.command("ragas-multiturn")

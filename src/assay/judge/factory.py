@@ -20,6 +20,7 @@ from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.cache import JudgeCache
 from assay.judge.client import Judge
 from assay.judge.limits import RetryPolicy
+from assay.judge.offline import OfflineBackend
 from assay.judge.pricing import Price
 
 if TYPE_CHECKING:
@@ -89,9 +90,13 @@ def _backend(
 
 
 class NoCalls:
-    """The backend of a dry run: it refuses to be called."""
+    """The backend of a dry run: it refuses to be called. ``cache_model``: the model the judge it stands for keys
+    its cache by (the offline judge's rules), so that the dry run counts what that judge cached."""
 
     name = "dry-run"
+
+    def __init__(self, cache_model: str | None = None) -> None:
+        self.cache_model = cache_model
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         raise BackendError("a dry run makes no model calls")
@@ -110,7 +115,7 @@ def make_dry_run_judge(
     ``max_tokens`` as for :func:`make_judge` (it is part of the cache key)."""
     cache = JudgeCache(cache_dir) if cache_dir is not None else None
     return Judge(
-        NoCalls(),
+        NoCalls(OfflineBackend.cache_model if spec == "offline" else None),
         model=spec,
         cache=cache,
         prompt_dir=prompt_dir,

@@ -189,13 +189,15 @@ def judge_label(result: EvalResult) -> str:
     return result.judge or NO_JUDGE
 
 
+_EMPTY_LISTS = "empty retrieved lists"
 _WARN_COUNTS = (
     ("unknown_query_ids", "unknown query ids"),
     ("unknown_chunk_ids", "unknown chunk ids"),
     ("duplicate_ids", "duplicate ids"),
-    ("empty_retrieved", "empty retrieved lists"),
+    ("empty_retrieved", _EMPTY_LISTS),
     ("missing_queries", "golden questions missing from the run"),
-    ("failed", "questions the system failed on (unscored)"),
+    ("failed", "questions the system failed on (0 on recall-type answer measures, else unscored)"),
+    ("empty_answers", "empty answers (0 on recall-type answer measures, else unscored)"),
     ("unmatched_rows", "RAGAS rows matching no golden question"),
 )
 
@@ -204,7 +206,10 @@ def count_notes(counts: RunCounts) -> list[CountNote]:
     """The non-zero counts worth a warning, then the labels judged during this evaluation and the context turns read
     (information)."""
     notes = [CountNote(label, getattr(counts, field), True) for field, label in _WARN_COUNTS]
-    notes = [note for note in notes if note.value]
+    notes = [note for note in notes if note.value and not (counts.passage_free and note.label == _EMPTY_LISTS)]
+    if counts.passage_free:  # an answer-only run: its empty lists are no retrieval failure
+        notes.append(CountNote("answers with no passages (ranking, budget and passage measures unscored)",
+                               counts.queries_evaluated - counts.failed, False))  # fmt: skip
     if counts.labels_judged_now:
         notes.append(CountNote("labels judged now", counts.labels_judged_now, False))
     if counts.context_turns:

@@ -83,8 +83,13 @@ class RunCounts(_Model):
     empty_retrieved: int = 0
     missing_queries: int = 0  # golden questions the run has no line for
     with_answer: int = 0
+    # lines whose answer is "" or only whitespace, or missing in a run that answers other questions: scored 0 on
+    # the recall-type answer measures, unscored ("empty answer") on the others
+    empty_answers: int = 0
     labels_judged_now: int = 0  # retrieved chunks without a label, judged during this evaluation
-    failed: int = 0  # questions the system failed on (a line with "error"): every metric of them unscored
+    # questions the system failed on (a line with "error"): 0 on the recall-type answer measures, every other metric
+    # of them unscored
+    failed: int = 0
     unmatched_rows: int = 0  # RAGAS rows matching no golden question (by query_id or question text)
     # lines of context turns (a conversation's unjudged turns, no question: asked with --history own for the history):
     # read for the contradiction check, never scored
@@ -92,12 +97,25 @@ class RunCounts(_Model):
     # how the retrieved items were matched to the golden set: id, offsets, exact, approximate, unmatched
     matched_by: dict[str, int] = Field(default_factory=dict)
 
+    @property
+    def answers_given(self) -> bool:
+        """Whether some line has an ``answer`` field (empty or not): a run without one is retrieval-only."""
+        return self.with_answer + self.empty_answers > 0
+
+    @property
+    def passage_free(self) -> bool:
+        """Whether the run answers with no passage at all: every line it did not fail on has an empty (or no)
+        ``retrieved``, and some line has an answer. Its ranking, budget and passage measures are unscored (``no
+        passages in this run``), never 0; a run with passages on some lines scores an empty list 0 (a miss)."""
+        answered = self.queries_evaluated - self.failed
+        return self.answers_given and answered > 0 and self.empty_retrieved == answered
+
 
 class SystemSummary(_Model):
     """How the system behaved while it wrote the run (``assay run``): its header (target with secrets removed,
-    version label, start and end), the questions it failed on by kind (those are unscored, never scored 0), the
-    latency percentiles of the answered ones (ms; linear interpolation), and tokens and cost summed over the lines
-    that report them (None when no line does)."""
+    version label, start and end), the questions it failed on by kind (0 on the recall-type answer measures, else
+    unscored), the latency percentiles of the answered ones (ms; linear interpolation), and tokens and cost summed
+    over the lines that report them (None when no line does)."""
 
     target: str | None = None
     label: str | None = None

@@ -20,6 +20,7 @@ Modules, one line each:
 - ``pool_runs``: pools from the user's own retrievers, as TREC pools are made.
 - ``query_sampling``: N representative questions from a query log.
 - ``real_questions``: a golden set from the user's own questions (``--queries FILE``).
+- ``references``: claims and nuggets drafted from reference answers a golden set already has (``assay import``).
 - ``sampling``: seed sampling.
 - ``scrub``: personal data masked in a user's questions before any judge sees them.
 - ``settings``: the settings of a build and the shape every stage returns.

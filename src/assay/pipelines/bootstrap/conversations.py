@@ -64,12 +64,12 @@ from typing import Any
 from assay.corpus.pooling import Bm25Index
 from assay.errors import NothingProduced
 from assay.judge.client import Judge, Judgement
-from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_progress
+from assay.pipelines.bootstrap.judging import BuildContext, drafted_claims, drafted_nuggets, passages_of, tick_progress
 from assay.pipelines.bootstrap.sampling import detect_language, parse_mix, sample_seeds, second_chunk
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput, drop
 from assay.pipelines.bootstrap.strata import source_group
 from assay.text import content_hash
-from assay.types import Chunk, Claim, Conversation, Document, Nugget, Provenance, Question, Turn, turn_id
+from assay.types import Chunk, Conversation, Document, Provenance, Question, Turn, turn_id
 
 __all__ = [
     "CONTEXT_DROPS",
@@ -258,16 +258,8 @@ def _turn_question(seed: ConversationSeed, n: int, t: Any, local: dict[str, str]
         source_doc_ids=docs,
         source_chunk_ids=sources if answerable else [],
         evidence=[e.quote for e in evidence],
-        claims=[
-            Claim(id=f"{qid}-c{i}", text=c.strip())
-            for i, c in enumerate(t.claims if answerable else [], 1)
-            if c.strip()
-        ],
-        nuggets=[
-            Nugget(id=f"{qid}-n{i}", text=x.text.strip(), importance=x.importance)
-            for i, x in enumerate(t.nuggets if answerable else [], 1)
-            if x.text.strip()
-        ],
+        claims=drafted_claims(qid, t.claims if answerable else []),
+        nuggets=drafted_nuggets(qid, t.nuggets if answerable else []),
         metadata=meta,
         provenance=provenance,
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from assay.corpus.pooling import Bm25Index, PoolEntry
 from assay.judge.client import Judge, Judgement
+from assay.judge.outputs import NuggetItem
 from assay.judge.panel import Grader
 from assay.judge.relevance import Pair, grade_pairs_detailed
 from assay.pipelines.bootstrap.sampling import Seed
@@ -33,6 +34,8 @@ __all__ = [
     "BuildContext",
     "check_unanswerable",
     "critique_questions",
+    "drafted_claims",
+    "drafted_nuggets",
     "generate_questions",
     "generation_variables",
     "grade_pools",
@@ -76,6 +79,21 @@ def passages_of(chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], heading: 
             item["heading"] = " > ".join(chunk.heading_path)
         out.append(item)
     return out
+
+
+def drafted_claims(question_id: str, texts: Sequence[str]) -> list[Claim]:
+    """A judge's claims as a question's: ``{question}-c1``, ``-c2``, ... numbered as the judge gave them, blanks left
+    out."""
+    return [Claim(id=f"{question_id}-c{i}", text=text.strip()) for i, text in enumerate(texts, 1) if text.strip()]
+
+
+def drafted_nuggets(question_id: str, items: Sequence[NuggetItem]) -> list[Nugget]:
+    """A judge's nuggets as a question's: ``{question}-n1``, ... with their importance, blanks left out."""
+    return [
+        Nugget(id=f"{question_id}-n{i}", text=item.text.strip(), importance=item.importance)
+        for i, item in enumerate(items, 1)
+        if item.text.strip()
+    ]
 
 
 def generation_variables(seed: Seed, chunks: Mapping[str, Chunk]) -> dict[str, Any]:
@@ -128,12 +146,8 @@ def _question(seed: Seed, j: Judgement[Any]) -> Question:
         reference_answer=out.answer.strip(),
         source_chunk_ids=list(seed.chunk_ids) if answerable else [],
         evidence=[e.quote for e in out.evidence],
-        claims=[Claim(id=f"{seed.id}-c{i}", text=c.strip()) for i, c in enumerate(out.claims, 1) if c.strip()],
-        nuggets=[
-            Nugget(id=f"{seed.id}-n{i}", text=n.text.strip(), importance=n.importance)
-            for i, n in enumerate(out.nuggets, 1)
-            if n.text.strip()
-        ],
+        claims=drafted_claims(seed.id, out.claims),
+        nuggets=drafted_nuggets(seed.id, out.nuggets),
         provenance=Provenance(
             source="generator", model=j.model, prompt=j.prompt, prompt_hash=j.prompt_hash, rationale=out.reason
         ),

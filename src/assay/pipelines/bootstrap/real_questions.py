@@ -39,13 +39,13 @@ from typing import Any
 from assay.errors import InputError
 from assay.formats.queries import LoggedQuery
 from assay.judge.client import Judge, Judgement
-from assay.pipelines.bootstrap.judging import BuildContext, passages_of, tick_progress
+from assay.pipelines.bootstrap.judging import BuildContext, drafted_claims, drafted_nuggets, passages_of, tick_progress
 from assay.pipelines.bootstrap.query_sampling import sample_queries
 from assay.pipelines.bootstrap.scrub import KINDS, only_masks, scrub_one
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.bootstrap.support import best_passages, grades_by_question
 from assay.text import content_hash, query_log_key
-from assay.types import Claim, Nugget, Provenance, Question, RelevanceLabel
+from assay.types import Provenance, Question, RelevanceLabel
 
 __all__ = ["DEFAULT_QUESTIONS", "DRAFT", "draft_references", "flag_unanswerable", "logged_questions"]
 
@@ -149,12 +149,8 @@ def _apply(question: Question, ids: list[str], j: Judgement[Any], ctx: BuildCont
     question.evidence = [e.quote for e in out.evidence]
     question.source_chunk_ids = list(dict.fromkeys(cited)) or ids[:1]
     question.source_doc_ids = list(dict.fromkeys(ctx.chunks[c].doc_id for c in question.source_chunk_ids))
-    question.claims = [Claim(id=f"{question.id}-c{i}", text=c.strip()) for i, c in enumerate(out.claims, 1) if c]
-    question.nuggets = [
-        Nugget(id=f"{question.id}-n{i}", text=n.text.strip(), importance=n.importance)
-        for i, n in enumerate(out.nuggets, 1)
-        if n.text.strip()
-    ]
+    question.claims = drafted_claims(question.id, out.claims)
+    question.nuggets = drafted_nuggets(question.id, out.nuggets)
     question.flags["drafted"] = True
     question.provenance = Provenance(
         source="generator", model=j.model, prompt=j.prompt, prompt_hash=j.prompt_hash, rationale=out.reason

@@ -38,7 +38,7 @@ from assay.pipelines.evaluate.scoring.fill import fill_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, TURN_STRATA
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.system import system_summary
-from assay.pipelines.evaluate.settings import EvalSettings
+from assay.pipelines.evaluate.settings import EvalSettings, answer_notes, answer_primary
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric
 from assay.pipelines.evaluate.statistics.gates import relevant_chunk_lengths
@@ -134,6 +134,9 @@ class _Outcome:
         self.vital = vital_counts(judged.assessed)
         # the first run's headline metrics: compared, stratified and split over a repeated run's askings
         self.headline = _headline(_metric_names(merged.runs[0].rows), self.config) if merged.runs else []
+        # the primary when none is named and a run has no passages: an answer measure (settings.answer_primary)
+        runs = [one.run for one in merged.runs]
+        self.answer_lead = None if self.config.primary else answer_primary(runs, self.per_run)
 
     def result(self) -> EvalResult:
         """Every part, then the result built once."""
@@ -152,7 +155,7 @@ class _Outcome:
             settings={**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"},
             runs=runs,
             comparisons=compared.comparisons,
-            primary_metric=compared.primary,
+            primary_metric=compared.primary or self.answer_lead,
             clustering=compared.clustering,
             diagnosis_comparisons=compared.diagnosis,
             corrected=corrected,
@@ -199,7 +202,8 @@ class _Outcome:
         moved, dropped quotes."""
         before, gold = self.judged.before, self.gold
         moved = [shift.sentence() for shift in shifts if any(shift.deltas.values())]
-        clamped = clamped_notes(self.setup.chosen.budgets, self.scores.pool)
+        every_free = all(one.run.passage_free for one in self.merged.runs)  # no budget filled by any run
+        clamped = [] if every_free else clamped_notes(self.setup.chosen.budgets, self.scores.pool)
         return [*clamped, *before.growth_note(gold, self.setup.projected, self.judged.carried), *moved,
                 *quotes_note(before.new_labels(gold))]  # fmt: skip
 
@@ -213,7 +217,7 @@ class _Outcome:
         curves = er.rank_curves(one.projected, self.labels, config.threshold, config.depth)
         for fam in AT_K:  # at the k values; ranking curves are dense
             curves[fam] = {str(k): summaries[f"{fam}@{k}"].mean for k in config.k_values if f"{fam}@{k}" in summaries}
-        shown = {family: curve for family, curve in curves.items() if curve}
+        shown = {family: curve for family, curve in curves.items() if curve and not run.passage_free}
         shown.update(self.merged.mean_curves(one.name, self.labels, threshold=config.threshold, depth=config.depth))
         fields = ["type", "difficulty", *TURN_STRATA, *config.strata]
         askings = self.merged.askings(one.name)  # a repeated run: per asking, then merged
@@ -245,7 +249,8 @@ class _Outcome:
         lengths = {r.name: r.passage_lengths["median"] for r in runs if r.passage_lengths}
         names = [name for name in self.headline if name not in DIAGNOSIS_NAMES]
         return comparable([one.run for one in self.merged.runs], names, depth=self.config.depth,
-                          budgets=self.config.budgets, primary=self.config.primary, lengths=lengths)  # fmt: skip
+                          budgets=self.config.budgets, primary=self.config.primary or self.answer_lead,
+                          lengths=lengths)  # fmt: skip
 
     def _diagnosed(self, fair: Comparable) -> list[str]:
         """The diagnosis metrics, compared as their own family; none when the runs cut their text differently
@@ -256,7 +261,9 @@ class _Outcome:
         """The offline judge's warning first, then what cannot be compared, the runs' own notes, drafted answers."""
         offline = [OFFLINE_WARNING] if any(one.model == "offline" for one in judges_of(self.judge)) else []
         notes = (note for one in self.merged.runs for note in one.run.notes)
-        return [*offline, *fair.notes, *notes, *_drafted_note(self.gold, self.per_run)]
+        runs = [one.run for one in self.merged.runs]
+        answers = answer_notes(runs, self.per_run, self.answer_lead)
+        return [*offline, *fair.notes, *notes, *answers, *_drafted_note(self.gold, self.per_run)]
 
     def _corrected(self) -> tuple[list[CorrectedMetric], list[str]]:
         """PPI++ corrections of judge labels with human ones, once people audited some of the runs' labels (else one

@@ -3,7 +3,12 @@ projection (:mod:`~.scoring.ranking`): trec_eval ranking measures, RAGAS context
 passages' text: span measures (:mod:`~.scoring.spans`) and budget measures (:mod:`~.scoring.budget`, with how full
 each budget is, :mod:`~.scoring.fill`); the LLM metrics as the judge assessed them; a conversation's rewrites. Each
 run comes out as one :class:`~.scoring.scored.ScoredRun`, with its passage rows (:func:`~.judging.passages.
-passage_rows`)."""
+passage_rows`).
+
+Two rules about the system rather than the judge: a question the system failed on keeps the 0 of its recall-type
+answer measures (:data:`~.scoring.names.RECALL_TYPE`: it gave nothing) and every other metric of it is unscored
+(``system_failed``); a run with answers and no passage at all (:attr:`~.runs.loaded.LoadedRun.passage_free`) has
+every measure that reads passages unscored (``no passages in this run``), never 0."""
 
 from __future__ import annotations
 
@@ -13,12 +18,13 @@ from dataclasses import dataclass
 from assay.pipelines.evaluate.judged import Judged
 from assay.pipelines.evaluate.judging.passages import passage_rows
 from assay.pipelines.evaluate.prepared import Prepared
-from assay.pipelines.evaluate.runs.loaded import LoadedRun
+from assay.pipelines.evaluate.runs.loaded import NO_PASSAGES, LoadedRun
 from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.conversations import TurnParts
 from assay.pipelines.evaluate.scoring.fill import budget_fill
+from assay.pipelines.evaluate.scoring.names import RECALL_TYPE, needs_passages
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.statistics.stats import question_strata
@@ -63,10 +69,10 @@ class _Scoring:
     turns: TurnParts | None
 
     def rows(self, run: LoadedRun, projected: LoadedRun) -> dict[str, QueryResult]:
-        """Per-query values of ``run`` (``projected``: its projection onto the golden chunks); every metric of a
-        question the system failed on is unscored (``system_failed``), never scored as empty."""
+        """Per-query values of ``run`` (``projected``: its projection onto the golden chunks), with the module
+        docstring's two rules applied."""
         parts = self._parts(run, projected)
-        fills = budget_fill(run, self.pool, self.setup.chosen.budgets)
+        fills = {} if run.passage_free else budget_fill(run, self.pool, self.setup.chosen.budgets)
         rows: dict[str, QueryResult] = {}
         for qid in run.lines:
             strata = question_strata(self.setup.gold.question(qid), self.setup.config.strata)
@@ -79,6 +85,8 @@ class _Scoring:
                     row.metrics.update(values.metrics)
                     row.unscored.update(values.unscored)
         _fail(run, rows)
+        if run.passage_free:
+            _no_passages(rows)
         return rows
 
     def _parts(self, run: LoadedRun, projected: LoadedRun) -> list[Mapping[str, er.QueryValues]]:
@@ -102,10 +110,21 @@ class _Scoring:
 
 
 def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
-    """Every metric of a question the system failed on is unscored (``system_failed``), never scored as empty."""
+    """A question the system failed on: its recall-type answer measures keep the 0 the judging step gave them (it
+    answered nothing), every other metric is unscored (``system_failed``), never scored as empty."""
     names = list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
     for qid, line in run.lines.items():
         if line.error is not None:
             row = rows[qid]
-            row.metrics = dict.fromkeys(names)
-            row.unscored = dict.fromkeys(names, FAILED)
+            kept = {name for name in RECALL_TYPE if row.metrics.get(name) is not None}
+            row.metrics = {name: row.metrics[name] if name in kept else None for name in names}
+            row.unscored = {name: FAILED for name in names if name not in kept}
+
+
+def _no_passages(rows: Mapping[str, QueryResult]) -> None:
+    """A run with no passage at all: every measure that reads passages is unscored (``no passages in this run``)."""
+    for row in rows.values():
+        for name in row.metrics:
+            if needs_passages(name):
+                row.metrics[name] = None
+                row.unscored[name] = NO_PASSAGES

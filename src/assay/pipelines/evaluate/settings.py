@@ -5,7 +5,7 @@ and the metrics they select for a golden set and its runs (:func:`split_metrics`
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from assay.errors import ConfigError
@@ -19,7 +19,9 @@ from assay.pipelines.evaluate.scoring.available import Available
 from assay.pipelines.evaluate.scoring.names import (
     ANSWER_METRICS,
     CONTRADICTION,
+    DIAGNOSIS_NAMES,
     LLM_FAMILIES,
+    NUGGET_METRICS,
     budget_measures,
     catalogue,
     check_names,
@@ -32,9 +34,13 @@ from assay.pipelines.evaluate.scoring.names import (
 from assay.pipelines.evaluate.scoring.spans import default_span_names
 from assay.pipelines.evaluate.statistics.compare import CORRECTIONS
 from assay.pipelines.evaluate.statistics.stats import StatSettings
-from assay.results import headline_k
+from assay.results import QueryResult, headline_k
 
-__all__ = ["EvalSettings", "Selected", "applicable", "split_metrics"]
+__all__ = ["ANSWER_LEADS", "EvalSettings", "Selected", "answer_notes", "answer_primary", "applicable", "split_metrics"]
+
+# the primary of an evaluation with a run that has no passages, first that is scored: nugget recall when the questions
+# have nuggets, else claim recall (reference claims, or the reference answer's sentences), else answer relevance
+ANSWER_LEADS = ("nugget_recall_all_strict", "claim_recall", "answer_relevance")
 
 
 @dataclass(frozen=True)
@@ -54,8 +60,9 @@ class EvalSettings:
     Comparisons (:mod:`~assay.pipelines.evaluate.statistics.compare`): ``correction`` ``holm`` | ``tukey`` | ``none``
     within each metric's family of run pairs, ``baseline`` (each run against it; None: all pairs), ``primary`` (the
     metric leading the verdict; None: ndcg@10, or nDCG at the first budget when the runs cut their text differently,
-    else the first compared), ``alpha`` the family-wise significance level. ``budgets``: the context budgets of the
-    budget measures (``1000t`` tokens of 4 characters, ``4000c`` characters; :mod:`~.scoring.budget`).
+    or an answer measure when a run has no passages (:func:`answer_primary`), else the first compared), ``alpha``
+    the family-wise significance level. ``budgets``: the context budgets of the budget measures (``1000t`` tokens
+    of 4 characters, ``4000c`` characters; :mod:`~.scoring.budget`).
     ``cluster_by``: how questions are grouped for intervals and tests (``doc``, ``none`` or a question field;
     :mod:`~assay.pipelines.evaluate.statistics.clustering`). ``judge_repeats``: re-ask the judge this many times
     on at most ``judge_repeats_max`` labels of the runs' top k to measure its noise
@@ -218,3 +225,38 @@ def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -
         CONTRADICTION: answers and any(len(c.turns) > 1 for c in gold.conversations),
     }
     return {f for f in families if has.get(f, True)}
+
+
+def answer_primary(runs: Sequence[LoadedRun], rows: Mapping[str, Mapping[str, QueryResult]]) -> str | None:
+    """The metric the verdict leads with, unless one is named, when some run has no passage at all (its ranking
+    measures unscored): the first of :data:`ANSWER_LEADS` that some run scored (``rows``: each run's per-query
+    values); None when every run has passages."""
+    if not any(run.passage_free for run in runs):
+        return None
+    scored = {name for per in rows.values() for row in per.values() for name, v in row.metrics.items() if v is not None}
+    return next((name for name in ANSWER_LEADS if name in scored), None)
+
+
+def answer_notes(
+    runs: Sequence[LoadedRun], rows: Mapping[str, Mapping[str, QueryResult]], lead: str | None
+) -> list[str]:
+    """One sentence per run with no passage, one per retrieval-only run whose rows carry answer measures (``rows``:
+    each run's per-query values), and the primary an answer-only evaluation leads with (``lead``, from
+    :func:`answer_primary`)."""
+    notes = [
+        f"{run.name}: no passages in this run (every line's retrieved is empty): its ranking, budget and passage "
+        'measures are unscored ("no passages in this run"), never 0; it is scored on its answers.'
+        for run in runs
+        if run.passage_free
+    ]
+    answer_measures = {*ANSWER_METRICS, *NUGGET_METRICS, CONTRADICTION, *DIAGNOSIS_NAMES}
+    for run in runs:
+        measured = any(answer_measures & row.metrics.keys() for row in rows.get(run.name, {}).values())
+        if measured and not run.answers_given:
+            notes.append(f"{run.name}: no line has an answer: a retrieval-only run, its answer measures are unscored "
+                         "(\"no answers in this run\").")  # fmt: skip
+    if lead is not None:
+        notes.append(f"The primary metric is {lead}: with a run that has no passages the verdict leads on an answer "
+                     "measure (nugget recall when the questions have nuggets, else claim recall, else answer "
+                     "relevance).")  # fmt: skip
+    return notes

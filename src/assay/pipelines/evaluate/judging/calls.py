@@ -25,6 +25,12 @@ Metric definitions (per query; K is the context depth, ``settings["context_k"]``
   draws on with verdict supported or partial (:func:`rag.attribution_rate`);
 * ``nugget_recall_{all,vital}_{strict,lenient}``: TREC RAG 2024 A/V scores (:func:`rag.nugget_recall`);
 * ``contradiction`` = 1 when a turn's answer contradicts an earlier answer of the run in its conversation, else 0.
+
+A line with no answer to judge makes no answer, nugget or contradiction call. When the answer is empty (``""``, only
+whitespace, or missing in a run that answers other questions) or the system failed on the question, the nugget
+recalls are 0 (no nugget is supported: the system's failure, not the judge's) and the other answer measures are
+unscored (``empty answer``, ``system_failed``); a run with no answer on any line is retrieval-only and its answer
+measures are unscored (``no answers in this run``).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from assay.judge.relevance import Graded
 from assay.metrics import rag
 from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.contradiction import CONTRADICTION_PROMPT, earlier_answers, read_contradiction
-from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, NO_ANSWERS, LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, CONTRADICTION, NUGGET_METRICS
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
@@ -168,6 +174,7 @@ class _Query:
     columns: list[str]
     passages: list[dict[str, str]]
     out: Assessed
+    answers_given: bool = True  # some line of the run has an answer (else it is retrieval-only)
 
     def call(self, prompt: str, variables: dict[str, Any], kind: str) -> _Call:
         columns = [] if kind == "nuggets" else self.columns
@@ -176,6 +183,18 @@ class _Query:
     @property
     def answer(self) -> str | None:
         return self.line.answer if self.line.answer and self.line.answer.strip() else None
+
+    @property
+    def missing(self) -> str:
+        """Why there is no answer to judge: the system failed, the run is retrieval-only, or the answer is empty."""
+        if self.line.error is not None:
+            return FAILED
+        return EMPTY_ANSWER if self.answers_given else NO_ANSWERS
+
+    @property
+    def failed_answer(self) -> bool:
+        """No answer from a system that answers: an empty one or a failure, which the recall-type measures score 0."""
+        return self.answer is None and self.missing != NO_ANSWERS
 
 
 def plan_calls(
@@ -190,7 +209,7 @@ def plan_calls(
         earlier = earlier_answers(golden, run) if _want(wanted, CONTRADICTION) else {}
         for qid, line in run.lines.items():
             columns, passages = _context(line, golden, context_k)
-            query = _Query(run.name, golden.question(qid), line, columns, passages, Assessed())
+            query = _Query(run.name, golden.question(qid), line, columns, passages, Assessed(), run.answers_given)
             per[qid] = query.out
             if _want(wanted, "context_recall"):
                 calls += _plan_context(query)
@@ -218,7 +237,7 @@ def _plan_context(q: _Query) -> list[_Call]:
 
 def _plan_answer(q: _Query) -> list[_Call]:
     if q.answer is None:
-        q.out.fail(ANSWER_METRICS, "no_answer")
+        q.out.fail(ANSWER_METRICS, q.missing)
         return []
     variables = {"question": q.question.text, "answer": q.answer, "passages": q.passages}
     return [q.call(ANSWER_PROMPT, variables, "answer")]
@@ -228,8 +247,12 @@ def _plan_nuggets(q: _Query) -> list[_Call]:
     if not q.question.nuggets:
         q.out.fail(NUGGET_METRICS, "no_nuggets")
         return []
+    if q.failed_answer:  # no nugget is in an empty answer: every recall 0, as if the judge said so
+        _read_nuggets(q.question, {"assignments": [{"statement_id": n.id, "support": "none"}
+                                                   for n in q.question.nuggets]}, q.out)  # fmt: skip
+        return []
     if q.answer is None:
-        q.out.fail(NUGGET_METRICS, "no_answer")
+        q.out.fail(NUGGET_METRICS, q.missing)
         return []
     statements = [{"id": n.id, "text": n.text} for n in q.question.nuggets]
     return [
@@ -239,7 +262,7 @@ def _plan_nuggets(q: _Query) -> list[_Call]:
 
 def _plan_contradiction(q: _Query, earlier: list[dict[str, Any]]) -> list[_Call]:
     if q.answer is None:
-        q.out.fail([CONTRADICTION], "no_answer")
+        q.out.fail([CONTRADICTION], q.missing)
         return []
     variables = {"question": q.question.text, "answer": q.answer, "earlier": earlier}
     return [q.call(CONTRADICTION_PROMPT, variables, "contradiction")]

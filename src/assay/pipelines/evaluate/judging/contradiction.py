@@ -9,7 +9,8 @@ The rule, per run and conversation turn (the turn's question in the run, with an
    run has its line (``assay run --history own`` asks it; :attr:`~.runs.loaded.LoadedRun.context`).
 2. A turn with no earlier answer (the first turn, or every earlier one unanswered) is not checked: ``contradiction``
    is absent, neither 0 nor 1.
-3. A checked turn without an answer of its own is unscored (``no_answer``); otherwise one judge call (cached per
+3. A checked turn without an answer of its own is unscored (``empty answer``, ``system_failed``, or ``no answers in
+   this run``); otherwise one judge call (cached per
    request like every call) gives ``contradiction`` = 1 when the answer contradicts an earlier answer, 0 when not,
    and unscored with the judge's failure kind when the call fails: never silently 0 or 1.
 

@@ -20,6 +20,10 @@ default and for both sides with ``--diagnosis exact``. Reference claims are the 
 reference answer when a question has none. ``retriever_claim_recall`` is ``context_recall`` and ``faithfulness`` is
 the answer call's ``faithfulness`` (same definitions, same verdicts), so neither is written twice, unless that side
 was checked per pair: then the diagnosis rewrites it from the per-pair matrix.
+
+An empty answer (or a question the system failed on) makes no call: it entails no reference claim, so
+``claim_recall`` and ``claim_f1`` are 0 when the question has reference claims, and every other diagnosis metric is
+unscored with the answer's reason (``empty answer``, ``system_failed``).
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ from assay.judge import Judge, Judgement
 from assay.metrics.diagnosis import LOWER_IS_BETTER, diagnose
 from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.calls import Assessed, _reference_claims
-from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
-from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES, SHARED_NAMES
+from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.read import FAILED
+from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES, RECALL_TYPE, SHARED_NAMES
 from assay.results import Comparison, DiagnosisExample
 from assay.text import sentences
 
@@ -111,11 +116,15 @@ def plan_diagnosis(
         for qid, line in run.lines.items():
             out = assessed[run.name][qid]
             reason = _why_not(out)
-            if reason is not None:
-                out.fail(DIAGNOSIS_NAMES, reason)
-                continue
             question = golden.question(qid)
             claims = _reference_claims(question)
+            if reason is not None:
+                out.fail(DIAGNOSIS_NAMES, reason)
+                if reason in (EMPTY_ANSWER, FAILED) and claims:  # the answer entails no reference claim
+                    for name in [n for n in DIAGNOSIS_NAMES if n in RECALL_TYPE]:
+                        out.unscored.pop(name, None)
+                        out.put(name, 0.0)
+                continue
             columns = line.top(context_k)
             answers = _rows(out, "answer")
             variables = {

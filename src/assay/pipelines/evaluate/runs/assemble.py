@@ -10,10 +10,15 @@ fatal:
   never judged and counts as not relevant (trec_eval's convention for unjudged documents);
 * a passage listed twice for one query (or a query given on two lines): counted (``duplicate_ids``), the first
   occurrence is kept;
-* an empty ``retrieved`` list: counted (``empty_retrieved``); the query is evaluated and scores 0 on ranking metrics;
+* an empty ``retrieved`` list: counted (``empty_retrieved``); the query is evaluated and scores 0 on ranking metrics
+  (a retrieval that found nothing), unless no line of the run has a passage and some line an answer: an answer-only
+  run (:attr:`~.loaded.LoadedRun.passage_free`), whose ranking, budget and passage measures are unscored;
+* an answer that is ``""`` or only whitespace, or no ``answer`` on a line of a run that answers other questions:
+  counted (``empty_answers``); it scores 0 on the recall-type answer measures and is unscored (``empty answer``) on
+  the others; a run with no ``answer`` on any line is retrieval-only (its answer measures unscored, said once);
 * ``citations`` name the run's own ids: each is read as the passage that id was given to;
-* a line with ``error`` (the system failed on the question): counted (``failed``); every metric of the query is
-  unscored (reason ``system_failed``), never an empty answer scored as 0;
+* a line with ``error`` (the system failed on the question): counted (``failed``); it scores 0 on the recall-type
+  answer measures (the system's failure) and every other metric of the query is unscored (reason ``system_failed``);
 * a golden question without a line: counted (``missing_queries``) and left out of the means (trec_eval without -c);
 * a line that names a conversation turn (``conversation_id``, ``turn``) the golden set does not have for its query,
   or whose query the golden set lacks altogether: a :class:`~assay.errors.FormatError` naming the line (the run was
@@ -78,12 +83,20 @@ def assemble(
         expected = TREC_EXPECTED if run.kind == "trec" else JSONL_EXPECTED
         raise FormatError(where, None, "no run lines", expected)
     _order_lines(run.lines, tables)
+    _count_missing_answers(run.lines, counts)
     counts.matched_by = dict(sorted(matched.items()))
     counts.missing_queries = len(known - set(run.lines))
     counts.queries_evaluated = len(run.lines)
     run.notes = run_notes(run.name, counts, run.notes)
     resolver.save_cache()
     return run
+
+
+def _count_missing_answers(lines: dict[str, RunLine], counts: RunCounts) -> None:
+    """In a run that answers (some line has an ``answer``), a line it did not fail on that has none is an empty
+    answer too: the system gave nothing."""
+    if counts.with_answer + counts.empty_answers:
+        counts.empty_answers += sum(line.error is None and line.answer is None for line in lines.values())
 
 
 def _keep_context(run: LoadedRun, raw: RawLine) -> None:
@@ -119,6 +132,7 @@ def _line(  # noqa: PLR0917
     n = len(raw.items)
     counts.empty_retrieved += not raw.items
     counts.with_answer += bool(raw.answer and raw.answer.strip())
+    counts.empty_answers += raw.answer is not None and not raw.answer.strip()
     table: dict[str, float] = {}
     aliases: dict[str, str] = {}  # the run's own ids -> units, for its citations
     first = [resolver.resolve(item, where, raw.line) for item in raw.items]
@@ -161,7 +175,12 @@ def run_notes(name: str, counts: RunCounts, notes: list[str]) -> list[str]:
         out.append(f"{name}: {texts_lost} retrieved text(s) were found in no golden document (labelled by the judge "
                    "when one is given, else unlabelled).")  # fmt: skip
     if counts.failed:
-        out.append(f"{name}: the system failed on {counts.failed} question(s) (every metric of them unscored).")
+        out.append(f"{name}: the system failed on {counts.failed} question(s) (0 on the recall-type answer measures, "
+                   "every other metric of them unscored).")  # fmt: skip
+    if counts.empty_answers:
+        out.append(f'{name}: {counts.empty_answers} empty answer(s) ("" or only whitespace, or none on the line): 0 '
+                   'on the recall-type answer measures (nugget recall, claim recall, claim F1), unscored ("empty '
+                   'answer") on the others.')  # fmt: skip
     if counts.missing_queries:
         out.append(f"{name}: {counts.missing_queries} golden question(s) have no line in the run (left out).")
     return out

@@ -15,7 +15,12 @@ from assay.pipelines.evaluate.runs.sources import RawLine, RunKind
 from assay.results import RunCounts
 from assay.types import RunError
 
-__all__ = ["LoadedRun", "RunLine", "SystemTrace", "length_summary"]
+__all__ = ["EMPTY_ANSWER", "NO_ANSWERS", "NO_PASSAGES", "LoadedRun", "RunLine", "SystemTrace", "length_summary"]
+
+# why a measure of a run's line is unscored, from the run itself (the system's failure is runs.read.FAILED)
+NO_PASSAGES = "no passages in this run"  # an answer-only run: ranking, budget and passage measures
+EMPTY_ANSWER = "empty answer"  # the measures about what an answer says, for an empty one (recall-type ones score 0)
+NO_ANSWERS = "no answers in this run"  # a retrieval-only run: every answer measure
 
 
 @dataclass
@@ -71,6 +76,16 @@ class LoadedRun:
     repeat_of: str | None = None  # one asking of a repeated run: the run's own name (this one is NAME#r)
     repeat: int | None = None
     context: dict[str, RunLine] = field(default_factory=dict)  # lines of context turns: answer and error only
+
+    @property
+    def answers_given(self) -> bool:
+        """:attr:`~assay.results.RunCounts.answers_given` (else the run is retrieval-only)."""
+        return self.counts.answers_given
+
+    @property
+    def passage_free(self) -> bool:
+        """:attr:`~assay.results.RunCounts.passage_free`: an answer-only run."""
+        return self.counts.passage_free
 
     def length_summary(self) -> dict[str, float]:
         """Length in characters of the retrieved passages (each once per query): :func:`length_summary` of them."""

@@ -40,6 +40,7 @@ __all__ = [
     "NEEDS_JUDGE",
     "NUGGET_METRICS",
     "PASSAGE_BOUND",
+    "RECALL_TYPE",
     "REWRITE_METRICS",
     "SHARED_NAMES",
     "SPAN_FAMILIES",
@@ -58,6 +59,7 @@ __all__ = [
     "family_members",
     "joined_k",
     "kind_of",
+    "needs_passages",
     "parse_budget",
     "parse_budget_name",
     "parse_span_name",
@@ -97,6 +99,12 @@ _BUDGET_FIX = "a whole number and a unit: t (tokens, 4 characters each) or c (ch
 # metrics over the top k passages or the context's passages: in runs that cut their text differently, the same k
 # holds different amounts of text, so they compare chunkings rather than retrieval (no verdict across them)
 PASSAGE_BOUND = frozenset({*SPAN_FAMILIES, "context_recall", "faithfulness", "attribution_rate", *DIAGNOSIS_NAMES})
+# the answer measures of how much of the reference an answer holds: an empty answer, or none from a system that
+# failed, holds none of it and scores 0 (the system's failure, not the judge's); every other answer measure is about
+# what an answer says (faithfulness, answer relevance, claim precision...), and an empty one says nothing: unscored
+RECALL_TYPE = frozenset({*NUGGET_METRICS, "claim_recall", "claim_f1"})
+# what an answer is scored on with no passage at all: every other measure reads the run's passages
+_ANSWER_ALONE = frozenset({"answer_relevance", *RECALL_TYPE, "claim_precision", CONTRADICTION, *REWRITE_METRICS})
 _JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall", CONTRADICTION])
 _SPAN_FIX = "e.g. span_recall@5, span_iou@10 or span_recall@5|g>=2"
 _FIX = (
@@ -244,6 +252,13 @@ def counts_passages(name: str) -> bool:
     """Whether ``name`` is measured over a number of passages (the top k, or the answer's context), so that runs
     which cut their text differently cannot be compared on it (see :data:`PASSAGE_BOUND`)."""
     return kind_of(name) != "budget" and family(name) in PASSAGE_BOUND
+
+
+def needs_passages(name: str) -> bool:
+    """Whether ``name`` reads the run's passages (ranking, budget, span, context and passage-bound answer measures),
+    so that a run with no passage at all leaves it unscored; the answer measures that read the answer and the
+    reference only (answer relevance, nugget recall, claim precision, recall and F1, contradiction) do not."""
+    return name not in _ANSWER_ALONE
 
 
 def counts_units(name: str) -> bool:
