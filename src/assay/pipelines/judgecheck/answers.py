@@ -2,7 +2,8 @@
 
 ``assay judge-check --answers FILE`` reads people's ratings of answers or preferences between two answers
 (:mod:`assay.formats.answer_judgements`), puts them through assay as an evaluation would (the questions and
-references as a golden set, each system's answers as a run, with the passages people saw when the file has them),
+references as a golden set with claims and nuggets drafted from the references by the judge, as ``assay import
+ragas --judge`` drafts them; each system's answers as a run, with the passages people saw when the file has them),
 and sets every answer measure the judge produced beside the people:
 
 - per measure and criterion, Pearson's r and Spearman's rho with a 95% bootstrap interval over questions
@@ -39,6 +40,7 @@ from assay.judge.panel import Grader
 from assay.metrics._errors import MetricError
 from assay.metrics.correlation import Correlation, correlation
 from assay.metrics.diagnosis import LOWER_IS_BETTER
+from assay.pipelines.bootstrap.references import draft_from_references, estimate_reference_drafts
 from assay.pipelines.evaluate.called import evaluate
 from assay.pipelines.evaluate.pipeline import estimate_evaluation
 from assay.pipelines.transfer.imports import import_ragas
@@ -48,7 +50,9 @@ __all__ = ["ANSWER_MEASURES", "AnswerCard", "estimate_answers", "measure_answers
 
 # assay's per-question answer measures, in the order the card shows them
 ANSWER_MEASURES = (
-    "nugget_recall",
+    "nugget_recall_all_strict",
+    "nugget_recall_all_lenient",
+    "nugget_recall_vital_strict",
     "claim_recall",
     "claim_precision",
     "claim_f1",
@@ -160,9 +164,12 @@ def _golden(judgements: AnswerJudgements, folder: Path) -> GoldenSet:
 
 
 def estimate_answers(judgements: AnswerJudgements, judge: Grader) -> dict[str, Estimate]:
-    """What measuring would cost (``--dry-run``): the evaluation's calls per stage, nothing asked."""
+    """What measuring would cost (``--dry-run``): the claims and nuggets drafted from the references, then the
+    evaluation's calls per stage (its answer calls counted without the drafts), nothing asked."""
     with tempfile.TemporaryDirectory() as tmp:
-        return estimate_evaluation(_golden(judgements, Path(tmp)), _runs(judgements), judge)
+        golden = _golden(judgements, Path(tmp))
+        drafts = {f"draft {name}": e for name, e in estimate_reference_drafts(golden, judge).items()}
+        return drafts | estimate_evaluation(golden, _runs(judgements), judge)
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -280,7 +287,9 @@ def card_rows(
 def measure_answers(judgements: AnswerJudgements, judge: Grader, model: str) -> AnswerCard:
     """Evaluate the judgements' answers with ``judge`` and set its answer measures beside the people."""
     with tempfile.TemporaryDirectory() as tmp:
-        _, per_query = evaluate(_golden(judgements, Path(tmp)), _runs(judgements), judge=judge)
+        golden = _golden(judgements, Path(tmp))
+        draft_from_references(golden, judge=judge)  # claims and nuggets, as assay import ragas --judge drafts them
+        _, per_query = evaluate(golden, _runs(judgements), judge=judge)
     questions = {item.question for item in _items(judgements)}
     return AnswerCard(
         model=model,
