@@ -29,7 +29,8 @@ others' mean. Figures are printed, not asserted.
     python bench/answers.py --mtrag path/to/reference_subset_with_human_evaluations.json
     python bench/answers.py --ragchecker path/to/human_labeled_data.json \\
         --ragchecker-baseline path/to/baseline_ragchecker.json
-    python bench/answers.py --mtrag FILE --judge offline --judge hosted_vllm/smollm2 --api-base http://127.0.0.1:8080/v1
+    python bench/answers.py --mtrag FILE --judge offline --judge hosted_vllm/smollm2-135m \\
+        --api-base http://127.0.0.1:PORT/v1 --limit 30    # python -m assay.testing.local_model serve: PORT
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from assay.formats.answer_judgements import AnswerJudgements, read_answer_judgements
@@ -128,6 +130,16 @@ def print_table(title: str, judgements: AnswerJudgements, rows: list[tuple[str, 
         print()
 
 
+def first_questions(judgements: AnswerJudgements, limit: int | None) -> AnswerJudgements:
+    """The judgements of the first ``limit`` questions (in the file's order), or all of them."""
+    if limit is None:
+        return judgements
+    kept = list(dict.fromkeys([a.question_id for a in judgements.answers] + [p.question_id for p in judgements.pairs]))
+    chosen = set(kept[:limit])
+    return replace(judgements, answers=tuple(a for a in judgements.answers if a.question_id in chosen),
+                   pairs=tuple(p for p in judgements.pairs if p.question_id in chosen))  # fmt: skip
+
+
 def run_set(title: str, judgements: AnswerJudgements, published: dict[tuple[str, str], dict[str, float]],
             judges: list[str], api_base: str | None, cache: Path | None) -> list[tuple[str, AnswerRow]]:  # fmt: skip
     rows = [(PEOPLE if r.measure == PEOPLE else r.measure, r) for r in baseline_rows(judgements, published)]
@@ -149,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", action="append", help="judge for the answer measures (repeatable; default offline)")
     parser.add_argument("--api-base", help="OpenAI-compatible endpoint for model judges")
     parser.add_argument("--cache-dir", type=Path, help="judge cache (default: none, every call asked)")
+    parser.add_argument("--limit", type=int, help="only the first N questions of each set (for a slow model)")
     parser.add_argument("--json", type=Path, help="also write every row as JSON here")
     args = parser.parse_args(argv)
     if not (args.mtrag or args.ragchecker):
@@ -157,13 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     dump = {}
     if args.mtrag:
         title = "MTRAG human evaluation subset (ratings of answers)"
-        rows = run_set(title, read_answer_judgements(args.mtrag), published_mtrag(args.mtrag), judges, args.api_base,
-                       args.cache_dir)  # fmt: skip
+        judged = first_questions(read_answer_judgements(args.mtrag), args.limit)
+        rows = run_set(title, judged, published_mtrag(args.mtrag), judges, args.api_base, args.cache_dir)
         dump[title] = [{"measure": name, **r.model_dump()} for name, r in rows]
     if args.ragchecker:
         title = "RAGChecker meta-evaluation (preferences between two answers; kept aside)"
         published = published_ragchecker(args.ragchecker_baseline) if args.ragchecker_baseline else {}
-        rows = run_set(title, read_answer_judgements(args.ragchecker), published, judges, args.api_base, args.cache_dir)
+        judged = first_questions(read_answer_judgements(args.ragchecker), args.limit)
+        rows = run_set(title, judged, published, judges, args.api_base, args.cache_dir)
         dump[title] = [{"measure": name, **r.model_dump()} for name, r in rows]
     if args.json:
         args.json.write_text(json.dumps(dump, indent=1), encoding="utf-8")
