@@ -5,10 +5,12 @@ each budget is, :mod:`~.scoring.fill`); the LLM metrics as the judge assessed th
 run comes out as one :class:`~.scoring.scored.ScoredRun`, with its passage rows (:func:`~.judging.passages.
 passage_rows`).
 
-Two rules about the system rather than the judge: a question the system failed on keeps the 0 of its recall-type
-answer measures (:data:`~.scoring.names.RECALL_TYPE`: it gave nothing) and every other metric of it is unscored
-(``system_failed``); a run with answers and no passage at all (:attr:`~.runs.loaded.LoadedRun.passage_free`) has
-every measure that reads passages unscored (``no passages in this run``), never 0."""
+Two rules about the system rather than the judge: a question the system failed on scores 0 on its recall-type
+answer measures (:data:`~.scoring.names.RECALL_TYPE`: it gave nothing) and on the measures of what it retrieved
+(:func:`~.scoring.names.measures_retrieval`: nothing, as an empty list scores), and every other metric of it is
+unscored (``system_failed``); a run with answers and no passage at all
+(:attr:`~.runs.loaded.LoadedRun.passage_free`) has every measure that reads passages unscored (``no passages in this
+run``), never 0."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.conversations import TurnParts
 from assay.pipelines.evaluate.scoring.fill import budget_fill
-from assay.pipelines.evaluate.scoring.names import RECALL_TYPE, needs_passages
+from assay.pipelines.evaluate.scoring.names import RECALL_TYPE, measures_retrieval, needs_passages
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.spans import span_values
 from assay.pipelines.evaluate.statistics.stats import question_strata
@@ -111,14 +113,17 @@ class _Scoring:
 
 def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
     """A question the system failed on: its recall-type answer measures keep the 0 the judging step gave them (it
-    answered nothing), every other metric is unscored (``system_failed``), never scored as empty."""
+    answered nothing), the measures of what it retrieved are 0 (nothing), every other metric is unscored
+    (``system_failed``), never scored as empty."""
     names = list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
     for qid, line in run.lines.items():
         if line.error is not None:
             row = rows[qid]
             kept = {name for name in RECALL_TYPE if row.metrics.get(name) is not None}
-            row.metrics = {name: row.metrics[name] if name in kept else None for name in names}
-            row.unscored = {name: FAILED for name in names if name not in kept}
+            retrieved = {name for name in names if measures_retrieval(name)}
+            row.metrics = {name: row.metrics[name] if name in kept else 0.0 if name in retrieved else None
+                           for name in names}  # fmt: skip
+            row.unscored = {name: FAILED for name in names if name not in kept | retrieved}
 
 
 def _no_passages(rows: Mapping[str, QueryResult]) -> None:

@@ -103,6 +103,8 @@ PASSAGE_BOUND = frozenset({*SPAN_FAMILIES, "context_recall", "faithfulness", "at
 # failed, holds none of it and scores 0 (the system's failure, not the judge's); every other answer measure is about
 # what an answer says (faithfulness, answer relevance, claim precision...), and an empty one says nothing: unscored
 RECALL_TYPE = frozenset({*NUGGET_METRICS, "claim_recall", "claim_f1"})
+# the judged measures of what a system retrieved (read from its passages and the labels, not from its answer)
+_RETRIEVAL_JUDGED = ("ragas_context_precision", "coverage_recall", "context_recall")
 # what an answer is scored on with no passage at all: every other measure reads the run's passages
 _ANSWER_ALONE = frozenset({"answer_relevance", *RECALL_TYPE, "claim_precision", CONTRADICTION, *REWRITE_METRICS})
 _JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall", CONTRADICTION])
@@ -259,6 +261,13 @@ def needs_passages(name: str) -> bool:
     so that a run with no passage at all leaves it unscored; the answer measures that read the answer and the
     reference only (answer relevance, nugget recall, claim precision, recall and F1, contradiction) do not."""
     return name not in _ANSWER_ALONE
+
+
+def measures_retrieval(name: str) -> bool:
+    """Whether ``name`` measures what a system retrieved: ranking, budget and span measures, coverage and context
+    recall, RAGAS context precision. A question the system failed on retrieved nothing: 0 on these, as an empty
+    ``retrieved`` list scores 0."""
+    return kind_of(name) in ("ranking", "budget", "span") or family(name) in _RETRIEVAL_JUDGED
 
 
 def counts_units(name: str) -> bool:
