@@ -316,10 +316,12 @@ def _judge(result: EvalResult) -> tuple[str, bool]:
                      f"on {result.agreement.overall.n} audited labels")  # fmt: skip
     if parts:
         return f"Judge {result.judge}: " + "; ".join(parts) + ".", True
+    answers = f"`assay judge-check --judge {result.judge} --answers JUDGEMENTS -o card/`"
     if result.label_origin in ("human", "imported"):
         return (f"Relevance labels are the golden set's own ({result.label_origin}); the judge {result.judge} made "
-                f"the answer metrics and is unmeasured: `assay judge-check --judge {result.judge} --labels "
-                f"{result.golden} -o card/` measures it.", False)  # fmt: skip
+                f"the answer metrics and is unmeasured: {answers} measures them against people's judgements of "
+                f"answers, `assay judge-check --judge {result.judge} --labels {result.golden} -o card/` its "
+                "relevance grades.", False)  # fmt: skip
     command = f"assay judge-check --judge {result.judge} --labels {result.golden} -o card/"
     return (f"Judge {result.judge}: no judge card for {result.judge} and no audited labels, so its trust is "
             f"unmeasured; measure it with `{command}`.", False)  # fmt: skip
