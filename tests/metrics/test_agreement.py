@@ -287,3 +287,14 @@ def test_grade_histogram_counts_every_category_even_unused() -> None:
     assert grade_histogram([]).tolist() == [0, 0, 0, 0]
     with pytest.raises(MetricError, match=r"values holds grade 7\.0 at position \(1,\)"):
         grade_histogram([0, 7])
+
+
+def test_leniency_interval_defaults_on_a_fine_grade_scale() -> None:
+    # Twelve uneven grade values: resampled means are nearly continuous, so any other draw moves the bounds.
+    rng = np.random.default_rng(40)
+    categories = sorted(rng.uniform(0, 10, size=12).tolist())
+    judge, human = rng.choice(categories, size=40), rng.choice(categories, size=40)
+    default = leniency_ci(judge, human, categories)
+    assert default == leniency_ci(judge, human, categories, n_resamples=10_000, seed=0, method="percentile")
+    for other in ({"seed": 1}, {"n_resamples": 10_001}, {"method": "bca"}):
+        assert leniency_ci(judge, human, categories, **other) != default  # type: ignore[arg-type]
