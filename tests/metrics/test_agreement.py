@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import warnings
+from dataclasses import replace
 
 import krippendorff
 import numpy as np
@@ -23,6 +25,7 @@ from assay.metrics.agreement import (
     weighted_kappa_ci,
 )
 from assay.metrics.leniency import grade_histogram, leniency, leniency_ci
+from assay.metrics.stats import bootstrap_ci
 
 nan = np.nan
 # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability": 4 observers x 12 units, values 1..5, gaps.
@@ -247,3 +250,51 @@ def test_kappa_intervals_bracket_estimate_and_match_naive_bootstrap() -> None:
     ratings = np.column_stack([a, b, np.where(rng.random(120) < 0.7, a, 0.0)])
     fleiss = fleiss_kappa_ci(ratings, n_resamples=2_000)
     assert fleiss.low <= fleiss.mean <= fleiss.high and fleiss.n == 120
+
+
+def test_leniency_with_nothing_jointly_graded_and_other_categories() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NaN decided, not numpy's mean of nothing
+        assert math.isnan(leniency([1, nan], [nan, 2]))
+    # Categories are grade values: on a 1..5 scale, judge 5 and 1 against human 2 and 1 differ by 3 and 0.
+    assert leniency([5, 1], [2, 1], categories=[1, 2, 3, 4, 5]) == pytest.approx(1.5)
+    assert leniency_ci([5, 1, 3], [2, 1, 3], categories=[1, 2, 3, 4, 5], n_resamples=200).mean == pytest.approx(1.0)
+    with pytest.raises(MetricError, match="categories"):
+        leniency([4], [1])  # 4 is not one of the default grades 0..3
+
+
+def test_leniency_interval_defaults_and_bounds() -> None:
+    judge, human = [3, 2, 2, 1, 0, 3], [2, 2, 0, 1, 1, 3]  # differences 1, 0, 2, 0, -1, 0
+    default = leniency_ci(judge, human)
+    explicit = leniency_ci(judge, human, confidence=0.95, n_resamples=10_000, seed=0, method="percentile")
+    assert default == explicit and default.confidence == 0.95
+    assert default.mean == pytest.approx(1 / 3)
+    # A mean of resampled differences lies within the smallest and largest difference.
+    assert -1.0 <= default.low <= 1 / 3 <= default.high <= 2.0
+    narrow = leniency_ci(judge, human, confidence=0.5)
+    # Every setting reaches the bootstrap: the interval is bootstrap_ci's over the hand-computed differences.
+    differences = [1.0, 0.0, 2.0, 0.0, -1.0, 0.0]
+    for settings in ({"n_resamples": 300, "seed": 3, "method": "bca"}, {"n_resamples": 50, "seed": 4}):
+        expected = bootstrap_ci(differences, **settings)  # type: ignore[arg-type]
+        assert leniency_ci([*judge, nan], [*human, 1], **settings) == replace(expected, n_unscored=1)  # type: ignore[arg-type]
+    assert default.low <= narrow.low <= narrow.high <= default.high
+
+
+def test_grade_histogram_counts_every_category_even_unused() -> None:
+    counts = grade_histogram([0, 0, nan])
+    assert counts.tolist() == [2, 0, 0, 0] and counts.dtype == np.int64
+    np.testing.assert_array_equal(grade_histogram([5, 1], categories=[1, 3, 5]), [1, 0, 1])
+    assert grade_histogram([]).tolist() == [0, 0, 0, 0]
+    with pytest.raises(MetricError, match=r"values holds grade 7\.0 at position \(1,\)"):
+        grade_histogram([0, 7])
+
+
+def test_leniency_interval_defaults_on_a_fine_grade_scale() -> None:
+    # Twelve uneven grade values: resampled means are nearly continuous, so any other draw moves the bounds.
+    rng = np.random.default_rng(40)
+    categories = sorted(rng.uniform(0, 10, size=12).tolist())
+    judge, human = rng.choice(categories, size=40), rng.choice(categories, size=40)
+    default = leniency_ci(judge, human, categories)
+    assert default == leniency_ci(judge, human, categories, n_resamples=10_000, seed=0, method="percentile")
+    for other in ({"seed": 1}, {"n_resamples": 10_001}, {"method": "bca"}):
+        assert leniency_ci(judge, human, categories, **other) != default  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import norm
 
 from assay.metrics import MetricError
-from assay.metrics.power import design_effect_of, min_units, questions_needed
+from assay.metrics.power import SampleSize, design_effect_of, min_units, questions_needed
 from assay.pipelines.evaluate.statistics.compare import compare_runs
 from assay.pipelines.evaluate.statistics.stats import StatSettings
 from assay.results import QueryResult
@@ -120,3 +120,34 @@ def test_clustered_questions_reach_the_planned_power() -> None:
     assert observed == pytest.approx(0.8, abs=0.08)
     unplanned = simulated_power(0.05, 0.2, n_clusters=42, size=size, icc=icc, seed=3)  # 126 questions: too few
     assert unplanned < 0.7
+
+
+def test_bounds_of_the_inputs_are_inclusive_where_the_docs_say() -> None:
+    assert design_effect_of(2, -1.0) == 0.0 and design_effect_of(2, 1.0) == 2.0
+    for icc in (-1.5, 1.5):
+        with pytest.raises(MetricError, match=rf"cluster_size >= 1 and -1 <= icc <= 1, got 2, {icc}"):
+            design_effect_of(2, icc)
+    # sd = 0 is allowed (the formula says one question; the sign-flip floor makes it 6)
+    assert questions_needed(0.05, 0.0) == SampleSize(6, None, 0.05, floored=True)
+    for bad in ({"alpha": 0.0}, {"power": 0.0}, {"power": 1.0}, {"power": 1.5}, {"alpha": 1.0}):
+        with pytest.raises(MetricError, match=r"^questions_needed needs effect > 0, sd >= 0"):
+            questions_needed(0.05, 0.2, **bad)  # type: ignore[arg-type]
+    one = questions_needed(0.05, 0.2, cluster_size=1)  # clusters of one question: as many clusters as questions
+    assert one.clusters == one.questions == questions_needed(0.05, 0.2).questions
+    with pytest.raises(MetricError, match=r"cluster_size is a mean number of questions per cluster, >= 1; got 0.5"):
+        questions_needed(0.05, 0.2, cluster_size=0.5)
+
+
+def test_exact_boundaries_round_as_stated() -> None:
+    # Exactly 2 / 2^6 reaches level 1/32 with 6 units.
+    assert min_units(2 / 2**6) == 6
+    z = norm.ppf(0.975) + norm.ppf(0.8)
+    # sd chosen so the formula gives 100 up to rounding: 100 questions, not 101.
+    assert questions_needed(0.05, 0.05 * 10 / z).questions == 100
+    # The formula giving exactly the floor (5.5 -> 6 at level 0.05) is not raised to it.
+    assert questions_needed(1.0, math.sqrt(5.5) / z) == SampleSize(6, None, 0.05, floored=False)
+    # 6 clusters of one question reach the floor of 6 clusters: not raised either.
+    assert questions_needed(1.0, math.sqrt(5.5) / z, cluster_size=1) == SampleSize(6, 6, 0.05, floored=False)
+    # the level is reported in both cluster branches
+    assert questions_needed(0.05, 0.2, cluster_size=2).level == 0.05
+    assert questions_needed(0.5, 0.2, cluster_size=3, pairs=2).level == 0.025

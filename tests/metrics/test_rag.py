@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -162,3 +163,69 @@ def test_attribution_from_support_matrix() -> None:
     assert attribution_from_support([support], k=3, mode="lenient")[0] == pytest.approx(2 / 3)
     # An answer without claims uses nothing: 0.0; no retrieved chunk: NaN.
     np.testing.assert_allclose(attribution_from_support([np.zeros((0, 3)), np.zeros((2, 0))]), [0.0, nan])
+
+
+def test_a_cutoff_of_one_is_allowed_and_zero_refused_everywhere() -> None:
+    assert ragas_context_precision([[0, 1]], k=1)[0] == 0.0
+    np.testing.assert_allclose(claim_support([[0.0, 1.0]], k=1), [0.0])
+    assert attribution_rate([["a", "b"]], [{"b"}], k=1)[0] == 0.0
+    assert attribution_from_support([[[0.0, 1.0]]], k=1)[0] == 0.0
+    assert coverage_recall([[{"b"}]], [["a", "b"]], k=1)[0] == 0.0
+    calls = [
+        lambda: ragas_context_precision([[1]], k=0),
+        lambda: claim_support([[1.0]], k=0),
+        lambda: attribution_rate([["a"]], [{"a"}], k=0),
+        lambda: attribution_from_support([[[1.0]]], k=0),
+        lambda: coverage_recall([[{"a"}]], [["a"]], k=0),
+    ]
+    for call in calls:
+        with pytest.raises(MetricError, match="positive cut-off"):
+            call()
+
+
+def test_none_reads_as_unscored_like_nan() -> None:
+    # Verdicts and labels read from JSON carry null for "not scored": the same as NaN.
+    assert math.isnan(ragas_context_precision([[1, None]])[0])
+    np.testing.assert_allclose(claim_support([[0.5, None], [1.0, None]]), [nan, 1.0])
+    assert math.isnan(context_recall([[1.0, None]])[0])
+    assert math.isnan(attribution_from_support([[[0.0, None]]])[0])
+
+
+def test_one_claim_and_empty_questions_give_values_without_numpy_warnings() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NaN for "nothing to score" is decided, not a mean of nothing
+        np.testing.assert_allclose(context_recall([[1.0], [0.5], []]), [1.0, 0.0, nan])
+        np.testing.assert_allclose(faithfulness([[0.5], [nan]], "lenient"), [0.5, nan])
+        np.testing.assert_allclose(coverage_recall([[], [{"a"}]], [["a"], ["a"]]), [nan, 1.0])
+
+
+def test_attribution_reads_unscored_cells_per_chunk() -> None:
+    # Chunk 1 is used (a 1.0) though another claim left it unscored; chunk 2 is unused and fully scored: 1/2.
+    assert attribution_from_support([[[1.0, 0.0], [nan, 0.0]]])[0] == 0.5
+    assert attribution_from_support([[[1.0]], [[0.0], [0.5]]])[0] == 1.0  # one chunk is enough to score
+    assert attribution_from_support([[[0.0], [0.5]]], mode="lenient")[0] == 1.0
+
+
+def test_strict_coverage_ignores_partial_chunks_and_lenient_needs_none() -> None:
+    required, partial, retrieved = [[{"a"}, {"b"}]], [[set(), {"x"}]], [["a", "x"]]
+    assert coverage_recall(required, retrieved, partial=partial)[0] == 0.5
+    assert coverage_recall(required, retrieved, partial=partial, mode="lenient")[0] == 0.75
+    assert coverage_recall(required, retrieved, mode="lenient")[0] == 0.5  # lenient without partial chunks
+
+
+def test_errors_say_what_is_wrong() -> None:
+    cases = [
+        (lambda: claim_support([1.0, 0.0]), r"support matrix must be claims x chunks \(2-d\)"),
+        (lambda: attribution_from_support([[1.0]]), r"query 0: a support matrix must be claims x chunks"),
+        (lambda: attribution_rate([["a"]], []), r"retrieved and used must list the same queries: 1 vs 0"),
+        (lambda: coverage_recall([[{"a"}]], []), r"^required, retrieved \(and partial\) must list the same queries"),
+        (
+            lambda: coverage_recall([[{"a"}, {"b"}]], [["a"]], partial=[[set()]], mode="lenient"),
+            r"query 0: 2 required sets but 1 partial sets",
+        ),
+        (lambda: nugget_recall([["vital"]], [["support"]], subset="most"), r"unknown nugget subset 'most'"),  # type: ignore[arg-type]
+        (lambda: nugget_recall([["vital"]], []), r"importance and assignment must list the same queries: 1 vs 0"),
+    ]
+    for call, message in cases:
+        with pytest.raises(MetricError, match=message):
+            call()

@@ -8,6 +8,7 @@ other negative grades are covered by hand in test_ranking.py.
 
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -227,3 +228,55 @@ def test_hash_collisions_cost_time_not_answers(monkeypatch: pytest.MonkeyPatch, 
     with pytest.raises(FormatError, match="document 'a' appears again") as info:
         read_run(tmp_path / "dup.txt")
     assert info.value.line == 4
+
+
+def test_negative_scores_and_signed_zeros_match_pytrec_eval() -> None:
+    # Scores from -2 to 2 (make_case's 0..2 shifted), some zeros written -0.0: negative floats order by magnitude
+    # reversed, and -0.0 ties with 0.0 (then docid descending decides).
+    qrels, run = make_case(18)
+    rng = random.Random(18)
+    shifted = {q: {d: (s - 1.0) * 2 for d, s in docs.items()} for q, docs in run.items()}
+    signed = {
+        q: {d: (-0.0 if s == 0 and rng.random() < 0.5 else s) for d, s in docs.items()} for q, docs in shifted.items()
+    }
+    assert any(math.copysign(1.0, s) < 0 and s == 0 for docs in signed.values() for s in docs.values())
+    check(evaluate(qrels, signed, list(PAIRS)), reference(qrels, signed), list(PAIRS))
+    rows = [(q, d, s) for q, docs in signed.items() for d, s in docs.items()]
+    qids, docids, scores = zip(*rows, strict=True)
+    ev = evaluate(Qrels.from_dict(qrels), Run.from_arrays(qids, docids, scores), list(PAIRS))
+    check(ev, reference(qrels, {q: d for q, d in signed.items() if d}), list(PAIRS))
+
+
+@pytest.mark.parametrize(
+    ("run", "relevant", "rr"),
+    [
+        ({"a": 0.0, "b": -0.0}, "a", 1 / 2),  # a tie: b > a goes first
+        ({"b": 0.0, "a": -0.0}, "a", 1 / 2),
+        ({"a": -1.0, "b": -2.0}, "a", 1.0),  # -1 ranks above -2
+        ({"a": -2.0, "b": -1.0}, "a", 1 / 2),
+        ({"a": 2e-8, "b": 1e-8}, "b", 1 / 2),  # distinct in float32 however small: a first, though b > a
+    ],
+)
+def test_signs_and_tiny_scores_by_hand(run: dict[str, float], relevant: str, rr: float) -> None:
+    qrels = {"q": {relevant: 1}}
+    assert evaluate(qrels, {"q": run}, ["mrr"]).per_query["mrr"][0] == rr
+    assert pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate({"q": run})["q"]["recip_rank"] == rr
+    arrays = Run.from_arrays(["q"] * len(run), list(run), list(run.values()))
+    assert evaluate(qrels, arrays, ["mrr"]).per_query["mrr"][0] == rr
+
+
+def test_chunks_bound_their_cells_and_leave_out_rows_without_targets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ranks_module, "CHUNK_ENTRIES", 64)
+    lengths = np.array([3, 0, 4, 100, 100, 1, 20], dtype=np.int64)
+    groups = [(width, rows.tolist()) for width, rows in ranks_module.chunks(lengths)]
+    # widths: the length rounded up to a power of two (1, 4, 4, 128, 128, 32); 64 // 4 = 16 rows of width 4 fit in a
+    # chunk, a row of width 128 is a chunk of its own (over the bound alone), two of width 32 would fit
+    assert groups == [(1, [5]), (4, [0, 2]), (32, [6]), (128, [3]), (128, [4])]
+    with_targets = [(w, r.tolist(), t.tolist()) for w, r, t in ranks_module.chunks_with(lengths, np.array([6, 2, 2]))]
+    assert with_targets == [(4, [2], [1, 2]), (32, [6], [0])]
+
+
+def test_targets_read_their_own_docids_without_an_index() -> None:
+    targets = ranks_module.Targets(np.array([0, 0, 1]), np.array([1.0, 2.0, 3.0]), ["x", "y", "z"], None)
+    assert targets.docids_of(np.array([2, 0])) == ["z", "x"]
+    assert targets.take(np.array([2, 1])).docids_of(np.array([1])) == ["y"]

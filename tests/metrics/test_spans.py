@@ -49,3 +49,8 @@ def test_hand_cases() -> None:
     assert span_scores([], [("a", 0, 5)]) == pytest.approx((0.0, 0.0, 0.0))
     with pytest.raises(ValueError, match="outside"):
         span_scores([], [("a", 0, 5)], outside=-1)
+
+
+def test_no_evidence_gives_nan_for_all_three() -> None:
+    scores = span_scores([("a", 0, 10)], [("a", 5, 5)])  # an empty evidence range is no evidence
+    assert all(isinstance(value, float) and math.isnan(value) for value in scores)

@@ -227,3 +227,58 @@ def test_ppi_sample_size_reaches_target_in_simulation() -> None:
         result = ppi_mean(y, yhat, yhat_u)
         widths.append((result.high - result.low) / 2)
     assert np.mean(widths) == pytest.approx(0.04, abs=0.003)
+
+
+def test_ppi_by_hand_with_a_fixed_and_a_tuned_lambda() -> None:
+    # n = 4 audited, N = 6 judge-only. Sample (co)variances by hand: s_yy = 1/4, s_hh = 1/3, s_yh = 1/6, s_u = 4/15.
+    y, yhat, unlabeled = [1.0, 0.0, 1.0, 1.0], [1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    z = 1.959963984540054
+    half = 0.5
+    fixed = ppi_mean(y, yhat, unlabeled, lambda_=half)
+    # theta = 0.5 * mean(u) + mean(y - 0.5 yhat) = 1/3 + 1/2
+    # var = (1/4 - 2 * 0.5 / 6 + 0.25 / 3) / 4 + 0.25 * (4/15) / 6
+    variance = (1 / 4 - 1 / 6 + 1 / 12) / 4 + (1 / 15) / 6
+    assert fixed.estimate == pytest.approx(5 / 6, abs=1e-12)
+    assert (fixed.low, fixed.high) == pytest.approx((5 / 6 - z * math.sqrt(variance), 5 / 6 + z * math.sqrt(variance)))
+    assert (fixed.lambda_, fixed.n_labeled, fixed.n_unlabeled) == (0.5, 4, 6)
+    # classical: mean(y) = 3/4 -+ z sqrt(s_yy / n) = z / 4
+    assert fixed.classical_estimate == 0.75
+    assert (fixed.classical_low, fixed.classical_high) == pytest.approx((0.75 - z / 4, 0.75 + z / 4))
+    # tuned: (s_yh / n) / (s_hh / n + s_u / N) = (1/24) / (1/12 + 2/45) = 15/46
+    tuned = ppi_mean(y, yhat, unlabeled)
+    assert tuned.lambda_ == pytest.approx(15 / 46, abs=1e-12)
+    lam = 15 / 46
+    assert tuned.estimate == pytest.approx(lam * 2 / 3 + (3 - lam * 2) / 4, abs=1e-12)
+    # another confidence: z(0.9) = 1.6448536269514722, on the classical half-width z sqrt(1/16)
+    ninety = ppi_mean(y, yhat, unlabeled, lambda_=0.0, confidence=0.9)
+    assert ninety.high - ninety.estimate == pytest.approx(1.6448536269514722 / 4)
+    # NaN pairs and NaN judge-only predictions are dropped before anything is counted
+    with_gaps = ppi_mean([*y, nan_value := float("nan"), 1.0], [*yhat, 1.0, nan_value], [*unlabeled, nan_value])
+    assert (with_gaps.n_labeled, with_gaps.n_unlabeled, with_gaps.lambda_) == (4, 6, tuned.lambda_)
+
+
+def test_ppi_tuned_lambda_is_clipped_to_zero_and_one() -> None:
+    # Negatively related predictions: the unclipped lambda is below 0; a judge with one unlabeled item: no variance.
+    assert ppi_mean([1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [1.0, 0.0, 1.0]).lambda_ == 0.0
+    # y = 2 * yhat with many unlabeled items: s_yh / s_hh = 2, clipped to 1.
+    assert ppi_mean([2.0, 0.0, 2.0, 0.0], [1.0, 0.0, 1.0, 0.0], [1.0, 0.0] * 50).lambda_ == 1.0
+    # one judge-only item: s_u is taken as 0, lambda = s_yh / s_hh = 1 (y equals yhat)
+    single = ppi_mean([1.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0])
+    assert single.lambda_ == 1.0 and single.estimate == pytest.approx(1.0)
+    assert single.high - single.low == pytest.approx(0.0, abs=1e-12)
+
+
+def test_ppi_sample_size_edges() -> None:
+    # A perfect judge with unlimited judge-only items needs the least n, 2.
+    assert ppi_sample_size(0.05, sd_human=0.5, sd_judge=0.5, correlation=1.0, n_unlabeled=None) == 2
+    # With no judge-only items PPI is classical: 385 (see the closed forms); 0 items once divided by zero.
+    assert ppi_sample_size(0.05, sd_human=0.5, sd_judge=0.5, correlation=0.7, n_unlabeled=0) == 385
+    assert ppi_sample_size(0.05, sd_human=0.5, sd_judge=0.0, correlation=0.7, n_unlabeled=1_000) == 385
+    # confidence 0.9: ceil(1.6449^2 * 0.25 / 0.0025) = ceil(270.6) = 271
+    assert ppi_sample_size(0.05, sd_human=0.5, sd_judge=0.5, correlation=0.0, n_unlabeled=None, confidence=0.9) == 271
+    with pytest.raises(MetricError, match="max_n=100"):
+        ppi_sample_size(0.001, sd_human=0.5, sd_judge=0.5, correlation=0.0, n_unlabeled=None, max_n=100)
+    for bad in ({"sd_human": -1.0}, {"sd_judge": -1.0}, {"correlation": 1.5}, {"correlation": -1.5}):
+        args = {"sd_human": 0.5, "sd_judge": 0.5, "correlation": 0.0, "n_unlabeled": None} | bad
+        with pytest.raises(MetricError, match="standard deviations >= 0"):
+            ppi_sample_size(0.05, **args)  # type: ignore[arg-type]

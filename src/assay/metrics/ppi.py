@@ -103,7 +103,7 @@ def _paired_arrays(y: npt.ArrayLike, yhat: npt.ArrayLike) -> tuple[FloatArray, F
 
 def _ppi_variance(n: int, sd_human: float, sd_judge: float, correlation: float, n_unlabeled: int | None) -> float:
     """Variance of the PPI++ estimate with n audited items, at the lambda that minimizes it over [0, 1]."""
-    ratio = 0.0 if n_unlabeled is None else n / n_unlabeled
+    ratio = n / n_unlabeled if n_unlabeled else 0.0  # None (unlimited) or 0 judge-only items: no ratio
     if n_unlabeled == 0 or sd_judge == 0:
         lam = 0.0
     else:
