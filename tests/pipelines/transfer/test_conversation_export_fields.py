@@ -304,3 +304,93 @@ def test_the_refusal_names_both_ways_out(golden: GoldenSet, tmp_path: Path) -> N
         "this golden set has no conversations (no conversations.jsonl): build them with assay build DOCS -o golden/ "
         "--conversations N, or export its questions with --to ragas|beir|trec"
     )
+
+
+HUMAN, AI = {"type": "human", "content": "A?"}, {"type": "ai", "content": "a."}
+RAGAS_ERRORS = [
+    ('{"user_input": 3}', "r.jsonl:1: a multi-turn sample needs 'user_input', a list of messages (expected write RAGAS "
+                          "MultiTurnSample rows)"),
+    ("[1]", "r.jsonl:1: a multi-turn sample needs 'user_input', a list of messages (expected write RAGAS "
+            "MultiTurnSample rows)"),
+    ("{oops", "r.jsonl:1: not JSON (Expecting property name enclosed in double quotes) (expected one JSON object per "
+              "line)"),
+    (json.dumps({"user_input": ["hi"]}),
+     "r.jsonl:1: a message must be an object with 'type' and string 'content', got 'hi' (expected write messages as "
+     "{\"type\": ..., \"content\": \"...\"})"),
+    (json.dumps({"user_input": [{"type": "human", "content": 7}]}),
+     "r.jsonl:1: a message must be an object with 'type' and string 'content', got \"{'type': 'human', 'content': "
+     "7}\" (expected write messages as {\"type\": ..., \"content\": \"...\"})"),
+    (json.dumps({"user_input": [{"type": "tool", "content": "x"}]}),
+     "r.jsonl:1: message role 'tool' is not a user or assistant role (expected use human/ai (RAGAS) or "
+     "user/assistant (DeepEval, OpenAI format))"),
+    (json.dumps({"user_input": [AI, HUMAN]}), "r.jsonl:1: the conversation starts with an assistant message (expected "
+                                              "start each conversation with the user's first turn)"),
+    (json.dumps({"user_input": []}), "r.jsonl:1: a conversation without a user message (expected give at least one "
+                                     "user turn)"),
+    (json.dumps({"user_input": [HUMAN, AI, HUMAN], "turn": 4}),
+     "r.jsonl:1: turn numbers [1, 4] have a gap or are out of order (expected number the turns of a conversation 1, "
+     "2, 3, ... with none missing)"),
+    (json.dumps({"user_input": [HUMAN], "conversation_id": "c"}) + "\n" + json.dumps({"user_input": [
+        {"type": "human", "content": "B?"}], "conversation_id": "c"}),
+     "r.jsonl:2: turn 1 differs from the same conversation's other rows (expected give each conversation a distinct "
+     "conversation_id)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "message"), RAGAS_ERRORS)
+def test_each_ragas_error_says_where_what_and_the_fix(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(FormatError) as caught:
+        read_ragas_multiturn(path)
+    assert str(caught.value) == f"{tmp_path}/{message}"
+
+
+DEEPEVAL_ERRORS = [
+    ("{", "d.json:1: not JSON (Expecting property name enclosed in double quotes) (expected give a JSON list of test "
+          "cases)"),
+    ('"x"', "d.json:1: expected a JSON list of conversational test cases (expected wrap the cases in [...])"),
+    ('[{"turns": {}}]', "d.json:1: a conversational test case needs 'turns', a list of messages (expected write "
+                        "DeepEval ConversationalTestCase fields (test case number given as line))"),
+    ('[{"turns": []}, 3]', "d.json:1: a conversation without a user message (expected give at least one user turn)"),
+    (json.dumps([{"turns": [{"role": "user", "content": "A?", "retrieval_context": ["a", 1]}]}]),
+     "d.json:1: retrieval_context must be a list of strings (expected give the context texts)"),
+    (json.dumps([{"turns": [{"content": "A?"}]}]), "d.json:1: a message must be an object with 'role' and string "
+                                                    "'content', got \"{'content': 'A?'}\" (expected write messages as "
+                                                    "{\"role\": ..., \"content\": \"...\"})"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "message"), DEEPEVAL_ERRORS)
+def test_each_deepeval_error_says_where_what_and_the_fix(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "d.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(FormatError) as caught:
+        read_deepeval(path)
+    assert str(caught.value) == f"{tmp_path}/{message}"
+
+
+def test_ids_given_twice_are_named_with_both_places(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    one = {"role": "user", "content": "A?", "metadata": {"query_id": "qa"}}
+    path.write_text(json.dumps([{"name": "x", "turns": [one]}, {"name": "x", "turns": [one]}]), encoding="utf-8")
+    with pytest.raises(FormatError) as caught:
+        conversation_records(path, read_deepeval(path))
+    assert str(caught.value) == (f"{path}: conversation id 'x' appears twice (d.json:case 1 and d.json:case 2) "
+                                 "(expected give each conversation its own id)")  # fmt: skip
+    path.write_text(json.dumps([{"name": "x", "turns": [one]}, {"name": "y", "turns": [one]}]), encoding="utf-8")
+    with pytest.raises(FormatError) as caught:
+        conversation_records(path, read_deepeval(path))
+    assert str(caught.value) == (f"{path}: question id 'qa' appears in two turns (d.json:case 2) (expected give every "
+                                 "turn its own query_id, or leave it out)")  # fmt: skip
+    with pytest.raises(InputError, match=r"^cannot read .*absent\.json: No such file or directory$"):
+        read_deepeval(tmp_path / "absent.json")
+
+
+def test_a_ragas_row_without_an_id_joins_the_longer_row_it_is_a_prefix_of(tmp_path: Path) -> None:
+    two = [HUMAN, AI, {"type": "human", "content": "B?"}]
+    rows = [{"user_input": two, "reference": "b."}, {"user_input": [HUMAN], "reference": "a."},
+            {"user_input": [{"type": "human", "content": "B?"}], "reference": "x."}]  # fmt: skip
+    parsed = read_ragas_multiturn(_jsonl(tmp_path / "r.jsonl", rows))
+    assert [p.id for p in parsed] == ["conv-1", "conv-3"]  # "B?" alone opens no prefix of conv-1
+    assert [(t["utterance"], t["answer"]) for t in parsed[0].turns] == [("A?", "a."), ("B?", "b.")]
