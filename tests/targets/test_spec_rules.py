@@ -35,6 +35,7 @@ def test_what_is_recorded_keeps_names_and_masks_a_password() -> None:
     assert spec.identity() == {"target": "https://me:***@h:8080/p?x=1", "body": '{"q": "{question}"}',
                                "map": [("answer", "/a")], "headers": ["authorization", "x-key"]}  # fmt: skip
     assert TargetSpec("https://me@h/").display() == "https://me@h/"  # no password: nothing to mask
+    assert TargetSpec("https://me:p@ss@h/x").display() == "https://me:***@h/x"  # the host follows the last @
     assert TargetSpec("https://me:${PW}@h/").display() == "https://me:${PW}@h/"  # a reference is no secret
     assert TargetSpec("cmd:app user:pw@h").display() == "cmd:app user:pw@h"  # only a URL has userinfo
     assert TargetSpec("python:m:f").identity() == {"target": "python:m:f", "body": None, "map": [], "headers": []}
@@ -81,6 +82,7 @@ def test_good_specs_pass_their_check() -> None:
     for spec in (
         TargetSpec("python:m:f"),
         TargetSpec("cmd:app"),
+        TargetSpec("cmd:x"),  # a one-letter program
         TargetSpec("http://h/"),
         TargetSpec("https://h/", body='{"q": "{question}"}', mapping=(("answer", ""), ("rewrite", "/r"))),
     ):
