@@ -247,7 +247,8 @@ def test_deepeval_cases_give_ids_scenarios_contexts_and_context_turns(tmp_path: 
     )
     assert (context.dependency, context.depends_on_history) == ("ellipsis", True)
     one, two = context_chunk("Text one."), context_chunk("Text two.")
-    assert one.id.startswith("ctx-") and one.id != two.id and (one.text, one.start, one.end) == ("Text one.", 0, 9)
+    assert one.id.startswith("ctx-") and len(one.id) == 4 + 16 and one.id != two.id  # 8 bytes of hash, in hex
+    assert (one.doc_id, one.ordinal, one.text, one.start, one.end) == (one.id, 0, "Text one.", 0, 9)
     assert chunks == [one, two] and pairs == [("qa", one.id), ("qa", two.id)]  # the context turn's text: no label
 
 
@@ -394,3 +395,36 @@ def test_a_ragas_row_without_an_id_joins_the_longer_row_it_is_a_prefix_of(tmp_pa
     parsed = read_ragas_multiturn(_jsonl(tmp_path / "r.jsonl", rows))
     assert [p.id for p in parsed] == ["conv-1", "conv-3"]  # "B?" alone opens no prefix of conv-1
     assert [(t["utterance"], t["answer"]) for t in parsed[0].turns] == [("A?", "a."), ("B?", "b.")]
+
+
+def test_rows_of_one_conversation_merge_answers_and_metadata(tmp_path: Path) -> None:
+    a = {"type": "human", "content": "A?", "metadata": {"query_id": "qa", "rewrite": "Is A so?"}}
+    b = {"type": "human", "content": "B?"}
+    rows = [
+        {"user_input": [a], "reference": "a.", "conversation_id": "c"},
+        # the longer row: A? unanswered (no ai message after it), its metadata partly new
+        {"user_input": [{**a, "metadata": {"rewrite": "Is A really so?", "dependency": "none"}}, b],
+         "reference": "b.", "conversation_id": "c"},
+    ]  # fmt: skip
+    [parsed] = read_ragas_multiturn(_jsonl(tmp_path / "r.jsonl", rows))
+    assert [(t["utterance"], t["answer"]) for t in parsed.turns] == [("A?", "a."), ("B?", "b.")]
+    assert parsed.turns[0]["metadata"] == {"query_id": "qa", "rewrite": "Is A really so?", "dependency": "none"}
+    # two rows as long as each other: the later one's answer and metadata win, the earlier fills what it lacks
+    again = [
+        {"user_input": [a], "reference": "first.", "conversation_id": "c"},
+        {"user_input": [{**a, "metadata": {"rewrite": "later"}}], "reference": "second.", "conversation_id": "c"},
+    ]
+    [parsed] = read_ragas_multiturn(_jsonl(tmp_path / "r.jsonl", again))
+    assert parsed.turns[0]["answer"] == "second."
+    assert parsed.turns[0]["metadata"] == {"query_id": "qa", "rewrite": "later"}
+
+
+def test_a_shorter_row_does_not_shorten_what_later_rows_are_matched_against(tmp_path: Path) -> None:
+    c = {"type": "human", "content": "C?"}
+    x = {"type": "human", "content": "X?"}
+    rows = [{"user_input": [HUMAN, AI, {"type": "human", "content": "B?"}, AI, c]},
+            {"user_input": [HUMAN]},  # a prefix of the first: joins it
+            {"user_input": [HUMAN, AI, {"type": "human", "content": "B?"}, AI, x]}]  # fmt: skip
+    # the third row is no prefix of the first (its third turn differs): a conversation of its own, never matched
+    # against the shorter second row
+    assert [p.id for p in read_ragas_multiturn(_jsonl(tmp_path / "r.jsonl", rows))] == ["conv-1", "conv-3"]
