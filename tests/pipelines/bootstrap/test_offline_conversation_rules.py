@@ -62,8 +62,8 @@ def test_the_rewrite_check_reads_the_history_and_penalises_a_kept_pronoun() -> N
     assert plain.faithful == 5 and "Rewrite vs utterance: keeps 100% of the utterance's terms." in plain.reason
     kept = check_rewrite(history, "does it fit a lamp?", "Does it fit a lamp?", "Yes.", passages)
     assert kept.reason.endswith(
-        "Rewrite vs utterance: keeps 100% of the utterance's terms; the rewrite keeps a pronoun (it, they, them), so it "
-        "is not standalone."
+        "Rewrite vs utterance: keeps 100% of the utterance's terms; the rewrite keeps a pronoun (it, they, them), so "
+        "it is not standalone."
     )
     assert kept.self_contained == max(1, plain.self_contained - 2)
     assert (kept.answerable, kept.clear) == (plain.answerable, plain.clear)
