@@ -82,3 +82,34 @@ def test_interval_covers_the_true_correlation_about_95_percent_of_the_time() -> 
         got = correlation(z[:, 0], z[:, 1], n_resamples=400, seed=trial)
         covered += got.low <= rho <= got.high
     assert 0.88 <= covered / 200 <= 0.99
+
+
+def test_two_points_correlate_perfectly_and_columns_read_as_lists() -> None:
+    assert pearson([1, 2], [3, 5]) == 1.0 and pearson([1, 2], [5, 3]) == -1.0
+    column, flat = [[1.0], [2.0], [4.0]], [1.0, 2.0, 4.0]
+    assert pearson(column, [[2.0], [1.0], [5.0]]) == pytest.approx(pearson(flat, [2.0, 1.0, 5.0]))
+    assert spearman(column, flat) == 1.0 and average_ranks(column).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_settings_are_checked_with_their_bounds() -> None:
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(MetricError, match=r"^confidence must be in \(0, 1\), got "):
+            correlation([1, 2, 3], [1, 2, 3], confidence=bad)
+    with pytest.raises(MetricError, match=r"^n_resamples must be at least 1, got 0$"):
+        correlation([1, 2, 3], [1, 2, 3], n_resamples=0)
+    assert correlation([1, 2, 3], [1, 3, 2], n_resamples=1).n == 3  # one resample is allowed
+    with pytest.raises(MetricError, match=r"^correlation needs finite values: leave unscored items out first$"):
+        pearson([1, float("inf")], [1, 2])
+
+
+def test_defaults_are_1000_resamples_seed_0_and_the_kind_is_kept() -> None:
+    x, y = [1, 2, 3, 4, 5, 6, 7], [2, 1, 4, 3, 7, 5, 6]
+    assert correlation(x, y) == correlation(x, y, "pearson", n_resamples=1000, seed=0)
+    assert correlation(x, y, "spearman").kind == "spearman" and correlation(x, y).kind == "pearson"
+
+
+def test_every_cluster_can_be_drawn() -> None:
+    # cluster a alone correlates -1, cluster b alone +1: resamples of {a, a} give -1, so the interval reaches below 0
+    x, y = [1, 2, 10, 11], [2, 1, 10, 11]
+    got = correlation(x, y, clusters=["a", "a", "b", "b"], n_resamples=200)
+    assert got.low == pytest.approx(-1.0) and got.high == pytest.approx(1.0)
