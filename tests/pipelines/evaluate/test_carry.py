@@ -91,3 +91,23 @@ def test_a_passage_adds_grades_only_where_no_chunk_label_covers() -> None:
     passage = LabelSpan(span(80, 160), 2, (span(90, 95), span(120, 140)))
     assert resolve(painted_segments([chunk], [passage])) == {"d": [(0, 100, 0), (100, 120, 0), (120, 140, 2),
                                                                    (140, 160, 0)]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "grade", "step"),
+    [
+        (0, 90, 3, "same"),  # IoU exactly 0.9 with the first chunk: the same text
+        (102, 198, 1, "same"),  # IoU 0.96 with a chunk that does not start at 0
+        (291, 301, 0, "irrelevant"),  # exactly 90% of it labelled (9 of 10 characters), all 0
+        (250, 251, 0, "irrelevant"),  # one character inside the 0-graded chunk
+        (50, 50, None, "unlabelled_text"),  # an empty span grades nothing
+    ],
+)
+def test_the_rule_at_its_bounds(start: int, end: int, grade: int | None, step: str) -> None:
+    assert decide(span(start, end), GRADED, EVIDENCE) == (grade, step)
+
+
+def test_a_labelled_span_that_does_not_touch_the_passage_is_not_the_same_text() -> None:
+    """One-character spans side by side, or at the same offsets of another document, share no character."""
+    assert decide(span(5, 6), [(span(0, 1), 3)], []) == (None, "unlabelled_text")
+    assert decide(span(0, 1), [(span(0, 1, doc="e"), 3)], []) == (None, "unlabelled_text")

@@ -14,8 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "evaluate"))
 from otlp_fixture import rag_trace, trace_id, write_lines
 from passages_fixture import QUESTIONS, chunk_text, make_passages_golden
 
+from assay.formats.golden import GoldenSet
+from assay.formats.traces import read_traces
 from assay.pipelines.traces.imports import import_traces
-from assay.pipelines.traces.matching import QuestionMatcher, allowed_edits, misspelt, word_edits
+from assay.pipelines.traces.matching import QuestionMatcher, allowed_edits, match_traces, misspelt, word_edits
+from assay.types import Manifest, Question
 
 GOLDEN = [
     ("g1", "How long do customers have to return an item?"),  # 9 words: 2 edits allowed
@@ -82,3 +85,43 @@ def test_the_import_counts_traces_by_match_kind(tmp_path: Path) -> None:
     assert result.matched_by == {"near_question": 2, "question": 1}
     assert [t.trace_id for t in result.unmatched] == [trace_id(4), trace_id(5)]  # 4 word edits from q2: too far
     assert not result.ambiguous
+
+
+def test_a_misspelling_of_a_short_word_is_one_character_edit() -> None:
+    """Four letters allow one character edit: "tant" is "tent" misspelt, "tank" (two edits) is another word."""
+    assert misspelt("tant", "tent") and not misspelt("tank", "tent")
+
+
+def test_the_cheapest_path_counts_a_misspelling_then_a_word_deleted_or_inserted() -> None:
+    """Going from "tnet x" to "tent": "tnet" replaced by its correct spelling (an edit, a misspelling) and "x"
+    deleted (an edit, not one); the other way round "x" is inserted."""
+    assert word_edits("tnet x".split(), ["tent"]) == (2, 1)
+    assert word_edits(["tent"], "tnet x".split()) == (2, 1)
+
+
+def test_the_same_words_out_of_order_are_no_typo() -> None:
+    """Every word shared, but two swapped: two edits, both misspellings of a neighbour, over the one edit five words
+    allow (it is the count of edits that is bounded, misspellings or not)."""
+    matcher = QuestionMatcher([("q", "cat cut cot hat hut")])
+    assert matcher.match("cut cat cot hat hut") == ((), "none")
+
+
+def test_a_nearer_question_found_later_replaces_the_one_found_first() -> None:
+    """Both one word away; "twoo" is "two" misspelt, not "four": the second question wins alone."""
+    matcher = QuestionMatcher([("four", "How heavy is the big green tent for four?"),
+                               ("two", "How heavy is the big green tent for two?")])  # fmt: skip
+    assert matcher.match("How heavy is the big green tent for twoo?") == (("two",), "near_question")
+
+
+def test_match_traces_counts_each_kind_and_keeps_the_ambiguous_ids(tmp_path: Path) -> None:
+    """Two traces of each kind but ambiguous, whose one trace names both questions it is as near to."""
+    golden = GoldenSet(Manifest(assay_version="test"), questions=[Question(id=q, text=t) for q, t in GOLDEN])
+    asked = ["How much does the tent weigh?", "How much does the tnet weigh?", "How much does the lamp weigh?",
+             "Where is my parcel?", "Is shipping free?", "How long do customers have to retrun an item?",
+             "Why?"]  # fmt: skip
+    traces = [rag_trace(i + 1, q, ["p"], "a", start_ms=i) for i, q in enumerate(asked)]
+    path = write_lines(tmp_path / "t.jsonl", *traces)
+    matching = match_traces(read_traces(path).traces, golden)
+    assert dict(matching.kinds) == {"question": 2, "near_question": 2, "ambiguous": 1, "none": 2}
+    assert [(t.trace_id, ids) for t, ids in matching.ambiguous] == [(trace_id(3), ("g2", "g3"))]
+    assert [t.trace_id for t in matching.unmatched] == [trace_id(4), trace_id(7)]
