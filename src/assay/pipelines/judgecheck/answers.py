@@ -216,7 +216,20 @@ def _row(measure: str, criterion: str, items: list[_Item], values: list[float | 
     asked = sum(1 for item in items if criterion in item.votes)
     x, y, clusters = [v for _, v, _ in kept], [p for _, _, p in kept], [i.question for i, _, _ in kept]
     sign = -1.0 if measure in LOWER_IS_BETTER else 1.0  # agreement in the measure's own direction
-    agreement, pairs, ties = _agreement([(item, sign * v, p) for item, v, p in kept])
+    ordered = _agreement([(item, sign * v, p) for item, v, p in kept])
+    return _answer_row(measure, criterion, (x, y, clusters), ordered, 1 - len(kept) / asked if asked else 0.0)
+
+
+def _answer_row(
+    measure: str,
+    criterion: str,
+    sides: tuple[list[float], list[float], list[str]],
+    ordered: tuple[float | None, int, int],
+    unscored: float,
+) -> AnswerRow:
+    """A row from the two sides (the measure or a person, the people; clusters) and the agreement on pairs."""
+    x, y, clusters = sides
+    agreement, pairs, ties = ordered
     return AnswerRow(
         measure=measure,
         criterion=criterion,
@@ -225,8 +238,8 @@ def _row(measure: str, criterion: str, items: list[_Item], values: list[float | 
         agreement=agreement,
         pairs=pairs,
         ties=ties,
-        n=len(kept),
-        unscored=1 - len(kept) / asked if asked else 0.0,
+        n=len(x),
+        unscored=unscored,
     )
 
 
@@ -245,18 +258,7 @@ def _people_row(criterion: str, items: list[_Item]) -> AnswerRow:
                 clusters.append(item.question)
                 if len(item.answers) == 2:
                     pairs.append((item, vote, _mean(rest)))
-    agreement, ordered, ties = _agreement(pairs)
-    return AnswerRow(
-        measure=PEOPLE,
-        criterion=criterion,
-        pearson=_interval(_safe(x, y, "pearson", clusters)),
-        spearman=_interval(_safe(x, y, "spearman", clusters)),
-        agreement=agreement,
-        pairs=ordered,
-        ties=ties,
-        n=len(x),
-        unscored=0.0,
-    )
+    return _answer_row(PEOPLE, criterion, (x, y, clusters), _agreement(pairs), 0.0)
 
 
 def _value(scores: Mapping[Answer, Mapping[str, float | None]], item: _Item, measure: str) -> float | None:
