@@ -45,7 +45,14 @@ from pathlib import Path
 from assay.formats.answer_judgements import AnswerJudgements, read_answer_judgements
 from assay.judge.factory import make_judge
 from assay.pipelines.evaluate.scoring.conversations import token_f1
-from assay.pipelines.judgecheck.answers import PEOPLE, AnswerRow, card_rows, measure_answers
+from assay.pipelines.judgecheck.answers import (
+    PEOPLE,
+    AnswerRow,
+    card_rows,
+    format_agreement,
+    format_interval,
+    measure_answers,
+)
 from assay.results import QueryResult
 
 MTRAG_PUBLISHED = {"RougeL": "system", "Bert-Rec": "system", "Bert-KPrec": "system", "rb_agg": "composite",
@@ -98,19 +105,6 @@ def baseline_rows(judgements: AnswerJudgements, published: dict[tuple[str, str],
     return card_rows(judgements, rows, names)
 
 
-def _percent(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.0f}"
-
-
-def _cell(r: AnswerRow, kind: str) -> str:
-    i = r.pearson if kind == "pearson" else r.spearman
-    if i.value is None:
-        return "-"
-    if i.low is None or i.high is None:
-        return _percent(i.value)
-    return f"{_percent(i.value)} [{_percent(i.low)}, {_percent(i.high)}]"
-
-
 def print_table(title: str, judgements: AnswerJudgements, rows: list[tuple[str, AnswerRow]]) -> None:
     criteria = judgements.criteria
     print(f"\n## {title}\n")
@@ -121,10 +115,9 @@ def print_table(title: str, judgements: AnswerJudgements, rows: list[tuple[str, 
         for name in names:
             by = {r.criterion: r for n, r in rows if n == name}
             if kind == "agreement":
-                cells = [f"{_percent(by[c].agreement)}% of {by[c].pairs}" if c in by and by[c].agreement is not None
-                         else "-" for c in criteria]  # fmt: skip
+                cells = [format_agreement(by[c].agreement, by[c].pairs) if c in by else "-" for c in criteria]
             else:
-                cells = [_cell(by[c], kind) if c in by else "-" for c in criteria]
+                cells = [format_interval(getattr(by[c], kind)) if c in by else "-" for c in criteria]
             unscored = max((r.unscored for r in by.values()), default=0.0)
             print(f"| {name} | " + " | ".join(cells) + f" | {unscored:.0%} |")
         print()

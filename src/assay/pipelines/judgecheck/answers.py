@@ -46,7 +46,15 @@ from assay.pipelines.evaluate.pipeline import estimate_evaluation
 from assay.pipelines.transfer.imports import import_ragas
 from assay.results import QueryResult
 
-__all__ = ["ANSWER_MEASURES", "AnswerCard", "estimate_answers", "measure_answers", "write_answer_card"]
+__all__ = [
+    "ANSWER_MEASURES",
+    "AnswerCard",
+    "estimate_answers",
+    "format_agreement",
+    "format_interval",
+    "measure_answers",
+    "write_answer_card",
+]
 
 # assay's per-question answer measures, in the order the card shows them
 ANSWER_MEASURES = (
@@ -308,11 +316,13 @@ def _percent(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.0f}"
 
 
-def _share(agreement: float | None, pairs: int) -> str:
+def format_agreement(agreement: float | None, pairs: int) -> str:
+    """``72% of 187``: the share of ordered pairs alike, or ``-`` when no pair was ordered."""
     return "-" if agreement is None else f"{_percent(agreement)}% of {pairs}"
 
 
-def _cell(i: Interval) -> str:
+def format_interval(i: Interval) -> str:
+    """``45 [34, 56]``: a correlation x 100 with its interval, the value alone without one, ``-`` without a value."""
     if i.value is None:
         return "-"
     if i.low is None or i.high is None:
@@ -334,8 +344,8 @@ def render_markdown(card: AnswerCard) -> str:
     ]
     for r in card.rows:
         lines.append(
-            f"| {r.measure} | {r.criterion} | {_cell(r.pearson)} | {_cell(r.spearman)} | "
-            f"{_share(r.agreement, r.pairs)} | {r.ties} | {r.unscored:.0%} |"
+            f"| {r.measure} | {r.criterion} | {format_interval(r.pearson)} | {format_interval(r.spearman)} | "
+            f"{format_agreement(r.agreement, r.pairs)} | {r.ties} | {r.unscored:.0%} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -360,9 +370,9 @@ def headline(card: AnswerCard, measures: Callable[[str], bool] = lambda m: m != 
             out.append(f"{criterion}: no answer measure scored")
             continue
         best = max(scored, key=lambda r: abs(r.pearson.value or 0.0))
-        ceiling = f" (people: {_cell(people.pearson)})" if people is not None else ""
+        ceiling = f" (people: {format_interval(people.pearson)})" if people is not None else ""
         out.append(
-            f"{criterion}: {best.measure} r = {_cell(best.pearson)}, agreement "
-            f"{_share(best.agreement, best.pairs)} pairs{ceiling}"
+            f"{criterion}: {best.measure} r = {format_interval(best.pearson)}, agreement "
+            f"{format_agreement(best.agreement, best.pairs)}{' pairs' if best.agreement is not None else ''}{ceiling}"
         )
     return out
