@@ -116,11 +116,11 @@ def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
     answered nothing), the measures of what it retrieved are 0 (nothing), every other metric is unscored
     (``system_failed``), never scored as empty."""
     names = list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
+    retrieved = {name for name in names if measures_retrieval(name)}
     for qid, line in run.lines.items():
         if line.error is not None:
             row = rows[qid]
             kept = {name for name in RECALL_TYPE if row.metrics.get(name) is not None}
-            retrieved = {name for name in names if measures_retrieval(name)}
             row.metrics = {name: row.metrics[name] if name in kept else 0.0 if name in retrieved else None
                            for name in names}  # fmt: skip
             row.unscored = {name: FAILED for name in names if name not in kept | retrieved}
