@@ -134,12 +134,15 @@ def first_questions(judgements: AnswerJudgements, limit: int | None) -> AnswerJu
 
 
 def run_set(title: str, judgements: AnswerJudgements, published: dict[tuple[str, str], dict[str, float]],
-            judges: list[str], api_base: str | None, cache: Path | None) -> list[tuple[str, AnswerRow]]:  # fmt: skip
+            judges: list[str], args: argparse.Namespace) -> list[tuple[str, AnswerRow]]:  # fmt: skip
     rows = [(PEOPLE if r.measure == PEOPLE else r.measure, r) for r in baseline_rows(judgements, published)]
+    metrics = [m.strip() for m in (args.metrics or "").split(",") if m.strip()]
     for spec in judges:
-        judge = make_judge(spec, api_base=api_base if spec != "offline" else None, cache_dir=cache)
+        model = spec != "offline"
+        judge = make_judge(spec, api_base=args.api_base if model else None, cache_dir=args.cache_dir,
+                           max_tokens=args.max_tokens if model else None, concurrency=args.concurrency)  # fmt: skip
         started = time.perf_counter()
-        card = measure_answers(judgements, judge, spec)
+        card = measure_answers(judgements, judge, spec, metrics=metrics)
         print(f"{title}: --judge {spec} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         rows += [(f"assay {r.measure} ({spec})", r) for r in card.rows if r.measure != PEOPLE]
     print_table(title, judgements, rows)
@@ -156,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, help="judge cache (default: none, every call asked)")
     parser.add_argument("--limit", type=int, help="only the first N questions of each set (for a slow model)")
     parser.add_argument("--json", type=Path, help="also write every row as JSON here")
+    parser.add_argument("--metrics", help="only these answer measures, comma-separated (fewer calls for a slow model)")
+    parser.add_argument(
+        "--max-tokens", type=int, help="model judges: cap replies at N tokens (a cut reply is unscored)"
+    )
+    parser.add_argument("--concurrency", type=int, default=4, help="model judges: calls at once (default 4)")
     args = parser.parse_args(argv)
     if not (args.mtrag or args.ragchecker):
         parser.error("give at least one set: --mtrag FILE and/or --ragchecker FILE")
@@ -164,13 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.mtrag:
         title = "MTRAG human evaluation subset (ratings of answers)"
         judged = first_questions(read_answer_judgements(args.mtrag), args.limit)
-        rows = run_set(title, judged, published_mtrag(args.mtrag), judges, args.api_base, args.cache_dir)
+        rows = run_set(title, judged, published_mtrag(args.mtrag), judges, args)
         dump[title] = [{"measure": name, **r.model_dump()} for name, r in rows]
     if args.ragchecker:
         title = "RAGChecker meta-evaluation (preferences between two answers; kept aside)"
         published = published_ragchecker(args.ragchecker_baseline) if args.ragchecker_baseline else {}
         judged = first_questions(read_answer_judgements(args.ragchecker), args.limit)
-        rows = run_set(title, judged, published, judges, args.api_base, args.cache_dir)
+        rows = run_set(title, judged, published, judges, args)
         dump[title] = [{"measure": name, **r.model_dump()} for name, r in rows]
     if args.json:
         args.json.write_text(json.dumps(dump, indent=1), encoding="utf-8")

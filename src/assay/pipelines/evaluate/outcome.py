@@ -40,7 +40,7 @@ from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, answer_notes, answer_primary
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary
-from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric
+from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric, with_primary
 from assay.pipelines.evaluate.statistics.gates import relevant_chunk_lengths
 from assay.pipelines.evaluate.statistics.history import history_gains
 from assay.pipelines.evaluate.statistics.planning import power_plans
@@ -179,7 +179,7 @@ class _Outcome:
         config, gold, per_run, stat = self.config, self.gold, self.per_run, self.config.stat()
         comparisons = compare_runs(per_run, fair.compared, replace(stat, primary=fair.primary))
         primary = next((c.metric for c in comparisons if c.primary), None)
-        lead = primary or primary_metric(fair.compared, fair.primary)
+        lead = primary or primary_metric(with_primary(per_run, fair.compared, fair.primary), fair.primary)
         clustering = clustering_summary(config.cluster_by, per_run, comparisons, lead)
         diagnosis = directed(compare_runs(per_run, self._diagnosed(fair), replace(stat, primary=None)))
         agreement = agreement_of(gold, self.humans, fields=("type", "difficulty", *config.strata), settings=stat)

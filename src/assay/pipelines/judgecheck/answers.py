@@ -43,6 +43,7 @@ from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.pipelines.bootstrap.references import draft_from_references, estimate_reference_drafts
 from assay.pipelines.evaluate.called import evaluate
 from assay.pipelines.evaluate.pipeline import estimate_evaluation
+from assay.pipelines.evaluate.settings import EvalSettings
 from assay.pipelines.transfer.imports import import_ragas
 from assay.results import QueryResult
 
@@ -294,12 +295,16 @@ def card_rows(
     return rows
 
 
-def measure_answers(judgements: AnswerJudgements, judge: Grader, model: str) -> AnswerCard:
-    """Evaluate the judgements' answers with ``judge`` and set its answer measures beside the people."""
+def measure_answers(
+    judgements: AnswerJudgements, judge: Grader, model: str, *, metrics: Sequence[str] = ()
+) -> AnswerCard:
+    """Evaluate the judgements' answers with ``judge`` and set its answer measures beside the people. ``metrics``:
+    only these (as ``assay eval --metrics``; fewer calls for a slow judge), else every measure the data allows."""
+    settings = EvalSettings(metrics=tuple(metrics))
     with tempfile.TemporaryDirectory() as tmp:
         golden = _golden(judgements, Path(tmp))
         draft_from_references(golden, judge=judge)  # claims and nuggets, as assay import ragas --judge drafts them
-        _, per_query = evaluate(golden, _runs(judgements), judge=judge)
+        _, per_query = evaluate(golden, _runs(judgements), judge=judge, settings=settings)
     questions = {item.question for item in _items(judgements)}
     return AnswerCard(
         model=model,

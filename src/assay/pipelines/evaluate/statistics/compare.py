@@ -45,6 +45,7 @@ from assay.results import Comparison, QueryResult, rounded
 
 __all__ = [
     "CORRECTIONS", "compare_runs", "family_pairs", "primary_metric", "resamples", "shared_questions", "verdict",
+    "with_primary",
 ]  # fmt: skip
 
 CORRECTIONS = ("holm", "tukey", "none")
@@ -77,6 +78,15 @@ def resamples(family_size: int, settings: StatSettings) -> int:
     return max(settings.n_perm, math.ceil(100 * max(family_size, 1) / settings.alpha))
 
 
+def with_primary(per_run: Mapping[str, Rows], names: Sequence[str], primary: str | None) -> list[str]:
+    """``names``, with ``primary`` first when it is not among them but the rows have it (a diagnosis measure, which
+    is compared in its own family, can still lead)."""
+    present = {m for rows in per_run.values() for row in rows.values() for m in row.metrics}
+    if primary is not None and primary not in names and primary in present:
+        return [primary, *names]
+    return list(names)
+
+
 def compare_runs(per_run: Mapping[str, Rows], names: Sequence[str], settings: StatSettings) -> list[Comparison]:
     """Every family (one per metric, the primary first) over the pairs of :func:`family_pairs`.
 
@@ -86,10 +96,7 @@ def compare_runs(per_run: Mapping[str, Rows], names: Sequence[str], settings: St
     if settings.correction not in CORRECTIONS:
         raise ConfigError(f"--correction {settings.correction}: use one of {', '.join(CORRECTIONS)}")
     pairs = family_pairs(list(per_run), settings.baseline)
-    present = {m for rows in per_run.values() for row in rows.values() for m in row.metrics}
-    wanted = list(names)
-    if settings.primary is not None and settings.primary not in wanted and settings.primary in present:
-        wanted.insert(0, settings.primary)
+    wanted = with_primary(per_run, names, settings.primary)
     primary = primary_metric(wanted, settings.primary) if pairs else None
     ordered = ([primary] if primary else []) + [m for m in wanted if m != primary]
     out: list[Comparison] = []
