@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from assay.formats.answer_judgements import AnswerJudgements, JudgedAnswer
 from assay.judge.factory import make_judge
-from assay.pipelines.judgecheck.answers import PEOPLE, measure_answers
+from assay.pipelines.judgecheck.answers import PEOPLE, card_rows, measure_answers
+from assay.results import QueryResult
 
 REFERENCE = "The Eiffel Tower is 330 metres tall. It was completed in 1889 for the World's Fair."
 
@@ -50,3 +51,19 @@ def test_a_diagnosis_measure_leads_when_no_two_runs_share_two_questions() -> Non
     # ConfigError "not a compared metric").
     card = measure_answers(_judgements(), make_judge("offline"), "offline", metrics=["claim_f1"])
     assert {r.measure for r in card.rows} >= {"claim_f1", "claim_recall"}
+
+
+def test_a_measure_the_judge_never_scored_is_shown_unscored_and_one_the_data_cannot_give_is_left_off() -> None:
+    rows = [
+        QueryResult(
+            run=system,
+            query_id="q1",
+            metrics={"claim_recall": None, "faithfulness": None},
+            unscored={"claim_recall": "loop", "faithfulness": "no passages in this run"},
+        )
+        for system in ("A", "B")
+    ]
+    card = {r.measure: r for r in card_rows(_judgements(), rows)}
+    assert card["claim_recall"].unscored == 1.0
+    assert card["claim_recall"].n == 0
+    assert "faithfulness" not in card

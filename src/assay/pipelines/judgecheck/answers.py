@@ -43,6 +43,8 @@ from assay.metrics.diagnosis import LOWER_IS_BETTER
 from assay.pipelines.bootstrap.references import draft_from_references, estimate_reference_drafts
 from assay.pipelines.evaluate.called import evaluate
 from assay.pipelines.evaluate.pipeline import estimate_evaluation
+from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, NO_ANSWERS, NO_PASSAGES
+from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.settings import EvalSettings
 from assay.pipelines.transfer.imports import import_ragas
 from assay.results import QueryResult
@@ -72,6 +74,8 @@ ANSWER_MEASURES = (
     "attribution_rate",
 )
 PEOPLE = "people"
+# reasons a measure is unscored that say nothing about the judge: the answers or the passages are not there
+NOT_THE_JUDGE = frozenset({NO_PASSAGES, NO_ANSWERS, EMPTY_ANSWER, FAILED})
 Answer = tuple[str, str]  # (system, question id)
 
 
@@ -283,10 +287,13 @@ def card_rows(
     judgements: AnswerJudgements, per_query: Sequence[QueryResult], measures: Sequence[str] = ANSWER_MEASURES
 ) -> list[AnswerRow]:
     """Every row of the card from per-query rows (``run`` = the system): per criterion, people first, then each of
-    ``measures`` the rows hold a value of."""
+    ``measures`` the rows hold a value of, or left unscored for a reason of the judge's (a judge that scored nothing
+    shows its measures 100% unscored; a measure the data cannot give, such as faithfulness without passages, is left
+    off)."""
     items = _items(judgements)
     scores: dict[Answer, dict[str, float | None]] = {(q.run, q.query_id): q.metrics for q in per_query}
     produced = {m for q in per_query for m, v in q.metrics.items() if v is not None}
+    produced |= {m for q in per_query for m, why in q.unscored.items() if why not in NOT_THE_JUDGE}
     rows = []
     for criterion in judgements.criteria:
         rows.append(_people_row(criterion, items))
