@@ -8,13 +8,15 @@ migration and a fixture of the old version.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
     "FORMAT_VERSION",
+    "STEP_KINDS",
     "Chunk",
     "Claim",
     "Conversation",
@@ -23,6 +25,7 @@ __all__ = [
     "Importance",
     "LabelEvent",
     "LabelSource",
+    "LlmStep",
     "Manifest",
     "Nugget",
     "NuggetSupport",
@@ -32,10 +35,13 @@ __all__ = [
     "Question",
     "QuestionType",
     "RelevanceLabel",
+    "RetrievalStep",
     "RetrievedItem",
     "RunError",
     "RunItem",
     "StageUsage",
+    "Step",
+    "ToolStep",
     "Turn",
     "Unscored",
     "Vote",
@@ -276,6 +282,66 @@ class RunError(_Record):
     message: str = ""
 
 
+class RetrievalStep(_Record):
+    """A search of a system that searches several times: the query it sent and the passages it got back, in any form
+    ``retrieved`` takes (``rerank``: a reranker's output rather than a search's)."""
+
+    kind: Literal["retrieval"]
+    query: str | None = None
+    retrieved: list[RetrievedItem] = Field(default_factory=list)
+    rerank: bool = False
+    latency_ms: float | None = None
+
+    @field_validator("retrieved", mode="before")
+    @classmethod
+    def _ids_or_objects(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [{"id": v} if isinstance(v, str) else v for v in value]
+        return value
+
+
+class ToolStep(_Record):
+    """A tool call: its name, its arguments (a JSON object; a string holding one is read), its output or error."""
+
+    kind: Literal["tool"]
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    output: str | None = None
+    error: str | None = None
+    latency_ms: float | None = None
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _json_arguments(cls, value: Any) -> Any:
+        if value is None:
+            return {}
+        if isinstance(value, str):
+            try:
+                return json.loads(value) if value.strip() else {}
+            except json.JSONDecodeError:
+                raise ValueError(f"arguments {value[:60]!r} are not JSON: give a JSON object") from None
+        return value
+
+    @field_validator("output", mode="before")
+    @classmethod
+    def _text_output(cls, value: Any) -> Any:
+        return value if value is None or isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+class LlmStep(_Record):
+    """A model call inside the system: the model, its tokens and latency."""
+
+    kind: Literal["llm"]
+    model: str | None = None
+    prompt_tokens: int | None = Field(default=None, ge=0)
+    completion_tokens: int | None = Field(default=None, ge=0)
+    latency_ms: float | None = None
+
+
+Step = Annotated[RetrievalStep | ToolStep | LlmStep, Field(discriminator="kind")]
+STEP_KINDS = ("retrieval", "tool", "llm")
+
+
 class RunItem(_Record):
     """One line of a run: a query, what the system retrieved (ranked), and optionally its answer and citations.
 
@@ -283,7 +349,9 @@ class RunItem(_Record):
     ``repeat`` numbers the asking (0, 1, ..., N - 1) when the system was asked every question N times
     (``assay run --repeats N``): such a run has exactly one line per question and repeat. A turn of a conversation
     names it: ``conversation_id`` and ``turn`` (its index, from 0), and ``rewrite``, the system's own standalone
-    rewrite of the turn when it reports one.
+    rewrite of the turn when it reports one. ``steps``: what a system that searches several times did, in order
+    (:class:`RetrievalStep`, :class:`ToolStep`, :class:`LlmStep`); ``retrieved`` stays the context the answer was
+    written from.
     """
 
     query_id: str
@@ -297,6 +365,7 @@ class RunItem(_Record):
     conversation_id: str | None = None
     turn: int | None = Field(default=None, ge=0)
     rewrite: str | None = None
+    steps: list[Step] = Field(default_factory=list)
 
     @field_validator("retrieved", mode="before")
     @classmethod

@@ -45,6 +45,13 @@ a document id that is a list) are left out, counted per attribute and named in o
 8. *Query id*: an ``assay.query_id`` attribute, or ``query_id`` in the ``metadata`` attribute (LangChain's
    ``config={"metadata": {"query_id": ...}}`` lands there), on the root first, then on the other spans in start order.
 
+9. *Steps*: every RETRIEVER and RERANKER span (the query sent, ``input.value`` or ``reranker.query``, and the
+   documents returned, with their scores), every TOOL span (name, arguments as a JSON object, output, error) and
+   every LLM span with no LLM ancestor (model, tokens), in the order the spans started, each with its latency.
+   Arguments that are not a JSON object are counted per attribute and named in the warning, the step kept without
+   them. The run line carries them as ``steps`` when the system searched more than once or called a tool
+   (:func:`Trace.searches_several_times`); a one-search pipeline's line stays as it was.
+
 Traces are returned in the order their roots started (ties by trace id), so the same file always reads the same.
 """
 
@@ -86,6 +93,8 @@ _NUMBERS = (
     "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.cost.total", "llm.cost.prompt",
     "llm.cost.completion",
 )  # fmt: skip
+_PROMPT_TOKENS = ("llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+_COMPLETION_TOKENS = ("llm.token_count.completion", "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
 _QUESTION_KEYS = ("question", "query", "input", "user_input", "user_query", "prompt", "q", "text")
 _ANSWER_KEYS = ("answer", "output", "result", "response", "text", "content", "output_text")
 KIND_EXPECTED = (
@@ -117,6 +126,12 @@ class Trace:
     error: tuple[str, str] | None  # (kind, message)
     query_id: str | None
     start_ns: int
+    steps: list[dict[str, Any]] = field(default_factory=list)  # rule 9: every search, tool and model call, in order
+
+    def searches_several_times(self) -> bool:
+        """More than one search (a reranking counts as one) or any tool call: a trajectory worth its steps."""
+        kinds = [step["kind"] for step in self.steps if not step.get("rerank")]
+        return kinds.count("retrieval") > 1 or "tool" in kinds
 
 
 @dataclass
@@ -224,6 +239,7 @@ def _trace(
         trace_id=trace_id, line=root.line, question=question, passages=_passages(by_start, kinds, path, problems),
         answer=_answer(root, llms), latency_ms=latency, usage=_usage(first_llms, problems), error=_error(root),
         query_id=_query_id([root, *by_start]), start_ns=root.start_ns,
+        steps=_steps(by_start, kinds, first_llms, path, problems),
     )  # fmt: skip
 
 
@@ -283,6 +299,82 @@ def _passages(
     return [p for one in lists for p in one]
 
 
+def _steps(
+    spans: list[Span], kinds: Mapping[str, str], first_llms: list[Span], path: Path, problems: AttributeProblems
+) -> list[dict[str, Any]]:
+    """Rule 9: a step per RETRIEVER, RERANKER, TOOL and (outermost) LLM span, in the order the spans started, each as
+    a run line's ``steps`` holds it (:class:`~assay.types.RetrievalStep`, ``ToolStep``, ``LlmStep``)."""
+    outermost = {s.span_id for s in first_llms}
+    seen = AttributeProblems()  # the documents' problems were counted once already, by rule 3
+    out: list[dict[str, Any]] = []
+    for span in spans:
+        kind = kinds[span.span_id]
+        if kind == "RETRIEVER":
+            found = _documents(span, "retrieval.documents", path, seen, scored=True)
+            query = text_value(span.attributes.get("input.value"), _QUESTION_KEYS)
+            out.append(_step("retrieval", span, query=query, retrieved=_items(found)))
+        elif kind == "RERANKER":
+            found = _documents(span, "reranker.output_documents", path, seen, scored=True)
+            query = text_value(span.attributes.get("reranker.query"), ())
+            out.append(_step("retrieval", span, query=query, retrieved=_items(found), rerank=True))
+        elif kind == "TOOL":
+            out.append(_tool_step(span, problems))
+        elif kind == "LLM" and span.span_id in outermost:
+            out.append(_llm_step(span))
+    return out
+
+
+def _llm_step(span: Span) -> dict[str, Any]:
+    a = span.attributes
+    model = next((a[k] for k in ("llm.model_name", "gen_ai.response.model", "gen_ai.request.model")
+                  if isinstance(a.get(k), str) and a[k]), None)  # fmt: skip
+    prompt, completion = first_number(a, *_PROMPT_TOKENS), first_number(a, *_COMPLETION_TOKENS)
+    return _step("llm", span, model=model, prompt_tokens=_count(prompt), completion_tokens=_count(completion))
+
+
+def _step(kind: str, span: Span, **facts: Any) -> dict[str, Any]:
+    latency = (span.end_ns - span.start_ns) / 1e6 if span.start_ns and span.end_ns >= span.start_ns else None
+    return {"kind": kind, **{k: v for k, v in facts.items() if v is not None}} | (
+        {"latency_ms": latency} if latency is not None else {}
+    )
+
+
+def _items(passages: list[TracePassage]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in (("id", p.id), ("score", p.score), ("text", p.text)) if v is not None} for p in passages]
+
+
+def _count(value: float | None) -> int | None:
+    return int(value) if value is not None and value >= 0 else None
+
+
+def _tool_step(span: Span, problems: AttributeProblems) -> dict[str, Any]:
+    """A TOOL span: its name (``tool.name``, ``gen_ai.tool.name``, else the span's), arguments (``input.value`` or
+    ``gen_ai.tool.call.arguments``: a JSON object; anything else is counted as a problem and left out), output
+    (``output.value``, ``gen_ai.tool.call.result``) and the error of a span whose status is ERROR."""
+    a = span.attributes
+    name = next((a[k] for k in ("tool.name", "gen_ai.tool.name") if isinstance(a.get(k), str) and a[k]), span.name)
+    raw = next((a[k] for k in ("input.value", "gen_ai.tool.call.arguments") if a.get(k) is not None), None)
+    arguments = _json_object(raw)
+    if raw is not None and arguments is None:
+        problems.add("tool arguments", raw, "a JSON object", span.line)
+    output = next((a[k] for k in ("output.value", "gen_ai.tool.call.result") if a.get(k) is not None), None)
+    output = output if output is None or isinstance(output, str) else json.dumps(output, sort_keys=True)
+    error = (span.status_message or "the tool span's status is ERROR") if span.error else None
+    return _step("tool", span, name=name, arguments=arguments, output=output, error=error)
+
+
+def _json_object(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
 def _has(span: Span, prefix: str) -> bool:
     return any(key.startswith(prefix) for key in span.attributes)
 
@@ -330,9 +422,7 @@ def _usage(llms: Iterable[Span], problems: AttributeProblems) -> dict[str, float
         for key in _NUMBERS:
             if key in a and a[key] is not None and finite(a[key]) is None:
                 problems.add(key, a[key], "a finite number", span.line)
-        prompt = first_number(a, "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-        completion = first_number(a, "llm.token_count.completion", "gen_ai.usage.output_tokens",
-                                  "gen_ai.usage.completion_tokens")  # fmt: skip
+        prompt, completion = first_number(a, *_PROMPT_TOKENS), first_number(a, *_COMPLETION_TOKENS)
         cost = first_number(a, "llm.cost.total")
         if cost is None:
             parts = [x for k in ("llm.cost.prompt", "llm.cost.completion") if (x := finite(a.get(k))) is not None]

@@ -7,9 +7,10 @@ from assay.report import plots
 from assay.report._format import headline_metrics
 from assay.results import EvalResult, RunResult, SystemSummary
 
-__all__ = ["HEADER", "quality_metric", "quality_vs_latency_svg", "system_rows"]
+__all__ = ["HEADER", "STEPS", "quality_metric", "quality_vs_latency_svg", "system_header", "system_rows"]
 
 HEADER = ("run", "target", "label", "questions", "failed", "p50 latency", "p95 latency", "tokens", "cost (USD)")
+STEPS = "steps per question"  # a last column, when some run reported the steps of a system that searches several times
 
 
 def _ms(summary: SystemSummary, key: str) -> str:
@@ -30,16 +31,33 @@ def _tokens(summary: SystemSummary) -> str:
     return f"{summary.prompt_tokens or 0:,} + {summary.completion_tokens or 0:,}"
 
 
+def _steps(summary: SystemSummary) -> str:
+    """``2.0 searches, 0.5 tool calls, 3.0 model calls`` (means over the lines that reported steps), or ``—``."""
+    if not summary.with_steps:
+        return "—"
+    words = {"retrieval": "searches", "tool": "tool calls", "llm": "model calls"}
+    return ", ".join(f"{mean:.1f} {words.get(kind, kind)}" for kind, mean in summary.steps.items())
+
+
+def _with_steps(result: EvalResult) -> bool:
+    return any(run.system is not None and run.system.with_steps for run in result.runs)
+
+
+def system_header(result: EvalResult) -> tuple[str, ...]:
+    """:data:`HEADER`, and :data:`STEPS` when some run reported its steps."""
+    return (*HEADER, STEPS) if _with_steps(result) else HEADER
+
+
 def system_rows(result: EvalResult) -> list[list[str]]:
-    """One row per run that recorded its system (columns of :data:`HEADER`); empty when none did."""
-    rows = []
+    """One row per run that recorded its system (columns of :func:`system_header`); empty when none did."""
+    rows, steps = [], _with_steps(result)
     for run in result.runs:
         s = run.system
         if s is None:
             continue
         cost = "—" if s.cost_usd is None else f"{s.cost_usd:.4f}"
         rows.append([run.name, s.target or "—", s.label or "—", f"{s.lines:,}", _failed(s), _ms(s, "p50"),
-                     _ms(s, "p95"), _tokens(s), cost])  # fmt: skip
+                     _ms(s, "p95"), _tokens(s), cost, *([_steps(s)] if steps else [])])  # fmt: skip
     return rows
 
 

@@ -338,7 +338,7 @@ def _context(
 
 def _system_view(result: EvalResult) -> dict[str, Any]:
     plot, metric = _svg(sysr.quality_vs_latency_svg(result)), sysr.quality_metric(result)
-    return {"header": sysr.HEADER, "rows": sysr.system_rows(result), "metric": metric, "plot": plot}
+    return {"header": sysr.system_header(result), "rows": sysr.system_rows(result), "metric": metric, "plot": plot}
 
 
 def render_html(

@@ -335,5 +335,6 @@ def _system(result: EvalResult) -> list[str]:
     rows = sysr.system_rows(result)
     if not rows:
         return []
-    table = _table(sysr.HEADER, [[md_escape(cell) for cell in row] for row in rows], "lllrlrrrr")
+    header = sysr.system_header(result)
+    table = _table(header, [[md_escape(cell) for cell in row] for row in rows], "lllrlrrrrl"[: len(header)])
     return ["## System under test", "", *table]

@@ -327,8 +327,8 @@ def _system(result: EvalResult) -> Table:
     """Latency, failures, tokens and cost of each run written by ``assay run``."""
     table = Table(title="System under test", box=box.SIMPLE_HEAD, title_justify="left", title_style="bold",
                   pad_edge=False)  # fmt: skip
-    for name in sysr.HEADER:
-        table.add_column(name, justify="left" if name in ("run", "target", "label", "failed") else "right")
+    for name in sysr.system_header(result):
+        table.add_column(name, justify="left" if name in ("run", "target", "label", "failed", sysr.STEPS) else "right")
     for row in sysr.system_rows(result):
         table.add_row(*(Text(cell) for cell in row))
     return table

@@ -115,7 +115,8 @@ class SystemSummary(_Model):
     """How the system behaved while it wrote the run (``assay run``): its header (target with secrets removed,
     version label, start and end), the questions it failed on by kind (0 on the recall-type answer measures, else
     unscored), the latency percentiles of the answered ones (ms; linear interpolation), and tokens and cost summed
-    over the lines that report them (None when no line does)."""
+    over the lines that report them (None when no line does). A system that searches several times reports its
+    ``steps`` per line: ``with_steps`` lines did, with ``steps`` each kind's mean number per such line."""
 
     target: str | None = None
     label: str | None = None
@@ -128,6 +129,8 @@ class SystemSummary(_Model):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost_usd: float | None = None
+    with_steps: int = 0  # lines that reported the system's steps (searches, tool and model calls)
+    steps: dict[str, float] = Field(default_factory=dict)  # step kind -> mean per line that reported steps
 
 
 class VarianceSplit(_Model):

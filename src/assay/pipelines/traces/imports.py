@@ -166,7 +166,8 @@ def run_line(query_id: str, trace: Trace) -> dict[str, Any]:
     error = {"kind": trace.error[0], "message": trace.error[1]} if trace.error is not None else None
     facts = {"answer": trace.answer, "latency_ms": trace.latency_ms, "usage": trace.usage, "error": error}
     line = {"query_id": query_id, "retrieved": retrieved} | {k: v for k, v in facts.items() if v is not None}
-    return line | {"question": trace.question, "trace_id": trace.trace_id}
+    steps = {"steps": trace.steps} if trace.searches_several_times() else {}
+    return line | steps | {"question": trace.question, "trace_id": trace.trace_id}
 
 
 # ---------------------------------------------------------------------------------------------------- steps

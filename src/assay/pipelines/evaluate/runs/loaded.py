@@ -46,11 +46,12 @@ class RunLine:
 @dataclass
 class SystemTrace:
     """What every line of a run says of the system that answered (``assay run`` writes it): latency of the answered
-    lines, failure kinds, token and cost usage."""
+    lines, failure kinds, token and cost usage, and the steps of a system that searches several times."""
 
     latencies: list[float] = field(default_factory=list)
     failures: Counter[str] = field(default_factory=Counter)
     usages: list[dict[str, float]] = field(default_factory=list)
+    steps: list[Counter[str]] = field(default_factory=list)  # per line that reports steps: how many of each kind
 
     def add(self, raw: RawLine) -> None:
         if raw.error is not None:
@@ -59,6 +60,8 @@ class SystemTrace:
             self.latencies.append(raw.latency_ms)
         if raw.usage is not None:
             self.usages.append(raw.usage)
+        if raw.steps:
+            self.steps.append(Counter(step.kind for step in raw.steps))
 
 
 @dataclass

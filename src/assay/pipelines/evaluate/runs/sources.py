@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,10 +32,14 @@ from assay.formats.ragas import read_ragas_run
 from assay.formats.runs import sniff_run_format
 from assay.results import RunCounts
 from assay.text import question_key
-from assay.types import RetrievedItem, RunError, RunItem
+from assay.types import RetrievedItem, RunError, RunItem, Step
 
 __all__ = ["JSONL_EXPECTED", "TREC_EXPECTED", "RawLine", "RunKind", "memory_where", "raw_lines", "run_kind"]
 
+STEPS_EXPECTED = (
+    'steps in order, each {"kind": "retrieval", "query": "...", "retrieved": ["c1"]}, {"kind": "tool", "name": '
+    '"calculator", "arguments": {"expression": "2 * 3"}, "output": "6"} or {"kind": "llm", "prompt_tokens": 120}'
+)
 JSONL_EXPECTED = 'a line like {"query_id": "q1", "retrieved": ["c1", {"text": "..."}], "answer": "..."}'
 TREC_EXPECTED = "6 whitespace-separated fields: query_id Q0 chunk_id rank score tag"
 RunKind = Literal["jsonl", "trec", "ragas", "memory"]
@@ -57,6 +61,7 @@ class RawLine:
     conversation_id: str | None = None
     turn: int | None = None
     rewrite: str | None = None
+    steps: list[Step] = field(default_factory=list)  # a system that searches several times: what it did, in order
 
 
 def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[RawLine]:
@@ -64,7 +69,9 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
         try:
             item = RunItem.model_validate(obj)
         except ValidationError as exc:
-            raise FormatError(where, line, first_problem(exc), JSONL_EXPECTED) from None
+            problem = first_problem(exc)
+            fix = STEPS_EXPECTED if problem.startswith("field 'steps") else JSONL_EXPECTED
+            raise FormatError(where, line, problem, fix) from None
         scored = [r.score for r in item.retrieved if r.score is not None]
         if any(math.isnan(score) for score in scored):
             raise FormatError(where, line, "a score is NaN", "a number")
@@ -72,7 +79,8 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
             problem = f"{len(scored)} of {len(item.retrieved)} items have a score"
             raise FormatError(where, line, problem, "scores on all or none")
         yield RawLine(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error,
-                   item.latency_ms, item.usage, item.repeat, item.conversation_id, item.turn, item.rewrite)  # fmt: skip
+                   item.latency_ms, item.usage, item.repeat, item.conversation_id, item.turn, item.rewrite,
+                   item.steps)  # fmt: skip
 
 
 def memory_where(name: str) -> str:
