@@ -9,7 +9,9 @@ with the same attributes (a dataclass, a pydantic model, any object) or a plain 
 * ``answer`` (a string), ``citations`` (a list of strings);
 * ``usage``: ``prompt_tokens``, ``completion_tokens``, ``cost_usd`` (numbers), written only when the system says;
 * ``rewrite`` (or ``query``): the system's own standalone rewrite of a conversation's turn, a string (kept on the
-  lines of turns only: :mod:`assay.targets.conversations`).
+  lines of turns only: :mod:`assay.targets.conversations`);
+* ``steps``: what a system that searches several times did, in order, as a run line holds them
+  (:class:`~assay.types.RetrievalStep`, :class:`~assay.types.ToolStep`, :class:`~assay.types.LlmStep`).
 
 Anything else is an ``invalid_output`` failure that names what was wrong; a failure is recorded, never scored.
 """
@@ -21,10 +23,16 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
+from assay.formats.jsonl import first_problem
+from assay.types import Step
+
 __all__ = ["USAGE_KEYS", "TargetFailure", "normalize", "resolve_pointer"]
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd")
-_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage", "rewrite")
+_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage", "rewrite", "steps")
+_STEPS: TypeAdapter[list[Step]] = TypeAdapter(list[Step])
 
 
 class TargetFailure(Exception):
@@ -71,7 +79,19 @@ def normalize(value: Any) -> dict[str, Any]:
     rewrite = data.get("rewrite", data.get("query"))
     if isinstance(rewrite, str) and rewrite.strip():
         out["rewrite"] = rewrite
+    if data.get("steps"):
+        out["steps"] = _steps(data["steps"])
     return out
+
+
+def _steps(value: Any) -> list[dict[str, Any]]:
+    """The steps as a run line writes them, checked (an unknown kind, a tool without a name or with arguments that
+    are not JSON is an ``invalid_output`` failure naming the step)."""
+    try:
+        steps = _STEPS.validate_python(_list(value, "steps"))
+    except ValidationError as exc:
+        raise _invalid(f"'steps': {first_problem(exc)}") from None
+    return [step.model_dump(exclude_none=True, exclude_defaults=True) for step in steps]
 
 
 def _retrieved(data: Mapping[str, Any]) -> list[Any]:
