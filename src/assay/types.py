@@ -350,8 +350,9 @@ class RunItem(_Record):
     (``assay run --repeats N``): such a run has exactly one line per question and repeat. A turn of a conversation
     names it: ``conversation_id`` and ``turn`` (its index, from 0), and ``rewrite``, the system's own standalone
     rewrite of the turn when it reports one. ``steps``: what a system that searches several times did, in order
-    (:class:`RetrievalStep`, :class:`ToolStep`, :class:`LlmStep`); ``retrieved`` stays the context the answer was
-    written from.
+    (:class:`RetrievalStep`, :class:`ToolStep`, :class:`LlmStep`), or ``messages``, the system's chat messages with
+    its tool calls, from which the steps (and the answer and context when the line has none) are read by
+    :mod:`assay.formats.messages`; ``retrieved`` stays the context the answer was written from.
     """
 
     query_id: str
@@ -366,6 +367,7 @@ class RunItem(_Record):
     turn: int | None = Field(default=None, ge=0)
     rewrite: str | None = None
     steps: list[Step] = Field(default_factory=list)
+    messages: list[Any] | None = None  # an agent's chat messages, read into steps (assay.formats.messages)
 
     @field_validator("retrieved", mode="before")
     @classmethod

@@ -66,8 +66,8 @@ def test_parse_pairs_strips_and_names_the_flag() -> None:
                                                   "'{\"q\": \"{question}\"}'"),
         (TargetSpec("http://h/", mapping=(("answer", "/a"), ("score", "/s"))), "--map score=...: the fields are "
                                                                                "retrieved, contexts, answer, "
-                                                                               "citations, usage, rewrite, steps, e.g. "
-                                                                               "answer=/output"),
+                                                                               "citations, usage, rewrite, steps, "
+                                                                               "messages, e.g. answer=/output"),
         (TargetSpec("http://h/", mapping=(("answer", "out"),)), "--map answer=out: a JSON pointer starts with '/', "
                                                                 "e.g. answer=/out"),
     ],

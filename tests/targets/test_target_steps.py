@@ -53,3 +53,22 @@ def test_steps_of_the_wrong_shape_are_an_invalid_output(steps: Any, said: str) -
     with pytest.raises(TargetFailure) as caught:
         normalize({"answer": "a", "steps": steps})
     assert caught.value.kind == "invalid_output" and said in caught.value.message
+
+
+def test_a_reply_of_chat_messages_gives_steps_answer_and_passages() -> None:
+    messages = [
+        {"role": "user", "content": "what is fact 1?"},
+        {
+            "role": "assistant",
+            "tool_calls": [{"id": "a", "function": {"name": "kb", "arguments": '{"query": "fact 1"}'}}],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": '[{"id": "c1", "text": "Fact 1 is 7."}]'},
+        {"role": "assistant", "content": "7"},
+    ]
+    line = normalize({"messages": messages})
+    assert line["answer"] == "7" and line["retrieved"] == [{"id": "c1", "text": "Fact 1 is 7."}]
+    assert [s["kind"] for s in line["steps"]] == ["llm", "retrieval", "llm"]
+    kept = normalize({"messages": messages, "answer": "own", "contexts": ["mine"]})
+    assert kept["answer"] == "own" and kept["retrieved"] == [{"text": "mine"}]  # the system's own fields win
+    with pytest.raises(TargetFailure, match="'messages': message 0 is a tool reply to no call"):
+        normalize({"messages": [{"role": "tool", "content": "x"}]})

@@ -107,8 +107,8 @@ def target_options(prefix: str = "", *, both: bool = False) -> Callable[[Any], A
         click.option("--body", default=None,
                      help="http: JSON body template with {question}, {query_id}, {metadata} (and {top_k})."),
         click.option("--map", "mapping", multiple=True, metavar="FIELD=POINTER",
-                     help="http: where a field (contexts, retrieved, answer, citations, usage, rewrite, steps) is "
-                          "in the reply, as a JSON pointer."),
+                     help="http: where a field (contexts, retrieved, answer, citations, usage, rewrite, steps, "
+                          "messages) is in the reply, as a JSON pointer."),
         click.option("--header", "headers", multiple=True, metavar="'NAME: VALUE'",
                      help="http: a request header; write a secret as ${ENV_VAR} (read from the environment)."),
         click.option("--label", default=None, help="Version name of the system (default: git commit of the cwd)."),

@@ -13,6 +13,7 @@ Modules, one line each:
 - ``golden_files``: the golden folder's file names, and reading each file checked line by line.
 - ``golden_labels``: which label stands for a pair, and where a set's labels came from.
 - ``jsonl``: versioned JSONL (a header line, then one record a line).
+- ``messages``: an agent's chat messages (OpenAI or RAGAS shape) turned into a run line's steps.
 - ``otlp``: spans from OTLP JSON files.
 - ``pairs``: the (question, chunk) pairs ``assay grade`` reads.
 - ``progress``: progress of long reads and writes, for a caller that shows it.

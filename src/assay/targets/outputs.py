@@ -11,7 +11,9 @@ with the same attributes (a dataclass, a pydantic model, any object) or a plain 
 * ``rewrite`` (or ``query``): the system's own standalone rewrite of a conversation's turn, a string (kept on the
   lines of turns only: :mod:`assay.targets.conversations`);
 * ``steps``: what a system that searches several times did, in order, as a run line holds them
-  (:class:`~assay.types.RetrievalStep`, :class:`~assay.types.ToolStep`, :class:`~assay.types.LlmStep`).
+  (:class:`~assay.types.RetrievalStep`, :class:`~assay.types.ToolStep`, :class:`~assay.types.LlmStep`); or
+  ``messages``, its chat messages with their tool calls, read into steps (and the answer and passages when the reply
+  has none) by :mod:`assay.formats.messages`.
 
 Anything else is an ``invalid_output`` failure that names what was wrong; a failure is recorded, never scored.
 """
@@ -26,12 +28,13 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from assay.formats.jsonl import first_problem
+from assay.formats.messages import MessagesError, steps_from_messages
 from assay.types import Step
 
 __all__ = ["USAGE_KEYS", "TargetFailure", "normalize", "resolve_pointer"]
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd")
-_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage", "rewrite", "steps")
+_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage", "rewrite", "steps", "messages")
 _STEPS: TypeAdapter[list[Step]] = TypeAdapter(list[Step])
 
 
@@ -66,7 +69,7 @@ def _as_mapping(value: Any) -> Mapping[str, Any]:
 
 def normalize(value: Any) -> dict[str, Any]:
     """The run-line fields (``retrieved``, ``answer``, ``citations``, optional ``usage``) of what a system returned."""
-    data = _as_mapping(value)
+    data = _with_messages(_as_mapping(value))
     if data.get("retrieved") is not None and data.get("contexts") is not None:
         raise _invalid("returned both 'retrieved' and 'contexts': give one of them")
     if all(data.get(name) is None for name in ("retrieved", "contexts", "answer")):
@@ -81,6 +84,23 @@ def normalize(value: Any) -> dict[str, Any]:
         out["rewrite"] = rewrite
     if data.get("steps"):
         out["steps"] = _steps(data["steps"])
+    return out
+
+
+def _with_messages(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A reply with ``messages`` (an agent's chat messages) and no ``steps``: the steps read from them, and the answer
+    and passages when the reply gives none (:mod:`assay.formats.messages`)."""
+    if data.get("messages") is None or data.get("steps") is not None:
+        return data
+    try:
+        found = steps_from_messages(_list(data["messages"], "messages"))
+    except MessagesError as exc:
+        raise _invalid(f"'messages': {exc}") from None
+    out = {**data, "steps": found.steps}
+    if out.get("answer") is None:
+        out["answer"] = found.answer
+    if out.get("retrieved") is None and out.get("contexts") is None:
+        out["retrieved"] = found.context
     return out
 
 

@@ -22,7 +22,7 @@ from assay.errors import ConfigError
 __all__ = ["BODY_DEFAULT", "MAP_FIELDS", "TargetSpec", "expand", "parse_pairs", "redact", "references"]
 
 BODY_DEFAULT = '{"question": "{question}", "query_id": "{query_id}", "metadata": "{metadata}"}'
-MAP_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage", "rewrite", "steps")
+MAP_FIELDS = ("retrieved", "contexts", "answer", "citations", "usage", "rewrite", "steps", "messages")
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _KINDS = ("python:", "http://", "https://", "cmd:")
 

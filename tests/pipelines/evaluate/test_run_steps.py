@@ -63,3 +63,28 @@ def test_a_bad_step_is_an_error_at_its_line(tmp_path: Path, step: dict[str, Any]
     assert caught.value.line == 2
     assert said in str(caught.value)
     assert "expected steps in order" in str(caught.value)
+
+
+def test_a_run_line_with_messages_is_evaluated_on_the_context_they_give(tmp_path: Path) -> None:
+    golden = make_golden(n=2)
+    chunk = next(label.chunk_id for label in golden.qrels if label.query_id == qid(0) and label.grade >= 1)
+    hit = [{"id": chunk}]
+    messages = [
+        {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "kb", "arguments": '{"query": "x"}'}}]},
+        {"role": "tool", "tool_call_id": "a", "content": json.dumps(hit)},
+        {"role": "assistant", "content": "done"},
+    ]
+    lines = [{"query_id": qid(0), "messages": messages}, {"query_id": qid(1), "retrieved": []}]
+    run = tmp_path / "agent.jsonl"
+    run.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    settings = EvalSettings(k_values=(1,), metrics=("recall@1",), n_boot=100)
+    result, rows = evaluate(golden, [("agent", run)], settings=settings)
+    by_query = {row.query_id: row for row in rows}
+    assert by_query[qid(0)].metrics["recall@1"] > 0  # the search's passage is the context that was scored
+    assert result.runs[0].system is not None and result.runs[0].system.steps == {"retrieval": 1.0, "tool": 0.0,
+                                                                                 "llm": 2.0}  # fmt: skip
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"query_id": qid(0), "messages": [{"role": "tool", "content": "x"}]}) + "\n")
+    with pytest.raises(FormatError) as caught:
+        evaluate(golden, [("bad", bad)], settings=settings)
+    assert caught.value.line == 1 and "messages: message 0 is a tool reply to no call" in str(caught.value)

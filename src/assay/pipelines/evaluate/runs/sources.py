@@ -23,22 +23,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from assay.errors import FormatError
 from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import first_problem, iter_json_lines
+from assay.formats.messages import MessagesError, steps_from_messages
 from assay.formats.ragas import read_ragas_run
 from assay.formats.runs import sniff_run_format
 from assay.results import RunCounts
 from assay.text import question_key
 from assay.types import RetrievedItem, RunError, RunItem, Step
 
+_STEPS: TypeAdapter[list[Step]] = TypeAdapter(list[Step])
+
 __all__ = ["JSONL_EXPECTED", "TREC_EXPECTED", "RawLine", "RunKind", "memory_where", "raw_lines", "run_kind"]
 
 STEPS_EXPECTED = (
     'steps in order, each {"kind": "retrieval", "query": "...", "retrieved": ["c1"]}, {"kind": "tool", "name": '
     '"calculator", "arguments": {"expression": "2 * 3"}, "output": "6"} or {"kind": "llm", "prompt_tokens": 120}'
+)
+MESSAGES_EXPECTED = (
+    'chat messages like {"role": "assistant", "tool_calls": [{"id": "1", "function": {"name": "search", '
+    '"arguments": "{\\"query\\": \\"...\\"}"}}]}, {"role": "tool", "tool_call_id": "1", "content": "[...]"}'
 )
 JSONL_EXPECTED = 'a line like {"query_id": "q1", "retrieved": ["c1", {"text": "..."}], "answer": "..."}'
 TREC_EXPECTED = "6 whitespace-separated fields: query_id Q0 chunk_id rank score tag"
@@ -72,6 +79,8 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
             problem = first_problem(exc)
             fix = STEPS_EXPECTED if problem.startswith("field 'steps") else JSONL_EXPECTED
             raise FormatError(where, line, problem, fix) from None
+        if item.messages is not None and not item.steps:
+            item = _from_messages(item, where, line)
         scored = [r.score for r in item.retrieved if r.score is not None]
         if any(math.isnan(score) for score in scored):
             raise FormatError(where, line, "a score is NaN", "a number")
@@ -81,6 +90,20 @@ def _records(where: str | Path, rows: Iterator[tuple[int, dict[str, Any]]]) -> I
         yield RawLine(item.query_id, item.retrieved, item.answer, list(item.citations), line, item.error,
                    item.latency_ms, item.usage, item.repeat, item.conversation_id, item.turn, item.rewrite,
                    item.steps)  # fmt: skip
+
+
+def _from_messages(item: RunItem, where: str | Path, line: int) -> RunItem:
+    """A line with ``messages`` and no ``steps``: the steps read from them, and the answer and context when the line
+    gives none (:mod:`assay.formats.messages`)."""
+    try:
+        found = steps_from_messages(item.messages or [])
+        steps = _STEPS.validate_python(found.steps)
+    except (MessagesError, ValidationError) as exc:
+        problem = first_problem(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise FormatError(where, line, f"messages: {problem}", MESSAGES_EXPECTED) from None
+    retrieved = item.retrieved or [RetrievedItem.model_validate(p) for p in found.context]
+    answer = item.answer if item.answer is not None else found.answer
+    return item.model_copy(update={"steps": steps, "retrieved": retrieved, "answer": answer})
 
 
 def memory_where(name: str) -> str:
