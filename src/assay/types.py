@@ -282,6 +282,13 @@ class RunError(_Record):
     message: str = ""
 
 
+def _ids_as_objects(value: Any) -> Any:
+    """A retrieved list may name chunks by bare id: ``"c1"`` is ``{"id": "c1"}``."""
+    if isinstance(value, list):
+        return [{"id": v} if isinstance(v, str) else v for v in value]
+    return value
+
+
 class RetrievalStep(_Record):
     """A search of a system that searches several times: the query it sent and the passages it got back, in any form
     ``retrieved`` takes (``rerank``: a reranker's output rather than a search's)."""
@@ -295,9 +302,7 @@ class RetrievalStep(_Record):
     @field_validator("retrieved", mode="before")
     @classmethod
     def _ids_or_objects(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"id": v} if isinstance(v, str) else v for v in value]
-        return value
+        return _ids_as_objects(value)
 
 
 class ToolStep(_Record):
@@ -372,9 +377,7 @@ class RunItem(_Record):
     @field_validator("retrieved", mode="before")
     @classmethod
     def _ids_or_objects(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [{"id": v} if isinstance(v, str) else v for v in value]
-        return value
+        return _ids_as_objects(value)
 
 
 PassageMatch = Literal["id", "offsets", "exact", "approximate", "unmatched"]
