@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
 from otlp_fixture import documents, span, write_lines
 
@@ -76,3 +78,93 @@ def test_a_one_search_pipeline_keeps_its_line_as_it_was(tmp_path: Path) -> None:
     assert [s["kind"] for s in trace.steps] == ["retrieval", "retrieval", "llm"]
     assert trace.steps[1]["rerank"] is True
     assert "steps" not in run_line("q1", trace)
+
+
+def _one(tmp_path: Path, spans: list[dict[str, Any]]) -> Any:
+    read = read_traces(write_lines(tmp_path / "t.jsonl", spans))
+    [trace] = read.traces
+    return trace, read.problems
+
+
+def test_a_reranker_step_keeps_its_query_documents_and_scores(tmp_path: Path) -> None:
+    spans = [
+        span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": '{"question": "q?"}'}),
+        span(1, 2, 1, kind="RETRIEVER", start_ms=5, attrs={"input.value": '{"query": "rewritten q"}',
+                                                          **documents(["A"], id=["c1"])}),
+        span(1, 3, 1, kind="RERANKER", start_ms=20, end_ms=30, attrs={"reranker.query": "q?", **documents(
+            ["B", "A"], "reranker.output_documents", id=["c2", "c1"], score=[0.9, 0.4])}),
+    ]  # fmt: skip
+    trace, _ = _one(tmp_path, spans)
+    search, rerank = trace.steps
+    assert search == {"kind": "retrieval", "query": "rewritten q", "retrieved": [{"id": "c1", "text": "A"}],
+                      "latency_ms": 5.0}  # fmt: skip
+    assert rerank == {
+        "kind": "retrieval",
+        "query": "q?",
+        "rerank": True,
+        "latency_ms": 10.0,
+        "retrieved": [{"id": "c2", "score": 0.9, "text": "B"}, {"id": "c1", "score": 0.4, "text": "A"}],
+    }
+
+
+def test_a_step_without_both_times_has_no_latency_and_a_zero_length_one_has_0(tmp_path: Path) -> None:
+    spans = [
+        span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q?"}),
+        span(1, 2, 1, kind="LLM", start_ms=7, end_ms=7, attrs={"llm.token_count.prompt": 0}),
+        span(1, 3, 1, kind="LLM", start_ms=9, end_ms=8, attrs={"llm.token_count.prompt": -4}),
+    ]
+    trace, _ = _one(tmp_path, spans)
+    assert trace.steps == [{"kind": "llm", "prompt_tokens": 0, "latency_ms": 0.0}, {"kind": "llm"}]
+
+
+def test_genai_model_and_tool_attributes(tmp_path: Path) -> None:
+    spans = [
+        span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q?"}),
+        span(1, 2, 1, kind="LLM", start_ms=1, end_ms=2, attrs={"gen_ai.response.model": "m-2024",
+                                                              "gen_ai.request.model": "m"}),
+        span(1, 3, 1, name="execute_tool weather", start_ms=3, end_ms=4,
+             attrs={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather",
+                    "gen_ai.tool.call.arguments": '{"city": "Oslo"}', "gen_ai.tool.call.result": 12}),
+        span(1, 4, 1, name="lookup", kind="TOOL", start_ms=5, end_ms=6, error="",
+             attrs={"output.value": 42}),
+    ]  # fmt: skip
+    trace, problems = _one(tmp_path, spans)
+    llm, weather, lookup = trace.steps
+    assert llm["model"] == "m-2024"  # the model that answered, before the one asked for
+    assert weather == {"kind": "tool", "name": "weather", "arguments": {"city": "Oslo"}, "output": "12",
+                       "latency_ms": 1.0}  # fmt: skip
+    # no tool.name: the span's name; no arguments at all is no problem; an ERROR status without a message still says
+    assert lookup == {"kind": "tool", "name": "lookup", "output": "42", "error": "the tool span's status is ERROR",
+                      "latency_ms": 1.0}  # fmt: skip
+    assert problems.warning() is None
+
+
+def test_tool_arguments_that_are_no_json_object_are_named_with_their_line(tmp_path: Path) -> None:
+    spans = [
+        span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q?"}),
+        span(1, 2, 1, kind="TOOL", start_ms=1, attrs={"tool.name": "calc", "input.value": "[1, 2]"}),
+    ]
+    trace, problems = _one(tmp_path, spans)
+    assert "arguments" not in trace.steps[0]
+    assert problems.warning() == ("1 attribute value(s) of the wrong type, left out (the rest of each trace kept): "
+                                  "tool arguments: 1 x a string '[1, 2]' where a JSON object belongs (first at line "
+                                  "1).")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kinds", "several"),
+    [
+        (["RETRIEVER"], False),
+        (["RETRIEVER", "RERANKER"], False),  # a search and its reranking: one search
+        (["RETRIEVER", "RETRIEVER"], True),
+        (["TOOL"], True),
+        (["RETRIEVER", "LLM", "LLM"], False),
+    ],
+)
+def test_which_systems_search_several_times(tmp_path: Path, kinds: list[str], several: bool) -> None:
+    spans = [span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q?"})]
+    for i, kind in enumerate(kinds):
+        attrs = documents(["A"], "reranker.output_documents" if kind == "RERANKER" else "retrieval.documents")
+        spans.append(span(1, i + 2, 1, kind=kind, start_ms=i + 1, attrs=attrs if kind != "LLM" else {}))
+    trace, _ = _one(tmp_path, spans)
+    assert trace.searches_several_times() is several

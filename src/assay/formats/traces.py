@@ -358,7 +358,7 @@ def _tool_step(span: Span, problems: AttributeProblems) -> dict[str, Any]:
     if raw is not None and arguments is None:
         problems.add("tool arguments", raw, "a JSON object", span.line)
     output = next((a[k] for k in ("output.value", "gen_ai.tool.call.result") if a.get(k) is not None), None)
-    output = output if output is None or isinstance(output, str) else json.dumps(output, sort_keys=True)
+    output = output if output is None or isinstance(output, str) else json.dumps(output)  # a number or a list
     error = (span.status_message or "the tool span's status is ERROR") if span.error else None
     return _step("tool", span, name=name, arguments=arguments, output=output, error=error)
 
