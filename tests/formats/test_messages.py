@@ -105,3 +105,50 @@ def test_bad_messages_name_the_message(messages: list[Any], said: str) -> None:
     with pytest.raises(MessagesError, match=None) as caught:
         steps_from_messages(messages)
     assert said in str(caught.value)
+
+
+def test_usage_from_langchain_metadata_and_zero_tokens_kept() -> None:
+    messages = [
+        {"type": "ai", "content": "a", "response_metadata": {"token_usage": {"input_tokens": 0, "output_tokens": 3}}},
+        {"role": "assistant", "content": "b", "usage": {"prompt_tokens": -1, "completion_tokens": "5"}},
+    ]
+    steps = steps_from_messages(messages).steps
+    assert steps == [{"kind": "llm", "prompt_tokens": 0, "completion_tokens": 3}, {"kind": "llm"}]
+
+
+def test_a_tool_reply_that_is_not_text_is_kept_as_json_and_an_id_never_meets_a_text() -> None:
+    messages = [
+        {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "kb", "arguments": '{"k": "x", "n": 1}'}},
+                                             {"id": "b", "function": {"name": "count"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": json.dumps([{"id": "same"}, {"text": "same"}])},
+        {"role": "tool", "tool_call_id": "b", "content": {"z": 1, "a": 2}},
+        {"role": "assistant", "content": [{"type": "image"}, "plain"]},
+    ]  # fmt: skip
+    found = steps_from_messages(messages)
+    search, count = found.steps[1], found.steps[2]
+    assert search["query"] == "x"  # the only string argument
+    assert found.context == [{"id": "same"}, {"text": "same"}]  # an id and a text that read alike are two passages
+    assert count["output"] == '{"a": 2, "z": 1}'
+    assert found.answer is None  # content parts without text give no answer
+
+
+def test_a_search_with_no_string_argument_has_no_query_and_a_tool_reply_needs_its_call() -> None:
+    messages = [
+        {"role": "assistant", "tool_calls": [{"id": 5, "function": {"name": "kb", "arguments": '{"k": 3}'}}]},
+        {"role": "tool", "content": json.dumps(["p"])},  # no tool_call_id: the earliest open call
+    ]
+    search = steps_from_messages(messages).steps[1]
+    assert search == {"kind": "retrieval", "tool": "kb", "retrieved": [{"text": "p"}]}
+    with pytest.raises(MessagesError) as caught:
+        steps_from_messages([{"role": "tool", "tool_call_id": "z", "content": "x"}])
+    assert str(caught.value) == "message 0 is a tool reply to no call (no tool call has id 'z')"
+    with pytest.raises(MessagesError) as caught:
+        steps_from_messages([{"role": "tool", "content": "x"}])
+    assert str(caught.value) == "message 0 is a tool reply to no call"
+    with pytest.raises(MessagesError) as caught:
+        steps_from_messages([{"role": "assistant", "tool_calls": [7]}])
+    assert str(caught.value) == "message 0, tool call 0 is a int, not an object"
+    long_bad = "x" * 100
+    with pytest.raises(MessagesError) as caught:
+        steps_from_messages([{"role": "assistant", "tool_calls": [{"name": "t", "args": long_bad}]}])
+    assert str(caught.value) == f"message 0, tool call 0: arguments {'x' * 60!r} are not JSON"
