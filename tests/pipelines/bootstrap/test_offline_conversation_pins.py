@@ -1,0 +1,136 @@
+"""Pins for the offline conversation writer and the contradiction rule (the mutation habit on
+assay.judge.offline_conversations): the anchor a follow-up leans on, the pronoun swap, the quantities a sentence
+gives, the clash between two answers, and one whole conversation with a turn of every kind."""
+
+from __future__ import annotations
+
+from assay.judge.offline_conversations import (
+    _anchor,
+    _pronoun,
+    _quantities,
+    _without,
+    check_contradiction,
+    write_conversation,
+)
+from assay.judge.offline_questions import Source
+
+BASE = "Offline lexical baseline, not an LLM: "
+
+
+def test_the_anchor_prefers_a_run_that_names_something_then_the_longest() -> None:
+    history = "I like the ranger tent and delivery"
+    # "Ranger tent" names something (a capitalised word after the first); "delivery" does not
+    assert _anchor("How long does delivery take for the Ranger tent?", history) == "Ranger tent"
+    assert _anchor("What is the delivery time for the tent?", "delivery time was asked; the tent") == "delivery time"
+    assert _anchor("What is the tent price?", "nothing here") is None
+    assert _anchor("Does the tentpole fit?", "tent") is None  # whole words only
+    assert _anchor("What happens on March 3?", "March 3 is a date") is None  # a date is no referent
+    assert _anchor("Is the tent dry?", "write to tent@shop.com or tent.pdf") is None  # inside an address or a file
+    assert _anchor("Is the tent dry?", "the tent@shop.com and the tent") == "tent"
+
+
+def test_the_pronoun_replaces_the_anchor_with_its_article_and_capitalises() -> None:
+    assert _pronoun("how long does the Ranger tent last?", "Ranger tent") == "How long does it last?"
+    assert _pronoun("Is your Ranger tent dry?", "ranger tent", "them") == "Is them dry?"
+    assert _pronoun("", "tent") == ""
+
+
+def test_quantities_group_numbers_by_stemmed_unit() -> None:
+    assert _quantities("Refunds take 1,000 days or 30.0 days and a 5% fee.") == {"day": {"1000", "30"}, "%": {"5"}}
+    assert _quantities("No numbers here.") == {}
+
+
+def test_without_takes_out_used_quotes_and_keeps_the_text_when_nothing_is_left() -> None:
+    source = Source("p1", "A tent. A stove.", "H")
+    assert _without(source, ["A tent."]) == Source("p1", "  A stove.", "H")
+    assert _without(source, ["A tent.", "A stove."]) == source
+
+
+def test_a_different_number_for_the_same_unit_and_thing_is_a_contradiction() -> None:
+    earlier = [Source("1", "Refunds are paid within 30 days.", ""), Source("2", "Refunds are paid within 14 days.", "")]
+    check = check_contradiction("Refunds are paid within 14 days.", earlier)
+    assert check.contradicts is True and check.earlier_turns == [1]
+    assert check.reason == BASE + "turn 1: 14 day now, 30 day before"
+    same = check_contradiction("Refunds are paid within 30 days.", earlier[:1])
+    assert (same.contradicts, same.earlier_turns) == (False, [])
+    assert same.reason == BASE + "no number differs for the same thing"
+    # an earlier source whose id is no turn number is not reported
+    unnumbered = [Source("x", "Refunds are paid within 30 days.", "")]
+    assert check_contradiction("Refunds are paid within 14 days.", unnumbered).contradicts is False
+
+
+def test_the_same_unit_needs_two_shared_terms_and_a_shared_name() -> None:
+    # only "days" and one other term in common: not the same thing
+    refunds = [Source("1", "Refunds take 30 days.", "")]
+    assert check_contradiction("Shipping takes 3 days.", refunds).contradicts is False
+    named = [Source("1", "The Birch lantern's warranty lasts 30 days.", "")]
+    assert check_contradiction("The Alder kettle's warranty lasts 14 days.", named).contradicts is False
+    both = check_contradiction("The Birch lantern's warranty lasts 14 days.", named)
+    assert both.contradicts is True and both.earlier_turns == [1]
+    two = [Source("1", "Refunds are paid within 30 days.", ""), Source("3", "Refunds are paid within 7 days.", "")]
+    many = check_contradiction("Refunds are paid within 14 days.", two)
+    assert many.earlier_turns == [1, 3]
+    assert many.reason == BASE + "turn 1: 14 day now, 30 day before; turn 3: 14 day now, 7 day before"
+
+
+def test_a_conversation_with_every_kind_of_turn() -> None:
+    sources = [
+        Source("p1", "The Ranger tent sleeps four people. The Ranger tent weighs 3 kg. Delivery takes 5 days.", ""),
+        Source("p2", "The Alder kettle holds 2 litres. The Alder kettle costs 40 dollars.", ""),
+    ]
+    plan = [
+        {"number": 1, "dependency": "none", "passage": "p1"},
+        {"number": 2, "dependency": "pronoun", "passage": "p1"},
+        {"number": 3, "dependency": "ellipsis", "passage": "p1"},
+        {"number": 4, "dependency": "comparison", "passage": "p2"},
+        {"number": 5, "dependency": "topic_shift", "passage": "p2"},
+        {"number": 6, "dependency": "unanswerable"},
+    ]
+    conversation = write_conversation(sources, plan)
+    assert conversation.scenario == "A user asks: How many kgs does the Ranger tent weigh?"
+    assert conversation.reason == (
+        BASE + "follow-ups written by rule from the passages (pronoun, ellipsis, comparison, shift)."
+    )
+    got = [(t.dependency, t.utterance, t.rewrite, t.reason, [e.quote for e in t.evidence]) for t in conversation.turns]
+    opening = "How many kgs does the Ranger tent weigh?"
+    assert got == [
+        ("none", opening, opening, BASE + "a standalone opening question.", ["The Ranger tent weighs 3 kg."]),
+        # the weight sentence is used: the follow-up asks about the other one naming the Ranger tent
+        ("pronoun", "What should I know about it sleeps?", "What should I know about Ranger tent sleeps?",
+         BASE + "'Ranger tent', named earlier, replaced by 'it'.", ["The Ranger tent sleeps four people."]),
+        # the only sentence left shares no word with the history: written standalone
+        ("none", "How many days does Delivery take?", "How many days does Delivery take?",
+         BASE + "planned ellipsis, but the rewrite shares no words with the history.", ["Delivery takes 5 days."]),
+        ("comparison", "What are the differences between that and Alder kettle holds?",
+         "What are the differences between Ranger tent weighs and Alder kettle holds?",
+         BASE + "'Ranger tent weighs', named earlier, replaced by 'that'.",
+         ["The Ranger tent weighs 3 kg.", "The Alder kettle holds 2 litres."]),
+        # the kettle's capacity was quoted by the comparison: the shift asks about its price
+        ("topic_shift", "And how many dollars does the Alder kettle cost?",
+         "How many dollars does the Alder kettle cost?", BASE + "a new subject, from passage p2.",
+         ["The Alder kettle costs 40 dollars."]),
+        ("unanswerable", "Does the documentation on Ranger tent weighs mention shipping to Antarctica?",
+         "Does the documentation on Ranger tent weighs mention shipping to Antarctica?",
+         BASE + "a question on a concept the passages never mention.", []),
+    ]  # fmt: skip
+
+
+def test_two_shared_terms_besides_the_unit_are_enough() -> None:
+    # "refund" and "take" are shared besides the unit "day"
+    check = check_contradiction("Refunds take 14 days.", [Source("1", "Refunds take 30 days.", "")])
+    assert check.contradicts is True and check.reason == BASE + "turn 1: 14 day now, 30 day before"
+
+
+def test_a_one_word_anchor_is_it_and_a_plural_one_them() -> None:
+    def second_turn(text: str) -> tuple[str, str]:
+        turns = write_conversation([Source("p1", text, "")], [{"dependency": "none"}, {"dependency": "pronoun"}]).turns
+        return turns[1].utterance, turns[1].reason
+
+    assert second_turn("The tent sleeps four people. The tent weighs 3 kg.") == (
+        "What does the documentation say about it sleeps four?",
+        BASE + "'tent', named earlier, replaced by 'it'.",
+    )
+    assert second_turn("Refunds are sent by bank. Refunds take 5 days to arrive.") == (
+        "Can you tell me about them?",
+        BASE + "'refunds', named earlier, replaced by 'them'.",
+    )
