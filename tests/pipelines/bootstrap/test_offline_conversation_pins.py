@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from assay.judge.offline_conversations import (
     _anchor,
+    _content,
+    _focus,
     _pronoun,
     _quantities,
     _without,
@@ -134,3 +136,28 @@ def test_a_one_word_anchor_is_it_and_a_plural_one_them() -> None:
         "Can you tell me about them?",
         BASE + "'refunds', named earlier, replaced by 'them'.",
     )
+
+
+def test_focus_keeps_the_sentences_sharing_a_name_else_two_terms_else_all() -> None:
+    text = "The Ranger tent sleeps four. Poles are made of steel and aluminium. Delivery of tent poles takes days."
+    source = Source("p", text, "h")
+    assert _focus(source, "the Ranger is good") == Source("p", "The Ranger tent sleeps four.", "h")
+    # "Poles ..." shares one term with the history, "Delivery ..." three
+    assert _focus(source, "tent poles delivery") == Source("p", "Delivery of tent poles takes days.", "h")
+    assert _focus(source, "nothing shared") == source
+
+
+def test_content_words_are_no_stop_frame_or_punctuation_words() -> None:
+    assert [_content(w) for w in ("---", "what", "the", "tent", "A1")] == [False, False, False, True, True]
+
+
+def test_an_empty_plan_and_the_passages_a_plan_names() -> None:
+    sources = [Source("p1", "The tent sleeps four people.", ""), Source("p2", "The kettle holds 2 litres.", "")]
+    empty = write_conversation(sources, [])
+    assert (empty.scenario, empty.turns) == ("A user asks: ", [])
+    # the opening asks about the passage named; a follow-up naming no known passage asks about the first
+    turns = write_conversation(sources, [{"passage": "p2"}, {"dependency": "topic_shift", "passage": "zz"}]).turns
+    assert [(t.dependency, t.utterance) for t in turns] == [
+        ("none", "How many litres does the kettle hold?"),
+        ("topic_shift", "And what does the documentation say about tent sleeps four?"),
+    ]
