@@ -161,3 +161,27 @@ def test_an_empty_plan_and_the_passages_a_plan_names() -> None:
         ("none", "How many litres does the kettle hold?"),
         ("topic_shift", "And what does the documentation say about tent sleeps four?"),
     ]
+
+
+def test_the_anchor_skips_bare_numbers_and_never_counts_the_first_word_or_a_day_as_a_name() -> None:
+    assert _anchor("Is 30 right?", "30") is None  # a number alone is no referent
+    # "Delivery" is capitalised only as the first word: the longer "tent poles" wins
+    assert _anchor("Delivery takes how long for tent poles?", "delivery and tent poles") == "tent poles"
+    # "Monday" names nothing: the longer "big discount code" wins over "Monday sale"
+    history = "the monday sale and the big discount code"
+    assert _anchor("Is the Monday sale or the big discount code better?", history) == "big discount code"
+
+
+def test_the_pronoun_replaces_the_first_mention_only() -> None:
+    assert _pronoun("Is the tent by the tent?", "tent") == "Is it by the tent?"
+
+
+def test_a_unit_that_stems_to_nothing_is_kept_lowercased_and_numbers_are_listed_sorted() -> None:
+    assert _quantities("5 OF them") == {"of": {"5"}}
+    earlier = [Source("2", "Refunds take 30 days. Refunds take 9 days.", "")]
+    # the first clashing pair of sentences is reported, with every number each gives for the unit
+    check = check_contradiction("Refunds take 15 days or 14 days.", earlier)
+    assert check.reason == BASE + "turn 2: 14 or 15 day now, 30 day before"
+    thirty = [Source("2", "Refunds take 30 days.", "")]
+    first = check_contradiction("Refunds take 15 days. Refunds take 14 days.", thirty)
+    assert first.reason == BASE + "turn 2: 15 day now, 30 day before"
