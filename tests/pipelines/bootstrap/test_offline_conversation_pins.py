@@ -12,6 +12,7 @@ from assay.judge.offline_conversations import (
     _quantities,
     _without,
     check_contradiction,
+    check_rewrite,
     write_conversation,
 )
 from assay.judge.offline_questions import Source
@@ -185,3 +186,13 @@ def test_a_unit_that_stems_to_nothing_is_kept_lowercased_and_numbers_are_listed_
     thirty = [Source("2", "Refunds take 30 days.", "")]
     first = check_contradiction("Refunds take 15 days. Refunds take 14 days.", thirty)
     assert first.reason == BASE + "turn 2: 15 day now, 30 day before"
+
+
+def test_the_rewrite_check_knows_the_history_answers_and_adds_nothing_for_a_missing_field() -> None:
+    passages = ["The tent fits a rope and a lamp."]
+    history = [{"answer": "It comes with a rope."}, {"utterance": "Does it fit a lamp?"}]
+    # "rope" is only in an answer of the history: nothing added
+    assert check_rewrite(history, "and a lamp?", "Does the lamp fit a rope?", "Yes.", passages).faithful == 5
+    # a missing utterance or answer is no text: "none", "xx" and "xxxx" are still found nowhere before
+    odd = check_rewrite(history, "and a lamp?", "Does the lamp fit none, xx, xxxx?", "Yes.", passages)
+    assert odd.faithful == 3 and odd.reason.endswith("adds terms found nowhere before: none, xx, xxxx.")
