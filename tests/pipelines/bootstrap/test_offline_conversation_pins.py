@@ -7,6 +7,7 @@ from __future__ import annotations
 from assay.judge.offline_conversations import (
     _anchor,
     _content,
+    _faithful,
     _focus,
     _pronoun,
     _quantities,
@@ -196,3 +197,7 @@ def test_the_rewrite_check_knows_the_history_answers_and_adds_nothing_for_a_miss
     # a missing utterance or answer is no text: "none", "xx" and "xxxx" are still found nowhere before
     odd = check_rewrite(history, "and a lamp?", "Does the lamp fit none, xx, xxxx?", "Yes.", passages)
     assert odd.faithful == 3 and odd.reason.endswith("adds terms found nowhere before: none, xx, xxxx.")
+
+
+def test_an_utterance_without_content_terms_is_kept_whole() -> None:
+    assert _faithful("and?", "Is the tent dry?", "the tent is dry") == (5, "keeps 100% of the utterance's terms")
