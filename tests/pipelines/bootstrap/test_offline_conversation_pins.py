@@ -201,3 +201,22 @@ def test_the_rewrite_check_knows_the_history_answers_and_adds_nothing_for_a_miss
 
 def test_an_utterance_without_content_terms_is_kept_whole() -> None:
     assert _faithful("and?", "Is the tent dry?", "the tent is dry") == (5, "keeps 100% of the utterance's terms")
+
+
+def test_an_ellipsis_turn_drops_the_anchor_and_falls_back_to_a_pronoun() -> None:
+    def second_turn(text: str) -> tuple[str, str, str]:
+        plan = [{"dependency": "none"}, {"dependency": "ellipsis"}]
+        turn = write_conversation([Source("p1", text, "")], plan).turns[1]
+        return turn.dependency, turn.utterance, turn.reason
+
+    assert second_turn("The Ranger tent weighs 3 kg. Delivery of the Ranger tent takes 5 days.") == (
+        "ellipsis",
+        "And delivery takes how many days?",
+        BASE + "'Ranger tent' and its preposition left out, as said before.",
+    )
+    # no preposition before the anchor: the turn is a pronoun one
+    assert second_turn("The Ranger tent weighs 3 kg. The Ranger tent costs 120 dollars.") == (
+        "pronoun",
+        "How many dollars does it cost?",
+        BASE + "'Ranger tent', named earlier, replaced by 'it'.",
+    )
