@@ -7,6 +7,7 @@ from __future__ import annotations
 from assay.judge.offline_conversations import (
     _anchor,
     _content,
+    _ellipsis,
     _faithful,
     _focus,
     _pronoun,
@@ -144,8 +145,8 @@ def test_focus_keeps_the_sentences_sharing_a_name_else_two_terms_else_all() -> N
     text = "The Ranger tent sleeps four. Poles are made of steel and aluminium. Delivery of tent poles takes days."
     source = Source("p", text, "h")
     assert _focus(source, "the Ranger is good") == Source("p", "The Ranger tent sleeps four.", "h")
-    # "Poles ..." shares one term with the history, "Delivery ..." three
-    assert _focus(source, "tent poles delivery") == Source("p", "Delivery of tent poles takes days.", "h")
+    # "Poles ..." shares one term with the history, "Delivery ..." two
+    assert _focus(source, "tent poles") == Source("p", "Delivery of tent poles takes days.", "h")
     assert _focus(source, "nothing shared") == source
 
 
@@ -220,3 +221,14 @@ def test_an_ellipsis_turn_drops_the_anchor_and_falls_back_to_a_pronoun() -> None
         "How many dollars does it cost?",
         BASE + "'Ranger tent', named earlier, replaced by 'it'.",
     )
+
+
+def test_the_ellipsis_cuts_the_first_mention_only_and_tidies_the_punctuation() -> None:
+    twice = "How long does delivery take for the Ranger tent, and for the Ranger tent stove?"
+    assert _ellipsis(twice, "Ranger tent") == "And how long does delivery take, and for the Ranger tent stove?"
+    assert _ellipsis("Delivery times for the Ranger tent , how long?", "Ranger tent") == "And delivery times, how long?"
+
+
+def test_the_faithfulness_note_lists_five_added_terms_at_most() -> None:
+    note = _faithful("tent", "tent cup spoon knife fork bowl plate", "")[1]
+    assert note.endswith("adds terms found nowhere before: bowl, cup, fork, knif, plat")  # six added, sorted
