@@ -232,3 +232,16 @@ def test_the_ellipsis_cuts_the_first_mention_only_and_tidies_the_punctuation() -
 def test_the_faithfulness_note_lists_five_added_terms_at_most() -> None:
     note = _faithful("tent", "tent cup spoon knife fork bowl plate", "")[1]
     assert note.endswith("adds terms found nowhere before: bowl, cup, fork, knif, plat")  # six added, sorted
+
+
+def test_a_named_run_beats_a_longer_one_and_the_first_of_equals_wins() -> None:
+    history = "the alder kettle and the small blue steel kettle"
+    assert _anchor("Does Alder kettle beat the small blue steel kettle?", history) == "Alder kettle"
+    assert _anchor("Is the red tent or the tan tent cheaper?", "red tent and tan tent") == "red tent"
+    assert _anchor("Is the tent dry or not", "the tent") == "tent"  # a run ending in a stop word is skipped
+    assert _anchor("Is it 30 of 40?", "30 of 40") is None  # numbers and a stop word: no referent
+
+
+def test_focus_joins_the_chosen_sentences_as_paragraphs() -> None:
+    source = Source("p", "The Ranger tent sleeps four. Poles are steel. The Ranger tent weighs 3 kg.", "h")
+    assert _focus(source, "the Ranger").text == "The Ranger tent sleeps four.\n\nThe Ranger tent weighs 3 kg."
