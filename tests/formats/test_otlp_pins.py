@@ -193,3 +193,34 @@ def test_a_base64_id_of_the_wrong_size_and_an_absent_parent(tmp_path: Path) -> N
     raw["startTimeUnixNano"] = ""
     got = read_spans(write_lines(tmp_path / "t.jsonl", [raw])).spans[0]
     assert got.parent_id is None and got.start_ns == 0
+
+
+def test_errors_name_the_file_they_are_about(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    read = read_span_lines(path, [(1, json.dumps(request([span(1, 1)])))])
+    assert read.path == path and read.spans[0].line == 1
+    with pytest.raises(FormatError) as caught:
+        read_span_lines(path, [(3, '{"resourceSpans": ')])  # a whole line given by watch: never said to be cut
+    assert (caught.value.path, caught.value.line) == (str(path), 3)
+    assert caught.value.problem.startswith("invalid JSON at column 19")
+    with pytest.raises(FormatError) as caught:
+        first_line_is_whole("query,answer")
+    assert caught.value.path == "-"
+    text = json.dumps(request([span(1, 1)]), indent=2)
+    document = tmp_path / "t.json"
+    document.write_text(text[: text.index('"name"')], encoding="utf-8")
+    cut = _problem(document)
+    assert cut.path == str(document)
+    assert cut.expected == "whole records: wait until the exporter has finished writing, or copy the file again"
+
+
+def test_a_span_id_the_text_does_not_show_as_is_takes_the_documents_first_line(tmp_path: Path) -> None:
+    raw = span(1, 1)
+    text = "\n" + json.dumps(request([raw]), indent=2).replace(span_id(1), span_id(1)[:-1] + "\\u0031")
+    path = tmp_path / "t.json"
+    path.write_text(text, encoding="utf-8")
+    got = read_spans(path).spans[0]
+    assert got.span_id == span_id(1) and got.line == 2  # the line the document opens on
+    raw["spanId"] = [1]
+    path.write_text(json.dumps(request([raw]), indent=2), encoding="utf-8")
+    assert _problem(path).problem == "spanId [1] is not an id"
