@@ -64,7 +64,7 @@ def test_exact_up_to_exact_max_rearrangements() -> None:
     null = family_null(rows, [(0, 1)])
     assert null.exact and null.size == EXACT_MAX
     assert null.p_value(1.0) == pytest.approx(2 / 2**16)  # all sixteen 1s in one system
-    assert not family_null(rows + [[0.0, 1.0]], [(0, 1)], n_resamples=500).exact
+    assert not family_null([*rows, [0.0, 1.0]], [(0, 1)], n_resamples=500).exact
 
 
 def test_monte_carlo_defaults_and_seed() -> None:
