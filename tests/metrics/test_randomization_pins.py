@@ -112,7 +112,9 @@ def _p(diffs: np.ndarray, x: float, n_resamples: int, seed: int) -> float:
     return sign_flip_null(shifted, n_resamples=n_resamples, seed=seed).p_value(abs(float(shifted.mean())))
 
 
-@pytest.mark.parametrize(("n", "level"), [(6, 0.1), (20, 0.05)])
+# levels: 2/32 and 200/4001.5 sit exactly on / between the p-values a 5-difference exact test and a 4000-draw Monte
+# Carlo test can take ((hits + 1) / 4001), so a bound computed with < for <=, or / 4002, lands elsewhere
+@pytest.mark.parametrize(("n", "level"), [(6, 0.1), (20, 0.05), (5, 2 / 32), (20, 200 / 4001.5)])
 def test_interval_bounds_are_where_the_test_turns(n: int, level: float) -> None:
     # Definition: x is inside exactly when the test of mean(d - x) = 0 does not reject. Just inside each bound the
     # p-value exceeds the level, just outside it does not: exact (6 differences) and Monte Carlo (20, same draws).
