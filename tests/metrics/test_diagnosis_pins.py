@@ -88,3 +88,33 @@ def test_bad_inputs_are_named() -> None:
 def test_no_queries_give_empty_results() -> None:
     got = d.diagnose([], [], [], [])
     assert all(values.shape == (0,) for values in got.values())
+
+
+def test_f1_of_a_small_precision_and_recall() -> None:
+    # P = 1/4 (one of four claims correct), R = 1/2: P + R = 3/4 < 1, F1 = 2 (1/8) / (3/4) = 1/3
+    assert d.claim_f1([[1.0, 0.0, 0.0, 0.0]], [[1.0, 0.0]])[0] == pytest.approx(1 / 3)
+
+
+def test_one_dimensional_support_names_its_argument() -> None:
+    with pytest.raises(MetricError, match="reference_support must be"):
+        d.retriever_context_precision([np.zeros(3)])
+    with pytest.raises(MetricError, match="answer_support must be"):
+        d.faithfulness([np.zeros(2)])
+
+
+@pytest.mark.parametrize("longest", range(4))
+def test_diagnose_checks_every_input_length(longest: int) -> None:
+    # one input has 3 queries, the next 2, the others 1: the message lists all three lengths
+    lengths = [1, 1, 1, 1]
+    lengths[longest], lengths[(longest + 1) % 4] = 3, 2
+    correct, recalled = [[1.0]] * lengths[0], [[1.0]] * lengths[1]
+    answer, reference = [np.ones((1, 1))] * lengths[2], [np.ones((1, 1))] * lengths[3]
+    with pytest.raises(MetricError, match=r"got lengths \[1, 2, 3\]"):
+        d.diagnose(correct, recalled, answer, reference)
+
+
+def test_diagnose_reports_both_noise_modes() -> None:
+    # one incorrect answer claim, entailed only by chunk c2, which entails no reference claim: irrelevant noise
+    got = d.diagnose([[0.0]], [[1.0]], [np.array([[0.0, 1.0]])], [np.array([[1.0, 0.0]])])
+    assert got["noise_sensitivity_relevant"].tolist() == [0.0]
+    assert got["noise_sensitivity_irrelevant"].tolist() == [1.0]
