@@ -118,3 +118,30 @@ def test_diagnose_reports_both_noise_modes() -> None:
     got = d.diagnose([[0.0]], [[1.0]], [np.array([[0.0, 1.0]])], [np.array([[1.0, 0.0]])])
     assert got["noise_sensitivity_relevant"].tolist() == [0.0]
     assert got["noise_sensitivity_irrelevant"].tolist() == [1.0]
+
+
+_ONE = {"correct": [[0.0]], "recalled": [[1.0]], "answer": [np.ones((1, 1))], "reference": [np.ones((1, 1))]}
+_CALLS = {
+    "context_utilization": (d.context_utilization, ("reference", "recalled")),
+    "noise_sensitivity": (d.noise_sensitivity, ("correct", "answer", "reference")),
+    "hallucination": (d.hallucination, ("correct", "answer")),
+    "self_knowledge": (d.self_knowledge, ("correct", "answer")),
+}
+
+
+@pytest.mark.parametrize(("name", "longer"), [(n, a) for n, (_, args) in _CALLS.items() for a in args])
+def test_each_function_checks_its_input_lengths(name: str, longer: str) -> None:
+    # one argument with a query more than the others: a MetricError naming the lengths, not a bare ValueError
+    function, args = _CALLS[name]
+    values = [_ONE[a] * (2 if a == longer else 1) for a in args]
+    with pytest.raises(MetricError, match=r"one entry per query each; got lengths \[1, 2\]"):
+        function(*values)
+
+
+def test_every_support_error_names_reference_support() -> None:
+    with pytest.raises(MetricError, match="reference_support must be"):
+        d.retriever_claim_recall([np.zeros(3)])
+    with pytest.raises(MetricError, match="reference_support must be"):
+        d.context_utilization([np.zeros(3)], [[1.0, 0.0, 0.0]])
+    with pytest.raises(MetricError, match="reference_support must be"):
+        d.noise_sensitivity([[0.0]], [np.zeros((1, 3))], [np.zeros(3)])

@@ -214,3 +214,17 @@ def test_sign_flip_defaults_are_ten_thousand_draws_seed_zero() -> None:
     default = sign_flip_null(diffs)
     assert not default.exact and default.size == 10_000
     assert np.array_equal(default.values, sign_flip_null(diffs, n_resamples=10_000, seed=0).values)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_max_hits_at_levels_on_the_p_value_grid(exact: bool) -> None:
+    # Levels equal to a p-value h / N (or (h + 1) / (B + 1)) and one float step either side, where level * N rounds
+    # to the wrong side of a whole number: the count must still be the largest one whose p-value is within the level.
+    for size in range(1, 151):
+        null = _null([float(size - i) for i in range(size)], exact)
+        counts = np.arange(-1, size + 1)
+        p = counts / size if exact else (counts + 1) / (size + 1)
+        for grid in p[1:]:
+            for level in (np.nextafter(grid, 0.0), grid, np.nextafter(grid, 1.0)):
+                want = int(counts[(counts < 0) | (p <= level)].max())
+                assert null.max_hits(float(level)) == want, (size, level)
