@@ -37,9 +37,9 @@ def test_a_pair_may_name_system_zero_second() -> None:
 
 
 def test_nan_and_empty_scores_are_named() -> None:
-    with pytest.raises(MetricError, match="drop the NaN rows"):
+    with pytest.raises(MetricError, match=r"^scores must be scored on every query by every system \(drop the NaN rows first\)$"):
         family_null([[0.0, math.nan]], [(0, 1)])
-    with pytest.raises(MetricError, match="at least one query"):
+    with pytest.raises(MetricError, match=r"^a randomization test needs at least one query scored by every system$"):
         family_null(np.zeros((0, 2)), [(0, 1)])
 
 
@@ -228,3 +228,8 @@ def test_max_hits_at_levels_on_the_p_value_grid(exact: bool) -> None:
             for level in (np.nextafter(grid, 0.0), grid, np.nextafter(grid, 1.0)):
                 want = int(counts[(counts < 0) | (p <= level)].max())
                 assert null.max_hits(float(level)) == want, (size, level)
+
+
+def test_sign_flip_null_divides_by_the_number_of_queries() -> None:
+    # one cluster of 3 queries whose differences sum to 3: the mean difference is 1 under either sign
+    assert sign_flip_null([3.0], weights=[3.0]).values.tolist() == [1.0, 1.0]
