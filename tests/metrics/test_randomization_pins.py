@@ -37,7 +37,8 @@ def test_a_pair_may_name_system_zero_second() -> None:
 
 
 def test_nan_and_empty_scores_are_named() -> None:
-    with pytest.raises(MetricError, match=r"^scores must be scored on every query by every system \(drop the NaN rows first\)$"):
+    nan_message = r"^scores must be scored on every query by every system \(drop the NaN rows first\)$"
+    with pytest.raises(MetricError, match=nan_message):
         family_null([[0.0, math.nan]], [(0, 1)])
     with pytest.raises(MetricError, match=r"^a randomization test needs at least one query scored by every system$"):
         family_null(np.zeros((0, 2)), [(0, 1)])
