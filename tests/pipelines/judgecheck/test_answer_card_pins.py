@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from assay.formats.answer_judgements import AnswerJudgements, JudgedAnswer, JudgedPair
+from assay.judge.factory import make_judge
 from assay.metrics.correlation import Correlation, correlation
 from assay.pipelines.judgecheck import answers
 from assay.pipelines.judgecheck.answers import (
@@ -217,11 +218,11 @@ def test_the_headline_names_the_strongest_measure_by_size_beside_the_people() ->
         _row("claim_recall", "tone", 0.2),
         _row(PEOPLE, "style", 0.7),
     ]
-    card = _card(rows, ["overall", "tone", "style"])
+    card = _card(rows, ["overall", "style", "tone"])
     assert headline(card) == [
         "overall: hallucination r = -60 [-70, -50], agreement - (people: 90 [80, 100])",
-        "tone: claim_recall r = 20 [10, 30], agreement 50% of 4 pairs",
         "style: no answer measure scored",
+        "tone: claim_recall r = 20 [10, 30], agreement 50% of 4 pairs",
     ]
     # a chooser of measures: only faithfulness and claim_recall may lead
     chosen = headline(card, lambda m: m in {"claim_recall", "faithfulness"})
@@ -275,6 +276,22 @@ def test_a_mean_is_the_sum_over_the_count() -> None:
 
 
 def test_equal_differences_of_large_values_tie() -> None:
-    scores = {("A", "q"): {"m": 1000.2}, ("B", "q"): {"m": 1000.6}}
-    # 1000.6 - 1000.2 is 0.40000000000009095 in floating point: rounded to 12 places it is 0.4
+    scores = {("A", "q"): {"m": 3000.2}, ("B", "q"): {"m": 3000.6}}
+    # 3000.6 - 3000.2 is 0.40000000000009095 in floating point: rounded to 12 places it is 0.4
     assert answers._value(scores, _item("A", "B"), "m") == 0.4
+
+
+def test_a_measure_with_no_correlation_at_all_does_not_lead() -> None:
+    card = _card([_row("claim_recall", "overall", 0.0), _row("faithfulness", "overall", 0.1)], ["overall"])
+    assert headline(card) == ["overall: faithfulness r = 10 [0, 20], agreement 50% of 4 pairs"]
+
+
+def test_a_dry_run_counts_the_drafts_then_the_evaluation_of_every_answer(tmp_path: Path) -> None:
+    reference = "Refunds go to the card within 14 days."
+    pair = JudgedPair("q1", "How are refunds paid?", reference, ("A", "To the card."), ("B", "Cash."), (), {})
+    judgements = AnswerJudgements("JSONL", (), (pair,), ("overall",))
+    estimate = answers.estimate_answers(judgements, make_judge("offline", cache_dir=tmp_path))
+    assert list(estimate)[:2] == ["draft claims", "draft nuggets"]
+    # one question: one draft of claims and one of nuggets; two systems' answers to it: two answer calls
+    assert (estimate["draft claims"].calls, estimate["draft nuggets"].calls, estimate["answer"].calls) == (1, 1, 2)
+    assert estimate["draft claims"].prompt_tokens > 0 and "relevance" in estimate
