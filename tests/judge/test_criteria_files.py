@@ -116,7 +116,7 @@ def test_loaded_criteria_pass_through(tmp_path: Path) -> None:
 
 BAD = [
     # unknown field
-    (CHECK.replace("[check]", "owner = \"me\"\n[check]"), 5, "unknown field 'owner'"),
+    (CHECK.replace("[check]", 'owner = "me"\n[check]'), 5, "unknown field 'owner'"),
     # an input assay does not send
     (RUBRIC.replace('"passages"]', '"passages", "metadata"]'), 5, "input 'metadata' is not one assay sends"),
     # duplicate label, at the second one's line
@@ -132,11 +132,17 @@ BAD = [
     # a judged criterion with no inputs
     (RUBRIC.replace('inputs = ["question", "answer", "passages"]\n', ""), None, "lacks inputs"),
     # a tree with a dead end
-    (TREE.replace('yes = "pass"\nno = "fail"\n[[tree]]', 'yes = "passed"\nno = "fail"\n[[tree]]'), 14,
-     "yes leads to 'passed'"),
+    (
+        TREE.replace('yes = "pass"\nno = "fail"\n[[tree]]', 'yes = "passed"\nno = "fail"\n[[tree]]'),
+        14,
+        "yes leads to 'passed'",
+    ),
     # a tree with a loop: uses -> covered
-    (TREE.replace('no = "fail"\n[[tree]]\nid = "admits"', 'no = "covered"\n[[tree]]\nid = "admits"'), 7,
-     "tree loop: covered -> uses -> covered"),
+    (
+        TREE.replace('no = "fail"\n[[tree]]\nid = "admits"', 'no = "covered"\n[[tree]]\nid = "admits"'),
+        7,
+        "tree loop: covered -> uses -> covered",
+    ),
     # a question never reached
     (TREE.replace('no = "admits"', 'no = "fail"'), 17, "'admits' is never reached"),
     # a check with a scale
@@ -146,8 +152,7 @@ BAD = [
     # a check whose inputs are not what it reads
     (CHECK.replace("[check]", 'inputs = ["answer"]\n[check]'), 5, "reads answer, passages, not answer"),
     # a callable that cannot be imported
-    (CHECK.replace('kind = "cites"', 'kind = "python"\nfunction = "no_such_team_module:f"'), 7,
-     "cannot be imported"),
+    (CHECK.replace('kind = "cites"', 'kind = "python"\nfunction = "no_such_team_module:f"'), 7, "cannot be imported"),
     # TOML that does not parse
     (CHECK.replace('version = "2"', "version = 2 2"), 3, "not valid TOML"),
     # no opening fence
