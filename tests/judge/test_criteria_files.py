@@ -128,7 +128,7 @@ BAD = [
     # unknown key in a label
     (RUBRIC.replace('label = "partial"', 'label = "partial"\nweight = 2'), 13, "unknown key 'weight'"),
     # a judged criterion with no scale
-    (RUBRIC.split("[[scale]]")[0] + "+++\n", None, "lacks a scale"),
+    (RUBRIC.split("[[scale]]", maxsplit=1)[0] + "+++\n", None, "lacks a scale"),
     # a judged criterion with no inputs
     (RUBRIC.replace('inputs = ["question", "answer", "passages"]\n', ""), None, "lacks inputs"),
     # a tree with a dead end
@@ -174,7 +174,7 @@ def test_a_bad_file_is_one_error_naming_file_line_and_fix(tmp_path: Path, text: 
 def test_a_missing_path_and_an_empty_folder_are_refused(tmp_path: Path) -> None:
     with pytest.raises(FormatError, match="no such criterion file or folder"):
         load_criteria([tmp_path / "nope.md"])
-    with pytest.raises(FormatError, match="no NAME.md file in it"):
+    with pytest.raises(FormatError, match=r"no NAME\.md file in it"):
         load_criteria([tmp_path])
 
 

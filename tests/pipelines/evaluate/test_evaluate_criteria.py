@@ -84,8 +84,9 @@ def test_checks_add_criterion_values_per_question_and_judged_ones_wait_for_a_mod
 
 def test_a_criterion_leads_the_verdict_when_named_primary(tmp_path: Path) -> None:
     folder = _criteria(tmp_path / "criteria", WARRANTY)
-    result, _ = evaluate_systems(make_golden(n=N), {"good": good_lines(N), "weak": weak_lines(N)}, judge=None,
-                                 n_boot=200, criteria=(folder / "warranty.md",), primary="criterion:warranty")  # fmt: skip
+    runs = {"good": good_lines(N), "weak": weak_lines(N)}
+    result, _ = evaluate_systems(make_golden(n=N), runs, judge=None, n_boot=200, criteria=(folder / "warranty.md",),
+                                 primary="criterion:warranty")  # fmt: skip
     assert result.primary_metric == "criterion:warranty"
     means = {run.name: run.metrics["criterion:warranty"].mean for run in result.runs}
     assert means == {"good": 1.0, "weak": 0.0}
