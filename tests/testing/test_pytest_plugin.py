@@ -89,6 +89,27 @@ def test_judge_reasons_in_the_failure(pytester: pytest.Pytester, data: dict[str,
     assert "against the reference: entailed: Offline lexical baseline, not an LLM: the text holds 56%" in out
 
 
+CRITERIA = """
+import pathlib
+
+pathlib.Path("warranty.md").write_text(
+    '+++\\nname = "warranty"\\nversion = "1"\\n[check]\\nkind = "contains"\\ntext = "warranty"\\n+++\\n'
+)
+
+def test_good_says_warranty(assay_eval):
+    ev = assay_eval("golden", ["good.jsonl", "weak.jsonl"], criteria=("warranty.md",), metrics=("ndcg@10",), n_boot=200)
+    ev.assert_metric("criterion:warranty", at_least=1.0, statistic="mean", run="good")
+    ev.assert_metric("criterion:warranty", at_least=0.5, statistic="mean", run="weak")
+"""
+
+
+def test_a_criterion_is_gated_like_any_metric(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(test_criteria=CRITERIA)
+    result = pytester.runpytest_subprocess(*_plugin_args())
+    result.assert_outcomes(failed=1)  # good passes its gate; the weak answers say "guarantee", never "warranty"
+    assert "weak: criterion:warranty = 0.000 < 0.5" in result.stdout.str()
+
+
 CACHED = """
 def test_cached(assay_eval):
     ev = assay_eval("golden", ["good.jsonl"], metrics=("faithfulness",), n_boot=200)

@@ -88,6 +88,17 @@ def eval_options(f: Any) -> Any:
             help="Cut-offs, comma-separated or repeated: -k 5,10 and -k 5 -k 10 are the same.",
         ),
         click.option("-m", "--metric", "metrics", multiple=True, help="Only these (repeatable), whatever -k says."),
+        click.option(
+            "-c",
+            "--criterion",
+            "criteria",
+            multiple=True,
+            type=click.Path(exists=True, path_type=Path),
+            metavar="FILE_OR_FOLDER",
+            help="Your own criterion file (or a folder of them; repeatable): adds criterion:NAME per question. "
+            "Deterministic checks run with any judge; model-judged criteria are unscored under the offline judge "
+            "and not yet supported with --judge MODEL (README, 'Your own criteria').",
+        ),
         click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),
         click.option(
             "-b",
@@ -253,6 +264,7 @@ def _settings(
         judge_repeats=flags["judge_repeats"],
         judge_repeats_max=flags["judge_repeats_max"],
         detect=tuple(flags["detect"]) or EvalSettings.detect,
+        criteria=tuple(flags["criteria"]),
     ).checked()
     if available is not None:
         settings.check_available(available)

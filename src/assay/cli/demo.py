@@ -58,7 +58,8 @@ def _import_humans(golden_dir: Path, csv: Path) -> ImportResult:
 def demo(output: Path, overwrite: bool, verbose: bool) -> None:
     """Run assay end to end on the bundled demo corpus (a fictional outdoor retailer's knowledge base): build a
     golden set with the offline judge into DIR/golden, import the hand-labelled sample into its audit store, evaluate
-    the example runs (bm25, hybrid, weak) into DIR/report, and print the verdict and a summary (--verbose: every
+    the example runs (bm25, hybrid, weak) into DIR/report with the criteria of its criteria/ folder (deterministic
+    checks: criterion:cites_passage, criterion:concise), and print the verdict and a summary (--verbose: every
     table). It also builds a few multi-turn conversations (utterance, standalone rewrite, graded chunks per turn)
     into DIR/conversations. No key, no network.
 
@@ -103,7 +104,7 @@ def _evaluate(root: Path, golden_dir: Path) -> Evaluated:
     runs = sorted((root / "runs").glob("*.jsonl"))
     if not runs:
         raise DatasetError(f"no example runs in {root / 'runs'}; reinstall assay")
-    settings = EvalSettings(n_boot=1000)
+    settings = EvalSettings(n_boot=1000, criteria=(root / "criteria",))  # deterministic checks of the answers
     humans, everyone = audit_labels(golden_dir)
     return evaluate_detailed(
         golden_dir, runs, judge=make_judge("offline"), settings=settings, human_labels=humans, annotations=everyone

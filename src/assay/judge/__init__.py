@@ -15,7 +15,9 @@ Modules and subpackages, one line each:
 - ``batches``: judging through the providers' batch APIs, resumable across processes.
 - ``cache``: the judge cache, keyed by everything that decides an answer and nothing else.
 - ``cache_access``: the judge's reads and writes of its cache, made safe (a broken cache reads as a miss).
+- ``checks``: the deterministic checks of criteria files (contains, regex, JSON schema, length, cites, a callable).
 - ``client``: :class:`Judge`, the one judge client.
+- ``criteria``: criteria files, a team's own measures of an answer, read and checked before any call.
 - ``factory``: a :class:`Judge` from a model string, as litellm names models.
 - ``guards``: guards on answers against instructions injected in the data they judge.
 - ``json_schema``: an output model's JSON schema in the subset OpenAI's strict structured-output mode accepts.

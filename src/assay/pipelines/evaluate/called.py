@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from assay.formats.golden import GoldenSet
+from assay.judge.criteria import Criterion
 from assay.judge.panel import Grader
 from assay.pipelines.evaluate.judging.drive import Progress
 from assay.pipelines.evaluate.pipeline import Evaluated, evaluate_detailed
@@ -72,6 +73,7 @@ class SettingsKeywords(TypedDict, total=False):
     judge_repeats: int
     judge_repeats_max: int
     detect: tuple[float, ...]
+    criteria: tuple[Criterion | str | Path, ...]
 
 
 def settings_of(

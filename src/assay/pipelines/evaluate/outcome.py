@@ -102,6 +102,12 @@ def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
     return headline_metrics(names, config.k_values, (*config.metrics, *config.also))
 
 
+def _criteria_record(config: EvalSettings) -> list[dict[str, str]]:
+    """What results.json keeps of each criterion: its name, version, kind, file and the hash of the file's bytes."""
+    return [{"name": c.name, "version": c.version, "kind": c.check.kind if c.check is not None else "judged",
+             "path": str(c.path), "content_hash": c.content_hash} for c in config.loaded_criteria]  # fmt: skip
+
+
 def _metric_names(rows: Mapping[str, QueryResult]) -> list[str]:
     return list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
 
@@ -152,7 +158,12 @@ class _Outcome:
             golden=str(self.setup.folder) if self.setup.folder is not None else "(in memory)",
             judge=self.judge.model if self.judge is not None else None,
             k_values=list(config.k_values),
-            settings={**asdict(config), "context_k": config.ctx_k, "relevance": f"grade >= {config.threshold}"},
+            settings={
+                **asdict(replace(config, criteria=())),
+                "context_k": config.ctx_k,
+                "relevance": f"grade >= {config.threshold}",
+                "criteria": _criteria_record(config),
+            },
             runs=runs,
             comparisons=compared.comparisons,
             primary_metric=compared.primary or self.answer_lead,

@@ -1,7 +1,8 @@
 """Step 3 of an evaluation: each run's values per question, against the same labels for every run. On the run's
 projection (:mod:`~.scoring.ranking`): trec_eval ranking measures, RAGAS context precision, coverage recall; on its
 passages' text: span measures (:mod:`~.scoring.spans`) and budget measures (:mod:`~.scoring.budget`, with how full
-each budget is, :mod:`~.scoring.fill`); the LLM metrics as the judge assessed them; a conversation's rewrites. Each
+each budget is, :mod:`~.scoring.fill`); the LLM metrics as the judge assessed them; the team's own criteria
+(:mod:`~.scoring.criteria`); a conversation's rewrites. Each
 run comes out as one :class:`~.scoring.scored.ScoredRun`, with its passage rows (:func:`~.judging.passages.
 passage_rows`).
 
@@ -25,6 +26,7 @@ from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.scoring import ranking as er
 from assay.pipelines.evaluate.scoring.budget import SpanPool, budget_values
 from assay.pipelines.evaluate.scoring.conversations import TurnParts
+from assay.pipelines.evaluate.scoring.criteria import criterion_values
 from assay.pipelines.evaluate.scoring.fill import budget_fill
 from assay.pipelines.evaluate.scoring.names import RECALL_TYPE, measures_retrieval, needs_passages
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
@@ -107,6 +109,8 @@ class _Scoring:
         if chosen.budgets:
             parts.append(budget_values(run, self.pool, chosen.budgets, config.threshold))
         parts.append(self.judged.assessed.get(run.name, {}))
+        if config.loaded_criteria:
+            parts.append(criterion_values(run, self.setup.gold, config.loaded_criteria, config.depth))
         parts.append(self.turns.rewrites.get(run.name, {}) if self.turns is not None else {})
         return parts
 

@@ -18,6 +18,7 @@ from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.read import Runs, load_runs, specs_of
 from assay.pipelines.evaluate.runs.units import ReadRun, Units, read_runs
 from assay.pipelines.evaluate.scoring.available import Available
+from assay.pipelines.evaluate.scoring.criteria import check_criteria
 from assay.pipelines.evaluate.scoring.names import NEEDS_JUDGE, family
 from assay.pipelines.evaluate.settings import EvalSettings, Selected, split_metrics
 from assay.pipelines.evaluate.statistics.clustering import question_clusters
@@ -71,6 +72,7 @@ def prepare(
     resolver = Resolver(gold, folder)
     loaded = load_runs(specs_of(runs), gold, resolver)
     config.check_available(Available.of(gold, loaded, judged=judge is not None))
+    check_criteria(config.loaded_criteria, gold, loaded, judge)
     index = SpanIndex(gold, resolver)
     read = read_runs(loaded, Units(gold, resolver))
     chosen = split_metrics(config, gold, loaded, index)

@@ -7,9 +7,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
+from assay.judge.criteria import METRIC_PREFIX, Criterion, load_criteria
 from assay.metrics.close import close_names
 from assay.pipelines.evaluate.judging.asking import JudgingSettings
 from assay.pipelines.evaluate.judging.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
@@ -69,6 +71,9 @@ class EvalSettings:
     (:mod:`~assay.pipelines.evaluate.judging.noise`; 0: not measured).
     ``detect``: the differences on the primary metric that
     ``planning`` sizes the evaluation for (:mod:`~assay.pipelines.evaluate.statistics.planning`).
+    ``criteria``: the team's own criteria, each a :class:`~assay.judge.criteria.Criterion`, a criterion file or a
+    folder of them (:meth:`checked` loads them); each adds ``criterion:NAME`` per question
+    (:mod:`~assay.pipelines.evaluate.scoring.criteria`), a name ``primary``, ``metrics`` and ``also`` may give.
     ``diagnosis``: how the diagnosis gets its claim x chunk entailment
     (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
     chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
@@ -98,6 +103,7 @@ class EvalSettings:
     judge_repeats: int = 0
     judge_repeats_max: int = 300
     detect: tuple[float, ...] = (0.02, 0.05)
+    criteria: tuple[Criterion | str | Path, ...] = ()
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -127,8 +133,17 @@ class EvalSettings:
             raise ConfigError(f"--diagnosis {self.diagnosis}: use one of {', '.join(DIAGNOSIS_MODES)}")
         for budget in self.budgets:
             parse_budget(budget)
+        criteria = load_criteria(self.criteria)
+        _check_criterion_names(self.named, criteria)
         k_values = joined_k(self.k_values, check_names(self.named, self.k_values, self.budgets))
-        return self if k_values == tuple(self.k_values) else replace(self, k_values=k_values)
+        if k_values == tuple(self.k_values) and criteria == tuple(self.criteria):
+            return self
+        return replace(self, k_values=k_values, criteria=criteria)
+
+    @property
+    def loaded_criteria(self) -> tuple[Criterion, ...]:
+        """The criteria as loaded by :meth:`checked` (files and folders read); empty before it."""
+        return tuple(c for c in self.criteria if isinstance(c, Criterion))
 
     @property
     def named(self) -> tuple[str, ...]:
@@ -172,6 +187,16 @@ class EvalSettings:
         """How the judge is asked: the settings every step that calls it reads."""
         return JudgingSettings(depth=self.depth, context_k=self.ctx_k, listwise=self.listwise, seed=self.seed,
                                add_labels=self.add_labels, diagnosis=self.diagnosis)  # fmt: skip
+
+
+def _check_criterion_names(named: Sequence[str], criteria: Sequence[Criterion]) -> None:
+    """A ``criterion:NAME`` named (``--primary``, ``--fail-under``, ``-m``) needs its criterion given."""
+    known = {c.metric for c in criteria}
+    for name in named:
+        if name.startswith(METRIC_PREFIX) and name not in known:
+            given = ", ".join(sorted(known)) or "none"
+            raise ConfigError(f"{name}: no criterion of that name was given (given: {given}); add its file with "
+                              "-c FILE (criteria=[...] in the API)")  # fmt: skip
 
 
 @dataclass(frozen=True)

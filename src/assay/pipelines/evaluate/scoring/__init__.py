@@ -14,5 +14,6 @@ Modules, one line each:
 - ``comparable``: what can be compared across runs that cut their text differently.
 - ``conversations``: what conversations add to the per-turn scores (turn strata, rewrites, nugget coverage).
 - ``scored``: the record of a run once scored (the run, its projection, its rows, its passage rows).
+- ``criteria``: the team's own criteria files per question (``criterion:NAME``), checked before any call.
 - ``system``: the system side of a run (latency, failures, tokens, cost).
 """

@@ -77,6 +77,8 @@ class Available:
     def why_not(self, name: str) -> str | None:
         """Why ``name`` cannot be computed here (one phrase), or None when it can."""
         kind, fam = kind_of(name), family(name)
+        if kind == "criterion":  # given by its file: EvalSettings.checked refuses a name with no file
+            return None
         if kind == "rewrite":
             return self._runs(self.rewrites, "no run line carries its own rewrite of a conversation turn")
         if fam in NEEDS_JUDGE and not self.judged:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from assay.errors import ConfigError
+from assay.judge.criteria import METRIC_PREFIX
 from assay.metric_names import MetricName
 from assay.metrics import MetricError, parse_measure
 from assay.metrics.budget import CHARS_PER_TOKEN
@@ -34,6 +35,7 @@ __all__ = [
     "AT_K",
     "BUDGET_FAMILIES",
     "CONTRADICTION",
+    "CRITERION_PREFIX",
     "CURVE_FAMILIES",
     "DIAGNOSIS_NAMES",
     "LLM_FAMILIES",
@@ -65,6 +67,7 @@ __all__ = [
     "parse_span_name",
 ]
 
+CRITERION_PREFIX = METRIC_PREFIX  # a team's own criterion (assay.judge.criteria): criterion:NAME, one metric
 Keep = Callable[[str], bool]  # which names exist for the golden set and runs at hand (the close names' filter)
 CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at each k by default, drawn as metric@k
 SPAN_FAMILIES = ("span_recall", "span_precision", "span_iou")
@@ -176,7 +179,8 @@ def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
 
 def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str], keep: Keep | None = None) -> int | None:
     parsed = MetricName.parse(name)
-    if name in REWRITE_METRICS:  # a conversation's rewrite measures: fixed names, whatever k says
+    if name in REWRITE_METRICS or name.startswith(CRITERION_PREFIX):  # fixed names, whatever k says
+        return None  # a conversation's rewrite measures: fixed names, whatever k says
         return None
     if _budget_shaped(parsed):
         parse_budget_name(name)
@@ -240,9 +244,11 @@ def _unknown(name: str, k_values: Sequence[int], budgets: Sequence[str], keep: K
 
 def kind_of(name: str) -> str:
     """``budget``, ``span``, ``llm``, ``rewrite`` (a conversation turn's rewrite measures) or ``ranking``: which part
-    of the evaluation computes the metric ``name``."""
+    of the evaluation computes the metric ``name``; ``criterion`` for a team's own criterion (``criterion:NAME``)."""
     if name in REWRITE_METRICS:
         return "rewrite"
+    if name.startswith(CRITERION_PREFIX):
+        return "criterion"
     parsed = MetricName.parse(name)
     if _budget_shaped(parsed):
         return "budget"
@@ -259,8 +265,9 @@ def counts_passages(name: str) -> bool:
 def needs_passages(name: str) -> bool:
     """Whether ``name`` reads the run's passages (ranking, budget, span, context and passage-bound answer measures),
     so that a run with no passage at all leaves it unscored; the answer measures that read the answer and the
-    reference only (answer relevance, nugget recall, claim precision, recall and F1, contradiction) do not."""
-    return name not in _ANSWER_ALONE
+    reference only (answer relevance, nugget recall, claim precision, recall and F1, contradiction) do not, nor does a
+    criterion (its check says itself when it has no passage to read)."""
+    return name not in _ANSWER_ALONE and not name.startswith(CRITERION_PREFIX)
 
 
 def measures_retrieval(name: str) -> bool:
