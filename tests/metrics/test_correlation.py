@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import warnings
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -113,3 +115,45 @@ def test_every_cluster_can_be_drawn() -> None:
     x, y = [1, 2, 10, 11], [2, 1, 10, 11]
     got = correlation(x, y, clusters=["a", "a", "b", "b"], n_resamples=200)
     assert got.low == pytest.approx(-1.0) and got.high == pytest.approx(1.0)
+
+
+def test_numbers_of_any_type_are_read_as_floats() -> None:
+    # Decimal values (as a CSV reader or a database may hand over) and numbers written as text count by their value:
+    # "10" ranks above "2", not below it as text would.
+    halves = [Decimal("0.5"), Decimal("1.5"), Decimal("1.0")]
+    assert pearson(halves, [1, 3, 2]) == pytest.approx(1.0)
+    assert pearson([1, 3, 2], halves) == pytest.approx(1.0)
+    assert average_ranks(["2", "10", "1"]).tolist() == [2.0, 3.0, 1.0]
+
+
+def test_a_constant_side_is_nan_without_a_numpy_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))
+        assert math.isnan(spearman([4, 4], [1, 2]))
+
+
+def test_the_interval_is_the_middle_share_of_the_resamples() -> None:
+    # Clusters a (r = -1 alone) and b (r = +1 alone): a quarter of the resamples are {a, a} (-1), a quarter {b, b}
+    # (+1), half hold both, which is the whole data: dx = (-5, -4, 4, 5), dy = (-4, -5, 4, 5), r = 81 / 82.
+    # A 40% interval spans the 30th to the 70th percentile of the resamples: both inside the middle half, so it is
+    # [81/82, 81/82] (a 60% interval, 20th to 80th, would reach -1 and +1).
+    x, y = [1, 2, 10, 11], [2, 1, 10, 11]
+    got = correlation(x, y, clusters=["a", "a", "b", "b"], confidence=0.4, n_resamples=2000)
+    assert got.value == pytest.approx(81 / 82)
+    assert got.low == pytest.approx(81 / 82) and got.high == pytest.approx(81 / 82)
+    wider = correlation(x, y, clusters=["a", "a", "b", "b"], confidence=0.6, n_resamples=2000)
+    assert wider.low == pytest.approx(-1.0) and wider.high == pytest.approx(1.0)
+
+
+def test_the_interval_needs_at_least_half_the_resamples_usable() -> None:
+    # Three one-item clusters A (1, 1), B (1, 2), C (2, 2): a resample of three has both sides varying only when it
+    # holds A and C, with probability 1 - 2 (2/3)^3 + (1/3)^3 = 12/27 = 0.44 < 1/2: no interval from 2000 resamples
+    # (the usable share is 0.444 +- 0.011), though a third of them would have been enough for one.
+    got = correlation([1, 1, 2], [1, 2, 2], n_resamples=2000)
+    assert math.isnan(got.low) and math.isnan(got.high) and got.value == pytest.approx(0.5)
+    # Two one-item clusters: each resample is usable (both items drawn) with probability 1/2. With 2 resamples an
+    # interval needs 1 usable (exactly half is enough): chance 1 - 1/4 = 3/4, so about 150 of 200 seeds give one
+    # (binomial sd 6); were 2 of 2 required, only about 50 would.
+    given = sum(not math.isnan(correlation([1, 2], [1, 2], n_resamples=2, seed=s).low) for s in range(200))
+    assert 120 <= given <= 180
