@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BUDGET_UNITS", "LOWER_IS_BETTER", "MetricName", "lower_is_better"]
+__all__ = ["BUDGET_UNITS", "CRITERION_PREFIX", "LOWER_IS_BETTER", "MetricName", "is_criterion", "lower_is_better"]
 
 BUDGET_UNITS = ("t", "c")  # a budget of text in tokens or in characters
+CRITERION_PREFIX = "criterion:"  # a team's own criterion (assay.judge.criteria): criterion:NAME, one metric
 # the measures where less is better: RAGChecker's noise sensitivities and hallucination, and a conversation turn's
 # contradiction (1 when its answer contradicts an earlier one); every other measure is better higher
 LOWER_IS_BETTER = frozenset(
@@ -85,3 +86,8 @@ class MetricName:
         rather than holding no digit at all (``@x``: a name written without a number)."""
         cut = self.cut or ""
         return any(c.isdigit() for c in cut) and not cut.isdigit()
+
+
+def is_criterion(name: str) -> bool:
+    """Whether ``name`` is a team's own criterion, ``criterion:NAME``."""
+    return name.startswith(CRITERION_PREFIX)

@@ -40,11 +40,11 @@ from typing import Any
 
 from assay.errors import FormatError
 from assay.judge.checks import Check, CheckSpecError, parse_check
+from assay.metric_names import CRITERION_PREFIX
 from assay.text import content_hash
 
-__all__ = ["INPUTS", "METRIC_PREFIX", "PASS_FAIL", "Criterion", "Label", "TreeStep", "load_criteria", "parse_criterion"]
+__all__ = ["INPUTS", "PASS_FAIL", "Criterion", "Label", "TreeStep", "load_criteria", "parse_criterion"]
 
-METRIC_PREFIX = "criterion:"
 INPUTS = ("question", "answer", "passages", "reference_answer", "nuggets", "history")
 PASS_FAIL = "pass_fail"  # noqa: S105 (a scale name, not a password)
 _FENCE = "+++"
@@ -98,7 +98,7 @@ class Criterion:
     @property
     def metric(self) -> str:
         """``criterion:NAME``, the metric it adds per question."""
-        return f"{METRIC_PREFIX}{self.name}"
+        return f"{CRITERION_PREFIX}{self.name}"
 
     @property
     def ref(self) -> str:

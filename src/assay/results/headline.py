@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from assay.metric_names import MetricName
+from assay.metric_names import MetricName, is_criterion
 
 __all__ = ["HEADLINE_K", "METRIC_GROUPS", "headline_k", "headline_metrics", "metric_group", "summary_metrics"]
 
@@ -53,7 +53,7 @@ def metric_group(name: str) -> str:
     ``context_recall`` context, ``faithfulness`` answer, ``nugget_recall_all_strict`` nuggets, ``claim_f1``
     diagnosis, ``criterion:NAME`` criteria, everything else (``ndcg@10``, ``map``, ``recall@5|g>=2``) ranking."""
     parsed = MetricName.parse(name)
-    if name.startswith("criterion:"):
+    if is_criterion(name):
         return "criteria"
     base = parsed.word
     if parsed.budget is not None:  # the budget measures are headline figures of their own group

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
-from assay.judge.criteria import METRIC_PREFIX, Criterion, load_criteria
+from assay.judge.criteria import Criterion, load_criteria
+from assay.metric_names import is_criterion
 from assay.metrics.close import close_names
 from assay.pipelines.evaluate.judging.asking import JudgingSettings
 from assay.pipelines.evaluate.judging.pair_checks import DEFAULT_MODE, DIAGNOSIS_MODES
@@ -193,7 +194,7 @@ def _check_criterion_names(named: Sequence[str], criteria: Sequence[Criterion]) 
     """A ``criterion:NAME`` named (``--primary``, ``--fail-under``, ``-m``) needs its criterion given."""
     known = {c.metric for c in criteria}
     for name in named:
-        if name.startswith(METRIC_PREFIX) and name not in known:
+        if is_criterion(name) and name not in known:
             given = ", ".join(sorted(known)) or "none"
             raise ConfigError(f"{name}: no criterion of that name was given (given: {given}); add its file with "
                               "-c FILE (criteria=[...] in the API)")  # fmt: skip

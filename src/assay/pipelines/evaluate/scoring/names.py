@@ -21,8 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from assay.errors import ConfigError
-from assay.judge.criteria import METRIC_PREFIX
-from assay.metric_names import MetricName
+from assay.metric_names import MetricName, is_criterion
 from assay.metrics import MetricError, parse_measure
 from assay.metrics.budget import CHARS_PER_TOKEN
 from assay.metrics.close import close_names
@@ -35,7 +34,6 @@ __all__ = [
     "AT_K",
     "BUDGET_FAMILIES",
     "CONTRADICTION",
-    "CRITERION_PREFIX",
     "CURVE_FAMILIES",
     "DIAGNOSIS_NAMES",
     "LLM_FAMILIES",
@@ -67,7 +65,6 @@ __all__ = [
     "parse_span_name",
 ]
 
-CRITERION_PREFIX = METRIC_PREFIX  # a team's own criterion (assay.judge.criteria): criterion:NAME, one metric
 Keep = Callable[[str], bool]  # which names exist for the golden set and runs at hand (the close names' filter)
 CURVE_FAMILIES = ("ndcg", "P", "recall", "hit", "map", "err")  # measured at each k by default, drawn as metric@k
 SPAN_FAMILIES = ("span_recall", "span_precision", "span_iou")
@@ -179,8 +176,7 @@ def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
 
 def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str], keep: Keep | None = None) -> int | None:
     parsed = MetricName.parse(name)
-    if name in REWRITE_METRICS or name.startswith(CRITERION_PREFIX):  # fixed names, whatever k says
-        return None  # a conversation's rewrite measures: fixed names, whatever k says
+    if name in REWRITE_METRICS or is_criterion(name):  # a turn's rewrite measures, a criterion: fixed names
         return None
     if _budget_shaped(parsed):
         parse_budget_name(name)
@@ -247,7 +243,7 @@ def kind_of(name: str) -> str:
     of the evaluation computes the metric ``name``; ``criterion`` for a team's own criterion (``criterion:NAME``)."""
     if name in REWRITE_METRICS:
         return "rewrite"
-    if name.startswith(CRITERION_PREFIX):
+    if is_criterion(name):
         return "criterion"
     parsed = MetricName.parse(name)
     if _budget_shaped(parsed):
@@ -267,7 +263,7 @@ def needs_passages(name: str) -> bool:
     so that a run with no passage at all leaves it unscored; the answer measures that read the answer and the
     reference only (answer relevance, nugget recall, claim precision, recall and F1, contradiction) do not, nor does a
     criterion (its check says itself when it has no passage to read)."""
-    return name not in _ANSWER_ALONE and not name.startswith(CRITERION_PREFIX)
+    return name not in _ANSWER_ALONE and not is_criterion(name)
 
 
 def measures_retrieval(name: str) -> bool:
