@@ -17,6 +17,7 @@ from assay.judge.checks import CannotRun
 from assay.judge.criteria import Criterion
 from assay.judge.panel import Grader, judges_of
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
+from assay.pipelines.evaluate.scoring.available import Available
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 
 __all__ = ["NEEDS_MODEL_JUDGE", "check_criteria", "criterion_values"]
@@ -24,16 +25,16 @@ __all__ = ["NEEDS_MODEL_JUDGE", "check_criteria", "criterion_values"]
 NEEDS_MODEL_JUDGE = "needs a model judge"
 
 
-def check_criteria(criteria: Sequence[Criterion], gold: GoldenSet, runs: Sequence[LoadedRun],
+def check_criteria(criteria: Sequence[Criterion], available: Available, gold: GoldenSet,
                    judge: Grader | None) -> None:  # fmt: skip
-    """Refuse, before any call, an input the data lacks and a judged criterion under a model judge (module doc)."""
-    lines = [line for run in runs for line in run.lines.values()]
+    """Refuse, before any call, an input the data lacks (``available``: what the golden set and the runs hold) and a
+    judged criterion under a model judge (module doc)."""
     has = {
-        "answer": any((line.answer or "").strip() for line in lines),
-        "passages": any(line.ranked for line in lines),
-        "reference_answer": any(q.reference_answer for q in gold.questions),
-        "nuggets": any(q.nuggets for q in gold.questions),
-        "history": any(len(c.turns) > 1 for c in gold.conversations),
+        "answer": bool(available.answers),
+        "passages": bool(available.passages),
+        "reference_answer": any(q.reference_answer for q in gold.questions),  # claims alone are not one
+        "nuggets": available.nuggets,
+        "history": available.turns,
     }
     for criterion in criteria:
         criterion.check_inputs(has)
@@ -49,12 +50,7 @@ def check_criteria(criteria: Sequence[Criterion], gold: GoldenSet, runs: Sequenc
 
 def passage_texts(line: RunLine, gold: GoldenSet, depth: int) -> list[str]:
     """The texts of the line's top ``depth`` passages, in rank order (a golden chunk's text, else the run's own)."""
-    texts = []
-    for unit in line.top(depth):
-        text = gold.chunk(unit).text if gold.has_chunk(unit) else line.texts.get(unit)
-        if text:
-            texts.append(text)
-    return texts
+    return [text for unit in line.top(depth) if (text := line.text(unit, gold))]
 
 
 def criterion_values(
