@@ -127,7 +127,7 @@ def _context(line: RunLine, golden: GoldenSet, k: int) -> tuple[list[str], list[
     columns = line.top(k)
     passages = []
     for i, cid in enumerate(columns):
-        text = golden.chunk(cid).text if golden.has_chunk(cid) else line.texts.get(cid)
+        text = line.text(cid, golden)
         if text:
             passages.append({"id": str(i + 1), "text": text})
     return columns, passages

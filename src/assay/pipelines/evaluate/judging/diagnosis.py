@@ -40,7 +40,7 @@ from assay.judge import Judge, Judgement
 from assay.metrics.diagnosis import LOWER_IS_BETTER, diagnose
 from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.calls import Assessed, _reference_claims
-from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, LoadedRun
 from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.scoring.names import DIAGNOSIS_NAMES, RECALL_TYPE, SHARED_NAMES
 from assay.results import Comparison, DiagnosisExample
@@ -137,17 +137,13 @@ def plan_diagnosis(
             references = _rows(out, "reference")
             reference = _reference_matrix(references, len(claims), columns)
             call = DiagnosisCall(run.name, qid, variables, columns, _answer_matrix(answers, columns), reference)
-            call.passages = [_text(golden, line, cid) for cid in columns]
+            call.passages = [line.text(cid, golden) or "" for cid in columns]
             call.context_reasons = {
                 **{f"a{i + 1}": row.reason for i, row in enumerate(answers)},
                 **{f"r{j + 1}": row.reason for j, row in enumerate(references)},
             }
             calls.append(call)
     return calls
-
-
-def _text(golden: GoldenSet, line: RunLine, cid: str) -> str:
-    return golden.chunk(cid).text if golden.has_chunk(cid) else line.texts.get(cid) or ""
 
 
 def estimate_calls(golden: GoldenSet, runs: Sequence[LoadedRun], context_k: int) -> list[DiagnosisCall]:
@@ -171,7 +167,7 @@ def estimate_calls(golden: GoldenSet, runs: Sequence[LoadedRun], context_k: int)
             columns = line.top(context_k)
             zeros = (np.zeros((len(answers), len(columns))), np.zeros((len(claims), len(columns))))
             call = DiagnosisCall(run.name, qid, variables, columns, *zeros)
-            call.passages = [_text(golden, line, cid) for cid in columns]
+            call.passages = [line.text(cid, golden) or "" for cid in columns]
             out.append(call)
     return out
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.formats.golden import GoldenSet
 from assay.formats.jsonl import JsonlHeader
 from assay.pipelines.evaluate.runs.locate import Located
 from assay.pipelines.evaluate.runs.sources import RawLine, RunKind
@@ -41,6 +42,10 @@ class RunLine:
     def top(self, k: int) -> list[str]:
         """The first ``k`` unit ids."""
         return self.ranked[:k]
+
+    def text(self, unit: str, gold: GoldenSet) -> str | None:
+        """The text of ``unit``: a golden chunk's, else the run's own for a passage (None when it gave none)."""
+        return gold.chunk(unit).text if gold.has_chunk(unit) else self.texts.get(unit)
 
 
 @dataclass
