@@ -168,3 +168,15 @@ def test_which_systems_search_several_times(tmp_path: Path, kinds: list[str], se
         spans.append(span(1, i + 2, 1, kind=kind, start_ms=i + 1, attrs=attrs if kind != "LLM" else {}))
     trace, _ = _one(tmp_path, spans)
     assert trace.searches_several_times() is several
+
+
+def test_documents_read_for_the_passages_and_the_steps_are_counted_once(tmp_path: Path) -> None:
+    spans = [
+        span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q?"}),
+        span(1, 2, 1, kind="RETRIEVER", start_ms=1, attrs=documents(["A"], id=["a"], score=["high"])),
+        span(1, 3, 1, kind="RETRIEVER", start_ms=2, attrs=documents(["B"], id=["b"], score=[0.5])),
+    ]
+    trace, problems = _one(tmp_path, spans)
+    assert [(s["retrieved"]) for s in trace.steps] == [[{"id": "a", "text": "A"}], [{"id": "b", "score": 0.5,
+                                                                                      "text": "B"}]]  # fmt: skip
+    assert problems.total() == 1  # the text score, once, though both rules read the documents

@@ -88,6 +88,7 @@ _GENAI_KINDS = {
 }  # fmt: skip
 _NEEDS_KIND = ("retrieval.documents.", "reranker.", "llm.")
 _DOCUMENT_LISTS = ("retrieval.documents", "reranker.output_documents")  # set as a whole: not flattened documents
+_DOCUMENTS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}  # the spans that list some
 _NUMBERS = (
     "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.completion",
     "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.cost.total", "llm.cost.prompt",
@@ -235,11 +236,12 @@ def _trace(
     llms = [s for s in by_start if kinds[s.span_id] == "LLM"]
     first_llms = [s for s in llms if _ancestor_kind(s, by_id, kinds, "LLM") is None]
     latency = (root.end_ns - root.start_ns) / 1e6 if root.start_ns and root.end_ns >= root.start_ns else None
+    documents = _span_documents(by_start, kinds, path, problems)
     return Trace(
-        trace_id=trace_id, line=root.line, question=question, passages=_passages(by_start, kinds, path, problems),
+        trace_id=trace_id, line=root.line, question=question, passages=_passages(by_start, kinds, documents, problems),
         answer=_answer(root, llms), latency_ms=latency, usage=_usage(first_llms, problems), error=_error(root),
         query_id=_query_id([root, *by_start]), start_ns=root.start_ns,
-        steps=_steps(by_start, kinds, first_llms, path, problems),
+        steps=_steps(by_start, kinds, first_llms, documents, problems),
     )  # fmt: skip
 
 
@@ -283,9 +285,18 @@ def _output(span: Span) -> str | None:
     )
 
 
-def _passages(
+def _span_documents(
     spans: list[Span], kinds: Mapping[str, str], path: Path, problems: AttributeProblems
-) -> list[TracePassage]:
+) -> dict[str, list[TracePassage]]:
+    """Each RETRIEVER's and RERANKER's documents, read once with their scores, for rule 3 and rule 9."""
+    return {s.span_id: _documents(s, _DOCUMENTS[kinds[s.span_id]], path, problems)
+            for s in spans if kinds[s.span_id] in _DOCUMENTS}  # fmt: skip
+
+
+def _passages(
+    spans: list[Span], kinds: Mapping[str, str], documents: Mapping[str, list[TracePassage]],
+    problems: AttributeProblems,
+) -> list[TracePassage]:  # fmt: skip
     for span in spans:  # documents of the wrong shape (a string, a list of strings) are named, never silently lost
         for key in _DOCUMENT_LISTS:
             if span.attributes.get(key) not in (None, []) and kinds[span.span_id] in ("RETRIEVER", "RERANKER"):
@@ -293,30 +304,29 @@ def _passages(
     reranked = [s for s in spans if kinds[s.span_id] == "RERANKER" and _has(s, "reranker.output_documents.")]
     if reranked:
         last = max(reranked, key=lambda s: (s.end_ns, s.span_id))
-        return _documents(last, "reranker.output_documents", path, problems, scored=True)
+        return documents[last.span_id]
     retrievers = [s for s in spans if kinds[s.span_id] == "RETRIEVER" and _has(s, "retrieval.documents.")]
-    lists = [_documents(s, "retrieval.documents", path, problems, scored=len(retrievers) == 1) for s in retrievers]
-    return [p for one in lists for p in one]
+    if len(retrievers) == 1:
+        return documents[retrievers[0].span_id]
+    return [TracePassage(p.id, None, p.text) for s in retrievers for p in documents[s.span_id]]
 
 
 def _steps(
-    spans: list[Span], kinds: Mapping[str, str], first_llms: list[Span], path: Path, problems: AttributeProblems
-) -> list[dict[str, Any]]:
+    spans: list[Span], kinds: Mapping[str, str], first_llms: list[Span], documents: Mapping[str, list[TracePassage]],
+    problems: AttributeProblems,
+) -> list[dict[str, Any]]:  # fmt: skip
     """Rule 9: a step per RETRIEVER, RERANKER, TOOL and (outermost) LLM span, in the order the spans started, each as
     a run line's ``steps`` holds it (:class:`~assay.types.RetrievalStep`, ``ToolStep``, ``LlmStep``)."""
     outermost = {s.span_id for s in first_llms}
-    seen = AttributeProblems()  # the documents' problems were counted once already, by rule 3
     out: list[dict[str, Any]] = []
     for span in spans:
         kind = kinds[span.span_id]
         if kind == "RETRIEVER":
-            found = _documents(span, "retrieval.documents", path, seen, scored=True)
             query = text_value(span.attributes.get("input.value"), _QUESTION_KEYS)
-            out.append(_step("retrieval", span, query=query, retrieved=_items(found)))
+            out.append(_step("retrieval", span, query=query, retrieved=_items(documents[span.span_id])))
         elif kind == "RERANKER":
-            found = _documents(span, "reranker.output_documents", path, seen, scored=True)
             query = text_value(span.attributes.get("reranker.query"), ())
-            out.append(_step("retrieval", span, query=query, retrieved=_items(found), rerank=True))
+            out.append(_step("retrieval", span, query=query, retrieved=_items(documents[span.span_id]), rerank=True))
         elif kind == "TOOL":
             out.append(_tool_step(span, problems))
         elif kind == "LLM" and span.span_id in outermost:
@@ -379,7 +389,8 @@ def _has(span: Span, prefix: str) -> bool:
     return any(key.startswith(prefix) for key in span.attributes)
 
 
-def _documents(span: Span, prefix: str, path: Path, problems: AttributeProblems, *, scored: bool) -> list[TracePassage]:
+def _documents(span: Span, prefix: str, path: Path, problems: AttributeProblems) -> list[TracePassage]:
+    """The span's documents in index order; a score kept only when every document has one."""
     nodes = tree(span.attributes, prefix)
     out, unscored = [], False
     for index in sorted((k for k in nodes if k.isdigit()), key=int):
@@ -394,7 +405,7 @@ def _documents(span: Span, prefix: str, path: Path, problems: AttributeProblems,
         if score is not None and finite(score) is None:
             problems.add("document.score", score, "a finite number", span.line)
         out.append(TracePassage(ident, finite(score), text))
-    if not scored or unscored:
+    if unscored:
         return [TracePassage(p.id, None, p.text) for p in out]
     return out
 
