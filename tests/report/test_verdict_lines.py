@@ -31,8 +31,10 @@ def _result(runs: list[RunResult], **fields: object) -> EvalResult:
     return EvalResult(assay_version="test", golden="g", k_values=[10], runs=runs, **settings)  # type: ignore[arg-type]
 
 
-def _run(name: str, mean: float | None = 0.5, **fields: object) -> RunResult:
-    summary = MetricSummary(mean=mean, low=0.4, high=0.6, n_scored=50, n_unscored=2)
+def _run(name: str, mean: float | None = 0.5, n_scored: int = 50, **fields: object) -> RunResult:
+    """A run whose ``METRIC`` has ``mean`` with an interval of +-0.1 around it."""
+    low, high = (None, None) if mean is None else (mean - 0.1, mean + 0.1)
+    summary = MetricSummary(mean=mean, low=low, high=high, n_scored=n_scored, n_unscored=2)
     return RunResult(name=name, path=f"{name}.jsonl", metrics={METRIC: summary}, **fields)  # type: ignore[arg-type]
 
 
@@ -184,7 +186,7 @@ def test_one_run_has_its_figure_and_no_comparison() -> None:
 
 def test_runs_not_compared_name_the_best_by_its_mean_the_lowest_when_lower_is_better() -> None:
     assert build_verdict(_result([_run("a", 0.5), _run("b", 0.7)], primary_metric=METRIC)).headline == (
-        "b has the highest ndcg@10, 0.700 [0.400, 0.600]; the runs were not compared on it."
+        "b has the highest ndcg@10, 0.700 [0.600, 0.800]; the runs were not compared on it."
     )
     low = [RunResult(name=n, path=f"{n}.jsonl", metrics={"hallucination": MetricSummary(mean=m, n_scored=9)})
            for n, m in (("a", 0.3), ("b", 0.1))]  # fmt: skip
@@ -212,7 +214,8 @@ def test_the_leader_as_run_a_has_the_comparison_turned_its_way() -> None:
     """x (run a) is ahead of y: the delta b - a is -0.2, so the lead is +0.2 with the interval and d_z flipped; the
     pair shares 40 questions of the 50 y scored."""
     comp = _pair("x", "y", -0.2, d_z=-0.8, mean_a=0.7, mean_b=0.5, n=40, n_a=40, n_b=50)
-    verdict = build_verdict(_result([_run("x", 0.7), _run("y", 0.5)], comparisons=[comp], primary_metric=METRIC))
+    runs = [_run("x", 0.7, n_scored=40), _run("y", 0.5)]
+    verdict = build_verdict(_result(runs, comparisons=[comp], primary_metric=METRIC))
     lead = verdict.lead
     assert lead is not None
     assert (lead.leader, lead.other, lead.n, lead.p_adjusted, lead.supported, lead.shared) == (
@@ -226,7 +229,7 @@ def test_the_leader_as_run_a_has_the_comparison_turned_its_way() -> None:
     assert (lead.delta, lead.low, lead.high, lead.d_z) == pytest.approx((0.2, 0.1, 0.3, 0.8))
     assert (lead.leader_mean, lead.other_mean) == (0.7, 0.5)
     assert verdict.headline == (
-        "x leads on ndcg@10 on the 40 questions both scored (of 50 and 50): 0.700 against 0.500 for y, +0.200 "
+        "x leads on ndcg@10 on the 40 questions both scored (of 40 and 50): 0.700 against 0.500 for y, +0.200 "
         "[0.100, 0.300] (p adj. 0.010); the evidence supports the lead."
     )
 
@@ -246,7 +249,7 @@ def test_the_leader_as_run_b_keeps_the_comparison_as_it_is() -> None:
     )
     assert (lead.leader_mean, lead.other_mean) == (0.7, 0.5)
     assert verdict.headline == (
-        "x leads on ndcg@10 with 0.700 [0.400, 0.600]: +0.200 [0.100, 0.300] over y (p adj. 0.300, n = 50 "
+        "x leads on ndcg@10 with 0.700 [0.600, 0.800]: +0.200 [0.100, 0.300] over y (p adj. 0.300, n = 50 "
         "questions); the evidence does not support the lead: no reliable difference, a tie."
     )
 
