@@ -150,6 +150,9 @@ class Question(_Record):
     source_doc_ids: list[str] = Field(default_factory=list)
     source_chunk_ids: list[str] = Field(default_factory=list)
     evidence: list[str] = Field(default_factory=list)
+    # a multi-hop or comparison question: its evidence chunks in the order a system must find them (written only
+    # when there are some, so other lines are as they always were)
+    hops: list[str] = Field(default_factory=list, exclude_if=lambda hops: not hops)
     claims: list[Claim] = Field(default_factory=list)
     nuggets: list[Nugget] = Field(default_factory=list)
     flags: dict[str, Any] = Field(default_factory=dict)

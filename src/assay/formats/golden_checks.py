@@ -3,8 +3,9 @@
 
 1. A qrels label names a question and a chunk of the set.
 2. A nugget support record names a question of the set, a nugget of that question, and chunks of the set.
-3. A conversation has a judged turn (unless it has no turns); no turn belongs to two conversations.
-4. A judged turn names a question of the set; a context turn names none and carries its rewrite and answer.
+3. A question's hops (a multi-hop question's evidence chunks, in order) name chunks of the set.
+4. A conversation has a judged turn (unless it has no turns); no turn belongs to two conversations.
+5. A judged turn names a question of the set; a context turn names none and carries its rewrite and answer.
 
 Problems within one file (duplicate ids, spans, the manifest) are found while reading it
 (:mod:`assay.formats.golden_files`).
@@ -36,6 +37,9 @@ class Checked(Protocol):
     @property
     def conversations(self) -> Sequence[Conversation]: ...
 
+    @property
+    def questions(self) -> Sequence[Question]: ...
+
     def has_question(self, query_id: str) -> bool: ...
 
     def has_chunk(self, chunk_id: str) -> bool: ...
@@ -66,6 +70,10 @@ def problems(golden: Checked) -> Iterator[str]:
         for cid in (*sup.chunk_ids, *sup.partial_chunk_ids):
             if not golden.has_chunk(cid):
                 yield f"nuggets.jsonl record {i + 1} names unknown chunk {cid!r}"
+    for i, question in enumerate(golden.questions):
+        for cid in question.hops:
+            if not golden.has_chunk(cid):
+                yield f"questions.jsonl record {i + 1} ({question.id!r}) names unknown chunk {cid!r} among its hops"
     seen: dict[str, str] = {}
     for i, conversation in enumerate(golden.conversations):
         where = f"{CONVERSATIONS} record {i + 1}"

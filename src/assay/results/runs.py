@@ -94,6 +94,9 @@ class RunCounts(_Model):
     # lines of context turns (a conversation's unjudged turns, no question: asked with --history own for the history):
     # read for the contradiction check, never scored
     context_turns: int = 0
+    # passages of a search step (a run line's ``steps``) located in no golden document: never relevant, and named by
+    # line in the run's notes
+    step_passages_unlocated: int = 0
     # how the retrieved items were matched to the golden set: id, offsets, exact, approximate, unmatched
     matched_by: dict[str, int] = Field(default_factory=dict)
 

@@ -15,7 +15,7 @@ import pytest
 from evaluate_fixture import make_golden
 
 from assay.formats.golden import GoldenSet
-from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine, Search
 from assay.pipelines.evaluate.scoring.available import Available
 from assay.pipelines.evaluate.scoring.names import catalogue
 from assay.results import RunCounts
@@ -23,7 +23,7 @@ from assay.types import Conversation, Turn
 
 EVERYTHING = Available(
     judged=True, nuggets=True, support=True, references=True, text=True, turns=True, passages=True, answers=True,
-    rewrites=True,
+    rewrites=True, steps=True, hops=True,
 )  # fmt: skip
 
 NO_JUDGE = "it is LLM-judged and there is no judge (--judge MODEL)"
@@ -147,13 +147,26 @@ def test_of_reads_passages_answers_and_rewrites_from_any_line_of_any_run() -> No
     blank = _run(RunLine(query_id="q1", ranked=[], scores={}, answer=None),
                  RunLine(query_id="q2", ranked=[], scores={}, answer="  \n"))  # fmt: skip
     assert Available.of(gold, [blank], judged=True) == replace(
-        Available.of(gold, None, judged=True), passages=False, answers=False, rewrites=False
+        Available.of(gold, None, judged=True), passages=False, answers=False, rewrites=False, steps=False
     )
-    full = _run(RunLine(query_id="q3", ranked=["c1"], scores={"c1": 1.0}, answer="Thirty days.", rewrite="Why?"))
+    full = _run(RunLine(query_id="q3", ranked=["c1"], scores={"c1": 1.0}, answer="Thirty days.", rewrite="Why?",
+                        steps=[Search("thirty", ("c1",))]))  # fmt: skip
     assert Available.of(gold, [blank, full], judged=True) == replace(
-        Available.of(gold, None, judged=True), passages=True, answers=True, rewrites=True
+        Available.of(gold, None, judged=True), passages=True, answers=True, rewrites=True, steps=True
     )
     answered = _run(RunLine(query_id="q4", ranked=[], scores={}, answer="Yes."))
     seen = Available.of(gold, [blank, answered], judged=True)
     assert (seen.passages, seen.answers, seen.rewrites) == (False, True, False)
     assert seen.why_not("faithfulness") == NO_PASSAGES and seen.why_not("answer_relevance") is None
+
+
+def test_the_measures_of_a_trajectory_need_a_line_with_steps_and_hop_coverage_a_question_with_hops() -> None:
+    no_steps = replace(EVERYTHING, steps=False)
+    said = "no run line carries steps (a system that searches several times)"
+    assert no_steps.why_not("trajectory_recall") == said
+    assert no_steps.why_not("looped") == said
+    assert replace(EVERYTHING, steps=None).why_not("evidence_dropped") is None  # runs not read yet: not refused
+    no_hops = replace(EVERYTHING, hops=False)
+    said = "no question of the golden set has hops (multi-hop or comparison questions)"
+    assert no_hops.why_not("hop_coverage") == said
+    assert no_hops.why_not("trajectory_recall") is None

@@ -6,7 +6,8 @@ given documents with text (each document its three chunks joined by a space, chu
 answer sentence as its evidence quote) and its questions as four conversations of three turns; the run answers
 every question, puts the answer chunk first, and carries its own rewrite on two turns. With the offline judge every
 kind of metric exists for it: ranking, budget, span, RAG (context precision and recall, coverage recall), answer,
-claim (the diagnosis), nugget, faithfulness and hallucination, conversation (contradiction, the rewrite measures).
+claim (the diagnosis), nugget, faithfulness and hallucination, conversation (contradiction, the rewrite measures),
+trajectory (each line one search and one model call; the first question has two hops).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from evaluate_fixture import answer_text, good_lines, make_golden, qid
+from evaluate_fixture import answer_id, answer_text, good_lines, make_golden, qid, related_id
 
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
@@ -46,6 +47,7 @@ def _golden() -> GoldenSet:
             start = chunk.end + 1
     for i, question in enumerate(gold.questions):
         question.evidence = [answer_text(i)]
+    gold.questions[0].hops = [answer_id(0), related_id(0)]
     gold.conversations = [
         Conversation(id=f"c{c}", turns=[Turn(question_id=qid(3 * c + t), utterance=f"turn {t}",
                                              depends_on_history=t > 0) for t in range(3)])
@@ -56,6 +58,9 @@ def _golden() -> GoldenSet:
 
 def _run(path: Path) -> Path:
     lines = [{**line, "conversation_id": f"c{i // 3}", "turn": i % 3} for i, line in enumerate(good_lines())]
+    for line in lines:  # a system that searches, then answers
+        line["steps"] = [{"kind": "retrieval", "query": "warranty days", "retrieved": line["retrieved"]},
+                         {"kind": "llm", "prompt_tokens": 10, "completion_tokens": 5}]  # fmt: skip
     lines[1]["rewrite"] = "How long is the Birch lantern warranty?"
     lines[2]["rewrite"] = "How many days does the Cedar stove warranty last?"
     head = {"assay": "runs", "version": 1, "conversation_mode": "turns", "history": "reference"}

@@ -21,6 +21,9 @@ the word) >= ``duplicate_jaccard``; the question met first (seed order) is kept.
 Relabelling (``relabelled``): a multi-hop or comparison question whose evidence all lies in one chunk can be
 answered from that chunk alone; it becomes ``explanatory`` when its answer has more than one sentence or 25 words,
 else ``factoid``, and its source chunks shrink to that chunk (``metadata['planned_type']`` keeps the old type).
+One that keeps its type records its **hops** (``question.hops``): the chunks its evidence lies in, in the order of
+its source chunks (the seed chunk first, then the partner found from it), the path a system that searches several
+times must walk (every source chunk when the evidence does not name two).
 
 Difficulty (``question.difficulty``)::
 
@@ -160,13 +163,16 @@ def filter_near_duplicates(questions: Sequence[Question], settings: BuildSetting
 
 
 def relabel_single_chunk(questions: Sequence[Question]) -> StageOutput[Question]:
-    """Multi-hop and comparison questions whose evidence is all in one chunk become factoid or explanatory."""
+    """Multi-hop and comparison questions whose evidence is all in one chunk become factoid or explanatory; the
+    others record their hops."""
     out = StageOutput[Question](records=list(questions), counts={"relabelled": 0})
     for question in questions:
         if question.type not in ("multi-hop", "comparison"):
             continue
         cited = {c for c in question.metadata.get("evidence_chunk_ids", []) if c}
         if len(cited) != 1:
+            hops = [c for c in question.source_chunk_ids if c in cited]
+            question.hops = hops if len(hops) >= 2 else list(question.source_chunk_ids)
             continue
         answer = question.reference_answer or ""
         new = "explanatory" if len(sentences(answer)) > 1 or len(words(answer)) > 25 else "factoid"

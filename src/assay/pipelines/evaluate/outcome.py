@@ -35,7 +35,7 @@ from assay.pipelines.evaluate.scoring.budget import clamped_notes
 from assay.pipelines.evaluate.scoring.comparable import Comparable, comparable
 from assay.pipelines.evaluate.scoring.conversations import repeated_summary
 from assay.pipelines.evaluate.scoring.fill import fill_summary
-from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, TURN_STRATA
+from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, TRAJECTORY_METRICS, TURN_STRATA
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.settings import EvalSettings, answer_notes, answer_primary
@@ -258,15 +258,17 @@ class _Outcome:
     def _comparable(self, runs: Sequence[RunResult]) -> Comparable:
         """Which metrics can be compared across the runs' chunkings (:mod:`~.scoring.comparable`)."""
         lengths = {r.name: r.passage_lengths["median"] for r in runs if r.passage_lengths}
-        names = [name for name in self.headline if name not in DIAGNOSIS_NAMES]
+        names = [name for name in self.headline if name not in DIAGNOSIS_NAMES and name not in TRAJECTORY_METRICS]
         return comparable([one.run for one in self.merged.runs], names, depth=self.config.depth,
                           budgets=self.config.budgets, primary=self.config.primary or self.answer_lead,
                           lengths=lengths)  # fmt: skip
 
     def _diagnosed(self, fair: Comparable) -> list[str]:
-        """The diagnosis metrics, compared as their own family; none when the runs cut their text differently
-        (measured over the context's passages: see :mod:`~.scoring.comparable`)."""
-        return [name for name in self.headline if name in DIAGNOSIS_NAMES] if fair.alike else []
+        """The diagnosis metrics, compared as their own family (none when the runs cut their text differently:
+        measured over the context's passages, see :mod:`~.scoring.comparable`), then the measures of a trajectory
+        (in characters of relevant text: compared whatever the cut)."""
+        diagnosis = [name for name in self.headline if name in DIAGNOSIS_NAMES] if fair.alike else []
+        return diagnosis + [name for name in self.headline if name in TRAJECTORY_METRICS]
 
     def _first_warnings(self, fair: Comparable) -> list[str]:
         """The offline judge's warning first, then what cannot be compared, the runs' own notes, drafted answers."""

@@ -2,7 +2,8 @@
 projection (:mod:`~.scoring.ranking`): trec_eval ranking measures, RAGAS context precision, coverage recall; on its
 passages' text: span measures (:mod:`~.scoring.spans`) and budget measures (:mod:`~.scoring.budget`, with how full
 each budget is, :mod:`~.scoring.fill`); the LLM metrics as the judge assessed them; the team's own criteria
-(:mod:`~.scoring.criteria`); a conversation's rewrites. Each
+(:mod:`~.scoring.criteria`); a conversation's rewrites; the measures of a trajectory when some run's lines carry
+steps (:mod:`~.scoring.trajectory`). Each
 run comes out as one :class:`~.scoring.scored.ScoredRun`, with its passage rows (:func:`~.judging.passages.
 passage_rows`).
 
@@ -18,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from assay.corpus.pooling import Bm25Index
+from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.judged import Judged
 from assay.pipelines.evaluate.judging.passages import passage_rows
 from assay.pipelines.evaluate.prepared import Prepared
@@ -31,6 +34,7 @@ from assay.pipelines.evaluate.scoring.fill import budget_fill
 from assay.pipelines.evaluate.scoring.names import RECALL_TYPE, measures_retrieval, needs_passages
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.spans import span_values
+from assay.pipelines.evaluate.scoring.trajectory import trajectory_values
 from assay.pipelines.evaluate.statistics.stats import question_strata
 from assay.results import QueryResult
 
@@ -54,7 +58,8 @@ def score_runs(setup: Prepared, judged: Judged, *, strict: bool) -> Scores:
     labels = er.Labels.of(gold, strict_unscored=strict)  # the same pool for every run
     turns = TurnParts.of(gold, setup.loaded, labels, config.threshold)
     pool = SpanPool(setup.index)
-    step = _Scoring(setup, judged, labels, pool, turns)
+    stepped = any(line.steps for one in setup.loaded for line in one.lines.values())
+    step = _Scoring(setup, judged, labels, pool, turns, stepped, _chunk_index(gold) if stepped else None)
     scored = []
     for one in setup.runs:
         passages = passage_rows(one.run, labels, judged.carried, config.depth)
@@ -71,6 +76,8 @@ class _Scoring:
     labels: er.Labels
     pool: SpanPool
     turns: TurnParts | None
+    stepped: bool  # some run's lines carry steps: every run gets the measures of a trajectory
+    chunk_index: Bm25Index | None  # BM25 over the golden chunks, for the step queries (None: no chunk text)
 
     def rows(self, run: LoadedRun, projected: LoadedRun) -> dict[str, QueryResult]:
         """Per-query values of ``run`` (``projected``: its projection onto the golden chunks), with the module
@@ -112,7 +119,15 @@ class _Scoring:
         if config.loaded_criteria:
             parts.append(criterion_values(run, self.setup.gold, config.loaded_criteria, config.depth))
         parts.append(self.turns.rewrites.get(run.name, {}) if self.turns is not None else {})
+        if self.stepped and not (run.passage_free and not any(line.steps for line in run.lines.values())):
+            parts.append(trajectory_values(run, self.setup.gold, self.pool, labels, threshold=config.threshold,
+                                           index=self.chunk_index))  # fmt: skip
         return parts
+
+
+def _chunk_index(gold: GoldenSet) -> Bm25Index | None:
+    """BM25 over the golden chunks (None when they have no text to search)."""
+    return Bm25Index.build(gold.chunks) if any(chunk.text.strip() for chunk in gold.chunks) else None
 
 
 def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:

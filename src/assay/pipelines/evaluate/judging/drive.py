@@ -106,8 +106,8 @@ def _passages(runs: list[LoadedRun], labels: list[RelevanceLabel]) -> list[Passa
     out: dict[str, Passage] = {}
     for run in runs:
         for line in run.lines.values():
-            for unit in wanted.intersection(line.located).difference(out):
-                found = line.located[unit]
+            for unit in sorted(wanted.intersection({*line.located, *line.step_found}).difference(out)):
+                found = line.located.get(unit) or line.step_found[unit]
                 span = found.span
                 out[unit] = Passage(
                     id=unit, text=found.text or "", match=found.match, score=span.score if span else 0.0,

@@ -41,11 +41,12 @@ from assay.errors import FormatError
 from assay.formats.golden import GoldenSet
 from assay.formats.runs import ranked_lists
 from assay.metrics import Run
-from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LineStep, LoadedRun, RunLine, Search
 from assay.pipelines.evaluate.runs.locate import Resolver
 from assay.pipelines.evaluate.runs.placing import Grade, graded_by, place_line
 from assay.pipelines.evaluate.runs.sources import JSONL_EXPECTED, TREC_EXPECTED, RawLine
 from assay.results import RunCounts
+from assay.types import RetrievalStep, Step
 
 __all__ = ["assemble", "run_notes"]
 
@@ -61,6 +62,7 @@ def assemble(
     tables: dict[str, dict[str, float]] = {}
     matched: Counter[str] = Counter()
     qrels = golden.qrels_map()  # the labels as they stand before any judging: where a repeated text is placed
+    unlocated: list[int] = []  # lines with a search step's passage found in no document
     for raw in raws:
         counts.lines += 1
         run.trace.add(raw)
@@ -78,7 +80,10 @@ def assemble(
             continue
         _check_turn(raw, turns.get(raw.query_id), where)
         grade = graded_by(resolver, qrels.get(raw.query_id, {}))
+        before = counts.step_passages_unlocated
         run.lines[raw.query_id], tables[raw.query_id] = _line(raw, resolver, where, counts, matched, grade)
+        if counts.step_passages_unlocated > before:
+            unlocated.append(raw.line)
     if counts.lines == 0 and run.kind != "ragas":
         expected = TREC_EXPECTED if run.kind == "trec" else JSONL_EXPECTED
         raise FormatError(where, None, "no run lines", expected)
@@ -88,6 +93,11 @@ def assemble(
     counts.missing_queries = len(known - set(run.lines))
     counts.queries_evaluated = len(run.lines)
     run.notes = run_notes(run.name, counts, run.notes)
+    if unlocated:
+        shown = ", ".join(map(str, unlocated[:10])) + (", ..." if len(unlocated) > 10 else "")
+        run.notes.append(f"{run.name}: {counts.step_passages_unlocated} passage(s) of search steps were found in no "
+                         f"golden document (lines {shown}; never relevant: give each its text or the golden chunk "
+                         "id).")  # fmt: skip
     resolver.save_cache()
     return run
 
@@ -150,7 +160,28 @@ def _line(  # noqa: PLR0917
         if found.text:
             line.texts[found.unit] = found.text
     line.citations = [aliases.get(cited, cited) for cited in raw.citations]
+    line.steps = [_step(step, line, resolver, where, raw.line, counts, grade) for step in raw.steps]
     return line, table
+
+
+def _step(  # noqa: PLR0917
+    step: Step, line: RunLine, resolver: Resolver, where: str | Path, at: int, counts: RunCounts, grade: Grade
+) -> LineStep:
+    """A step of the line: a search's passages resolved to units by the same rules as the context's (their
+    :class:`Located` kept in ``line.step_found``, those found in no document counted), a tool or model call as
+    given."""
+    if not isinstance(step, RetrievalStep):
+        return step
+    first = [resolver.resolve(item, where, at) for item in step.retrieved]
+    units: dict[str, None] = {}
+    for found in place_line(resolver, first, [item.doc_id for item in step.retrieved], grade):
+        if found.unit in units:
+            continue
+        units[found.unit] = None
+        counts.step_passages_unlocated += found.match == "unmatched"
+        if found.unit not in line.located:
+            line.step_found.setdefault(found.unit, found)
+    return Search(step.query, tuple(units), step.rerank, step.latency_ms)
 
 
 def _order_lines(lines: dict[str, RunLine], tables: dict[str, dict[str, float]]) -> None:

@@ -258,7 +258,8 @@ class Carried:
 
 
 def carry_labels(golden: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex, depth: int) -> Carried:
-    """Label every passage unit (not a golden chunk) in the runs' top ``depth`` by the stored label, else the rule;
+    """Label every passage unit (not a golden chunk) in the runs' top ``depth``, and in each search step's top
+    ``depth`` (:meth:`~.loaded.RunLine.searched`: the same pool and rule), by the stored label, else the rule;
     what neither decides is pending (for the judge), with the unlabelled golden chunks it reaches in ``pool``."""
     stored = golden.passage_labels()
     labelled = {(label.query_id, label.chunk_id) for label in golden.qrels}
@@ -266,13 +267,13 @@ def carry_labels(golden: GoldenSet, runs: Sequence[LoadedRun], index: SpanIndex,
     pooled: set[tuple[str, str]] = set()
     for run in runs:
         for qid, line in run.lines.items():
-            for unit in line.top(depth):
+            for unit in line.searched(depth):
                 key = (qid, unit)
                 if golden.has_chunk(unit) or key in out.how:
                     continue
-                span = line.located[unit].span
-                why = _label_one(out, key, stored=stored, index=index, span=span, text=line.texts.get(unit),
-                                 golden=golden)  # fmt: skip
+                found = line.found(unit)
+                span, text = (found.span, found.text) if found is not None else (None, None)
+                why = _label_one(out, key, stored=stored, index=index, span=span, text=text, golden=golden)
                 if why == "unlabelled_text" and span is not None:
                     for cid in index.overlapping(span):
                         if (qid, cid) not in labelled and (qid, cid) not in pooled:

@@ -14,14 +14,39 @@ from assay.formats.jsonl import JsonlHeader
 from assay.pipelines.evaluate.runs.locate import Located
 from assay.pipelines.evaluate.runs.sources import RawLine, RunKind
 from assay.results import RunCounts
-from assay.types import RunError
+from assay.types import LlmStep, RunError, ToolStep
 
-__all__ = ["EMPTY_ANSWER", "NO_ANSWERS", "NO_PASSAGES", "LoadedRun", "RunLine", "SystemTrace", "length_summary"]
+__all__ = [
+    "EMPTY_ANSWER",
+    "NO_ANSWERS",
+    "NO_PASSAGES",
+    "LineStep",
+    "LoadedRun",
+    "RunLine",
+    "Search",
+    "SystemTrace",
+    "length_summary",
+]
 
 # why a measure of a run's line is unscored, from the run itself (the system's failure is runs.read.FAILED)
 NO_PASSAGES = "no passages in this run"  # an answer-only run: ranking, budget and passage measures
 EMPTY_ANSWER = "empty answer"  # the measures about what an answer says, for an empty one (recall-type ones score 0)
 NO_ANSWERS = "no answers in this run"  # a retrieval-only run: every answer measure
+
+
+@dataclass(frozen=True)
+class Search:
+    """A retrieval step of a line, resolved: the query the system sent, its passages as units in the order the step
+    returned them (duplicates removed; their :class:`Located` in :attr:`RunLine.step_found`), and whether it was a
+    reranker's output."""
+
+    query: str | None
+    units: tuple[str, ...]
+    rerank: bool = False
+    latency_ms: float | None = None
+
+
+LineStep = Search | ToolStep | LlmStep
 
 
 @dataclass
@@ -38,6 +63,21 @@ class RunLine:
     located: dict[str, Located] = field(default_factory=dict)
     error: RunError | None = None
     rewrite: str | None = None  # a conversation turn: the system's own standalone rewrite of it
+    steps: list[LineStep] = field(default_factory=list)  # a system that searches several times: what it did
+    step_found: dict[str, Located] = field(default_factory=dict)  # the passages of its searches, by unit
+
+    def found(self, unit: str) -> Located | None:
+        """Where ``unit`` was found: a passage of the context, else of a search."""
+        return self.located.get(unit) or self.step_found.get(unit)
+
+    def searched(self, depth: int) -> list[str]:
+        """The units of the context's top ``depth``, then those of each search's top ``depth`` not already named:
+        every passage the system was shown that the labels must grade."""
+        units = dict.fromkeys(self.top(depth))
+        for step in self.steps:
+            if isinstance(step, Search):
+                units.update(dict.fromkeys(step.units[:depth]))
+        return list(units)
 
     def top(self, k: int) -> list[str]:
         """The first ``k`` unit ids."""
@@ -45,7 +85,10 @@ class RunLine:
 
     def text(self, unit: str, gold: GoldenSet) -> str | None:
         """The text of ``unit``: a golden chunk's, else the run's own for a passage (None when it gave none)."""
-        return gold.chunk(unit).text if gold.has_chunk(unit) else self.texts.get(unit)
+        if gold.has_chunk(unit):
+            return gold.chunk(unit).text
+        found = self.step_found.get(unit)
+        return self.texts.get(unit, found.text if found is not None else None)
 
 
 @dataclass

@@ -16,4 +16,6 @@ Modules, one line each:
 - ``scored``: the record of a run once scored (the run, its projection, its rows, its passage rows).
 - ``criteria``: the team's own criteria files per question (``criterion:NAME``), checked before any call.
 - ``system``: the system side of a run (latency, failures, tokens, cost).
+- ``trajectory``: what a system that searches several times saw along the way (recall per search, evidence dropped,
+  hop coverage, loops).
 """

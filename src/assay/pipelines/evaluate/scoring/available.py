@@ -14,7 +14,8 @@ are those the steps follow; one place holds them so the offers cannot drift from
   with an answer; context recall and the diagnosis also reference answers or claims; nugget recall nuggets; the
   measures of an answer against its passages (:data:`~.names.PASSAGE_BOUND`) a run with passages too;
 * ``contradiction``: a conversation of two turns or more and an answer; the rewrite measures: a run line that
-  carries its own rewrite of a conversation turn.
+  carries its own rewrite of a conversation turn; the measures of a trajectory: a run line with steps, and
+  ``hop_coverage`` a question with hops.
 
 Without runs (names checked before a ``--target`` is asked) only the golden set and the judge are read.
 """
@@ -36,6 +37,7 @@ from assay.pipelines.evaluate.scoring.names import (
     family,
     kind_of,
 )
+from assay.pipelines.evaluate.scoring.trajectory import hops_of
 
 __all__ = ["Available"]
 
@@ -58,6 +60,8 @@ class Available:
     passages: bool | None  # some run line retrieved a passage (None: no run read yet)
     answers: bool | None  # some run line has an answer
     rewrites: bool | None  # some run line carries its own rewrite
+    steps: bool | None = None  # some run line carries steps (a system that searches several times)
+    hops: bool = False  # some question has hops (multi-hop and comparison questions)
 
     @classmethod
     def of(cls, gold: GoldenSet, runs: Sequence[LoadedRun] | None, *, judged: bool) -> Available:
@@ -72,6 +76,8 @@ class Available:
             passages=None if lines is None else any(line.ranked for line in lines),
             answers=None if lines is None else any((line.answer or "").strip() for line in lines),
             rewrites=None if lines is None else any(line.rewrite for line in lines),
+            steps=None if lines is None else any(line.steps for line in lines),
+            hops=any(hops_of(q) for q in gold.questions),
         )
 
     def why_not(self, name: str) -> str | None:
@@ -81,6 +87,10 @@ class Available:
             return None
         if kind == "rewrite":
             return self._runs(self.rewrites, "no run line carries its own rewrite of a conversation turn")
+        if kind == "trajectory":
+            if name == "hop_coverage" and not self.hops:
+                return "no question of the golden set has hops (multi-hop or comparison questions)"
+            return self._runs(self.steps, "no run line carries steps (a system that searches several times)")
         if fam in NEEDS_JUDGE and not self.judged:
             return "it is LLM-judged and there is no judge (--judge MODEL)"
         needs_passages = kind != "llm" or fam in AT_K or (fam in PASSAGE_BOUND and fam not in _OVERALL)

@@ -48,6 +48,7 @@ from assay.results import ConversationSummary, QueryResult
 
 __all__ = [
     "TurnParts",
+    "bm25_ndcg",
     "contradiction_rates",
     "conversation_summary",
     "repeated_summary",
@@ -98,11 +99,11 @@ def rewrite_values(
             continue
         relevant = labels.n_relevant(qid, threshold) > 0
         for name, text in zip(REWRITE_METRICS[1:], (line.rewrite, golden), strict=True):
-            values.put(name, _bm25_ndcg(index, labels, qid, text) if relevant else None, "no_relevant_label")
+            values.put(name, bm25_ndcg(index, labels, qid, text) if relevant else None, "no_relevant_label")
     return out
 
 
-def _bm25_ndcg(index: Bm25Index, labels: Labels, qid: str, text: str) -> float:
+def bm25_ndcg(index: Bm25Index, labels: Labels, qid: str, text: str) -> float:
     """nDCG@10 (trec_eval's) of BM25's top 10 chunks for ``text`` against the labels of question ``qid``."""
     found = index.search(text, _DEPTH)
     if not found:

@@ -44,6 +44,7 @@ __all__ = [
     "REWRITE_METRICS",
     "SHARED_NAMES",
     "SPAN_FAMILIES",
+    "TRAJECTORY_METRICS",
     "TURN_STRATA",
     "BudgetName",
     "Keep",
@@ -75,6 +76,10 @@ REWRITE_METRICS = ("rewrite_f1", "rewrite_bm25_ndcg@10", "gold_rewrite_bm25_ndcg
 # a conversation turn whose answer the judge checked against the run's earlier answers of the conversation: 1 when it
 # contradicts one, 0 when not (judging.calls; the per-conversation rate in scoring.conversations)
 CONTRADICTION = "contradiction"
+# a system that searches several times (run lines with steps; scoring.trajectory): fixed names, in this order
+TRAJECTORY_METRICS = ("trajectory_recall", "first_search_recall", "evidence_dropped", "hop_coverage",
+                      "redundant_searches", "looped", "step_query_bm25_ndcg@10", "searches", "tool_calls",
+                      "step_tokens")  # fmt: skip
 TURN_STRATA = ("depends_on_history", "dependency")  # the strata of a golden set's conversation turns
 DIAGNOSIS_NAMES = [n for names in DIAGNOSIS_METRICS.values() for n in names if n not in SHARED_NAMES]
 # metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)
@@ -106,7 +111,9 @@ RECALL_TYPE = frozenset({*NUGGET_METRICS, "claim_recall", "claim_f1"})
 # the judged measures of what a system retrieved (read from its passages and the labels, not from its answer)
 _RETRIEVAL_JUDGED = ("ragas_context_precision", "coverage_recall", "context_recall")
 # what an answer is scored on with no passage at all: every other measure reads the run's passages
-_ANSWER_ALONE = frozenset({"answer_relevance", *RECALL_TYPE, "claim_precision", CONTRADICTION, *REWRITE_METRICS})
+_ANSWER_ALONE = frozenset(
+    {"answer_relevance", *RECALL_TYPE, "claim_precision", CONTRADICTION, *REWRITE_METRICS, *TRAJECTORY_METRICS}
+)
 _JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall", CONTRADICTION])
 _SPAN_FIX = "e.g. span_recall@5, span_iou@10 or span_recall@5|g>=2"
 _FIX = (
@@ -176,7 +183,7 @@ def joined_k(k_values: Sequence[int], cuts: Iterable[int]) -> tuple[int, ...]:
 
 def _cutoff(name: str, k_values: Sequence[int], budgets: Sequence[str], keep: Keep | None = None) -> int | None:
     parsed = MetricName.parse(name)
-    if name in REWRITE_METRICS or is_criterion(name):  # a turn's rewrite measures, a criterion: fixed names
+    if name in REWRITE_METRICS or name in TRAJECTORY_METRICS or is_criterion(name):  # fixed names
         return None
     if _budget_shaped(parsed):
         parse_budget_name(name)
@@ -226,6 +233,7 @@ def catalogue(k_values: Sequence[int] = (), budgets: Sequence[str] = (), keep: K
         *(fam for fam in LLM_FAMILIES if fam not in AT_K),
         *_UNCUT,
         *REWRITE_METRICS,
+        *TRAJECTORY_METRICS,
     ]
     return [name for name in dict.fromkeys(names) if keep is None or keep(name)]
 
@@ -239,10 +247,13 @@ def _unknown(name: str, k_values: Sequence[int], budgets: Sequence[str], keep: K
 
 
 def kind_of(name: str) -> str:
-    """``budget``, ``span``, ``llm``, ``rewrite`` (a conversation turn's rewrite measures) or ``ranking``: which part
-    of the evaluation computes the metric ``name``; ``criterion`` for a team's own criterion (``criterion:NAME``)."""
+    """``budget``, ``span``, ``llm``, ``rewrite`` (a conversation turn's rewrite measures), ``trajectory`` (a
+    system's steps) or ``ranking``: which part of the evaluation computes the metric ``name``; ``criterion`` for a
+    team's own criterion (``criterion:NAME``)."""
     if name in REWRITE_METRICS:
         return "rewrite"
+    if name in TRAJECTORY_METRICS:
+        return "trajectory"
     if is_criterion(name):
         return "criterion"
     parsed = MetricName.parse(name)
@@ -261,8 +272,9 @@ def counts_passages(name: str) -> bool:
 def needs_passages(name: str) -> bool:
     """Whether ``name`` reads the run's passages (ranking, budget, span, context and passage-bound answer measures),
     so that a run with no passage at all leaves it unscored; the answer measures that read the answer and the
-    reference only (answer relevance, nugget recall, claim precision, recall and F1, contradiction) do not, nor does a
-    criterion (its check says itself when it has no passage to read)."""
+    reference only (answer relevance, nugget recall, claim precision, recall and F1, contradiction) do not, nor do the
+    measures of a trajectory (they read its steps), nor does a criterion (its check says itself when it has no
+    passage to read)."""
     return name not in _ANSWER_ALONE and not is_criterion(name)
 
 

@@ -1,0 +1,125 @@
+"""The measures of a trajectory in an evaluation: every search's passages read against the same character grades as
+the context's, in letters and digits, hand-counted on the passages fixture's text."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from passages_fixture import TIME, make_passages_golden
+
+from assay.formats.golden import GoldenSet
+from assay.judge import make_judge
+from assay.pipelines.evaluate import EvalSettings, evaluate
+from assay.results import QueryResult
+from assay.types import Provenance, Question, RelevanceLabel
+
+# letters and digits: "The Brackenhow 4 tent weighs 3.2 kg and sleeps four people." = 47;
+# "Express shipping costs $12 and arrives the next day." = 42; the fragment "Express shipping costs $12" = 22
+TENT, EXPRESS, FRAGMENT = 47, 42, 22
+N = TENT + EXPRESS
+
+
+def _golden() -> GoldenSet:
+    gold = make_passages_golden()
+    question = Question(id="q4", text="How heavy is the Brackenhow 4 tent, and what does express shipping cost?",
+                        type="comparison", hops=["tent#1", "shipping#2"])  # fmt: skip
+    labels = [
+        RelevanceLabel(query_id="q4", chunk_id=cid, grade=3, provenance=Provenance(source="judge", time=TIME))
+        for cid in ("tent#1", "shipping#2")
+    ]
+    return GoldenSet(gold.manifest, gold.documents, gold.chunks, [*gold.questions, question], [*gold.qrels, *labels],
+                     [])  # fmt: skip
+
+
+def _search(query: str, *retrieved: Any) -> dict[str, Any]:
+    return {"kind": "retrieval", "query": query, "retrieved": list(retrieved)}
+
+
+def _evaluate(tmp_path: Path, runs: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, str], QueryResult]:
+    paths = []
+    for name, lines in runs.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        paths.append((name, path))
+    _, rows = evaluate(_golden(), paths, settings=EvalSettings(n_boot=200, k_values=(5,)))
+    return {(row.run, row.query_id): row for row in rows}
+
+
+AGENT = [{
+    "query_id": "q4",
+    "retrieved": ["shipping#2"],
+    "steps": [
+        _search("Brackenhow tent weight", "tent#1", "tent#2"),
+        _search("express shipping cost", "shipping#1"),
+        _search("express shipping price", {"text": "Express shipping costs $12"}),
+        {"kind": "llm", "prompt_tokens": 100, "completion_tokens": 20},
+        {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2 * 2"}},
+        {"kind": "llm", "prompt_tokens": 150, "completion_tokens": 30},
+    ],
+}]  # fmt: skip
+SINGLE = [{"query_id": "q4", "retrieved": ["tent#1", "tent#2", "returns#1"]}]
+
+
+def test_an_agent_that_found_both_hops_and_dropped_one_beside_a_single_search(tmp_path: Path) -> None:
+    rows = _evaluate(tmp_path, {"agent": AGENT, "single": SINGLE})
+    agent, single = rows["agent", "q4"].metrics, rows["single", "q4"].metrics
+    assert agent["trajectory_recall"] == pytest.approx((TENT + FRAGMENT) / N)
+    assert agent["first_search_recall"] == pytest.approx(TENT / N)
+    assert agent["evidence_dropped"] == pytest.approx(TENT / N)  # the tent's text never reached the context
+    assert agent["hop_coverage"] == 1.0  # 22 of the 42 express characters: at least half
+    assert agent["redundant_searches"] == pytest.approx(1 / 3)  # the second search found nothing relevant
+    assert agent["looped"] == 0.0
+    assert (agent["searches"], agent["tool_calls"], agent["step_tokens"]) == (3.0, 1.0, 300.0)
+    # a run without steps is one search, its context
+    assert single["trajectory_recall"] == single["first_search_recall"] == pytest.approx(TENT / N)
+    assert single["evidence_dropped"] == 0.0
+    assert single["hop_coverage"] == 0.5
+    assert (single["searches"], single["tool_calls"], single["redundant_searches"]) == (1.0, 0.0, 0.0)
+    assert single["step_tokens"] is None and rows["single", "q4"].unscored["step_tokens"] == "no_token_counts"
+
+
+def test_a_repeated_query_is_a_loop_and_a_question_without_hops_leaves_hop_coverage_unscored(tmp_path: Path) -> None:
+    lines = [
+        {"query_id": "q4", "retrieved": ["tent#1"],
+         "steps": [_search("tent weight", "tent#1"), _search("Tent  WEIGHT", "tent#1")]},
+        {"query_id": "q2", "retrieved": ["tent#1"], "steps": [_search("tent weight", "tent#1")]},
+    ]  # fmt: skip
+    rows = _evaluate(tmp_path, {"agent": lines})
+    looped, plain = rows["agent", "q4"], rows["agent", "q2"]
+    assert looped.metrics["looped"] == 1.0 and plain.metrics["looped"] == 0.0
+    assert looped.metrics["redundant_searches"] == 0.5
+    assert looped.metrics["hop_coverage"] == 0.5
+    assert plain.metrics["hop_coverage"] is None and plain.unscored["hop_coverage"] == "no_hops"
+    # q2's relevant text is its tent#1 paragraph alone (tent#2 is graded 0): all of it found
+    assert plain.metrics["trajectory_recall"] == 1.0
+
+
+def test_runs_without_steps_get_no_trajectory_measure(tmp_path: Path) -> None:
+    rows = _evaluate(tmp_path, {"single": SINGLE})
+    assert "trajectory_recall" not in rows["single", "q4"].metrics
+
+
+def test_a_search_passage_is_graded_by_the_same_pool_and_judged_once_and_one_found_nowhere_is_named(
+    tmp_path: Path,
+) -> None:
+    """A search's passage the rule cannot grade goes to the judge like a context passage (one call, kept in the golden
+    set's passages.jsonl, read back the next time); one found in no document is counted and its line named."""
+    outside = "Our stores open at nine every morning and close at six in the evening."
+    folder = tmp_path / "golden"
+    _golden().save(folder)
+    line = {"query_id": "q1", "retrieved": ["returns#1"],
+            "steps": [_search("opening hours", {"text": outside}), _search("returns", "returns#1")]}  # fmt: skip
+    run = tmp_path / "agent.jsonl"
+    run.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    settings = EvalSettings(k_values=(1,), n_boot=200, metrics=("P@1",))
+    first, _ = evaluate(folder, [("agent", run)], judge=make_judge("offline"), settings=settings)
+    assert first.usage["relevance"].calls == 1
+    saved = GoldenSet.load(folder)
+    assert [p.text for p in saved.passages] == [outside] and saved.passages[0].labels[0].query_id == "q1"
+    assert first.runs[0].counts.step_passages_unlocated == 1
+    assert any("1 passage(s) of search steps were found in no golden document (lines 1;" in w for w in first.warnings)
+    second, _ = evaluate(folder, [("agent", run)], judge=make_judge("offline"), settings=settings)
+    assert "relevance" not in second.usage  # nothing asked again
