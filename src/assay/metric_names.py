@@ -22,11 +22,13 @@ __all__ = ["BUDGET_UNITS", "CRITERION_PREFIX", "LOWER_IS_BETTER", "MetricName", 
 
 BUDGET_UNITS = ("t", "c")  # a budget of text in tokens or in characters
 CRITERION_PREFIX = "criterion:"  # a team's own criterion (assay.judge.criteria): criterion:NAME, one metric
-# the measures where less is better: RAGChecker's noise sensitivities and hallucination, and a conversation turn's
-# contradiction (1 when its answer contradicts an earlier one); every other measure is better higher
+# the measures where less is better: RAGChecker's noise sensitivities and hallucination, a conversation turn's
+# contradiction (1 when its answer contradicts an earlier one), and a trajectory's evidence dropped, redundant
+# searches and loops; every other measure is better higher
 LOWER_IS_BETTER = frozenset(
-    {"noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination", "contradiction"}
-)
+    {"noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination", "contradiction",
+     "evidence_dropped", "redundant_searches", "looped"}
+)  # fmt: skip
 
 
 def lower_is_better(name: str) -> bool:

@@ -221,6 +221,18 @@ def test_dangling_references_are_refused(fixture_copy: Path) -> None:
     assert len(GoldenSet.load(fixture_copy).qrels) == 5  # nothing was written
 
 
+def test_a_hop_naming_no_chunk_is_refused_with_its_record(fixture_copy: Path) -> None:
+    g = GoldenSet.load(fixture_copy)
+    first = g.questions[0]
+    first.hops = [g.chunks[0].id, "ghost"]
+    with pytest.raises(DatasetError, match=rf"questions\.jsonl record 1 \({first.id!r}\) names unknown chunk "
+                                           r"'ghost' among its hops"):  # fmt: skip
+        g.save(fixture_copy, overwrite=True)
+    first.hops = [g.chunks[0].id, g.chunks[1].id]
+    g.save(fixture_copy, overwrite=True)
+    assert GoldenSet.load(fixture_copy).questions[0].hops == [g.chunks[0].id, g.chunks[1].id]
+
+
 def test_future_manifest_version_says_to_upgrade(fixture_copy: Path) -> None:
     path = fixture_copy / MANIFEST
     path.write_text(path.read_text().replace('"format_version": 1', '"format_version": 3'), encoding="utf-8")

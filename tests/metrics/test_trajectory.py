@@ -22,6 +22,7 @@ def test_two_searches_each_finding_one_hop_and_an_answer_that_kept_one() -> None
     assert got.recall_after == (9 / 40, 35 / 40)
     assert got.recall == 35 / 40
     assert got.added == (9, 26)
+    assert got.lost == (9, 10)  # a:10-19, then a:15-25: the context holds only b
     assert got.redundant == 0
     assert got.dropped == 15 / 40  # a:10-25 seen, the answer kept only b
     # hop 1 (a:10-30, 20 characters): 9 shown after search 1, 15 after search 2; hop 2 whole after search 2
@@ -84,6 +85,7 @@ def test_against_counting_characters(seed: int) -> None:
         before = len(shown & relevant)
         shown |= chars(search)
         assert got.added[i] == len(shown & relevant) - before
+        assert got.lost[i] == len((chars(search) & relevant) - chars(final))
         assert got.recall_after[i] == pytest.approx(len(shown & relevant) / len(relevant))
     assert got.dropped == pytest.approx(len((shown & relevant) - chars(final)) / len(relevant))
     for h, hop in enumerate(hops):

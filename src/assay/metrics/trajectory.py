@@ -15,7 +15,8 @@ With ``U_i`` the characters shown by searches 1..i and ``R`` the relevant ones:
 * ``dropped`` = |U ∩ R \\ F| / N, F the final context's characters: the relevant text some search returned that the
   answer was not written from (the recall lost between searching and answering); NaN when N = 0;
 * ``added[i]`` = |U_i ∩ R| - |U_{i-1} ∩ R|: the relevant characters search i returned that no earlier search had;
-  a search is **redundant** when it added none;
+  a search is **redundant** when it added none; ``lost[i]`` = |S_i ∩ R \\ F|: the relevant characters search i
+  returned that the final context lacks (where the evidence was lost);
 * ``hop_found[h]``: the first search (0-based) after which at least half of hop h's evidence characters had been
   shown (the share a passage must show of a golden chunk to stand for it, :mod:`assay.metrics.projection`), None when
   none did; a hop without characters is never found.
@@ -42,6 +43,7 @@ class Trajectory:
     recall: float
     dropped: float
     added: tuple[int, ...]
+    lost: tuple[int, ...]
     hop_found: tuple[int | None, ...]
     n_relevant: int
 
@@ -63,10 +65,13 @@ def trajectory(
     n = _size(relevant)
     targets = [_merged(hop) for hop in hops]
     found: list[int | None] = [None] * len(targets)
+    context = _merged(final)
     shown: Intervals = {}
-    after, added = [], []
+    after, added, lost = [], [], []
     before = 0
     for i, search in enumerate(searches):
+        own = _intersect(_merged(search), relevant)
+        lost.append(_size(own) - _size(_intersect(own, context)))
         shown = _merged([*_ranges(shown), *search])
         seen = _size(_intersect(shown, relevant))
         after.append(seen / n if n else math.nan)
@@ -77,12 +82,13 @@ def trajectory(
             if found[h] is None and size and _size(_intersect(shown, target)) >= FOUND_SHARE * size:
                 found[h] = i
     seen_relevant = _intersect(shown, relevant)
-    kept = _size(_intersect(seen_relevant, _merged(final)))
+    kept = _size(_intersect(seen_relevant, context))
     return Trajectory(
         recall_after=tuple(after),
         recall=after[-1] if after else (0.0 if n else math.nan),
         dropped=(_size(seen_relevant) - kept) / n if n else math.nan,
         added=tuple(added),
+        lost=tuple(lost),
         hop_found=tuple(found),
         n_relevant=n,
     )

@@ -55,7 +55,7 @@ from assay.results.runs import (
     VarianceSplit,
 )
 from assay.results.verdict import OFFLINE_WARNING, SystemCost, Verdict, VerdictLead, VerdictPlace
-from assay.results.views import ClaimView, DiagnosisExample, PassageView, QuestionView, RunView
+from assay.results.views import ClaimView, DiagnosisExample, PassageView, QuestionView, RunView, StepView
 
 __all__ = [
     "FILLED_SHARE",
@@ -92,6 +92,7 @@ __all__ = [
     "RunCounts",
     "RunResult",
     "RunView",
+    "StepView",
     "SystemCost",
     "SystemSummary",
     "VarianceSplit",

@@ -1,5 +1,6 @@
 """What the report's per-question explorer shows: each question with every run's passages, answer and checked
-claims, and the claims that show the failures the diagnosis metrics count."""
+claims (and, for a system that searches several times, its steps), and the claims that show the failures the
+diagnosis metrics count."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pydantic import Field
 
 from assay.results._model import _Model
 
-__all__ = ["ClaimView", "DiagnosisExample", "PassageView", "QuestionView", "RunView"]
+__all__ = ["ClaimView", "DiagnosisExample", "PassageView", "QuestionView", "RunView", "StepView"]
 
 
 class PassageView(_Model):
@@ -35,15 +36,41 @@ class ClaimView(_Model):
     ranks: list[int] = Field(default_factory=list)
 
 
+class StepView(_Model):
+    """One step of a system that searches several times, as the explorer shows it. A ``retrieval`` step: its query,
+    its passages with their grades (the same pool as the context's), the recall after it, and the relevant
+    characters it ``added`` (no earlier search had them) and ``lost`` (the final context lacks them); a ``tool``
+    call: its name, arguments (JSON), output or error; an ``llm`` call: its model and tokens."""
+
+    number: int
+    kind: str
+    query: str | None = None
+    passages: list[PassageView] = Field(default_factory=list)
+    recall: float | None = None
+    added: int = 0
+    lost: int = 0
+    name: str | None = None
+    arguments: str | None = None
+    output: str | None = None
+    error: str | None = None
+    model: str | None = None
+    tokens: int | None = None
+
+
 class RunView(_Model):
-    """One run's side of one question: its passages in rank order, its answer (or why the system failed), and the
-    claims the judge checked."""
+    """One run's side of one question: its passages in rank order, its answer (or why the system failed), the claims
+    the judge checked, and a system that searches several times its steps and the diagnosis of its path (hops never
+    searched, evidence found but dropped, loops; :meth:`~assay.pipelines.evaluate.scoring.trajectory.QuestionPath.
+    notes`)."""
 
     run: str
     passages: list[PassageView] = Field(default_factory=list)
     answer: str | None = None
     error: str | None = None
     claims: list[ClaimView] = Field(default_factory=list)
+    steps: list[StepView] = Field(default_factory=list)
+    path: list[str] = Field(default_factory=list)
+    hops: list[tuple[str, int | None]] = Field(default_factory=list)  # (chunk, the step that found it: None never)
 
 
 class QuestionView(_Model):

@@ -229,6 +229,21 @@ def test_multi_hop_answerable_from_one_chunk_is_relabelled() -> None:
     )
     assert both.type == "comparison" and both.source_chunk_ids == [RETURNS.id, SHIPPING.id]
     assert long_answer.type == "explanatory" and long_answer.flags["relabelled"] == "comparison->explanatory"
+    assert single.hops == [] and long_answer.hops == []  # one chunk: no path to walk
+
+
+def test_a_multi_hop_question_records_its_evidence_chunks_as_hops_in_source_order() -> None:
+    # evidence cited partner first, and a third chunk the sources do not name: the hops follow the sources
+    ordered = question("q1", "a?", qtype="multi-hop", sources=[RETURNS.id, SHIPPING.id],
+                       cited=[SHIPPING.id, RETURNS.id, STOVE.id])  # fmt: skip
+    # evidence in one source chunk and one that is no source: the sources stand as the hops
+    loose = question("q2", "b?", qtype="comparison", sources=[SHIPPING.id, RETURNS.id], cited=[SHIPPING.id, STOVE.id])
+    factoid = question("q3", "c?", sources=[RETURNS.id, SHIPPING.id])
+    relabel_single_chunk([ordered, loose, factoid])
+    assert ordered.hops == [RETURNS.id, SHIPPING.id]
+    assert loose.hops == [SHIPPING.id, RETURNS.id]
+    assert factoid.hops == []
+    assert "hops" not in factoid.model_dump() and ordered.model_dump()["hops"] == [RETURNS.id, SHIPPING.id]
 
 
 @pytest.mark.parametrize(

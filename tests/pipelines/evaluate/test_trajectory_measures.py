@@ -12,7 +12,7 @@ from passages_fixture import TIME, make_passages_golden
 
 from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
-from assay.pipelines.evaluate import EvalSettings, evaluate
+from assay.pipelines.evaluate import EvalSettings, evaluate, evaluate_detailed
 from assay.results import QueryResult
 from assay.types import Provenance, Question, RelevanceLabel
 
@@ -123,3 +123,35 @@ def test_a_search_passage_is_graded_by_the_same_pool_and_judged_once_and_one_fou
     assert any("1 passage(s) of search steps were found in no golden document (lines 1;" in w for w in first.warnings)
     second, _ = evaluate(folder, [("agent", run)], judge=make_judge("offline"), settings=settings)
     assert "relevance" not in second.usage  # nothing asked again
+
+
+def test_the_explorer_shows_each_step_where_each_hop_was_found_and_the_path_diagnosis(tmp_path: Path) -> None:
+    path = tmp_path / "agent.jsonl"
+    looping = [*AGENT[0]["steps"], _search("Brackenhow tent weight", "tent#1")]
+    lines = [AGENT[0] | {"steps": looping}, {"query_id": "q2", "retrieved": ["tent#1"]}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    done = evaluate_detailed(_golden(), [("agent", path)], settings=EvalSettings(n_boot=200, k_values=(5,)))
+    view = next(q for q in done.questions if q.query_id == "q4").runs[0]
+    kinds = [(s.number, s.kind) for s in view.steps]
+    assert kinds == [(1, "retrieval"), (2, "retrieval"), (3, "retrieval"), (4, "llm"), (5, "tool"), (6, "llm"),
+                     (7, "retrieval")]  # fmt: skip
+    first, second, third = view.steps[0], view.steps[1], view.steps[2]
+    assert first.query == "Brackenhow tent weight"
+    assert [(p.unit, p.grade, p.how) for p in first.passages] == [("tent#1", 3, "chunk"), ("tent#2", None, "chunk")]
+    assert (first.recall, first.added, first.lost) == (pytest.approx(TENT / N), TENT, TENT)
+    assert (second.added, second.lost) == (0, 0)
+    assert (third.added, third.lost) == (FRAGMENT, 0)
+    assert [p.how for p in third.passages] == ["unlabelled"]  # a fragment the rule cannot grade, and no judge
+    assert (view.steps[3].tokens, view.steps[4].name, view.steps[4].arguments) == (
+        120,
+        "calculator",
+        '{"expression": "3.2 * 2"}',
+    )
+    assert view.hops == [("tent#1", 1), ("shipping#2", 3)]  # found by steps 1 and 3
+    assert view.path == [
+        f"found but dropped: relevant text returned by search 1 ({TENT} characters), search 4 ({TENT} characters) "
+        f"is not in the final context (evidence_dropped {TENT / N:.3f})",
+        "looped: step 7 repeats the query 'Brackenhow tent weight' of step 1",
+    ]
+    plain = next(q for q in done.questions if q.query_id == "q2").runs[0]
+    assert plain.steps == [] and plain.path == []  # a line without steps shows none

@@ -5,18 +5,38 @@ judge checked, with the passages that support each.
 Built from what the evaluation already holds: the golden set, the runs as read, the passage rows
 (:func:`~assay.pipelines.evaluate.judging.passages.passage_rows`) and the support-matrix rows. A passage's text is
 the golden chunk's, else the run's own text, else the judged passage's.
+
+A line with steps (a system that searches several times) also shows each step: a search's query and passages with
+their grades (the pool's, as the context's), the recall after it and the relevant text it added and lost; a tool
+call's arguments and output; a model call's tokens; then where each hop was found and the path's diagnosis
+(:class:`~assay.pipelines.evaluate.scoring.trajectory.QuestionPath`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from assay.formats.golden import GoldenSet
 from assay.pipelines.evaluate.evaluated import PassageRow, SupportRow
-from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
-from assay.results import ClaimView, PassageView, QuestionView, RunView
+from assay.pipelines.evaluate.runs.loaded import LineStep, LoadedRun, RunLine, Search
+from assay.pipelines.evaluate.scoring.trajectory import QuestionPath
+from assay.results import ClaimView, PassageView, QuestionView, RunView, StepView
+from assay.types import LlmStep, ToolStep
 
-__all__ = ["question_views"]
+__all__ = ["Paths", "question_views"]
+
+Grade = Callable[[str, str], tuple[int | None, str]]  # (query, unit) -> the passage's grade and how it got it
+
+
+@dataclass(frozen=True)
+class Paths:
+    """The trajectories of the lines with steps, by (run, query), and each passage's grade (the pool's)."""
+
+    paths: Mapping[tuple[str, str], QuestionPath]
+    grade: Grade
 
 
 def question_views(
@@ -24,8 +44,10 @@ def question_views(
     runs: Sequence[LoadedRun],
     passages: Sequence[PassageRow],
     support: Sequence[SupportRow],
+    paths: Paths | None = None,
 ) -> list[QuestionView]:
-    """One view per golden question that some run answered, in the golden set's order."""
+    """One view per golden question that some run answered, in the golden set's order (``paths``: the steps of the
+    lines that carry them)."""
     texts = _texts(gold)
     graded = {(row.run, row.query_id, row.unit): row for row in passages}
     claims: dict[tuple[str, str], list[SupportRow]] = {}
@@ -33,11 +55,12 @@ def question_views(
         claims.setdefault((row.run, row.query_id), []).append(row)
     views = []
     for question in gold.questions:
-        sides = [
-            _run_view(run, line, graded, claims.get((run.name, question.id), []), texts)
-            for run in runs
-            if (line := run.lines.get(question.id)) is not None
-        ]
+        sides = []
+        for run in runs:
+            line = run.lines.get(question.id)
+            if line is not None:
+                side = _run_view(run, line, graded, claims.get((run.name, question.id), []), texts)
+                sides.append(_with_steps(side, line, paths, texts))
         if sides:
             nuggets = [(n.importance, n.text) for n in question.nuggets]
             views.append(QuestionView(query_id=question.id, text=question.text, type=question.type,
@@ -75,3 +98,44 @@ def _run_view(
     ]  # fmt: skip
     error = None if line.error is None else f"{line.error.kind}: {line.error.message}".rstrip(": ")
     return RunView(run=run.name, passages=shown, answer=line.answer, error=error, claims=checked)
+
+
+def _with_steps(view: RunView, line: RunLine, paths: Paths | None, texts: Mapping[str, str]) -> RunView:
+    """``view`` with the line's steps, hops and path diagnosis (unchanged for a line without steps)."""
+    path = paths.paths.get((view.run, line.query_id)) if paths is not None else None
+    if path is None or paths is None or not line.steps:
+        return view
+    got = path.measured
+    searches = iter(range(len(got.recall_after)))
+    steps, found_at = [], {}
+    for number, step in enumerate(line.steps, start=1):
+        i = next(searches) if isinstance(step, Search) else None
+        if i is not None:
+            found_at.update({h: number for h, at in enumerate(got.hop_found) if at == i})
+        steps.append(_step_view(number, step, line, i, path, paths.grade, texts))
+    hops = [(cid, found_at.get(h)) for h, cid in enumerate(path.hops)]
+    return view.model_copy(update={"steps": steps, "path": path.notes(), "hops": hops})
+
+
+def _step_view(  # noqa: PLR0917
+    number: int, step: LineStep, line: RunLine, i: int | None, path: QuestionPath, grade: Grade,
+    texts: Mapping[str, str],
+) -> StepView:  # fmt: skip
+    if isinstance(step, ToolStep):
+        arguments = json.dumps(step.arguments, sort_keys=True)
+        return StepView(number=number, kind="tool", name=step.name, arguments=arguments, output=step.output,
+                        error=step.error)  # fmt: skip
+    if isinstance(step, LlmStep):
+        counted = step.prompt_tokens is not None or step.completion_tokens is not None
+        tokens = (step.prompt_tokens or 0) + (step.completion_tokens or 0) if counted else None
+        return StepView(number=number, kind="llm", model=step.model, tokens=tokens)
+    got, shown = path.measured, []
+    for rank, unit in enumerate(step.units, start=1):
+        found = line.found(unit)
+        text = texts.get(unit) or (found.text if found is not None else None) or ""
+        value, how = grade(line.query_id, unit)
+        shown.append(PassageView(rank=rank, unit=unit, text=text, grade=value, how=how))
+    at = i if i is not None else 0
+    recall = got.recall_after[at]
+    return StepView(number=number, kind="retrieval", query=step.query, passages=shown,
+                    recall=None if math.isnan(recall) else recall, added=got.added[at], lost=got.lost[at])  # fmt: skip

@@ -21,7 +21,7 @@ from assay.judge import Judge
 from assay.judge.panel import Grader, judges_of, spent_since
 from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.evaluate.evaluated import Evaluated
-from assay.pipelines.evaluate.explore import question_views
+from assay.pipelines.evaluate.explore import Paths, question_views
 from assay.pipelines.evaluate.judged import Judged
 from assay.pipelines.evaluate.judging.calls import vital_counts
 from assay.pipelines.evaluate.judging.diagnosis import directed
@@ -38,6 +38,7 @@ from assay.pipelines.evaluate.scoring.fill import fill_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, TRAJECTORY_METRICS, TURN_STRATA
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.system import system_summary
+from assay.pipelines.evaluate.scoring.trajectory import path_of
 from assay.pipelines.evaluate.settings import EvalSettings, answer_notes, answer_primary
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric, with_primary
@@ -93,8 +94,32 @@ def evaluated(
     rows = [row for one in outcome.merged.runs for row in one.rows.values()]
     support = judged.support_rows
     passages = [row for one in scores.runs for row in one.passages]
-    views = question_views(setup.gold, [one.run for one in scores.runs], passages, support)
+    views = question_views(setup.gold, [one.run for one in scores.runs], passages, support,
+                           _paths(setup, judged, scores))  # fmt: skip
     return Evaluated(result, rows, support, passages, views)
+
+
+def _paths(setup: Prepared, judged: Judged, scores: Scores) -> Paths | None:
+    """The trajectories of the lines with steps, and each passage's grade from the labels and the pool (as the
+    passage rows have it); None when no line has steps."""
+    gold, threshold = setup.gold, setup.config.threshold
+    paths = {
+        (one.run.name, qid): path_of(line, gold.question(qid), scores.pool, threshold)
+        for one in scores.runs
+        for qid, line in one.run.lines.items()
+        if line.steps and line.error is None
+    }
+    if not paths:
+        return None
+    carried, labels = judged.carried, scores.labels
+
+    def grade(qid: str, unit: str) -> tuple[int | None, str]:
+        chunk = labels.grade(qid, unit)
+        if chunk is not None or gold.has_chunk(unit):
+            return chunk, "chunk"
+        return carried.grades.get((qid, unit)), carried.how.get((qid, unit), "unlabelled")
+
+    return Paths(paths, grade)
 
 
 def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:

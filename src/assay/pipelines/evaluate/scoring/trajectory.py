@@ -61,12 +61,31 @@ def hops_of(question: Question) -> list[str]:
 @dataclass(frozen=True)
 class QuestionPath:
     """What one line's steps did for its question: the searches' queries, the measures of
-    :func:`assay.metrics.trajectory.trajectory`, the hops (chunk ids) and whether a step repeated an earlier one."""
+    :func:`assay.metrics.trajectory.trajectory`, the hops (chunk ids) and the first repeated step (None: none)."""
 
     queries: tuple[str | None, ...]
     measured: Trajectory
     hops: tuple[str, ...]
-    looped: bool
+    loop: str | None
+
+    @property
+    def looped(self) -> bool:
+        return self.loop is not None
+
+    def notes(self) -> list[str]:
+        """The diagnosis of the path, one line each: hops never searched, evidence found but dropped, a loop."""
+        got, out = self.measured, []
+        for h, (cid, found) in enumerate(zip(self.hops, got.hop_found, strict=True), start=1):
+            if found is None:
+                out.append(f"never searched for hop {h} of {len(self.hops)} ({cid}): no search returned half of "
+                           "its evidence")  # fmt: skip
+        lost = [f"search {i} ({n:,} characters)" for i, n in enumerate(got.lost, start=1) if n]
+        if lost:
+            out.append(f"found but dropped: relevant text returned by {', '.join(lost)} is not in the final context "
+                       f"(evidence_dropped {got.dropped:.3f})")  # fmt: skip
+        if self.loop is not None:
+            out.append(f"looped: {self.loop}")
+        return out
 
 
 def _searches(line: RunLine) -> list[tuple[str | None, Sequence[str]]]:
@@ -100,21 +119,22 @@ def _hop_target(cid: str, qid: str, pool: SpanPool, threshold: int) -> list[Rang
     return inside or [(doc, start, end)]
 
 
-def _looped(line: RunLine) -> bool:
-    """Whether a search repeats an earlier search's query (words and case folded), or a tool call an earlier call's
-    name and arguments."""
-    seen: set[str] = set()
-    for step in line.steps:
+def _loop(line: RunLine) -> str | None:
+    """The first step that repeats an earlier search's query (words and case folded) or an earlier tool call's name
+    and arguments, said with both step numbers; None when no step does."""
+    seen: dict[str, int] = {}
+    for at, step in enumerate(line.steps, start=1):
         if isinstance(step, Search) and step.query is not None and step.query.strip():
-            key = "search\x1f" + " ".join(step.query.lower().split())
+            key, what = "search\x1f" + " ".join(step.query.lower().split()), f"the query {step.query.strip()!r}"
         elif isinstance(step, ToolStep):
-            key = "tool\x1f" + step.name + "\x1f" + json.dumps(step.arguments, sort_keys=True)
+            arguments = json.dumps(step.arguments, sort_keys=True)
+            key, what = f"tool\x1f{step.name}\x1f{arguments}", f"the call {step.name}({arguments})"
         else:
             continue
         if key in seen:
-            return True
-        seen.add(key)
-    return False
+            return f"step {at} repeats {what} of step {seen[key]}"
+        seen[key] = at
+    return None
 
 
 def path_of(line: RunLine, question: Question, pool: SpanPool, threshold: int) -> QuestionPath:
@@ -128,7 +148,7 @@ def path_of(line: RunLine, question: Question, pool: SpanPool, threshold: int) -
         threshold,
         [_hop_target(cid, question.id, pool, threshold) for cid in hops],
     )
-    return QuestionPath(tuple(q for q, _ in searches), measured, tuple(hops), _looped(line))
+    return QuestionPath(tuple(q for q, _ in searches), measured, tuple(hops), _loop(line))
 
 
 def trajectory_values(
