@@ -18,10 +18,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BUDGET_UNITS", "CRITERION_PREFIX", "LOWER_IS_BETTER", "MetricName", "is_criterion", "lower_is_better"]
+__all__ = [
+    "BUDGET_UNITS",
+    "CRITERION_PREFIX",
+    "LOWER_IS_BETTER",
+    "TRAJECTORY_METRICS",
+    "MetricName",
+    "is_criterion",
+    "lower_is_better",
+]
 
 BUDGET_UNITS = ("t", "c")  # a budget of text in tokens or in characters
 CRITERION_PREFIX = "criterion:"  # a team's own criterion (assay.judge.criteria): criterion:NAME, one metric
+# the measures of a system that searches several times (run lines with steps; assay.pipelines.evaluate.scoring.
+# trajectory computes them, the reports read them): fixed names, in this order
+TRAJECTORY_METRICS = ("trajectory_recall", "first_search_recall", "evidence_dropped", "hop_coverage",
+                      "redundant_searches", "looped", "step_query_bm25_ndcg@10", "searches", "tool_calls",
+                      "step_tokens")  # fmt: skip
 # the measures where less is better: RAGChecker's noise sensitivities and hallucination, a conversation turn's
 # contradiction (1 when its answer contradicts an earlier one), and a trajectory's evidence dropped, redundant
 # searches and loops; every other measure is better higher

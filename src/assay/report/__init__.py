@@ -13,6 +13,7 @@ Modules, one line each:
 - ``_planning``: the planning of an evaluation as plain lines.
 - ``_statistics``: how the evaluation's noise was counted, as plain sentences.
 - ``_system``: the system side of each run, and the quality-versus-latency plot.
+- ``_trajectory``: the trajectories of an evaluation (a system that searches several times) as plain sentences.
 - ``caveats``: the verdict's caveats, one small function each, in their severity order.
 - ``bundle``: :func:`write_report`, the report folder in one call.
 - ``html``: ``report.html``, one self-contained page.

@@ -36,6 +36,7 @@ from assay.report import panel as pn
 from assay.report import plots
 from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
+from assay.report._trajectory import trajectory_lines
 from assay.report.html_data import explorer_data, packed, query_data
 from assay.report.verdict import build_verdict, primary_metric
 from assay.results import (
@@ -306,6 +307,7 @@ def _context(
         "planning": plan.planning_lines(result),
         "noise": noise_lines(result, primary_metric(result)),
         "conversations": conversation_lines(result),
+        "trajectories": trajectory_lines(result),
         "forest": _svg(plots.forest_svg(drawn, shown)),
         "curves": _svg(plots.curves_svg(drawn)),
         "pr": _svg(plots.pr_svg(drawn)),

@@ -16,7 +16,7 @@ from typing import Any
 
 from assay.report import _format as fmt
 from assay.report.verdict import build_verdict
-from assay.results import EvalResult, QueryResult, QuestionView, metric_group, summary_metrics
+from assay.results import EvalResult, QueryResult, QuestionView, StepView, metric_group, summary_metrics
 
 __all__ = ["explorer_data", "packed", "query_data"]
 
@@ -70,9 +70,25 @@ def _question_block(
         claims = [[c.kind, c.text, c.verdict, c.reason, c.ranks] for c in side.claims]
         row = values.get((side.run, q.query_id))
         shown = {} if row is None else {m: _value(row, m) for m in wanted if m in row.metrics}
-        sides.append({"run": side.run, "p": passages, "a": side.answer, "e": side.error, "c": claims, "m": shown})
+        steps = [_step(step, texts) for step in side.steps]
+        sides.append({"run": side.run, "p": passages, "a": side.answer, "e": side.error, "c": claims, "m": shown,
+                      "s": steps, "h": side.hops, "d": side.path})  # fmt: skip
     return {"id": q.query_id, "text": q.text, "type": q.type, "difficulty": q.difficulty, "ref": q.reference_answer,
             "nuggets": q.nuggets, "runs": sides}  # fmt: skip
+
+
+def _step(step: StepView, texts: dict[str, int]) -> dict[str, Any]:
+    """One step for the page: a search's passages as the context's are (text by index), the rest as given."""
+    out: dict[str, Any] = {"n": step.number, "k": step.kind}
+    if step.kind == "retrieval":
+        recall = None if step.recall is None else round(step.recall, 4)
+        passages = [[p.rank, p.unit, texts.setdefault(p.text, len(texts)), p.grade, p.how] for p in step.passages]
+        out |= {"q": step.query, "p": passages, "r": recall, "add": step.added, "lost": step.lost}
+    elif step.kind == "tool":
+        out |= {"name": step.name, "args": step.arguments, "out": step.output, "err": step.error}
+    else:
+        out |= {"model": step.model, "tokens": step.tokens}
+    return out
 
 
 def _value(row: QueryResult, metric: str) -> float | str:

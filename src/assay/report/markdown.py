@@ -21,6 +21,7 @@ from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
+from assay.report._trajectory import trajectory_lines
 from assay.report.verdict import build_verdict, primary_metric
 from assay.results import AgreementBlock, Comparison, EvalResult, MetricSummary, RunResult
 
@@ -51,6 +52,7 @@ def render_markdown(result: EvalResult) -> str:
     lines += _comparisons(result)
     lines += _noise(result)
     lines += _conversations(result)
+    lines += _trajectories(result)
     lines += _planning(result)
     lines += _diagnosis(result)
     lines += _agreement(result)
@@ -170,6 +172,12 @@ def _conversations(result: EvalResult) -> list[str]:
     """The conversations (:mod:`assay.report._conversations`): measures per run, history gain."""
     lines = conversation_lines(result)
     return ["## Conversations", "", *(f"- {md_escape(line)}" for line in lines), ""] if lines else []
+
+
+def _trajectories(result: EvalResult) -> list[str]:
+    """The trajectories (:mod:`assay.report._trajectory`): each run's paths, the differences between runs."""
+    lines = trajectory_lines(result)
+    return ["## Trajectories", "", *(f"- {md_escape(line)}" for line in lines), ""] if lines else []
 
 
 def _planning(result: EvalResult) -> list[str]:

@@ -27,6 +27,7 @@ from assay.report import _system as sysr
 from assay.report import panel as pn
 from assay.report._conversations import conversation_lines
 from assay.report._statistics import noise_lines
+from assay.report._trajectory import trajectory_lines
 from assay.report.verdict import primary_metric
 from assay.results import AgreementSummary, Comparison, EvalResult, MetricSummary, PanelAgreement, RunResult
 
@@ -45,6 +46,15 @@ def _print_noise(console: Console, result: EvalResult) -> None:
 def _print_conversations(console: Console, result: EvalResult) -> None:
     """The conversations (:mod:`assay.report._conversations`), one sentence a line."""
     lines = conversation_lines(result)
+    if lines:
+        console.print()
+    for line in lines:
+        console.print(Text(line), overflow="fold")
+
+
+def _print_trajectories(console: Console, result: EvalResult) -> None:
+    """The trajectories (:mod:`assay.report._trajectory`), one sentence a line."""
+    lines = trajectory_lines(result)
     if lines:
         console.print()
     for line in lines:
@@ -78,6 +88,7 @@ def print_details(console: Console, result: EvalResult) -> None:
         console.print(table)
     _print_noise(console, result)
     _print_conversations(console, result)
+    _print_trajectories(console, result)
     _print_planning(console, result)
     if diag.has_diagnosis(result):
         console.print()

@@ -52,6 +52,7 @@ from assay.results.runs import (
     RunCounts,
     RunResult,
     SystemSummary,
+    TrajectorySummary,
     VarianceSplit,
 )
 from assay.results.verdict import OFFLINE_WARNING, SystemCost, Verdict, VerdictLead, VerdictPlace
@@ -95,6 +96,7 @@ __all__ = [
     "StepView",
     "SystemCost",
     "SystemSummary",
+    "TrajectorySummary",
     "VarianceSplit",
     "Verdict",
     "VerdictLead",

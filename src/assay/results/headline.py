@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from assay.metric_names import MetricName, is_criterion
+from assay.metric_names import TRAJECTORY_METRICS, MetricName, is_criterion
 
 __all__ = ["HEADLINE_K", "METRIC_GROUPS", "headline_k", "headline_metrics", "metric_group", "summary_metrics"]
 
@@ -36,7 +36,7 @@ def _headline_cut(name: MetricName, head: int | None) -> bool:
 
 # The groups of metrics the reports fold their tables by, in print order (the evaluator's own families are in
 # pipelines/evaluate/scoring/names.py; these group them for a reader).
-METRIC_GROUPS = ("ranking", "budget", "span", "context", "answer", "nuggets", "diagnosis", "criteria")
+METRIC_GROUPS = ("ranking", "budget", "span", "context", "answer", "nuggets", "diagnosis", "trajectory", "criteria")
 
 
 _CONTEXT = ("context_recall", "ragas_context_precision", "coverage_recall")
@@ -51,10 +51,13 @@ _DIAGNOSIS = ("claim_", "retriever_", "context_utilization", "noise_sensitivity"
 def metric_group(name: str) -> str:
     """The group of :data:`METRIC_GROUPS` a metric is shown in: ``ndcg@1000t`` budget, ``span_iou@10`` span,
     ``context_recall`` context, ``faithfulness`` answer, ``nugget_recall_all_strict`` nuggets, ``claim_f1``
-    diagnosis, ``criterion:NAME`` criteria, everything else (``ndcg@10``, ``map``, ``recall@5|g>=2``) ranking."""
+    diagnosis, ``criterion:NAME`` criteria, ``hop_coverage`` (a measure of a system's steps) trajectory, everything
+    else (``ndcg@10``, ``map``, ``recall@5|g>=2``) ranking."""
     parsed = MetricName.parse(name)
     if is_criterion(name):
         return "criteria"
+    if name in TRAJECTORY_METRICS:
+        return "trajectory"
     base = parsed.word
     if parsed.budget is not None:  # the budget measures are headline figures of their own group
         return "budget"

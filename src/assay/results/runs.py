@@ -193,6 +193,21 @@ class ConversationSummary(_Model):
     repeats: int = 1
 
 
+class TrajectorySummary(_Model):
+    """How a run's trajectories went, in questions (the measures' means are in ``metrics``): ``questions`` with a
+    trajectory measure, ``with_steps`` of them answered in steps (the others were one search); ``hop_questions``
+    with two hops or more, ``hops_missed`` of them with a hop no search found; ``dropped``: questions where relevant
+    text some search returned is not in the final context; ``looped``: questions where a step repeated an earlier
+    search's query or tool call."""
+
+    questions: int
+    with_steps: int
+    hop_questions: int = 0
+    hops_missed: int = 0
+    dropped: int = 0
+    looped: int = 0
+
+
 class RunResult(_Model):
     """Everything about one run."""
 
@@ -216,3 +231,4 @@ class RunResult(_Model):
     budget: dict[str, BudgetFill] = Field(default_factory=dict)  # budget name (1000t) -> medians over questions
     repeats: RepeatSummary | None = None  # the system asked every question several times (None: once)
     conversations: ConversationSummary | None = None  # a golden set with conversations: per-conversation measures
+    trajectories: TrajectorySummary | None = None  # some run's lines carry steps: how this run's paths went

@@ -8,34 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from passages_fixture import TIME, make_passages_golden
+from trajectory_fixture import AGENT, FRAGMENT, SINGLE, TENT, N, search, trajectory_golden
 
 from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.pipelines.evaluate import EvalSettings, evaluate, evaluate_detailed
 from assay.results import QueryResult
-from assay.types import Provenance, Question, RelevanceLabel
-
-# letters and digits: "The Brackenhow 4 tent weighs 3.2 kg and sleeps four people." = 47;
-# "Express shipping costs $12 and arrives the next day." = 42; the fragment "Express shipping costs $12" = 22
-TENT, EXPRESS, FRAGMENT = 47, 42, 22
-N = TENT + EXPRESS
-
-
-def _golden() -> GoldenSet:
-    gold = make_passages_golden()
-    question = Question(id="q4", text="How heavy is the Brackenhow 4 tent, and what does express shipping cost?",
-                        type="comparison", hops=["tent#1", "shipping#2"])  # fmt: skip
-    labels = [
-        RelevanceLabel(query_id="q4", chunk_id=cid, grade=3, provenance=Provenance(source="judge", time=TIME))
-        for cid in ("tent#1", "shipping#2")
-    ]
-    return GoldenSet(gold.manifest, gold.documents, gold.chunks, [*gold.questions, question], [*gold.qrels, *labels],
-                     [])  # fmt: skip
-
-
-def _search(query: str, *retrieved: Any) -> dict[str, Any]:
-    return {"kind": "retrieval", "query": query, "retrieved": list(retrieved)}
 
 
 def _evaluate(tmp_path: Path, runs: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, str], QueryResult]:
@@ -44,23 +22,8 @@ def _evaluate(tmp_path: Path, runs: dict[str, list[dict[str, Any]]]) -> dict[tup
         path = tmp_path / f"{name}.jsonl"
         path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
         paths.append((name, path))
-    _, rows = evaluate(_golden(), paths, settings=EvalSettings(n_boot=200, k_values=(5,)))
+    _, rows = evaluate(trajectory_golden(), paths, settings=EvalSettings(n_boot=200, k_values=(5,)))
     return {(row.run, row.query_id): row for row in rows}
-
-
-AGENT = [{
-    "query_id": "q4",
-    "retrieved": ["shipping#2"],
-    "steps": [
-        _search("Brackenhow tent weight", "tent#1", "tent#2"),
-        _search("express shipping cost", "shipping#1"),
-        _search("express shipping price", {"text": "Express shipping costs $12"}),
-        {"kind": "llm", "prompt_tokens": 100, "completion_tokens": 20},
-        {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2 * 2"}},
-        {"kind": "llm", "prompt_tokens": 150, "completion_tokens": 30},
-    ],
-}]  # fmt: skip
-SINGLE = [{"query_id": "q4", "retrieved": ["tent#1", "tent#2", "returns#1"]}]
 
 
 def test_an_agent_that_found_both_hops_and_dropped_one_beside_a_single_search(tmp_path: Path) -> None:
@@ -84,8 +47,8 @@ def test_an_agent_that_found_both_hops_and_dropped_one_beside_a_single_search(tm
 def test_a_repeated_query_is_a_loop_and_a_question_without_hops_leaves_hop_coverage_unscored(tmp_path: Path) -> None:
     lines = [
         {"query_id": "q4", "retrieved": ["tent#1"],
-         "steps": [_search("tent weight", "tent#1"), _search("Tent  WEIGHT", "tent#1")]},
-        {"query_id": "q2", "retrieved": ["tent#1"], "steps": [_search("tent weight", "tent#1")]},
+         "steps": [search("tent weight", "tent#1"), search("Tent  WEIGHT", "tent#1")]},
+        {"query_id": "q2", "retrieved": ["tent#1"], "steps": [search("tent weight", "tent#1")]},
     ]  # fmt: skip
     rows = _evaluate(tmp_path, {"agent": lines})
     looped, plain = rows["agent", "q4"], rows["agent", "q2"]
@@ -109,9 +72,9 @@ def test_a_search_passage_is_graded_by_the_same_pool_and_judged_once_and_one_fou
     set's passages.jsonl, read back the next time); one found in no document is counted and its line named."""
     outside = "Our stores open at nine every morning and close at six in the evening."
     folder = tmp_path / "golden"
-    _golden().save(folder)
+    trajectory_golden().save(folder)
     line = {"query_id": "q1", "retrieved": ["returns#1"],
-            "steps": [_search("opening hours", {"text": outside}), _search("returns", "returns#1")]}  # fmt: skip
+            "steps": [search("opening hours", {"text": outside}), search("returns", "returns#1")]}  # fmt: skip
     run = tmp_path / "agent.jsonl"
     run.write_text(json.dumps(line) + "\n", encoding="utf-8")
     settings = EvalSettings(k_values=(1,), n_boot=200, metrics=("P@1",))
@@ -127,10 +90,10 @@ def test_a_search_passage_is_graded_by_the_same_pool_and_judged_once_and_one_fou
 
 def test_the_explorer_shows_each_step_where_each_hop_was_found_and_the_path_diagnosis(tmp_path: Path) -> None:
     path = tmp_path / "agent.jsonl"
-    looping = [*AGENT[0]["steps"], _search("Brackenhow tent weight", "tent#1")]
+    looping = [*AGENT[0]["steps"], search("Brackenhow tent weight", "tent#1")]
     lines = [AGENT[0] | {"steps": looping}, {"query_id": "q2", "retrieved": ["tent#1"]}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    done = evaluate_detailed(_golden(), [("agent", path)], settings=EvalSettings(n_boot=200, k_values=(5,)))
+    done = evaluate_detailed(trajectory_golden(), [("agent", path)], settings=EvalSettings(n_boot=200, k_values=(5,)))
     view = next(q for q in done.questions if q.query_id == "q4").runs[0]
     kinds = [(s.number, s.kind) for s in view.steps]
     assert kinds == [(1, "retrieval"), (2, "retrieval"), (3, "retrieval"), (4, "llm"), (5, "tool"), (6, "llm"),

@@ -38,7 +38,7 @@ from assay.pipelines.evaluate.scoring.fill import fill_summary
 from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, TRAJECTORY_METRICS, TURN_STRATA
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.system import system_summary
-from assay.pipelines.evaluate.scoring.trajectory import path_of
+from assay.pipelines.evaluate.scoring.trajectory import path_of, trajectory_summary
 from assay.pipelines.evaluate.settings import EvalSettings, answer_notes, answer_primary
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric, with_primary
@@ -273,6 +273,7 @@ class _Outcome:
             passage_labels=dict(Counter(row.labelled_by for row in one.passages)),
             repeats=self.merged.repeats(one.name, [name for name in self.headline if name in summaries]),
             conversations=repeated_summary(self.gold, [(r, self.vital.get(r.name, {}), rs) for r, rs in askings]),
+            trajectories=trajectory_summary(run, list(rows.values())),
         )
 
     def _informative(self, strata: dict[str, dict[str, dict[str, MetricSummary]]]) -> dict[str, Any]:

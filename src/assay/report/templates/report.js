@@ -152,12 +152,53 @@
   }
 
   function passages(side, qid, texts) {
+    return passageTable(side.p, qid, texts);
+  }
+
+  function stepLine(s) {
+    if (s.k === "retrieval") {
+      var recall = s.r === null ? "recall unscored" : "recall after it " + s.r.toFixed(3);
+      return "search: " + (s.q === null ? "(no query)" : "\u201c" + s.q + "\u201d") + " \u2014 " + recall +
+        ", " + s.add + " relevant characters new, " + s.lost + " not in the final context";
+    }
+    if (s.k === "tool") {
+      return "tool call: " + s.name + "(" + s.args + ")" + (s.err ? " \u2014 error: " + s.err : s.out === null ? "" : " \u2192 " + s.out);
+    }
+    return "model call" + (s.model ? " " + s.model : "") + (s.tokens === null ? "" : ": " + s.tokens + " tokens");
+  }
+
+  function trajectory(side, qid, texts) {
+    var box = el("div", "x-steps");
+    box.appendChild(el("h4", "", "Steps"));
+    var list = box.appendChild(el("ol", "x-step-list"));
+    side.s.forEach(function (s) {
+      var li = list.appendChild(el("li", "x-step"));
+      li.setAttribute("data-kind", s.k);
+      li.value = s.n;
+      li.appendChild(el("p", "", stepLine(s)));
+      if (s.k === "retrieval" && s.p.length) {
+        var details = li.appendChild(el("details"));
+        details.appendChild(el("summary", "", s.p.length + " passage(s)"));
+        details.appendChild(passageTable(s.p, qid, texts));
+      }
+    });
+    if (side.h.length) {
+      var hops = box.appendChild(el("ul", "x-hops"));
+      side.h.forEach(function (h, i) {
+        hops.appendChild(el("li", "", "hop " + (i + 1) + " (" + h[0] + "): " + (h[1] === null ? "never found" : "found by step " + h[1])));
+      });
+    }
+    side.d.forEach(function (line) { box.appendChild(el("p", "unscored", line)); });
+    return box;
+  }
+
+  function passageTable(rows, qid, texts) {
     var t = el("table", "x-passages");
     var head = el("tr");
     ["rank", "grade", "how it got it", "passage", ""].forEach(function (h) { head.appendChild(el("th", "", h)); });
     t.appendChild(el("thead")).appendChild(head);
     var tbody = t.appendChild(el("tbody"));
-    side.p.forEach(function (p) {
+    rows.forEach(function (p) {
       var tr = el("tr", "x-passage");
       tr.setAttribute("data-grade", p[3] === null ? "" : String(p[3]));
       tr.setAttribute("data-how", p[4]);
@@ -217,6 +258,7 @@
       card.appendChild(el("h3", "", side.run));
       card.appendChild(el("p", "note", metricLine(side, explorer.metrics)));
       if (side.e) { card.appendChild(el("p", "unscored", "The system failed: " + side.e)); }
+      if (side.s && side.s.length) { card.appendChild(trajectory(side, q.id, texts)); }
       card.appendChild(passages(side, q.id, texts));
       card.appendChild(el("h4", "", "Answer"));
       card.appendChild(el("p", "x-answer", side.a || "(no answer)"));

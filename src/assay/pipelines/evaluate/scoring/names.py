@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from assay.errors import ConfigError
-from assay.metric_names import MetricName, is_criterion
+from assay.metric_names import TRAJECTORY_METRICS, MetricName, is_criterion
 from assay.metrics import MetricError, parse_measure
 from assay.metrics.budget import CHARS_PER_TOKEN
 from assay.metrics.close import close_names
@@ -76,10 +76,6 @@ REWRITE_METRICS = ("rewrite_f1", "rewrite_bm25_ndcg@10", "gold_rewrite_bm25_ndcg
 # a conversation turn whose answer the judge checked against the run's earlier answers of the conversation: 1 when it
 # contradicts one, 0 when not (judging.calls; the per-conversation rate in scoring.conversations)
 CONTRADICTION = "contradiction"
-# a system that searches several times (run lines with steps; scoring.trajectory): fixed names, in this order
-TRAJECTORY_METRICS = ("trajectory_recall", "first_search_recall", "evidence_dropped", "hop_coverage",
-                      "redundant_searches", "looped", "step_query_bm25_ndcg@10", "searches", "tool_calls",
-                      "step_tokens")  # fmt: skip
 TURN_STRATA = ("depends_on_history", "dependency")  # the strata of a golden set's conversation turns
 DIAGNOSIS_NAMES = [n for names in DIAGNOSIS_METRICS.values() for n in names if n not in SHARED_NAMES]
 # metric family -> the call kind it needs ("relevance": the labels only; "": nothing beyond the labels)

@@ -42,9 +42,10 @@ from assay.pipelines.evaluate.scoring.budget import NO_RELEVANT_TEXT, SpanPool
 from assay.pipelines.evaluate.scoring.conversations import bm25_ndcg
 from assay.pipelines.evaluate.scoring.names import TRAJECTORY_METRICS
 from assay.pipelines.evaluate.scoring.ranking import Labels, QueryValues
+from assay.results import QueryResult, TrajectorySummary
 from assay.types import LlmStep, Question, ToolStep
 
-__all__ = ["HOP_TYPES", "QuestionPath", "hops_of", "path_of", "trajectory_values"]
+__all__ = ["HOP_TYPES", "QuestionPath", "hops_of", "path_of", "trajectory_summary", "trajectory_values"]
 
 HOP_TYPES = ("multi-hop", "comparison")
 Range = tuple[str, int, int]
@@ -201,3 +202,20 @@ def _tokens(line: RunLine) -> float | None:
         if isinstance(step, LlmStep) and (step.prompt_tokens is not None or step.completion_tokens is not None)
     ]
     return float(sum(counted)) if counted else None
+
+
+def trajectory_summary(run: LoadedRun, rows: Sequence[QueryResult]) -> TrajectorySummary | None:
+    """How ``run``'s paths went, counted from its rows (None when they carry no trajectory measure)."""
+    measured = [row for row in rows if TRAJECTORY_METRICS[0] in row.metrics]
+    if not measured:
+        return None
+    coverage = [row.metrics.get("hop_coverage") for row in measured]
+    hops = [value for value in coverage if value is not None]
+    return TrajectorySummary(
+        questions=len(measured),
+        with_steps=sum(bool(run.lines[row.query_id].steps) for row in measured if row.query_id in run.lines),
+        hop_questions=len(hops),
+        hops_missed=sum(value < 1 for value in hops),
+        dropped=sum((row.metrics.get("evidence_dropped") or 0.0) > 0 for row in measured),
+        looped=sum((row.metrics.get("looped") or 0.0) > 0 for row in measured),
+    )
