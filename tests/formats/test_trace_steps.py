@@ -52,10 +52,10 @@ def test_every_step_in_start_order_with_its_facts(tmp_path: Path) -> None:
     assert first_search["latency_ms"] == 30.0
     good, bad = trace.steps[2], trace.steps[3]
     assert good["arguments"] == {"expression": "1950 - 1900"} and good["output"] == "50" and "error" not in good
-    assert "arguments" not in bad and bad["error"] == "division by zero"
+    # an input that is no JSON object is a one-argument tool's input, as LangChain's tools are traced
+    assert bad["arguments"] == {"input": "1/0"} and bad["error"] == "division by zero"
     assert trace.steps[0]["prompt_tokens"] == 100 and trace.steps[5]["completion_tokens"] == 20
-    # the arguments that are not JSON are named in the warning, not dropped silently
-    assert [key for (key, _), _ in read.problems.seen.items()] == ["tool arguments"]
+    assert read.problems.warning() is None
 
 
 def test_the_run_line_carries_the_steps_and_reads_back_as_a_run_item(tmp_path: Path) -> None:
@@ -142,10 +142,13 @@ def test_genai_model_and_tool_attributes(tmp_path: Path) -> None:
 def test_tool_arguments_that_are_no_json_object_are_named_with_their_line(tmp_path: Path) -> None:
     spans = [
         span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q?"}),
-        span(1, 2, 1, kind="TOOL", start_ms=1, attrs={"tool.name": "calc", "input.value": "[1, 2]"}),
-    ]
+        span(1, 2, 1, kind="TOOL", start_ms=1, attrs={"gen_ai.tool.name": "calc",
+                                                     "gen_ai.tool.call.arguments": "[1, 2]"}),
+        span(1, 3, 1, kind="TOOL", start_ms=2, attrs={"tool.name": "calc", "input.value": "[1, 2]"}),
+    ]  # fmt: skip
     trace, problems = _one(tmp_path, spans)
     assert "arguments" not in trace.steps[0]
+    assert trace.steps[1]["arguments"] == {"input": "[1, 2]"}  # a one-argument tool's input, as given
     assert problems.warning() == ("1 attribute value(s) of the wrong type, left out (the rest of each trace kept): "
                                   "tool arguments: 1 x a string '[1, 2]' where a JSON object belongs (first at line "
                                   "1).")  # fmt: skip
@@ -180,3 +183,33 @@ def test_documents_read_for_the_passages_and_the_steps_are_counted_once(tmp_path
     assert [(s["retrieved"]) for s in trace.steps] == [[{"id": "a", "text": "A"}], [{"id": "b", "score": 0.5,
                                                                                       "text": "B"}]]  # fmt: skip
     assert problems.total() == 1  # the text score, once, though both rules read the documents
+
+
+def test_of_several_searches_the_passages_are_those_the_answering_model_was_given(tmp_path: Path) -> None:
+    """Rule 3: the last model call's prompt holds the second search's passage (spaces folded) and not the first's:
+    the first was found, then dropped; with no prompt recorded every search's passages stand."""
+
+    def spans(prompt: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            span(1, 1, kind="AGENT", end_ms=500, attrs={"input.value": "How much older is A than B?"}),
+            span(1, 2, 1, kind="RETRIEVER", start_ms=10, attrs={"input.value": "A founded",
+                 **documents(["A was founded in 1900."], id=["c1"])}),
+            span(1, 3, 1, kind="RETRIEVER", start_ms=20, attrs={"input.value": "B founded",
+                 **documents(["B was founded in 1950.", "B is in Oslo."], id=["c2", "c3"])}),
+            span(1, 4, 1, kind="LLM", start_ms=30, end_ms=40, attrs={"output.value": "early"}),
+            span(1, 5, 1, kind="LLM", start_ms=50, end_ms=60, attrs={"output.value": "50 years.", **prompt}),
+        ]  # fmt: skip
+
+    told = {
+        "llm.input_messages.0.message.role": "system",
+        "llm.input_messages.0.message.content": "Be brief.",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.content": "Context:\nB  was founded\nin 1950.\n\nQuestion: How much older?",
+    }
+    trace, _ = _one(tmp_path, spans(told))
+    assert [p.id for p in trace.passages] == ["c2"]
+    assert [len(s["retrieved"]) for s in trace.steps if s["kind"] == "retrieval"] == [1, 2]  # the steps keep all
+    plain, _ = _one(tmp_path, spans({"input.value": "no passage of theirs here"}))
+    assert [p.id for p in plain.passages] == ["c1", "c2", "c3"]
+    untold, _ = _one(tmp_path, spans({}))
+    assert [p.id for p in untold.passages] == ["c1", "c2", "c3"]

@@ -26,7 +26,11 @@ a document id that is a list) are left out, counted per attribute and named in o
    (``without_question``) and gives no line.
 3. *Passages*: the documents of the RERANKER that ended last, when a RERANKER recorded
    ``reranker.output_documents`` (a reranked list is what the generator saw, so it wins over the retriever's); else
-   the ``retrieval.documents`` of every RETRIEVER span, in the order the spans started. Each document gives
+   the ``retrieval.documents`` of every RETRIEVER span, in the order the spans started; of several RETRIEVER spans
+   (a system that searches several times), only the documents whose text the answering model call was given (the
+   outermost LLM span that ended last: its ``llm.input_messages``, else ``gen_ai.input.messages`` or
+   ``input.value``, words compared with spaces folded), when it recorded its input and holds some of them: the
+   context the answer was written from, so that relevant text found and then dropped shows. Each document gives
    ``{"id", "score", "text"}`` from ``document.id``, ``document.score`` and ``document.content``; a document with
    neither content nor id is an error. Scores are kept only when every passage has one and they come from one span
    (scores of two retrievers are not on one scale); else the list order is the ranking. A score that is not a
@@ -48,8 +52,10 @@ a document id that is a list) are left out, counted per attribute and named in o
 9. *Steps*: every RETRIEVER and RERANKER span (the query sent, ``input.value`` or ``reranker.query``, and the
    documents returned, with their scores), every TOOL span (name, arguments as a JSON object, output, error) and
    every LLM span with no LLM ancestor (model, tokens), in the order the spans started, each with its latency.
-   Arguments that are not a JSON object are counted per attribute and named in the warning, the step kept without
-   them. The run line carries them as ``steps`` when the system searched more than once or called a tool
+   An ``input.value`` that is not a JSON object is a one-argument tool's input (OpenInference's LangChain
+   instrumentation records it bare), kept as ``{"input": VALUE}``; ``gen_ai.tool.call.arguments`` that are not a
+   JSON object are counted per attribute and named in the warning, the step kept without them. The run line
+   carries them as ``steps`` when the system searched more than once or called a tool
    (:func:`Trace.searches_several_times`); a one-search pipeline's line stays as it was.
 
 Traces are returned in the order their roots started (ties by trace id), so the same file always reads the same.
@@ -238,11 +244,17 @@ def _trace(
     latency = (root.end_ns - root.start_ns) / 1e6 if root.start_ns and root.end_ns >= root.start_ns else None
     documents = _span_documents(by_start, kinds, path, problems)
     return Trace(
-        trace_id=trace_id, line=root.line, question=question, passages=_passages(by_start, kinds, documents, problems),
+        trace_id=trace_id, line=root.line, question=question,
+        passages=_passages(by_start, kinds, documents, problems, _last(first_llms)),
         answer=_answer(root, llms), latency_ms=latency, usage=_usage(first_llms, problems), error=_error(root),
         query_id=_query_id([root, *by_start]), start_ns=root.start_ns,
         steps=_steps(by_start, kinds, first_llms, documents, problems),
     )  # fmt: skip
+
+
+def _last(spans: list[Span]) -> Span | None:
+    """The span that ended last (ties: the larger span id), None without spans."""
+    return max(spans, key=lambda s: (s.end_ns, s.span_id)) if spans else None
 
 
 def _ancestor_kind(span: Span, by_id: Mapping[str, Span], kinds: Mapping[str, str], want: str | None) -> str | None:
@@ -295,7 +307,7 @@ def _span_documents(
 
 def _passages(
     spans: list[Span], kinds: Mapping[str, str], documents: Mapping[str, list[TracePassage]],
-    problems: AttributeProblems,
+    problems: AttributeProblems, answering: Span | None,
 ) -> list[TracePassage]:  # fmt: skip
     for span in spans:  # documents of the wrong shape (a string, a list of strings) are named, never silently lost
         for key in _DOCUMENT_LISTS:
@@ -308,7 +320,28 @@ def _passages(
     retrievers = [s for s in spans if kinds[s.span_id] == "RETRIEVER" and _has(s, "retrieval.documents.")]
     if len(retrievers) == 1:
         return documents[retrievers[0].span_id]
-    return [TracePassage(p.id, None, p.text) for s in retrievers for p in documents[s.span_id]]
+    every = [TracePassage(p.id, None, p.text) for s in retrievers for p in documents[s.span_id]]
+    read = _prompt_words(answering)
+    kept = [p for p in every if p.text and read and " ".join(p.text.split()) in read]
+    return kept or every
+
+
+def _prompt_words(span: Span | None) -> str:
+    """What the answering model call was given, its words joined by single spaces ("" when it recorded none):
+    ``llm.input_messages``' contents, else ``gen_ai.input.messages``' or ``input.value``."""
+    if span is None:
+        return ""
+    attrs = span.attributes
+    messages = tree(attrs, "llm.input_messages")
+    parts = [message_text(messages[k].get("message", {})) for k in sorted(messages, key=_index) if isinstance(
+        messages[k], dict)]  # fmt: skip
+    texts = [p for p in parts if p] or [v for k in ("gen_ai.input.messages", "input.value")
+                                       if isinstance(v := attrs.get(k), str)]  # fmt: skip
+    return " ".join(" ".join(text.split()) for text in texts)
+
+
+def _index(key: str) -> tuple[int, str]:
+    return (int(key), "") if key.isdigit() else (1 << 30, key)
 
 
 def _steps(
@@ -359,13 +392,18 @@ def _count(value: float | None) -> int | None:
 
 def _tool_step(span: Span, problems: AttributeProblems) -> dict[str, Any]:
     """A TOOL span: its name (``tool.name``, ``gen_ai.tool.name``, else the span's), arguments (``input.value`` or
-    ``gen_ai.tool.call.arguments``: a JSON object; anything else is counted as a problem and left out), output
+    ``gen_ai.tool.call.arguments``: a JSON object; an ``input.value`` that is no JSON object is the tool's one input,
+    kept as ``{"input": VALUE}``, as LangChain's one-argument tools are traced; anything else is counted as a
+    problem and left out), output
     (``output.value``, ``gen_ai.tool.call.result``) and the error of a span whose status is ERROR."""
     a = span.attributes
     name = next((a[k] for k in ("tool.name", "gen_ai.tool.name") if isinstance(a.get(k), str) and a[k]), span.name)
-    raw = next((a[k] for k in ("input.value", "gen_ai.tool.call.arguments") if a.get(k) is not None), None)
+    given, raw = next(((k, a[k]) for k in ("input.value", "gen_ai.tool.call.arguments") if a.get(k) is not None),
+                      ("", None))  # fmt: skip
     arguments = _json_object(raw)
-    if raw is not None and arguments is None:
+    if arguments is None and given == "input.value" and isinstance(raw, str):
+        arguments = {"input": raw}  # a one-argument tool: OpenInference's LangChain records the bare value
+    elif raw is not None and arguments is None:
         problems.add("tool arguments", raw, "a JSON object", span.line)
     output = next((a[k] for k in ("output.value", "gen_ai.tool.call.result") if a.get(k) is not None), None)
     output = output if output is None or isinstance(output, str) else json.dumps(output)  # a number or a list
