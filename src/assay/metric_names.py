@@ -22,6 +22,7 @@ __all__ = [
     "BUDGET_UNITS",
     "CRITERION_PREFIX",
     "LOWER_IS_BETTER",
+    "NO_DIRECTION",
     "TRAJECTORY_METRICS",
     "MetricName",
     "is_criterion",
@@ -42,6 +43,10 @@ LOWER_IS_BETTER = frozenset(
     {"noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination", "contradiction",
      "evidence_dropped", "redundant_searches", "looped"}
 )  # fmt: skip
+
+# neither more nor less is better, it depends on the use: RAGChecker's self-knowledge (right claims no passage
+# entails), and what a system that searches several times spent (its searches, tool calls and model tokens)
+NO_DIRECTION = frozenset({"self_knowledge", "searches", "tool_calls", "step_tokens"})
 
 
 def lower_is_better(name: str) -> bool:

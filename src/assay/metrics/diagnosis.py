@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from assay.metric_names import LOWER_IS_BETTER
+from assay.metric_names import LOWER_IS_BETTER, NO_DIRECTION
 from assay.metrics._errors import MetricError
 
 __all__ = [
@@ -77,8 +77,8 @@ DIAGNOSIS_METRICS: dict[str, tuple[str, ...]] = {
 }
 
 
-# LOWER_IS_BETTER: one list of the measures where less is better, kept with the grammar (assay.metric_names)
-NO_DIRECTION = frozenset({"self_knowledge"})  # neither higher nor lower is better: it depends on the use
+# LOWER_IS_BETTER and NO_DIRECTION: the measures where less is better and those with no better side, kept with the
+# grammar (assay.metric_names)
 # diagnosis metrics that assay's one-call metrics already compute, under the one-call names (RAGChecker's -> ours)
 SHARED_NAMES = {"retriever_claim_recall": "context_recall", "faithfulness": "faithfulness"}
 

@@ -37,7 +37,7 @@ import numpy.typing as npt
 
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge, Judgement
-from assay.metrics.diagnosis import LOWER_IS_BETTER, diagnose
+from assay.metrics.diagnosis import LOWER_IS_BETTER, NO_DIRECTION, diagnose
 from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.calls import Assessed, _reference_claims
 from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, LoadedRun
@@ -179,13 +179,18 @@ def estimate_variables(golden: GoldenSet, runs: Sequence[LoadedRun], context_k: 
 
 def directed(comparisons: Sequence[Comparison]) -> list[Comparison]:
     """The comparisons with the verdict of a lower-is-better metric (:data:`LOWER_IS_BETTER`) reworded: the run
-    with less of it wins."""
+    with less of it wins; and of a metric with no better side (:data:`NO_DIRECTION`: self-knowledge, searches, tool
+    calls, model tokens): the run with more of it has more, and nobody wins."""
     out = []
     for c in comparisons:
+        interval = f"{c.b} - {c.a} = {c.delta:+.3f} [{c.low:.3f}, {c.high:.3f}], p = {c.p_adjusted:.3g} adjusted"
         if c.metric in LOWER_IS_BETTER and c.significant:
             winner, loser = (c.b, c.a) if c.delta < 0 else (c.a, c.b)
-            text = (f"{winner} beats {loser} on {c.metric} (lower is better): {c.b} - {c.a} = {c.delta:+.3f} "
-                    f"[{c.low:.3f}, {c.high:.3f}], p = {c.p_adjusted:.3g} adjusted: a real difference.")  # fmt: skip
+            text = f"{winner} beats {loser} on {c.metric} (lower is better): {interval}: a real difference."
+            out.append(c.model_copy(update={"verdict": text}))
+        elif c.metric in NO_DIRECTION and c.significant:
+            more, less = (c.b, c.a) if c.delta > 0 else (c.a, c.b)
+            text = f"{more} has more {c.metric} than {less} (neither side is better): {interval}: a real difference."
             out.append(c.model_copy(update={"verdict": text}))
         else:
             out.append(c)
