@@ -97,8 +97,9 @@ def eval_command(  # noqa: PLR0917
     --primary is computed whatever -k says (its cut-off joins the k values); every name is checked before any work,
     with one run too (an unknown one: an error with the real names nearest it that exist for this golden set and
     these runs, nothing written). Every per-question metric (ranking, budget, span, context, answer, claim_*,
-    nugget_recall_*, hallucination and the other diagnosis metrics, contradiction, rewrite_f1) can be --primary or
-    --fail-under; a family (nugget_recall) is refused with its metrics. A golden set
+    nugget_recall_*, hallucination and the other diagnosis metrics, contradiction, rewrite_f1, and for runs with
+    steps trajectory_recall, evidence_dropped, hop_coverage and the other measures of a trajectory) can be --primary
+    or --fail-under; a family (nugget_recall) is refused with its metrics. A golden set
     labelled by people (assay import beir|trec --source human) evaluates like trec_eval, with judged@k and no
     judge-vs-human section or audit advice.
 
