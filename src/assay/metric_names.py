@@ -35,7 +35,8 @@ CRITERION_PREFIX = "criterion:"  # a team's own criterion (assay.judge.criteria)
 # trajectory computes them, the reports read them): fixed names, in this order
 TRAJECTORY_METRICS = ("trajectory_recall", "first_search_recall", "evidence_dropped", "hop_coverage",
                       "redundant_searches", "looped", "step_query_bm25_ndcg@10", "searches", "tool_calls",
-                      "step_tokens")  # fmt: skip
+                      "step_tokens", "tool_name_precision", "tool_name_recall", "tool_name_f1", "tool_order_f1",
+                      "tool_args_exact")  # fmt: skip
 # the measures where less is better: RAGChecker's noise sensitivities and hallucination, a conversation turn's
 # contradiction (1 when its answer contradicts an earlier one), and a trajectory's evidence dropped, redundant
 # searches and loops; every other measure is better higher

@@ -41,6 +41,7 @@ __all__ = [
     "RunItem",
     "StageUsage",
     "Step",
+    "ToolCall",
     "ToolStep",
     "Turn",
     "Unscored",
@@ -139,6 +140,15 @@ class NuggetSupport(_Record):
     provenance: Provenance | None = None
 
 
+class ToolCall(_Record):
+    """A reference tool call of a golden question: a tool's name and its arguments (a JSON object), and who wrote
+    it (``provenance``: a person, an import, or the generator)."""
+
+    name: str = Field(min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    provenance: Provenance | None = None
+
+
 class Question(_Record):
     """A golden question with its reference answer, claims and nuggets, and where it came from."""
 
@@ -153,6 +163,9 @@ class Question(_Record):
     # a multi-hop or comparison question: its evidence chunks in the order a system must find them (written only
     # when there are some, so other lines are as they always were)
     hops: list[str] = Field(default_factory=list, exclude_if=lambda hops: not hops)
+    # the tool calls a system should make for it, in order (a system that calls tools; written only when there are
+    # some)
+    tool_calls: list[ToolCall] = Field(default_factory=list, exclude_if=lambda calls: not calls)
     claims: list[Claim] = Field(default_factory=list)
     nuggets: list[Nugget] = Field(default_factory=list)
     flags: dict[str, Any] = Field(default_factory=dict)

@@ -27,6 +27,7 @@ Modules, one line each:
 - ``registry``: measure names as data, and :func:`evaluate`, the one entry point for ranking metrics.
 - ``spans``: chunking-independent retrieval metrics over character ranges of documents.
 - ``stats``: bootstrap intervals, paired tests, multiple comparisons.
+- ``tool_calls``: a system's tool calls against a question's reference calls (names, order, arguments).
 - ``trajectory``: what a system that searches several times saw along the way, in characters of relevant text.
 """
 

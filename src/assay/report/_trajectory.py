@@ -36,6 +36,11 @@ def run_trajectory_line(run: RunResult) -> str | None:
     dropped = _mean(run, "evidence_dropped")
     if dropped is not None:
         parts.append(f"evidence found but dropped on {paths.dropped} questions (evidence_dropped {fmt_value(dropped)})")
+    f1 = _mean(run, "tool_name_f1")
+    if f1 is not None:
+        order, exact = _mean(run, "tool_order_f1"), _mean(run, "tool_args_exact")
+        parts.append(f"tool calls against the references: name F1 {fmt_value(f1)}, in order {fmt_value(order)}, "
+                     f"arguments exact {fmt_value(exact)}")  # fmt: skip
     parts.append(f"looped on {paths.looped}")
     redundant = _mean(run, "redundant_searches")
     if redundant is not None:

@@ -72,7 +72,7 @@ def _question_block(
         shown = {} if row is None else {m: _value(row, m) for m in wanted if m in row.metrics}
         steps = [_step(step, texts) for step in side.steps]
         sides.append({"run": side.run, "p": passages, "a": side.answer, "e": side.error, "c": claims, "m": shown,
-                      "s": steps, "h": side.hops, "d": side.path})  # fmt: skip
+                      "s": steps, "h": side.hops, "d": side.path, "t": side.references})  # fmt: skip
     return {"id": q.query_id, "text": q.text, "type": q.type, "difficulty": q.difficulty, "ref": q.reference_answer,
             "nuggets": q.nuggets, "runs": sides}  # fmt: skip
 

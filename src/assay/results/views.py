@@ -71,6 +71,8 @@ class RunView(_Model):
     steps: list[StepView] = Field(default_factory=list)
     path: list[str] = Field(default_factory=list)
     hops: list[tuple[str, int | None]] = Field(default_factory=list)  # (chunk, the step that found it: None never)
+    # the question's reference tool calls, each written name(arguments), and whether a step made it exactly
+    references: list[tuple[str, bool]] = Field(default_factory=list)
 
 
 class QuestionView(_Model):

@@ -23,7 +23,7 @@ from assay.types import Conversation, Turn
 
 EVERYTHING = Available(
     judged=True, nuggets=True, support=True, references=True, text=True, turns=True, passages=True, answers=True,
-    rewrites=True, steps=True, hops=True,
+    rewrites=True, steps=True, hops=True, tool_calls=True,
 )  # fmt: skip
 
 NO_JUDGE = "it is LLM-judged and there is no judge (--judge MODEL)"
@@ -170,3 +170,6 @@ def test_the_measures_of_a_trajectory_need_a_line_with_steps_and_hop_coverage_a_
     said = "no question of the golden set has hops (multi-hop or comparison questions)"
     assert no_hops.why_not("hop_coverage") == said
     assert no_hops.why_not("trajectory_recall") is None
+    no_tools = replace(EVERYTHING, tool_calls=False)
+    assert no_tools.why_not("tool_name_f1") == "no question of the golden set has reference tool calls"
+    assert no_tools.why_not("tool_calls") is None  # how many calls a system made needs no reference

@@ -18,16 +18,36 @@ def _c(metric: str, delta: float, significant: bool = True) -> Comparison:
 @pytest.mark.parametrize(
     ("metric", "delta", "said"),
     [
-        ("evidence_dropped", 0.2, "one beats two on evidence_dropped (lower is better): two - one = +0.200 "
-                                  "[0.100, 0.300], p = 0.002 adjusted: a real difference."),
-        ("looped", -0.3, "two beats one on looped (lower is better): two - one = -0.300 [-0.400, -0.200], p = 0.002 "
-                         "adjusted: a real difference."),
-        ("searches", 1.0, "two has more searches than one (neither side is better): two - one = +1.000 [0.900, "
-                          "1.100], p = 0.002 adjusted: a real difference."),
-        ("step_tokens", -50.0, "one has more step_tokens than two (neither side is better): two - one = -50.000 "
-                               "[-50.100, -49.900], p = 0.002 adjusted: a real difference."),
-        ("self_knowledge", 0.2, "two has more self_knowledge than one (neither side is better): two - one = +0.200 "
-                                "[0.100, 0.300], p = 0.002 adjusted: a real difference."),
+        (
+            "evidence_dropped",
+            0.2,
+            "one beats two on evidence_dropped (lower is better): two - one = +0.200 "
+            "[0.100, 0.300], p = 0.002 adjusted: a real difference.",
+        ),
+        (
+            "looped",
+            -0.3,
+            "two beats one on looped (lower is better): two - one = -0.300 [-0.400, -0.200], p = 0.002 "
+            "adjusted: a real difference.",
+        ),
+        (
+            "searches",
+            1.0,
+            "two has more searches than one (neither side is better): two - one = +1.000 [0.900, "
+            "1.100], p = 0.002 adjusted: a real difference.",
+        ),
+        (
+            "step_tokens",
+            -50.0,
+            "one has more step_tokens than two (neither side is better): two - one = -50.000 "
+            "[-50.100, -49.900], p = 0.002 adjusted: a real difference.",
+        ),
+        (
+            "self_knowledge",
+            0.2,
+            "two has more self_knowledge than one (neither side is better): two - one = +0.200 "
+            "[0.100, 0.300], p = 0.002 adjusted: a real difference.",
+        ),
         ("hop_coverage", 0.2, "as given"),
     ],
 )

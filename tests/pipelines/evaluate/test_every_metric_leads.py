@@ -7,7 +7,8 @@ answer sentence as its evidence quote) and its questions as four conversations o
 every question, puts the answer chunk first, and carries its own rewrite on two turns. With the offline judge every
 kind of metric exists for it: ranking, budget, span, RAG (context precision and recall, coverage recall), answer,
 claim (the diagnosis), nugget, faithfulness and hallucination, conversation (contradiction, the rewrite measures),
-trajectory (each line one search and one model call; the first question has two hops).
+trajectory (each line one search, a tool call and one model call; the first question has two hops and a
+reference tool call).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from assay.pipelines.evaluate.scoring.names import LLM_FAMILIES, catalogue, chec
 from assay.pipelines.evaluate.statistics.gates import Gate, check_gates
 from assay.report.verdict import build_verdict
 from assay.results import EvalResult, RunCounts
-from assay.types import Conversation, Turn
+from assay.types import Conversation, ToolCall, Turn
 
 K = (1, 3, 5, 10)
 NAMES = catalogue(K)
@@ -48,6 +49,7 @@ def _golden() -> GoldenSet:
     for i, question in enumerate(gold.questions):
         question.evidence = [answer_text(i)]
     gold.questions[0].hops = [answer_id(0), related_id(0)]
+    gold.questions[0].tool_calls = [ToolCall(name="days", arguments={"product": "kettle"})]
     gold.conversations = [
         Conversation(id=f"c{c}", turns=[Turn(question_id=qid(3 * c + t), utterance=f"turn {t}",
                                              depends_on_history=t > 0) for t in range(3)])
@@ -60,6 +62,7 @@ def _run(path: Path) -> Path:
     lines = [{**line, "conversation_id": f"c{i // 3}", "turn": i % 3} for i, line in enumerate(good_lines())]
     for line in lines:  # a system that searches, then answers
         line["steps"] = [{"kind": "retrieval", "query": "warranty days", "retrieved": line["retrieved"]},
+                         {"kind": "tool", "name": "days", "arguments": {"product": "kettle"}},
                          {"kind": "llm", "prompt_tokens": 10, "completion_tokens": 5}]  # fmt: skip
     lines[1]["rewrite"] = "How long is the Birch lantern warranty?"
     lines[2]["rewrite"] = "How many days does the Cedar stove warranty last?"

@@ -13,7 +13,9 @@ from trajectory_fixture import AGENT, FRAGMENT, SINGLE, TENT, N, search, traject
 from assay.formats.golden import GoldenSet
 from assay.judge import make_judge
 from assay.pipelines.evaluate import EvalSettings, evaluate, evaluate_detailed
+from assay.report._trajectory import trajectory_lines
 from assay.results import QueryResult
+from assay.types import ToolCall
 
 
 def _evaluate(tmp_path: Path, runs: dict[str, list[dict[str, Any]]]) -> dict[tuple[str, str], QueryResult]:
@@ -118,3 +120,35 @@ def test_the_explorer_shows_each_step_where_each_hop_was_found_and_the_path_diag
     ]
     plain = next(q for q in done.questions if q.query_id == "q2").runs[0]
     assert plain.steps == [] and plain.path == []  # a line without steps shows none
+
+
+def test_tool_calls_against_the_questions_reference_calls(tmp_path: Path) -> None:
+    """q4's references: search the catalogue for the tent, then add two numbers; the agent made the addition with
+    other spacing and a multiplication; q2 has no reference call."""
+    gold = trajectory_golden()
+    q4 = next(q for q in gold.questions if q.id == "q4")
+    q4.tool_calls = [ToolCall(name="catalogue", arguments={"item": "Brackenhow 4"}),
+                     ToolCall(name="calculator", arguments={"expression": "3.2+12"})]  # fmt: skip
+    lines = [
+        {"query_id": "q4", "retrieved": ["tent#1"], "steps": [
+            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2 * 2"}},
+            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2+12"}}]},
+        {"query_id": "q2", "retrieved": ["tent#1"], "steps": [search("tent", "tent#1")]},
+    ]  # fmt: skip
+    path = tmp_path / "agent.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    done = evaluate_detailed(gold, [("agent", path)], settings=EvalSettings(n_boot=200, k_values=(5,)))
+    got = {row.query_id: row for row in done.per_query}
+    four = got["q4"].metrics
+    # names: calculator once of the reference's two, of the agent's two calls
+    assert (four["tool_name_precision"], four["tool_name_recall"], four["tool_name_f1"]) == (0.5, 0.5, 0.5)
+    assert four["tool_order_f1"] == 2 * 1 / 4  # the longest common subsequence: calculator
+    assert four["tool_args_exact"] == 0.5  # the addition, as given
+    assert four["tool_calls"] == 2.0
+    two = got["q2"]
+    assert two.metrics["tool_name_f1"] is None and two.unscored["tool_name_f1"] == "no_reference_tool_calls"
+    view = next(q for q in done.questions if q.query_id == "q4").runs[0]
+    assert view.references == [('catalogue({"item": "Brackenhow 4"})', False),
+                                ('calculator({"expression": "3.2+12"})', True)]  # fmt: skip
+    line = trajectory_lines(done.result)[0]
+    assert "tool calls against the references: name F1 0.500, in order 0.500, arguments exact 0.500" in line

@@ -8,7 +8,8 @@ the golden chunk's, else the run's own text, else the judged passage's.
 
 A line with steps (a system that searches several times) also shows each step: a search's query and passages with
 their grades (the pool's, as the context's), the recall after it and the relevant text it added and lost; a tool
-call's arguments and output; a model call's tokens; then where each hop was found and the path's diagnosis
+call's arguments and output; a model call's tokens; then where each hop was found, each reference tool call and
+whether a step made it, and the path's diagnosis
 (:class:`~assay.pipelines.evaluate.scoring.trajectory.QuestionPath`).
 """
 
@@ -20,11 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from assay.formats.golden import GoldenSet
+from assay.metrics.tool_calls import tool_scores
 from assay.pipelines.evaluate.evaluated import PassageRow, SupportRow
 from assay.pipelines.evaluate.runs.loaded import LineStep, LoadedRun, RunLine, Search
 from assay.pipelines.evaluate.scoring.trajectory import QuestionPath
 from assay.results import ClaimView, PassageView, QuestionView, RunView, StepView
-from assay.types import LlmStep, ToolStep
+from assay.types import LlmStep, ToolCall, ToolStep
 
 __all__ = ["Paths", "question_views"]
 
@@ -60,7 +62,7 @@ def question_views(
             line = run.lines.get(question.id)
             if line is not None:
                 side = _run_view(run, line, graded, claims.get((run.name, question.id), []), texts)
-                sides.append(_with_steps(side, line, paths, texts))
+                sides.append(_with_steps(side, line, paths, texts, question.tool_calls))
         if sides:
             nuggets = [(n.importance, n.text) for n in question.nuggets]
             views.append(QuestionView(query_id=question.id, text=question.text, type=question.type,
@@ -100,7 +102,9 @@ def _run_view(
     return RunView(run=run.name, passages=shown, answer=line.answer, error=error, claims=checked)
 
 
-def _with_steps(view: RunView, line: RunLine, paths: Paths | None, texts: Mapping[str, str]) -> RunView:
+def _with_steps(
+    view: RunView, line: RunLine, paths: Paths | None, texts: Mapping[str, str], reference_calls: Sequence[ToolCall]
+) -> RunView:
     """``view`` with the line's steps, hops and path diagnosis (unchanged for a line without steps)."""
     path = paths.paths.get((view.run, line.query_id)) if paths is not None else None
     if path is None or paths is None or not line.steps:
@@ -114,7 +118,13 @@ def _with_steps(view: RunView, line: RunLine, paths: Paths | None, texts: Mappin
             found_at.update({h: number for h, at in enumerate(got.hop_found) if at == i})
         steps.append(_step_view(number, step, line, i, path, paths.grade, texts))
     hops = [(cid, found_at.get(h)) for h, cid in enumerate(path.hops)]
-    return view.model_copy(update={"steps": steps, "path": path.notes(), "hops": hops})
+    made = [(step.name, step.arguments) for step in line.steps if isinstance(step, ToolStep)]
+    references = [
+        (f"{call.name}({json.dumps(call.arguments, sort_keys=True)})",
+         tool_scores([(call.name, call.arguments)], made).args_exact == 1.0)
+        for call in reference_calls
+    ]  # fmt: skip
+    return view.model_copy(update={"steps": steps, "path": path.notes(), "hops": hops, "references": references})
 
 
 def _step_view(  # noqa: PLR0917

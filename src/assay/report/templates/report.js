@@ -188,6 +188,12 @@
         hops.appendChild(el("li", "", "hop " + (i + 1) + " (" + h[0] + "): " + (h[1] === null ? "never found" : "found by step " + h[1])));
       });
     }
+    if (side.t && side.t.length) {
+      var calls = box.appendChild(el("ul", "x-references"));
+      side.t.forEach(function (t) {
+        calls.appendChild(el("li", "", "reference tool call " + t[0] + ": " + (t[1] ? "made" : "not made as given")));
+      });
+    }
     side.d.forEach(function (line) { box.appendChild(el("p", "unscored", line)); });
     return box;
   }

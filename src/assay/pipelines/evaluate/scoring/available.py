@@ -15,7 +15,7 @@ are those the steps follow; one place holds them so the offers cannot drift from
   measures of an answer against its passages (:data:`~.names.PASSAGE_BOUND`) a run with passages too;
 * ``contradiction``: a conversation of two turns or more and an answer; the rewrite measures: a run line that
   carries its own rewrite of a conversation turn; the measures of a trajectory: a run line with steps, and
-  ``hop_coverage`` a question with hops.
+  ``hop_coverage`` a question with hops, the tool-call measures a question with reference tool calls.
 
 Without runs (names checked before a ``--target`` is asked) only the golden set and the judge are read.
 """
@@ -62,6 +62,7 @@ class Available:
     rewrites: bool | None  # some run line carries its own rewrite
     steps: bool | None = None  # some run line carries steps (a system that searches several times)
     hops: bool = False  # some question has hops (multi-hop and comparison questions)
+    tool_calls: bool = False  # some question has reference tool calls
 
     @classmethod
     def of(cls, gold: GoldenSet, runs: Sequence[LoadedRun] | None, *, judged: bool) -> Available:
@@ -78,6 +79,7 @@ class Available:
             rewrites=None if lines is None else any(line.rewrite for line in lines),
             steps=None if lines is None else any(line.steps for line in lines),
             hops=any(hops_of(q) for q in gold.questions),
+            tool_calls=any(q.tool_calls for q in gold.questions),
         )
 
     def why_not(self, name: str) -> str | None:
@@ -90,6 +92,8 @@ class Available:
         if kind == "trajectory":
             if name == "hop_coverage" and not self.hops:
                 return "no question of the golden set has hops (multi-hop or comparison questions)"
+            if name.startswith("tool_") and name != "tool_calls" and not self.tool_calls:
+                return "no question of the golden set has reference tool calls"
             return self._runs(self.steps, "no run line carries steps (a system that searches several times)")
         if fam in NEEDS_JUDGE and not self.judged:
             return "it is LLM-judged and there is no judge (--judge MODEL)"

@@ -21,7 +21,11 @@ against the same character grades as the budget measures (:class:`~.budget.SpanP
 * ``step_query_bm25_ndcg@10``: each search's query scored as a rewrite is (nDCG@10 of BM25 over the golden chunks
   against the question's labels, :func:`~.conversations.bm25_ndcg`), averaged over the searches that name a query;
 * ``searches``, ``tool_calls`` and ``step_tokens`` (prompt and completion tokens of the model calls among the
-  steps; unscored ``no_token_counts`` when no model call reports them).
+  steps; unscored ``no_token_counts`` when no model call reports them);
+* against a question's reference tool calls (``tool_calls`` in ``questions.jsonl``), the line's tool steps:
+  ``tool_name_precision``, ``tool_name_recall``, ``tool_name_f1`` (names, unordered), ``tool_order_f1`` (names in
+  order) and ``tool_args_exact`` (:mod:`assay.metrics.tool_calls`); unscored ``no_reference_tool_calls`` for a
+  question without any, and the precision ``no_tool_calls`` when the system called none.
 
 Recall-type measures of a question with no relevant character are unscored (``no_relevant_text``), as the budget
 measures are.
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 
 from assay.corpus.pooling import Bm25Index
 from assay.formats.golden import GoldenSet
+from assay.metrics.tool_calls import tool_scores
 from assay.metrics.trajectory import Trajectory, trajectory
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine, Search
 from assay.pipelines.evaluate.scoring.budget import NO_RELEVANT_TEXT, SpanPool
@@ -158,7 +163,7 @@ def trajectory_values(
     """The measures of the module docstring for every question of ``run`` the system did not fail on (``index``:
     BM25 over the golden chunks; None: the step queries are not scored)."""
     names = dict(zip(("recall", "first", "dropped", "hops", "redundant", "looped", "query", "searches", "tools",
-                      "tokens"), TRAJECTORY_METRICS, strict=True))  # fmt: skip
+                      "tokens"), TRAJECTORY_METRICS[:10], strict=True))  # fmt: skip
     out: dict[str, QueryValues] = {}
     for qid, line in run.lines.items():
         if line.error is not None:
@@ -179,7 +184,20 @@ def trajectory_values(
         values.put(names["searches"], float(n_searches))
         values.put(names["tools"], float(sum(isinstance(step, ToolStep) for step in line.steps)))
         values.put(names["tokens"], _tokens(line), "no_token_counts")
+        _put_tools(values, gold.question(qid), line)
     return out
+
+
+def _put_tools(values: QueryValues, question: Question, line: RunLine) -> None:
+    """The tool-call measures of ``line`` against the question's reference calls (module docstring)."""
+    reference = [(call.name, call.arguments) for call in question.tool_calls]
+    made = [(step.name, step.arguments) for step in line.steps if isinstance(step, ToolStep)]
+    got = tool_scores(reference, made)
+    why = "no_reference_tool_calls"
+    values.put("tool_name_precision", got.name_precision, why if not reference else "no_tool_calls")
+    for name, value in (("tool_name_recall", got.name_recall), ("tool_name_f1", got.name_f1),
+                        ("tool_order_f1", got.order_f1), ("tool_args_exact", got.args_exact)):  # fmt: skip
+        values.put(name, value, why)
 
 
 def _query_quality(
