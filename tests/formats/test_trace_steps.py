@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from otlp_fixture import documents, span, write_lines
 
 from assay.formats.traces import read_traces
-from assay.pipelines.traces.imports import run_line
+from assay.pipelines.traces.imports import import_traces, run_line
 from assay.types import RunItem
 
 
@@ -213,3 +213,26 @@ def test_of_several_searches_the_passages_are_those_the_answering_model_was_give
     assert [p.id for p in plain.passages] == ["c1", "c2", "c3"]
     untold, _ = _one(tmp_path, spans({}))
     assert [p.id for p in untold.passages] == ["c1", "c2", "c3"]
+
+
+def test_steps_whose_spans_share_a_start_time_are_counted_with_their_line(tmp_path: Path) -> None:
+    """Two searches started at the same nanosecond: which came first is unknown; the trace is counted with the line
+    of the first such span, the import says so, and the steps keep a fixed order (the span ids)."""
+    ordered = [
+        span(2, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q2?"}),
+        span(2, 2, 1, kind="RETRIEVER", start_ms=5, attrs={"input.value": "one", **documents(["a"], id=["c1"])}),
+        span(2, 3, 1, kind="RETRIEVER", start_ms=6, attrs={"input.value": "two", **documents(["b"], id=["c2"])}),
+    ]
+    tied = [
+        span(1, 1, kind="CHAIN", end_ms=100, attrs={"input.value": "q?"}),
+        span(1, 3, 1, kind="RETRIEVER", start_ms=5, attrs={"input.value": "second", **documents(["b"], id=["c2"])}),
+        span(1, 2, 1, kind="RETRIEVER", start_ms=5, attrs={"input.value": "first", **documents(["a"], id=["c1"])}),
+    ]
+    path = write_lines(tmp_path / "t.jsonl", ordered, tied)
+    read = read_traces(path)
+    assert read.unordered_steps == [2]  # the second line of the file holds the tied trace
+    tied_trace = next(t for t in read.traces if t.question == "q?")
+    assert [s["query"] for s in tied_trace.steps] == ["first", "second"]  # by span id
+    imported = import_traces(path)
+    assert ("1 trace(s) have steps whose spans lack a start time or share one, so their order is unknown (kept in "
+            "span-id order; spans at line 2).") in imported.notes()  # fmt: skip

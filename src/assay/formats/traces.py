@@ -56,7 +56,9 @@ a document id that is a list) are left out, counted per attribute and named in o
    instrumentation records it bare), kept as ``{"input": VALUE}``; ``gen_ai.tool.call.arguments`` that are not a
    JSON object are counted per attribute and named in the warning, the step kept without them. The run line
    carries them as ``steps`` when the system searched more than once or called a tool
-   (:func:`Trace.searches_several_times`); a one-search pipeline's line stays as it was.
+   (:func:`Trace.searches_several_times`); a one-search pipeline's line stays as it was. A trace whose step spans
+   lack a start time or share one has no order of its own: its steps follow the span ids, and it is counted
+   (``unordered_steps``) with the line of the first such span.
 
 Traces are returned in the order their roots started (ties by trace id), so the same file always reads the same.
 """
@@ -64,6 +66,7 @@ Traces are returned in the order their roots started (ties by trace id), so the 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +97,7 @@ _GENAI_KINDS = {
 }  # fmt: skip
 _NEEDS_KIND = ("retrieval.documents.", "reranker.", "llm.")
 _DOCUMENT_LISTS = ("retrieval.documents", "reranker.output_documents")  # set as a whole: not flattened documents
+_STEP_KINDS = frozenset({"RETRIEVER", "RERANKER", "TOOL", "LLM"})
 _DOCUMENTS = {"RETRIEVER": "retrieval.documents", "RERANKER": "reranker.output_documents"}  # the spans that list some
 _NUMBERS = (
     "llm.token_count.prompt", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.completion",
@@ -154,6 +158,9 @@ class TraceFile:
     other_signal_lines: int = 0
     duplicate_spans: int = 0  # a span read again (same trace id and span id), as a collector's retry delivers it
     problems: AttributeProblems = field(default_factory=AttributeProblems)
+    # traces with steps whose spans lack a start time or share one (by the line of the first such span): their order
+    # is the spans' ids, not the system's
+    unordered_steps: list[int] = field(default_factory=list)
 
 
 def read_traces(path: str | Path, max_line: int = DEFAULT_MAX_LINE) -> TraceFile:
@@ -191,10 +198,21 @@ def traces_of(spans: Sequence[Span], path: Path) -> TraceFile:
         trace = _trace(trace_id, group, kinds, path, out.problems)
         if trace is None:
             out.without_question.append(group[0].line)
-        else:
-            out.traces.append(trace)
+            continue
+        out.traces.append(trace)
+        unordered = _unordered_steps(group, kinds) if trace.searches_several_times() else None
+        if unordered is not None:
+            out.unordered_steps.append(unordered)
     out.traces.sort(key=lambda t: (t.start_ns, t.trace_id))
     return out
+
+
+def _unordered_steps(spans: Sequence[Span], kinds: Mapping[str, str]) -> int | None:
+    """The line of the first step span (RETRIEVER, RERANKER, TOOL, LLM) without a start time or sharing its start
+    time with another step span, None when the steps' spans all started at distinct, known times."""
+    steps = sorted((s for s in spans if kinds.get(s.span_id) in _STEP_KINDS), key=lambda s: (s.line, s.span_id))
+    starts = Counter(s.start_ns for s in steps)
+    return next((s.line for s in steps if not s.start_ns or starts[s.start_ns] > 1), None)
 
 
 def unique_spans(spans: Iterable[Span]) -> list[Span]:

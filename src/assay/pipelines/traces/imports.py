@@ -83,6 +83,7 @@ class TracesImport:
     repeated: int = 0
     without_ai: int = 0
     without_question: list[int] = field(default_factory=list)  # the line of each such trace's first span
+    unordered_steps: list[int] = field(default_factory=list)  # traces whose steps have no order: a line each
     other_signal_lines: int = 0
     header: dict[str, str | None] = field(default_factory=dict)
 
@@ -117,6 +118,10 @@ class TracesImport:
                        f"(left out; first span at line {lines}).")  # fmt: skip
         if self.without_ai:
             out.append(f"{self.without_ai} trace(s) hold no OpenInference or GenAI span (left out).")
+        if self.unordered_steps:
+            lines = ", ".join(map(str, self.unordered_steps[:_SHOWN]))
+            out.append(f"{len(self.unordered_steps)} trace(s) have steps whose spans lack a start time or share one, "
+                       f"so their order is unknown (kept in span-id order; spans at line {lines}).")  # fmt: skip
         if self.other_signal_lines:
             out.append(f"{self.other_signal_lines} line(s) of logs or metrics skipped.")
         if self.failed:
@@ -145,6 +150,7 @@ def import_traces(path: str | Path, golden: GoldenSet | None = None, max_line: i
         unmatched=matching.unmatched, ambiguous=matching.ambiguous, duplicate_spans=read.duplicate_spans,
         attribute_warning=read.problems.warning(),
         repeated=repeated, without_ai=len(read.without_ai), without_question=read.without_question,
+        unordered_steps=read.unordered_steps,
         other_signal_lines=read.other_signal_lines, header=_header(read.path, [t for _, t, _ in kept]),
     )  # fmt: skip
     if not result.lines:
