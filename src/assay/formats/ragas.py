@@ -21,9 +21,11 @@ RAGAS reads every line as a sample. ragas is not a dependency; tests check the f
 In the CSV, list columns hold JSON arrays (RAGAS's own ``to_csv`` leaves lists as Python reprs and RAGAS 0.4 reads
 no CSV: load it with pandas and ``json.loads`` the list columns, or use the JSONL). Reading accepts JSON arrays,
 Python list literals (what pandas writes) and, for a single context, a bare string. Reading also accepts the names
-of RAGAS 0.1 (``question``, ``ground_truth``) and ``id`` for ``query_id``. Other columns (``synthesizer_name``,
-``retrieved_contexts``, ``response``, ...) are kept in :attr:`RagasRow.extra`. Malformed rows raise
-:class:`~assay.errors.FormatError` naming
+of RAGAS 0.1 (``question``, ``ground_truth``) and ``id`` for ``query_id``. ``reference_tool_calls`` (RAGAS's tool
+calls of a multi-turn sample: ``[{"name", "args"}]``; ``arguments`` for ``args`` and OpenAI's ``{"function": {"name",
+"arguments": "<JSON>"}}`` are read too) becomes the question's reference tool calls. Other columns
+(``synthesizer_name``, ``retrieved_contexts``, ``response``, ...) are kept in :attr:`RagasRow.extra`. Malformed rows
+raise :class:`~assay.errors.FormatError` naming
 the file and the line (for CSV the physical line where the row starts).
 """
 
@@ -72,6 +74,7 @@ class RagasRow:
     reference_context_ids: list[str] | None = None
     query_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    reference_tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (name, arguments)
 
 
 def read_ragas(path: str | Path) -> list[RagasRow]:
@@ -135,7 +138,44 @@ def _row(path: Path, line: int, raw: Mapping[str, Any]) -> RagasRow:
         raise FormatError(path, line, problem, "one id per context, in the same order")
     query_id = obj.pop("query_id", None)
     query_id = None if query_id in (None, "") else str(query_id)
-    return RagasRow(line, question, reference or None, contexts, ids, query_id, obj)
+    calls = _tool_calls(path, line, obj.pop("reference_tool_calls", None))
+    return RagasRow(line, question, reference or None, contexts, ids, query_id, obj, calls)
+
+
+_CALL_SHAPE = '[{"name": "calculator", "args": {"expression": "2 + 2"}}]'
+
+
+def _tool_calls(path: Path, line: int, value: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``reference_tool_calls`` as (name, arguments): RAGAS's ``{"name", "args"}``, ``{"name", "arguments"}`` or
+    OpenAI's ``{"function": {"name", "arguments"}}``, arguments an object or a string holding one; in a CSV cell, a
+    JSON array."""
+    if value is None or value in ("", []):
+        return []
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise FormatError(path, line, "'reference_tool_calls' is not JSON", _CALL_SHAPE) from None
+    if not isinstance(value, list):
+        raise FormatError(path, line, f"'reference_tool_calls' is a {type(value).__name__}", _CALL_SHAPE)
+    out = []
+    for i, raw in enumerate(value, start=1):
+        call = raw.get("function", raw) if isinstance(raw, dict) else None
+        name = call.get("name") if isinstance(call, dict) else None
+        if not isinstance(call, dict) or not isinstance(name, str) or not name.strip():
+            raise FormatError(path, line, f"reference tool call {i} has no name", _CALL_SHAPE)
+        arguments = call.get("args", call.get("arguments"))
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError:
+                arguments = None
+        arguments = {} if arguments is None and "args" not in call and "arguments" not in call else arguments
+        if not isinstance(arguments, dict):
+            raise FormatError(path, line, f"the arguments of reference tool call {i} ({name}) are not a JSON object",
+                              _CALL_SHAPE)  # fmt: skip
+        out.append((name, arguments))
+    return out
 
 
 def _strings(path: Path, line: int, column: str, value: Any) -> list[str] | None:
@@ -186,23 +226,28 @@ def _csv_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def write_ragas_jsonl(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write rows as JSONL (one object per line, keys in :data:`COLUMNS` order), atomically; returns the count."""
+    """Write rows as JSONL (one object per line, keys in :data:`COLUMNS` order, then ``reference_tool_calls`` where
+    a row has some), atomically; returns the count."""
     count = 0
     with atomic_write(path) as out:
         for row in writing(path, rows):
-            out.write(json.dumps({k: row.get(k) for k in COLUMNS}, ensure_ascii=False) + "\n")
+            calls = {"reference_tool_calls": row["reference_tool_calls"]} if row.get("reference_tool_calls") else {}
+            out.write(json.dumps({k: row.get(k) for k in COLUMNS} | calls, ensure_ascii=False) + "\n")
             count += 1
     return count
 
 
 def write_ragas_csv(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
-    """Write rows as CSV with a header of :data:`COLUMNS`; list cells are JSON arrays, None is an empty cell."""
+    """Write rows as CSV with a header of :data:`COLUMNS` (and ``reference_tool_calls`` when a row has some); list
+    cells are JSON arrays, None is an empty cell."""
+    held = list(rows)
+    columns = (*COLUMNS, "reference_tool_calls") if any(r.get("reference_tool_calls") for r in held) else COLUMNS
     count = 0
     with atomic_write(path) as out:
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(COLUMNS)
-        for row in writing(path, rows):
-            writer.writerow([_cell(row.get(k)) for k in COLUMNS])
+        writer.writerow(columns)
+        for row in writing(path, held):
+            writer.writerow([_cell(row.get(k)) for k in columns])
             count += 1
     return count
 

@@ -253,16 +253,17 @@ def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int 
     rows = []
     for q in golden.questions:
         ranked = [cid for _, cid in sorted(relevant.get(q.id, []))]
-        rows.append(
-            {
-                "query_id": q.id,
-                "user_input": q.text,
-                "reference": q.reference_answer,
-                "reference_contexts": [golden.chunk(cid).text for cid in ranked],
-                "reference_context_ids": ranked,
-                "synthesizer_name": synthesizer_name(q),
-            }
-        )
+        row = {
+            "query_id": q.id,
+            "user_input": q.text,
+            "reference": q.reference_answer,
+            "reference_contexts": [golden.chunk(cid).text for cid in ranked],
+            "reference_context_ids": ranked,
+            "synthesizer_name": synthesizer_name(q),
+        }
+        if q.tool_calls:  # RAGAS's ToolCall shape; written only where there are some
+            row["reference_tool_calls"] = [{"name": c.name, "args": c.arguments} for c in q.tool_calls]
+        rows.append(row)
     summary.files["ragas.jsonl"] = write_ragas_jsonl(tmp / "ragas.jsonl", rows)
     summary.files["ragas.csv"] = write_ragas_csv(tmp / "ragas.csv", rows)
     summary.grades = len(pairs)

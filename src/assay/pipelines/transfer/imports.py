@@ -58,7 +58,7 @@ from assay.pipelines.transfer.assembly import (
 )
 from assay.pipelines.transfer.conversations_import import conversation_records, read_deepeval, read_ragas_multiturn
 from assay.text import content_hash
-from assay.types import Chunk, Document, LabelSource, Provenance, Question
+from assay.types import Chunk, Document, LabelSource, Provenance, Question, ToolCall
 
 __all__ = [
     "import_beir",
@@ -262,9 +262,9 @@ def _ragas_question(row: RagasRow, qid: str, source: LabelSource) -> Question:
     synth = str(row.extra.get("synthesizer_name", ""))
     kind = "multi-hop" if "multi_hop" in synth or "multi-hop" in synth else "unknown"
     prov = Provenance(source=source)
-    return Question(
-        id=qid, text=row.user_input, type=kind, reference_answer=row.reference, metadata=meta, provenance=prov
-    )
+    calls = [ToolCall(name=name, arguments=arguments, provenance=prov) for name, arguments in row.reference_tool_calls]
+    return Question(id=qid, text=row.user_input, type=kind, reference_answer=row.reference, metadata=meta,
+                    provenance=prov, tool_calls=calls)  # fmt: skip
 
 
 def _ragas_contexts(path: Path, row: RagasRow, chunks: dict[str, tuple[Chunk, int]]) -> list[str]:
