@@ -253,7 +253,7 @@ def _ragas(golden: GoldenSet, tmp: Path, summary: ExportSummary, min_grade: int 
     rows = []
     for q in golden.questions:
         ranked = [cid for _, cid in sorted(relevant.get(q.id, []))]
-        row = {
+        row: dict[str, Any] = {
             "query_id": q.id,
             "user_input": q.text,
             "reference": q.reference_answer,
