@@ -142,3 +142,30 @@ def test_a_large_plan_not_asked_for_is_announced_before_any_call(tmp_path: Path)
     assert code == 0, out
     assert "plan: 1,280 questions over all 32 documents (--per-doc 40" in out
     assert "the plan is 1,280 questions, and --questions did not ask for them" in out
+
+
+def test_tools_draft_reference_calls_priced_by_the_dry_run_and_recorded(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "calculator", "description": "Evaluate an arithmetic expression.",
+                                  "parameters": {"type": "object", "properties": {"expression": {"type": "string"}},
+                                                 "required": ["expression"]}}]), encoding="utf-8")  # fmt: skip
+    args = ("build", TINY, "-o", tmp_path / "g", "--judge", "offline", "--per-doc", "2", "--tools", tools)
+    code, out = run(*args, "--dry-run")
+    assert code == 0, out
+    printed = dict(re.findall(r"│ (\w+) +│ +(\d+(?:-\d+)?) │", out))
+    code, out = run(*args)
+    assert code == 0, out
+    manifest = json.loads((tmp_path / "g" / "manifest.json").read_text())
+    calls = manifest["usage"]["tool_calls"]["calls"]
+    low, _, high = printed["tool_calls"].partition("-")
+    assert int(low) <= calls <= int(high or low) and calls >= 1
+    assert manifest["settings"]["tools"][0]["name"] == "calculator"
+    assert "tool_calls_drafted" in manifest["counts"] and any("tool_calls" in p for p in manifest["prompts"])
+
+
+def test_a_bad_tools_file_is_one_error_and_writes_nothing(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"description": "no name"}]', encoding="utf-8")
+    code, out = run("build", TINY, "-o", tmp_path / "g", "--judge", "offline", "--tools", tools)
+    assert code != 0 and "tool 1 has no name" in out and "Traceback" not in out
+    assert not (tmp_path / "g").exists()

@@ -37,6 +37,7 @@ Writes pass through :class:`assay.audit.security.Guard` (token, same origin, JSO
 from __future__ import annotations
 
 import html
+import json
 import secrets
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -151,6 +152,9 @@ class AuditState:
             "question_type": question.type if question else None,
             "difficulty": question.difficulty if question else None,
             "reference_answer": question.reference_answer if question else None,
+            "tool_calls": [f"{c.name}({json.dumps(c.arguments, sort_keys=True)})" for c in question.tool_calls]
+            if question
+            else [],
             "chunk_text": chunk.text if chunk else None,
             "text": text,
             "heading_path": list(chunk.heading_path) if chunk else [],

@@ -127,8 +127,10 @@ def order(queue: str, labels: list[CurrentLabel], seed: int) -> list[Item]:
 
 
 def confirm_first(flags: dict[str, dict[str, object]]) -> set[str]:
-    """Question ids (from question id -> flags) whose items lead the queue: drafted or unanswerable from the corpus."""
-    return {qid for qid, f in flags.items() if f.get("drafted") or f.get("unanswerable_from_corpus")}
+    """Question ids (from question id -> flags) whose items lead the queue: a drafted reference answer or drafted
+    reference tool calls, or unanswerable from the corpus."""
+    return {qid for qid, f in flags.items()
+            if f.get("drafted") or f.get("drafted_tool_calls") or f.get("unanswerable_from_corpus")}  # fmt: skip
 
 
 def queue_for(store: LabelStore, annotator: str, queue: str, seed: int, first: set[str] | None = None) -> list[Item]:

@@ -21,6 +21,7 @@ from assay.cli._judge_options import JudgeOptions, check_context, dry_run_judge,
 from assay.errors import BudgetExceeded, ConfigError
 from assay.formats.golden import GoldenSet
 from assay.formats.queries import LoggedQuery, read_queries
+from assay.formats.tools import read_tools
 from assay.judge.batches import BatchRunner
 from assay.judge.panel import Grader, judges_of
 from assay.pipelines.bootstrap import BuildEstimate, BuildSettings, build_golden, estimate_build
@@ -49,6 +50,7 @@ def _settings(options: dict[str, Any]) -> BuildSettings:
         conversations=options["conversations"],
         turns=_turns(options["turns"]),
         scrub=not options["no_scrub"],
+        tools=read_tools(options["tools"]) if options["tools"] is not None else (),
     )
 
 
@@ -97,6 +99,14 @@ def _mix(value: str | None) -> dict[str, float] | None:
 )
 @click.option(
     "--per-doc", type=click.IntRange(1), default=None, help="Questions per document (instead of --questions)."
+)
+@click.option(
+    "--tools",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON file of the tools your system can call (OpenAI's function shape, or name, description and "
+    "parameters): each answerable question gets the tool calls it needs drafted (e.g. an arithmetic step over two "
+    "facts), checked against the schemas, flagged drafted_tool_calls for review in assay audit.",
 )
 @click.option("--max-per-doc", type=click.IntRange(1), default=8, show_default=True, help="Cap per document.")
 @click.option("--mix", default=None, help="Type shares, e.g. factoid=0.3,numeric=0.2,multi-hop=0.2 (others 0).")
@@ -217,6 +227,12 @@ def build(  # noqa: PLR0917
     questions sampled, pooled and graded as above; a question with no chunk graded 2 or more is flagged
     unanswerable from the corpus (counted in the summary), the others get reference answers, claims and nuggets
     drafted from their graded chunks (flags drafted: true, queued first in assay audit for people to confirm).
+
+    --tools FILE (the tools your system can call, as you give them to the model) drafts each answerable question's
+    reference tool calls with one judge call: the calls a system must make to reach the answer, in order (none when
+    the passages answer it without a tool). A call naming no listed tool, or whose arguments miss a required one or
+    are not JSON, is left out and counted; the kept ones are in questions.jsonl (tool_calls) and flagged
+    drafted_tool_calls, queued first in assay audit. assay eval scores a run's tool steps against them.
     --dry-run samples for real and counts the relevance calls exactly; drafts and support are a range.
 
     Judge calls are cached: an interrupted build (Ctrl-C, --max-cost) rerun with the same options resumes and pays
@@ -230,6 +246,7 @@ def build(  # noqa: PLR0917
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --per-doc 3 --max-cost 2.50
       assay build docs/ -o golden/ --judge offline --questions 0 --conversations 20 --turns 2-5
       assay build docs/ -o golden/ --judge offline --queries queries.csv --questions 200
+      assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 200 --tools tools.json
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --questions 10000 --batch   # half price
       assay build docs/ -o golden/ --judge openai/gpt-4o-mini --judge anthropic/claude-3-5-haiku-latest \\
           --judge openai/gpt-4.1-mini --combine majority   # a panel grades relevance

@@ -13,6 +13,8 @@ question_critic      coverage of question and answer in the passages; pronoun/co
 conversation         follow-up turns by rule: a pronoun or ellipsis for a phrase of the history, a comparison, a
                      topic shift, an unanswerable turn (see offline_conversations)
 rewrite_check        the critic's scores of the rewrite, and the utterance's terms it keeps (faithful)
+tool_calls           an arithmetic tool's call for a question asking a difference or a total, over the passages'
+                     first two numbers; none otherwise (see offline_drafts)
 claims               the clauses of the text's sentences (see offline_lexical, "Claims")
 nuggets              the sentences of the answer: vital when they hold a number or name or share question terms
 support              coverage of each statement's terms (and all its numbers) by the passages
@@ -40,7 +42,7 @@ from pydantic import BaseModel, ValidationError
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
 from assay.judge.offline_conversations import check_contradiction, check_rewrite, write_conversation
-from assay.judge.offline_drafts import draft_reference
+from assay.judge.offline_drafts import draft_reference, draft_tool_calls
 from assay.judge.offline_lexical import (
     BASELINE,
     RULES,
@@ -166,6 +168,13 @@ def _rewrite_check(v: _Vars) -> BaseModel:
     return check_rewrite(history, v.text("utterance"), v.text("rewrite"), v.text("answer"), passages)
 
 
+def _tool_calls(v: _Vars) -> BaseModel:
+    tools = v.variables.get("tools")
+    if not isinstance(tools, list | tuple) or not all(isinstance(t, Mapping) and t.get("name") for t in tools):
+        raise v.fail("tools", "a list of {name, description, parameters} objects")
+    return draft_tool_calls(v.text("question"), [p.text for p in v.items("passages")], tools)
+
+
 def _claims(v: _Vars) -> BaseModel:
     return Claims(claims=claims(v.text("text")))
 
@@ -260,6 +269,7 @@ HANDLERS: dict[str, Handler] = {
     "question_critic": _question_critic,
     "conversation": _conversation,
     "rewrite_check": _rewrite_check,
+    "tool_calls": _tool_calls,
     "claims": _claims,
     "nuggets": _nuggets,
     "support": _support,

@@ -32,7 +32,9 @@ __all__ = [
     "ClaimVerdict",
     "Claims",
     "ContradictionCheck",
+    "DraftedCall",
     "DraftedReference",
+    "DraftedToolCalls",
     "Entailment",
     "EntailmentCheck",
     "EvidenceQuote",
@@ -202,6 +204,21 @@ class RewriteCheck(_Output):
     clear: Score5
 
 
+class DraftedCall(_Output):
+    """One reference tool call: a tool's name and its arguments as the text of a JSON object."""
+
+    name: str
+    arguments: str
+
+
+class DraftedToolCalls(_Output):
+    """The tool calls a question needs, in order (none when the passages answer it without a tool), for ``assay
+    build --tools``; people confirm them in ``assay audit``."""
+
+    reason: str
+    calls: list[DraftedCall]
+
+
 class Claims(_Output):
     """Atomic, decontextualised, self-contained statements of a text (empty for a text that asserts nothing)."""
 
@@ -333,6 +350,7 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         QuestionCritique,
         GeneratedConversation,
         RewriteCheck,
+        DraftedToolCalls,
         Claims,
         Nuggets,
         SupportAssignments,

@@ -220,6 +220,10 @@
     setText($("question"), data.question);
     setText($("question-meta"), [data.question_type, data.difficulty].filter(Boolean).join(" · "));
     setText($("reference"), data.reference_answer || "(none)");
+    var calls = $("tool-calls");
+    calls.replaceChildren();
+    (data.tool_calls || []).forEach(function (call) { calls.appendChild(el("li", "", call)); });
+    $("tool-calls-box").hidden = !(data.tool_calls || []).length;
     setText($("chunk-id"), data.chunk_id);
     setText($("heading-path"), (data.heading_path || []).join(" › "));
     setText($("item-kind"), data.kind === "span" ? "Span" : "Chunk");

@@ -26,6 +26,7 @@ Modules, one line each:
 - ``settings``: the settings of a build and the shape every stage returns.
 - ``strata``: which documents a build draws its seeds from when there are fewer questions than documents.
 - ``support``: the support stage (which chunks support each nugget).
+- ``tool_calls``: reference tool calls drafted for each answerable question (``--tools FILE``).
 - ``written``: what a build writes.
 """
 

@@ -208,6 +208,11 @@ def estimate_build(corpus: Path | Sequence[Path], *, judge: Grader, settings: Bu
             checks = [_check_vars(c, n, asked, by_id) for c in planned for n in range(1, len(c.plan) + 1)]
             check = judge.estimate("rewrite_check", checks)
             result.stages.append(_ranged("rewrite_check", check, check, FILTER_PASS_LOW))
+    if settings.tools:  # one tool_calls call per answerable question that survives the filters
+        tools = [tool.as_dict() for tool in settings.tools]
+        drafts = [_critic_vars(s, asked[s.id], by_id) | {"tools": tools} for s in seeds if s.type != "unanswerable"]
+        calls = judge.estimate("tool_calls", drafts)
+        result.stages.append(_ranged("tool_calls", calls, calls, ACCEPT_LOW))
     high = {s.id: _pool_high(s, by_id, index, settings) for s in seeds}
     low = {s.id: _pool_low(s, by_id, index, settings) for s in seeds}
     for stage, one in each_judge(grader, "relevance"):

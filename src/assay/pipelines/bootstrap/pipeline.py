@@ -11,6 +11,7 @@ Stages (each: records in, records out, with its counts; see :mod:`assay.pipeline
     relabel             multi-hop/comparison answerable from one chunk                (no call)
     critic              one question_critic call per remaining question               (judge stage "critic")
     difficulty          hops, BM25 rank of the source, term overlap                   (no call)
+    tool_calls          with --tools: one tool_calls call per answerable question     (judge stage "tool_calls")
     relevance           pool (sources, BM25 top k, neighbours, near-duplicates), grade every pair ("relevance")
     unanswerable        unanswerable questions that a chunk answers (grade 3) dropped  (no call)
     support             support calls: nuggets and claims vs chunks graded >= 2, batched,  (judge stage "support")
@@ -89,6 +90,7 @@ from assay.pipelines.bootstrap.real_questions import (
 from assay.pipelines.bootstrap.sampling import SamplingResult, plan_seeds, prepare_corpus
 from assay.pipelines.bootstrap.settings import BuildSettings, ProgressFn, StageOutput
 from assay.pipelines.bootstrap.support import map_support
+from assay.pipelines.bootstrap.tool_calls import TOOL_CALLS, draft_tool_calls
 from assay.pipelines.bootstrap.written import check_output, manifest_of, stopped, write_stopped
 from assay.types import Chunk, Document, Question
 
@@ -253,7 +255,8 @@ async def _questions(
         questions += run.take(REWRITE_CHECK, checked)
         cut, run.conversations = cut_conversations(run.conversations, questions, generated)
         questions = _take_cut(run, cut)
-    return run.take("difficulty", assign_difficulty(questions, ctx.index))
+    questions = run.take("difficulty", assign_difficulty(questions, ctx.index))
+    return run.take(TOOL_CALLS, await draft_tool_calls(questions, judge, settings, ctx, run.progress))
 
 
 def _take_cut(run: BuildRun, cut: StageOutput[Question]) -> list[Question]:

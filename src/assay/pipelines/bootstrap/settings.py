@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Generic, TypeVar
 
 from assay.errors import ConfigError
+from assay.formats.tools import ToolSpec
 from assay.types import Question
 
 __all__ = ["BuildSettings", "ProgressFn", "StageOutput", "drop"]
@@ -68,6 +69,8 @@ class BuildSettings:
     Conversations (:mod:`.conversations`): ``conversations`` multi-turn conversations besides the questions (0:
     none), each of a number of turns drawn in ``turns`` (low, high); ``questions=0`` builds conversations only.
     Queries (a build from the user's own questions, :mod:`.real_questions`): ``scrub`` masks personal data first.
+    Tools (:mod:`.tool_calls`): ``tools``, the tools a system can call (``--tools FILE``), make each answerable
+    question's reference tool calls drafted (none: no call asked).
     """
 
     questions: int | None = None
@@ -97,6 +100,7 @@ class BuildSettings:
     conversations: int = 0
     turns: tuple[int, int] = (2, 4)
     scrub: bool = True
+    tools: tuple[ToolSpec, ...] = ()
 
     def __post_init__(self) -> None:
         if self.questions is not None and self.per_doc is not None:
@@ -133,4 +137,5 @@ class BuildSettings:
         out["mix"] = dict(self.mix) if self.mix is not None else None
         out["pool_runs"] = list(self.pool_runs)
         out["turns"] = list(self.turns)
+        out["tools"] = [tool.as_dict() for tool in self.tools]
         return out

@@ -74,6 +74,8 @@ def manifest_of(
     used = [relevance if name == "relevance" else name for name in PROMPTS]
     if settings.conversations:
         used += [CONVERSATION, REWRITE_CHECK]
+    if settings.tools:
+        used.append("tool_calls")
     if run.counts.get("log_lines"):  # a build from the user's questions: no generation or critic, drafts instead
         used = [name for name in used if name not in ("question_generation", "question_critic")] + ["reference_draft"]
     prompts = {judge.prompt(name).ref: judge.prompt(name).content_hash for name in used}
