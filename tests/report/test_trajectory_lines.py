@@ -39,11 +39,11 @@ def test_each_run_is_one_sentence_of_its_paths(result: EvalResult) -> None:
     agent = (f"agent: 1 of 2 questions answered in steps; 2.0 searches and 0.5 tool calls per question; its searches "
              f"saw {seen:.3f} of the relevant text ({first:.3f} after the first); hop coverage 1.000: a hop never "
              f"searched on 0 of 1 questions with hops; evidence found but dropped on 1 questions (evidence_dropped "
-             f"{TENT / N / 2:.3f}); looped on 0; {1 / 6:.3f} of its searches redundant.")  # fmt: skip
+             f"{TENT / N / 2:.3f}); looped on 0 questions; {1 / 6:.3f} of its searches redundant.")  # fmt: skip
     single = (f"single: 0 of 1 questions answered in steps; 1.0 searches and 0.0 tool calls per question; its "
               f"searches saw {TENT / N:.3f} of the relevant text ({TENT / N:.3f} after the first); hop coverage "
               "0.500: a hop never searched on 1 of 1 questions with hops; evidence found but dropped on 0 questions "
-              "(evidence_dropped 0.000); looped on 0; 0.000 of its searches redundant.")  # fmt: skip
+              "(evidence_dropped 0.000); looped on 0 questions; 0.000 of its searches redundant.")  # fmt: skip
     assert trajectory_lines(result)[:2] == [agent, single]
 
 

@@ -41,7 +41,7 @@ def run_trajectory_line(run: RunResult) -> str | None:
         order, exact = _mean(run, "tool_order_f1"), _mean(run, "tool_args_exact")
         parts.append(f"tool calls against the references: name F1 {fmt_value(f1)}, in order {fmt_value(order)}, "
                      f"arguments exact {fmt_value(exact)}")  # fmt: skip
-    parts.append(f"looped on {paths.looped}")
+    parts.append(f"looped on {paths.looped} questions")
     redundant = _mean(run, "redundant_searches")
     if redundant is not None:
         parts.append(f"{fmt_value(redundant)} of its searches redundant")
