@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -89,22 +90,30 @@ def rag_chain(answers: Sequence[str]) -> Runnable[str, str]:
     )
 
 
-@pytest.fixture
-def traced(tmp_path: Path) -> Iterator[Path]:
-    """The three golden questions asked of the chain, traced; q1 carries its query id in LangChain's metadata."""
-    path = tmp_path / "otel-traces.jsonl"
+@contextmanager
+def traced_into(path: Path) -> Iterator[None]:
+    """LangChain instrumented by OpenInference while the block runs, its spans written to ``path`` as OTLP JSON
+    lines (flushed on exit)."""
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(OtlpJsonLinesExporter(path)))
     instrumentor = LangChainInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
+        yield
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()  # flushes the batch processor
+
+
+@pytest.fixture
+def traced(tmp_path: Path) -> Iterator[Path]:
+    """The three golden questions asked of the chain, traced; q1 carries its query id in LangChain's metadata."""
+    path = tmp_path / "otel-traces.jsonl"
+    with traced_into(path):
         chain = rag_chain([ANSWERS[q] for q in ("q1", "q2", "q3")])
         chain.invoke(QUESTIONS["q1"][0], config={"metadata": {"query_id": "q1"}})
         chain.invoke(QUESTIONS["q2"][0])
         chain.invoke(QUESTIONS["q3"][0].lower())  # matched by its words all the same
-    finally:
-        instrumentor.uninstrument()
-        provider.shutdown()  # flushes the batch processor
     yield path
 
 

@@ -23,13 +23,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
-from openinference.instrumentation.langchain import LangChainInstrumentor
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines" / "evaluate"))
-from test_traces_langchain import OtlpJsonLinesExporter, WordOverlapRetriever
+from test_traces_langchain import WordOverlapRetriever, traced_into
 from trajectory_fixture import TENT, N, trajectory_golden
 
 from assay.cli import main
@@ -65,15 +62,8 @@ def agent() -> RunnableLambda[str, str]:
 @pytest.fixture
 def traced(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "agent-traces.jsonl"
-    provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(OtlpJsonLinesExporter(path)))
-    instrumentor = LangChainInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    try:
+    with traced_into(path):
         agent().invoke(QUESTION, config={"metadata": {"query_id": "q4"}})
-    finally:
-        instrumentor.uninstrument()
-        provider.shutdown()
     yield path
 
 

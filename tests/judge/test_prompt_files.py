@@ -75,7 +75,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                 },
             }
         ],
-    },  # fmt: skip
+    },
     "contradiction": {
         "question": "And how long do they take?",
         "answer": "Refunds take 30 days. " + INJECTION,

@@ -34,27 +34,10 @@ from assay.results import AgreementSummary, Comparison, EvalResult, MetricSummar
 __all__ = ["print_details"]
 
 
-def _print_noise(console: Console, result: EvalResult) -> None:
-    """How the noise was counted (:mod:`assay.report._statistics`), one sentence a line."""
-    lines = noise_lines(result, primary_metric(result))
-    if lines:
-        console.print()
-    for line in lines:
-        console.print(Text(line), overflow="fold")
-
-
-def _print_conversations(console: Console, result: EvalResult) -> None:
-    """The conversations (:mod:`assay.report._conversations`), one sentence a line."""
-    lines = conversation_lines(result)
-    if lines:
-        console.print()
-    for line in lines:
-        console.print(Text(line), overflow="fold")
-
-
-def _print_trajectories(console: Console, result: EvalResult) -> None:
-    """The trajectories (:mod:`assay.report._trajectory`), one sentence a line."""
-    lines = trajectory_lines(result)
+def _print_sentences(console: Console, lines: list[str]) -> None:
+    """One sentence a line, after a blank line (nothing when there is none): the noise
+    (:mod:`assay.report._statistics`), the conversations (:mod:`assay.report._conversations`), the trajectories
+    (:mod:`assay.report._trajectory`)."""
     if lines:
         console.print()
     for line in lines:
@@ -86,9 +69,9 @@ def print_details(console: Console, result: EvalResult) -> None:
     for table in _comparisons(result, headline):
         console.print()
         console.print(table)
-    _print_noise(console, result)
-    _print_conversations(console, result)
-    _print_trajectories(console, result)
+    _print_sentences(console, noise_lines(result, primary_metric(result)))
+    _print_sentences(console, conversation_lines(result))
+    _print_sentences(console, trajectory_lines(result))
     _print_planning(console, result)
     if diag.has_diagnosis(result):
         console.print()
