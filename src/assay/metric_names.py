@@ -23,6 +23,8 @@ __all__ = [
     "CRITERION_PREFIX",
     "LOWER_IS_BETTER",
     "NO_DIRECTION",
+    "TOOL_ARGS_JUDGED",
+    "TRAJECTORY_FAMILY",
     "TRAJECTORY_METRICS",
     "MetricName",
     "is_criterion",
@@ -37,6 +39,10 @@ TRAJECTORY_METRICS = ("trajectory_recall", "first_search_recall", "evidence_drop
                       "redundant_searches", "looped", "step_query_bm25_ndcg@10", "searches", "tool_calls",
                       "step_tokens", "tool_name_precision", "tool_name_recall", "tool_name_f1", "tool_order_f1",
                       "tool_args_exact")  # fmt: skip
+# the judged one (a judge pairs a system's tool calls with the reference calls whose arguments mean the same), and
+# the family the reports and comparisons group them in
+TOOL_ARGS_JUDGED = "tool_args_judged"
+TRAJECTORY_FAMILY = (*TRAJECTORY_METRICS, TOOL_ARGS_JUDGED)
 # the measures where less is better: RAGChecker's noise sensitivities and hallucination, a conversation turn's
 # contradiction (1 when its answer contradicts an earlier one), and a trajectory's evidence dropped, redundant
 # searches and loops; every other measure is better higher

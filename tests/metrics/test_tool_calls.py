@@ -6,10 +6,11 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from typing import Any
 
 import pytest
 
-from assay.metrics.tool_calls import tool_scores
+from assay.metrics.tool_calls import matched, same_terms, tool_scores
 
 ADD = ("calculator", {"expression": "1950 - 1900"})
 
@@ -65,3 +66,31 @@ def test_counts_against_brute_force(seed: int) -> None:
 def _is_subsequence(sub: tuple[str, ...], seq: list[str]) -> bool:
     it = iter(seq)
     return all(x in it for x in sub)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_matching_is_maximum_against_brute_force(seed: int) -> None:
+    rng = random.Random(seed)
+    pairs = [(rng.randrange(4), rng.randrange(4)) for _ in range(rng.randrange(0, 9))]
+    best = 0
+    for k in range(len(pairs) + 1):
+        for chosen in itertools.combinations(set(pairs), k):
+            if len({i for i, _ in chosen}) == k == len({j for _, j in chosen}):
+                best = max(best, k)
+    assert matched(pairs) == best
+    assert matched(list(reversed(pairs))) == best  # whatever order the pairs come in
+
+
+@pytest.mark.parametrize(
+    ("reference", "made", "same"),
+    [
+        (("calc", {"e": "3.2+12"}), ("calc", {"e": "12 + 3.2"}), True),
+        (("calc", {"e": "3.2+12"}), ("calc", {"e": "12 + 3.20"}), True),  # numbers as numbers
+        (("calc", {"e": "3.2+12"}), ("calc", {"e": "3.2+13"}), False),
+        (("lookup", {"item": "Brackenhow 4 tent"}), ("lookup", {"item": "tent brackenhow 4"}), True),
+        (("lookup", {"item": "Brackenhow 4"}), ("find", {"item": "Brackenhow 4"}), False),  # another tool
+        (("lookup", {"item": "x"}), ("lookup", {"item": "x", "limit": 3}), False),  # another argument
+    ],
+)
+def test_the_offline_rule_of_same_terms(reference: Any, made: Any, same: bool) -> None:
+    assert same_terms(reference, made) is same

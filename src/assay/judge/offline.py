@@ -15,6 +15,8 @@ conversation         follow-up turns by rule: a pronoun or ellipsis for a phrase
 rewrite_check        the critic's scores of the rewrite, and the utterance's terms it keeps (faithful)
 tool_calls           an arithmetic tool's call for a question asking a difference or a total, over the passages'
                      first two numbers; none otherwise (see offline_drafts)
+tool_arguments       a system's call equivalent to a reference call when it names the same tool and each argument
+                     holds the same numbers and words in any order (assay.metrics.tool_calls.same_terms)
 claims               the clauses of the text's sentences (see offline_lexical, "Claims")
 nuggets              the sentences of the answer: vital when they hold a number or name or share question terms
 support              coverage of each statement's terms (and all its numbers) by the passages
@@ -34,6 +36,7 @@ the request, so answers can be cached per request like a model's.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -62,11 +65,13 @@ from assay.judge.offline_questions import Source, critique, generate
 from assay.judge.outputs import (
     AnswerAssessment,
     AnswerRelevance,
+    ArgumentsCheck,
     Attribution,
     ClaimCheck,
     Claims,
     ClaimVerdict,
     EntailmentCheck,
+    EquivalentCall,
     Faithfulness,
     ListwiseRelevance,
     NuggetItem,
@@ -78,6 +83,7 @@ from assay.judge.outputs import (
     SupportAssignments,
     Verdict,
 )
+from assay.metrics.tool_calls import same_terms
 from assay.text import canonical_json, count_tokens, sentences
 
 __all__ = ["OfflineBackend", "offline_answer"]
@@ -175,6 +181,28 @@ def _tool_calls(v: _Vars) -> BaseModel:
     return draft_tool_calls(v.text("question"), [p.text for p in v.items("passages")], tools)
 
 
+def _tool_arguments(v: _Vars) -> BaseModel:
+    def calls(key: str) -> list[tuple[str, str, dict[str, Any]]]:
+        items = v.variables.get(key)
+        if not isinstance(items, list | tuple) or not all(isinstance(i, Mapping) for i in items):
+            raise v.fail(key, "a list of {id, name, arguments} objects")
+        return [(str(i.get("id")), str(i.get("name")), _arguments(i.get("arguments"))) for i in items]
+
+    pairs = [EquivalentCall(reference=r_id, call=c_id) for r_id, r_name, r_args in calls("reference")
+             for c_id, c_name, c_args in calls("calls") if same_terms((r_name, r_args), (c_name, c_args))]  # fmt: skip
+    return ArgumentsCheck(reason=f"{BASELINE}: the same tool and, per argument, the same numbers and words.",
+                          equivalent=pairs)  # fmt: skip
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {"input": value}
+    return dict(value) if isinstance(value, Mapping) else {"input": value}
+
+
 def _claims(v: _Vars) -> BaseModel:
     return Claims(claims=claims(v.text("text")))
 
@@ -270,6 +298,7 @@ HANDLERS: dict[str, Handler] = {
     "conversation": _conversation,
     "rewrite_check": _rewrite_check,
     "tool_calls": _tool_calls,
+    "tool_arguments": _tool_arguments,
     "claims": _claims,
     "nuggets": _nuggets,
     "support": _support,

@@ -27,6 +27,7 @@ __all__ = [
     "OUTPUT_MODELS",
     "AnswerAssessment",
     "AnswerRelevance",
+    "ArgumentsCheck",
     "Attribution",
     "ClaimCheck",
     "ClaimVerdict",
@@ -37,6 +38,7 @@ __all__ = [
     "DraftedToolCalls",
     "Entailment",
     "EntailmentCheck",
+    "EquivalentCall",
     "EvidenceQuote",
     "Faithfulness",
     "GeneratedConversation",
@@ -219,6 +221,21 @@ class DraftedToolCalls(_Output):
     calls: list[DraftedCall]
 
 
+class EquivalentCall(_Output):
+    """A system's tool call (``call``, its id) that does what a reference call (``reference``, its id) does."""
+
+    reference: str
+    call: str
+
+
+class ArgumentsCheck(_Output):
+    """Which of a system's tool calls do what the reference calls do: the same tool, arguments that mean the same
+    (``assay eval``'s ``tool_args_judged``)."""
+
+    reason: str
+    equivalent: list[EquivalentCall]
+
+
 class Claims(_Output):
     """Atomic, decontextualised, self-contained statements of a text (empty for a text that asserts nothing)."""
 
@@ -351,6 +368,7 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         GeneratedConversation,
         RewriteCheck,
         DraftedToolCalls,
+        ArgumentsCheck,
         Claims,
         Nuggets,
         SupportAssignments,

@@ -13,18 +13,24 @@ A call is a name and its arguments (a JSON object). With ``R`` the reference cal
   numbers (``2`` and ``2.0`` are one value).
 
 NaN for every measure when the question has no reference call (nothing to compare with).
+
+**Arguments, judged**: :func:`matched` counts the reference calls paired, one to one, with system calls some rule or
+judge found equivalent (a maximum matching of the bipartite graph of equivalent pairs, so the count does not depend on
+the order the pairs are listed in); :func:`same_terms` is the offline rule: the same name and, per argument, the same
+numbers and words in any order (``"3.2+12"`` and ``"12 + 3.2"``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Call", "ToolScores", "tool_scores"]
+__all__ = ["Call", "ToolScores", "matched", "same_terms", "tool_scores"]
 
 Call = tuple[str, Mapping[str, Any]]  # (name, arguments)
 
@@ -81,3 +87,40 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, int | float):
         return float(value)
     return " ".join(str(value).split()).lower()
+
+
+def matched(pairs: Sequence[tuple[int, int]]) -> int:
+    """The size of a maximum one-to-one matching of ``pairs`` (reference index, system index): Kuhn's augmenting
+    paths, visiting references and their partners in sorted order."""
+    partners: dict[int, list[int]] = {}
+    for ref, made in sorted(set(pairs)):
+        partners.setdefault(ref, []).append(made)
+    owner: dict[int, int] = {}
+
+    def augment(ref: int, seen: set[int]) -> bool:
+        for made in partners[ref]:
+            if made in seen:
+                continue
+            seen.add(made)
+            if made not in owner or augment(owner[made], seen):
+                owner[made] = ref
+                return True
+        return False
+
+    return sum(augment(ref, set()) for ref in sorted(partners))
+
+
+_TERM = re.compile(r"\d+(?:\.\d+)?|[^\W\d_]+")
+
+
+def same_terms(reference: Call, made: Call) -> bool:
+    """The offline rule: the same tool, the same argument names, and each argument's numbers and words the same in
+    any order (numbers as numbers, words without case)."""
+    if reference[0] != made[0] or set(reference[1]) != set(made[1]):
+        return False
+    return all(_terms(reference[1][key]) == _terms(made[1][key]) for key in reference[1])
+
+
+def _terms(value: Any) -> Counter[str]:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return Counter(str(float(t)) if t[0].isdigit() else t.lower() for t in _TERM.findall(text))

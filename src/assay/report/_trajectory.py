@@ -6,7 +6,7 @@ then the significant differences between runs on those measures. Nothing is said
 
 from __future__ import annotations
 
-from assay.metric_names import TRAJECTORY_METRICS
+from assay.metric_names import TOOL_ARGS_JUDGED, TRAJECTORY_FAMILY
 from assay.report._format import fmt_value
 from assay.results import EvalResult, RunResult
 
@@ -39,8 +39,10 @@ def run_trajectory_line(run: RunResult) -> str | None:
     f1 = _mean(run, "tool_name_f1")
     if f1 is not None:
         order, exact = _mean(run, "tool_order_f1"), _mean(run, "tool_args_exact")
+        judged = _mean(run, TOOL_ARGS_JUDGED)
+        also = f", judged equivalent {fmt_value(judged)}" if judged is not None else ""
         parts.append(f"tool calls against the references: name F1 {fmt_value(f1)}, in order {fmt_value(order)}, "
-                     f"arguments exact {fmt_value(exact)}")  # fmt: skip
+                     f"arguments exact {fmt_value(exact)}{also}")  # fmt: skip
     parts.append(f"looped on {paths.looped} questions")
     redundant = _mean(run, "redundant_searches")
     if redundant is not None:
@@ -51,5 +53,5 @@ def run_trajectory_line(run: RunResult) -> str | None:
 def trajectory_lines(result: EvalResult) -> list[str]:
     """Every run's sentence, then the significant differences on the measures of a trajectory."""
     lines = [line for run in result.runs if (line := run_trajectory_line(run)) is not None]
-    lines += [c.verdict for c in result.diagnosis_comparisons if c.metric in TRAJECTORY_METRICS and c.significant]
+    lines += [c.verdict for c in result.diagnosis_comparisons if c.metric in TRAJECTORY_FAMILY and c.significant]
     return lines

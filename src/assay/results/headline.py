@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from assay.metric_names import TRAJECTORY_METRICS, MetricName, is_criterion
+from assay.metric_names import TRAJECTORY_FAMILY, MetricName, is_criterion
 
 __all__ = ["HEADLINE_K", "METRIC_GROUPS", "headline_k", "headline_metrics", "metric_group", "summary_metrics"]
 
@@ -56,7 +56,7 @@ def metric_group(name: str) -> str:
     parsed = MetricName.parse(name)
     if is_criterion(name):
         return "criteria"
-    if name in TRAJECTORY_METRICS:
+    if name in TRAJECTORY_FAMILY:
         return "trajectory"
     base = parsed.word
     if parsed.budget is not None:  # the budget measures are headline figures of their own group

@@ -152,3 +152,32 @@ def test_tool_calls_against_the_questions_reference_calls(tmp_path: Path) -> Non
                                 ('calculator({"expression": "3.2+12"})', True)]  # fmt: skip
     line = trajectory_lines(done.result)[0]
     assert "tool calls against the references: name F1 0.500, in order 0.500, arguments exact 0.500" in line
+
+
+def test_arguments_judged_equivalent_pair_a_call_written_another_way(tmp_path: Path) -> None:
+    """q4's reference: calculator(3.2+12). One line wrote 12 + 3.2 (equivalent: one tool_arguments call, the offline
+    rule pairs it), q2's line made the reference call as given (1 without asking), a third line of another run
+    called nothing (0 without asking)."""
+    gold = trajectory_golden()
+    for question in gold.questions:
+        if question.id in ("q4", "q2"):
+            question.tool_calls = [ToolCall(name="calculator", arguments={"expression": "3.2+12"})]
+    agent = [
+        {"query_id": "q4", "retrieved": ["tent#1"], "steps": [
+            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2 * 12"}},
+            {"kind": "tool", "name": "calculator", "arguments": {"expression": "12 + 3.2"}}]},
+        {"query_id": "q2", "retrieved": ["tent#1"], "steps": [
+            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2+12"}}]},
+    ]  # fmt: skip
+    quiet = [{"query_id": "q4", "retrieved": ["tent#1"], "steps": [search("tent", "tent#1")]}]
+    paths = []
+    for name, lines in (("agent", agent), ("quiet", quiet)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        paths.append((name, path))
+    settings = EvalSettings(n_boot=200, k_values=(5,), metrics=("P@5", "tool_args_judged", "tool_args_exact"))
+    result, rows = evaluate(gold, paths, judge=make_judge("offline"), settings=settings)
+    got = {(row.run, row.query_id): row.metrics for row in rows}
+    assert got["agent", "q4"]["tool_args_exact"] == 0.0 and got["agent", "q4"]["tool_args_judged"] == 1.0
+    assert got["agent", "q2"]["tool_args_judged"] == 1.0 and got["quiet", "q4"]["tool_args_judged"] == 0.0
+    assert result.usage["tool_args_judged"].calls == 1  # only the line that needed a judge asked one

@@ -19,6 +19,7 @@ from assay._version import __version__
 from assay.formats.golden import GoldenSet
 from assay.judge import Judge
 from assay.judge.panel import Grader, judges_of, spent_since
+from assay.metric_names import TRAJECTORY_FAMILY
 from assay.pipelines.agreement import panel_agreement
 from assay.pipelines.evaluate.evaluated import Evaluated
 from assay.pipelines.evaluate.explore import Paths, question_views
@@ -35,7 +36,7 @@ from assay.pipelines.evaluate.scoring.budget import clamped_notes
 from assay.pipelines.evaluate.scoring.comparable import Comparable, comparable
 from assay.pipelines.evaluate.scoring.conversations import repeated_summary
 from assay.pipelines.evaluate.scoring.fill import fill_summary
-from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, TRAJECTORY_METRICS, TURN_STRATA
+from assay.pipelines.evaluate.scoring.names import AT_K, DIAGNOSIS_NAMES, TURN_STRATA
 from assay.pipelines.evaluate.scoring.scored import ScoredRun
 from assay.pipelines.evaluate.scoring.system import system_summary
 from assay.pipelines.evaluate.scoring.trajectory import path_of, trajectory_summary
@@ -284,7 +285,7 @@ class _Outcome:
     def _comparable(self, runs: Sequence[RunResult]) -> Comparable:
         """Which metrics can be compared across the runs' chunkings (:mod:`~.scoring.comparable`)."""
         lengths = {r.name: r.passage_lengths["median"] for r in runs if r.passage_lengths}
-        names = [name for name in self.headline if name not in DIAGNOSIS_NAMES and name not in TRAJECTORY_METRICS]
+        names = [name for name in self.headline if name not in DIAGNOSIS_NAMES and name not in TRAJECTORY_FAMILY]
         return comparable([one.run for one in self.merged.runs], names, depth=self.config.depth,
                           budgets=self.config.budgets, primary=self.config.primary or self.answer_lead,
                           lengths=lengths)  # fmt: skip
@@ -294,7 +295,7 @@ class _Outcome:
         measured over the context's passages, see :mod:`~.scoring.comparable`), then the measures of a trajectory
         (in characters of relevant text: compared whatever the cut)."""
         diagnosis = [name for name in self.headline if name in DIAGNOSIS_NAMES] if fair.alike else []
-        return diagnosis + [name for name in self.headline if name in TRAJECTORY_METRICS]
+        return diagnosis + [name for name in self.headline if name in TRAJECTORY_FAMILY]
 
     def _first_warnings(self, fair: Comparable) -> list[str]:
         """The offline judge's warning first, then what cannot be compared, the runs' own notes, drafted answers."""

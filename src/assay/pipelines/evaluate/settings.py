@@ -25,6 +25,7 @@ from assay.pipelines.evaluate.scoring.names import (
     DIAGNOSIS_NAMES,
     LLM_FAMILIES,
     NUGGET_METRICS,
+    TOOL_ARGS_JUDGED,
     budget_measures,
     catalogue,
     check_names,
@@ -241,7 +242,8 @@ def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -
     left out are shown nowhere rather than unscored for every query: answer metrics when no run has an answer,
     ``context_recall`` without reference answers or claims, ``nugget_recall`` without nuggets or answers,
     ``coverage_recall`` without nugget support (a golden set imported from BEIR or TREC has none of these),
-    ``contradiction`` without a conversation of two turns or more."""
+    ``contradiction`` without a conversation of two turns or more, ``tool_args_judged`` without reference tool calls
+    or a run line with steps."""
     answers = any(run.counts.with_answer for run in runs)
     has = {
         "coverage_recall": bool(gold.nuggets),
@@ -249,6 +251,8 @@ def applicable(families: set[str], gold: GoldenSet, runs: Sequence[LoadedRun]) -
         "nugget_recall": answers and any(q.nuggets for q in gold.questions),
         **dict.fromkeys(ANSWER_METRICS, answers),
         CONTRADICTION: answers and any(len(c.turns) > 1 for c in gold.conversations),
+        TOOL_ARGS_JUDGED: any(q.tool_calls for q in gold.questions)
+        and any(line.steps for run in runs for line in run.lines.values()),
     }
     return {f for f in families if has.get(f, True)}
 

@@ -25,6 +25,10 @@ Metric definitions (per query; K is the context depth, ``settings["context_k"]``
   draws on with verdict supported or partial (:func:`rag.attribution_rate`);
 * ``nugget_recall_{all,vital}_{strict,lenient}``: TREC RAG 2024 A/V scores (:func:`rag.nugget_recall`);
 * ``contradiction`` = 1 when a turn's answer contradicts an earlier answer of the run in its conversation, else 0.
+* ``tool_args_judged`` = the share of the question's reference tool calls paired, one to one, with a tool step of
+  the line that the judge found equivalent (same tool, arguments that mean the same; an exact match counts without
+  asking): one ``tool_arguments`` call per line whose tool steps do not already match every reference call exactly;
+  0 when the line made no tool call, unscored (``no_reference_tool_calls``) for a question without reference calls.
 
 A line with no answer to judge makes no answer, nugget or contradiction call. When the answer is empty (``""``, only
 whitespace, or missing in a run that answers other questions) or the system failed on the question, the nugget
@@ -47,14 +51,15 @@ from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
 from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
+from assay.metrics.tool_calls import matched, tool_scores
 from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.contradiction import CONTRADICTION_PROMPT, earlier_answers, read_contradiction
 from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, NO_ANSWERS, LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.read import FAILED
-from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, CONTRADICTION, NUGGET_METRICS
+from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, CONTRADICTION, NUGGET_METRICS, TOOL_ARGS_JUDGED
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
-from assay.text import sentences
-from assay.types import Question, RelevanceLabel
+from assay.text import canonical_json, sentences
+from assay.types import Question, RelevanceLabel, ToolStep
 
 __all__ = [
     "ANSWER_PROMPT",
@@ -69,6 +74,7 @@ __all__ = [
 ]
 
 SUPPORT_PROMPT = "support"
+TOOL_ARGS_PROMPT = "tool_arguments"
 ANSWER_PROMPT = "answer_assessment"
 _LEVEL = {"support": 1.0, "partial": 0.5, "none": 0.0}
 _VERDICT = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
@@ -148,8 +154,9 @@ class _Call:
     prompt: str
     variables: dict[str, Any]
     columns: list[str]
-    kind: str  # "context" | "answer" | "nuggets" | "contradiction"
+    kind: str  # "context" | "answer" | "nuggets" | "contradiction" | "tool_args"
     citations: list[str] = field(default_factory=list)
+    line: RunLine | None = None  # the run's line (read by the tool_args answer)
 
 
 @dataclass
@@ -178,7 +185,8 @@ class _Query:
 
     def call(self, prompt: str, variables: dict[str, Any], kind: str) -> _Call:
         columns = [] if kind == "nuggets" else self.columns
-        return _Call(self.run, self.question.id, prompt, variables, columns, kind, list(self.line.citations))
+        return _Call(self.run, self.question.id, prompt, variables, columns, kind, list(self.line.citations),
+                     self.line)  # fmt: skip
 
     @property
     def answer(self) -> str | None:
@@ -204,6 +212,7 @@ def plan_calls(
     wanted = families or set()
     calls: list[_Call] = []
     assessed: dict[str, dict[str, Assessed]] = {}
+    stepped = any(line.steps for run in runs for line in run.lines.values())  # some system calls tools
     for run in runs:
         per = assessed[run.name] = {}
         earlier = earlier_answers(golden, run) if _want(wanted, CONTRADICTION) else {}
@@ -219,6 +228,8 @@ def plan_calls(
                 calls += _plan_nuggets(query)
             if qid in earlier:
                 calls += _plan_contradiction(query, earlier[qid])
+            if _want(wanted, "tool_args") and stepped:
+                calls += _plan_tool_args(query)
     return JudgedPlan(calls, assessed)
 
 
@@ -268,11 +279,53 @@ def _plan_contradiction(q: _Query, earlier: list[dict[str, Any]]) -> list[_Call]
     return [q.call(CONTRADICTION_PROMPT, variables, "contradiction")]
 
 
+def _plan_tool_args(q: _Query) -> list[_Call]:
+    reference = [(c.name, c.arguments) for c in q.question.tool_calls]
+    made = [(s.name, s.arguments) for s in q.line.steps if isinstance(s, ToolStep)]
+    if not reference:
+        q.out.fail([TOOL_ARGS_JUDGED], "no_reference_tool_calls")
+        return []
+    if q.line.error is not None:
+        q.out.fail([TOOL_ARGS_JUDGED], FAILED)
+        return []
+    exact = [(i, j) for i, r in enumerate(reference) for j, m in enumerate(made) if tool_scores([r], [m]).args_exact]
+    if matched(exact) == len(reference) or not made:  # every reference call made as given, or no call at all
+        q.out.put(TOOL_ARGS_JUDGED, matched(exact) / len(reference))
+        return []
+    variables = {
+        "question": q.question.text,
+        "reference": [
+            {"id": f"r{i + 1}", "name": n, "arguments": canonical_json(a)} for i, (n, a) in enumerate(reference)
+        ],
+        "calls": [{"id": f"s{j + 1}", "name": n, "arguments": canonical_json(a)} for j, (n, a) in enumerate(made)],
+    }
+    return [q.call(TOOL_ARGS_PROMPT, variables, "tool_args")]
+
+
+def _calls(prefix: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, str]]:
+    return [{"id": f"{prefix}{i}", "name": name, "arguments": canonical_json(dict(arguments))}
+            for i, (name, arguments) in enumerate(calls, start=1)]  # fmt: skip
+
+
+def read_tool_args(question: Question, line: RunLine, data: dict[str, Any]) -> float:
+    """``tool_args_judged`` from the judge's pairs (ids it did not give are ignored) and the exact matches."""
+    reference = [(c.name, c.arguments) for c in question.tool_calls]
+    made = [(s.name, s.arguments) for s in line.steps if isinstance(s, ToolStep)]
+    pairs = [(i, j) for i, r in enumerate(reference) for j, m in enumerate(made) if tool_scores([r], [m]).args_exact]
+    ids = {f"r{i + 1}": i for i in range(len(reference))}, {f"s{j + 1}": j for j in range(len(made))}
+    for pair in data["equivalent"]:
+        i, j = ids[0].get(str(pair["reference"])), ids[1].get(str(pair["call"]))
+        if i is not None and j is not None and reference[i][0] == made[j][0]:
+            pairs.append((i, j))
+    return matched(pairs) / len(reference)
+
+
 async def assess_runs(
     judge: Judge, golden: GoldenSet, plan: JudgedPlan, *, on_result: OnResult | None = None
 ) -> dict[str, dict[str, Assessed]]:
     """Make the planned calls (all prompts at once, under the judge's concurrency) and read the answers."""
-    stages = {"context": "context_recall", "answer": "answer", "nuggets": "nuggets", "contradiction": CONTRADICTION}
+    stages = {"context": "context_recall", "answer": "answer", "nuggets": "nuggets", "contradiction": CONTRADICTION,
+              "tool_args": TOOL_ARGS_JUDGED}  # fmt: skip
     groups: dict[str, list[_Call]] = {}
     for call in plan.calls:
         groups.setdefault(call.kind, []).append(call)
@@ -296,6 +349,7 @@ def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet) -> N
         "answer": ANSWER_METRICS,
         "nuggets": NUGGET_METRICS,
         "contradiction": [CONTRADICTION],
+        "tool_args": [TOOL_ARGS_JUDGED],
     }[call.kind]
     if j.output is None:
         out.fail(names, j.unscored.kind if j.unscored is not None else "unscored")
@@ -307,6 +361,8 @@ def _read(call: _Call, j: Judgement[Any], out: Assessed, golden: GoldenSet) -> N
         _read_answer(call, data, out)
     elif call.kind == "contradiction":
         out.put(CONTRADICTION, read_contradiction(data))
+    elif call.kind == "tool_args" and call.line is not None:
+        out.put(TOOL_ARGS_JUDGED, read_tool_args(golden.question(call.query_id), call.line, data))
     else:
         _read_nuggets(golden.question(call.query_id), data, out)
 

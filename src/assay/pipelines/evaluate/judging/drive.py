@@ -170,7 +170,7 @@ def estimate_judging(
     kinds = _call_families(families)
     ctx_k = asking.context_k
     plan = plan_calls(gold, runs, context_k=ctx_k, families=kinds)
-    for kind in ("context", "answer", "nuggets", "contradiction"):
+    for kind in ("context", "answer", "nuggets", "contradiction", "tool_args"):
         calls = [c for c in plan.calls if c.kind == kind]
         if calls:
             out[kind] = judge.estimate(calls[0].prompt, [c.variables for c in calls])

@@ -34,6 +34,7 @@ from assay.pipelines.evaluate.scoring.names import (
     DIAGNOSIS_NAMES,
     NEEDS_JUDGE,
     PASSAGE_BOUND,
+    TOOL_ARGS_JUDGED,
     family,
     kind_of,
 )
@@ -97,6 +98,10 @@ class Available:
             return self._runs(self.steps, "no run line carries steps (a system that searches several times)")
         if fam in NEEDS_JUDGE and not self.judged:
             return "it is LLM-judged and there is no judge (--judge MODEL)"
+        if fam == TOOL_ARGS_JUDGED:
+            if not self.tool_calls:
+                return "no question of the golden set has reference tool calls"
+            return self._runs(self.steps, "no run line carries steps (a system that searches several times)")
         needs_passages = kind != "llm" or fam in AT_K or (fam in PASSAGE_BOUND and fam not in _OVERALL)
         missing = [
             (kind in ("budget", "span") and not self.text, "the golden documents have no text"),

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from assay.errors import ConfigError
-from assay.metric_names import TRAJECTORY_METRICS, MetricName, is_criterion
+from assay.metric_names import TOOL_ARGS_JUDGED, TRAJECTORY_METRICS, MetricName, is_criterion
 from assay.metrics import MetricError, parse_measure
 from assay.metrics.budget import CHARS_PER_TOKEN
 from assay.metrics.close import close_names
@@ -44,6 +44,7 @@ __all__ = [
     "REWRITE_METRICS",
     "SHARED_NAMES",
     "SPAN_FAMILIES",
+    "TOOL_ARGS_JUDGED",
     "TRAJECTORY_METRICS",
     "TURN_STRATA",
     "BudgetName",
@@ -86,13 +87,14 @@ LLM_FAMILIES = {
     **dict.fromkeys(ANSWER_METRICS, "answer"),
     "nugget_recall": "nugget_recall",
     CONTRADICTION: CONTRADICTION,
+    TOOL_ARGS_JUDGED: "tool_args",  # a system's tool calls against the reference calls, arguments judged
     **dict.fromkeys(DIAGNOSIS_NAMES, "diagnosis"),  # claim_check after the context and answer calls
 }
 AT_K = ("ragas_context_precision", "coverage_recall")  # measured at each k value: ``family@k``
 NEEDS_JUDGE = frozenset(LLM_FAMILIES) - {"coverage_recall"}
 # the judged metrics that are one metric each (every other key of LLM_FAMILIES is a family of several: nugget_recall
 # of its four NUGGET_METRICS, and the AT_K ones of one metric per k)
-_UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS, CONTRADICTION, *DIAGNOSIS_NAMES)
+_UNCUT = ("context_recall", *ANSWER_METRICS, *NUGGET_METRICS, CONTRADICTION, TOOL_ARGS_JUDGED, *DIAGNOSIS_NAMES)
 BUDGET_FAMILIES = ("ndcg", "recall", "P", "map", *SPAN_FAMILIES)  # at a budget of text: ``ndcg@1000t``
 _BUDGET_WORD = re.compile(r"[A-Za-z_]+")
 _GRADE = re.compile(r"g>=(\d+)")
@@ -108,7 +110,15 @@ RECALL_TYPE = frozenset({*NUGGET_METRICS, "claim_recall", "claim_f1"})
 _RETRIEVAL_JUDGED = ("ragas_context_precision", "coverage_recall", "context_recall")
 # what an answer is scored on with no passage at all: every other measure reads the run's passages
 _ANSWER_ALONE = frozenset(
-    {"answer_relevance", *RECALL_TYPE, "claim_precision", CONTRADICTION, *REWRITE_METRICS, *TRAJECTORY_METRICS}
+    {
+        "answer_relevance",
+        *RECALL_TYPE,
+        "claim_precision",
+        CONTRADICTION,
+        *REWRITE_METRICS,
+        *TRAJECTORY_METRICS,
+        TOOL_ARGS_JUDGED,
+    }
 )
 _JUDGED = ", ".join([f"{f}@K" for f in AT_K] + [*_UNCUT[:4], "nugget_recall", CONTRADICTION])
 _SPAN_FIX = "e.g. span_recall@5, span_iou@10 or span_recall@5|g>=2"
