@@ -38,17 +38,17 @@ CRITERION_PREFIX = "criterion:"  # a team's own criterion (assay.judge.criteria)
 TRAJECTORY_METRICS = ("trajectory_recall", "first_search_recall", "evidence_dropped", "hop_coverage",
                       "redundant_searches", "looped", "step_query_bm25_ndcg@10", "searches", "tool_calls",
                       "step_tokens", "tool_name_precision", "tool_name_recall", "tool_name_f1", "tool_order_f1",
-                      "tool_args_exact")  # fmt: skip
+                      "tool_args_exact", "step_latency_ms")  # fmt: skip
 # the judged one (a judge pairs a system's tool calls with the reference calls whose arguments mean the same), and
 # the family the reports and comparisons group them in
 TOOL_ARGS_JUDGED = "tool_args_judged"
 TRAJECTORY_FAMILY = (*TRAJECTORY_METRICS, TOOL_ARGS_JUDGED)
 # the measures where less is better: RAGChecker's noise sensitivities and hallucination, a conversation turn's
 # contradiction (1 when its answer contradicts an earlier one), and a trajectory's evidence dropped, redundant
-# searches and loops; every other measure is better higher
+# searches, loops and time spent in its steps; every other measure is better higher
 LOWER_IS_BETTER = frozenset(
     {"noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination", "contradiction",
-     "evidence_dropped", "redundant_searches", "looped"}
+     "evidence_dropped", "redundant_searches", "looped", "step_latency_ms"}
 )  # fmt: skip
 
 # neither more nor less is better, it depends on the use: RAGChecker's self-knowledge (right claims no passage

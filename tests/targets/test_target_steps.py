@@ -35,10 +35,15 @@ def test_a_function_target_s_steps_reach_the_run_line_and_the_system_summary(tmp
     assert steps[1]["retrieved"] == [{"id": "c1", "score": 2.5}]
     assert steps[2]["arguments"] == {"expression": "7 * 1"} and steps[2]["output"] == "7"
     settings = assay.EvalSettings(k_values=(1,), metrics=("P@1",), n_boot=100)
-    result, _ = assay.evaluate(make_golden(2), [("agent", tmp_path / "agent.jsonl")], settings=settings)
+    result, rows = assay.evaluate(make_golden(2), [("agent", tmp_path / "agent.jsonl")], settings=settings)
     system = result.runs[0].system
     assert system is not None and system.with_steps == 2
     assert system.steps == {"retrieval": 2.0, "tool": 1.0, "llm": 1.0}
+    # the trajectory measures of a target's steps: two searches, one tool call, the model call's 34 tokens
+    assert [(r.metrics["searches"], r.metrics["tool_calls"], r.metrics["step_tokens"]) for r in rows] == [
+        (2.0, 1.0, 34.0)
+    ] * 2
+    assert all("trajectory_recall" in r.metrics for r in rows)
 
 
 @pytest.mark.parametrize(

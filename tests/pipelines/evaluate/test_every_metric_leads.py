@@ -63,7 +63,7 @@ def _run(path: Path) -> Path:
     for line in lines:  # a system that searches, then answers
         line["steps"] = [{"kind": "retrieval", "query": "warranty days", "retrieved": line["retrieved"]},
                          {"kind": "tool", "name": "days", "arguments": {"product": "kettle"}},
-                         {"kind": "llm", "prompt_tokens": 10, "completion_tokens": 5}]  # fmt: skip
+                         {"kind": "llm", "prompt_tokens": 10, "completion_tokens": 5, "latency_ms": 40.0}]  # fmt: skip
     lines[1]["rewrite"] = "How long is the Birch lantern warranty?"
     lines[2]["rewrite"] = "How many days does the Cedar stove warranty last?"
     head = {"assay": "runs", "version": 1, "conversation_mode": "turns", "history": "reference"}

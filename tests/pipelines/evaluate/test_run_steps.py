@@ -81,6 +81,7 @@ def test_a_run_line_with_messages_is_evaluated_on_the_context_they_give(tmp_path
     result, rows = evaluate(golden, [("agent", run)], settings=settings)
     by_query = {row.query_id: row for row in rows}
     assert by_query[qid(0)].metrics["recall@1"] > 0  # the search's passage is the context that was scored
+    assert (by_query[qid(0)].metrics["searches"], by_query[qid(0)].metrics["tool_calls"]) == (1.0, 0.0)
     assert result.runs[0].system is not None and result.runs[0].system.steps == {"retrieval": 1.0, "tool": 0.0,
                                                                                  "llm": 2.0}  # fmt: skip
     bad = tmp_path / "bad.jsonl"

@@ -38,6 +38,7 @@ def test_an_agent_that_found_both_hops_and_dropped_one_beside_a_single_search(tm
     assert agent["redundant_searches"] == pytest.approx(1 / 3)  # the second search found nothing relevant
     assert agent["looped"] == 0.0
     assert (agent["searches"], agent["tool_calls"], agent["step_tokens"]) == (3.0, 1.0, 300.0)
+    assert agent["step_latency_ms"] is None  # no step reported its time
     # a run without steps is one search, its context
     assert single["trajectory_recall"] == single["first_search_recall"] == pytest.approx(TENT / N)
     assert single["evidence_dropped"] == 0.0
@@ -131,8 +132,8 @@ def test_tool_calls_against_the_questions_reference_calls(tmp_path: Path) -> Non
                      ToolCall(name="calculator", arguments={"expression": "3.2+12"})]  # fmt: skip
     lines = [
         {"query_id": "q4", "retrieved": ["tent#1"], "steps": [
-            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2 * 2"}},
-            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2+12"}}]},
+            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2 * 2"}, "latency_ms": 12.5},
+            {"kind": "tool", "name": "calculator", "arguments": {"expression": "3.2+12"}, "latency_ms": 7.5}]},
         {"query_id": "q2", "retrieved": ["tent#1"], "steps": [search("tent", "tent#1")]},
     ]  # fmt: skip
     path = tmp_path / "agent.jsonl"
@@ -144,7 +145,7 @@ def test_tool_calls_against_the_questions_reference_calls(tmp_path: Path) -> Non
     assert (four["tool_name_precision"], four["tool_name_recall"], four["tool_name_f1"]) == (0.5, 0.5, 0.5)
     assert four["tool_order_f1"] == 2 * 1 / 4  # the longest common subsequence: calculator
     assert four["tool_args_exact"] == 0.5  # the addition, as given
-    assert four["tool_calls"] == 2.0
+    assert four["tool_calls"] == 2.0 and four["step_latency_ms"] == 20.0
     two = got["q2"]
     assert two.metrics["tool_name_f1"] is None and two.unscored["tool_name_f1"] == "no_reference_tool_calls"
     view = next(q for q in done.questions if q.query_id == "q4").runs[0]

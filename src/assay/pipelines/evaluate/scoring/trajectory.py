@@ -21,7 +21,8 @@ against the same character grades as the budget measures (:class:`~.budget.SpanP
 * ``step_query_bm25_ndcg@10``: each search's query scored as a rewrite is (nDCG@10 of BM25 over the golden chunks
   against the question's labels, :func:`~.conversations.bm25_ndcg`), averaged over the searches that name a query;
 * ``searches``, ``tool_calls`` and ``step_tokens`` (prompt and completion tokens of the model calls among the
-  steps; unscored ``no_token_counts`` when no model call reports them);
+  steps; unscored ``no_token_counts`` when no model call reports them), ``step_latency_ms`` (the milliseconds the
+  steps report, summed; lower is better; unscored ``no_step_latency`` when none does);
 * against a question's reference tool calls (``tool_calls`` in ``questions.jsonl``), the line's tool steps:
   ``tool_name_precision``, ``tool_name_recall``, ``tool_name_f1`` (names, unordered), ``tool_order_f1`` (names in
   order) and ``tool_args_exact`` (:mod:`assay.metrics.tool_calls`); unscored ``no_reference_tool_calls`` for a
@@ -185,6 +186,7 @@ def trajectory_values(
         values.put(names["tools"], float(sum(isinstance(step, ToolStep) for step in line.steps)))
         values.put(names["tokens"], _tokens(line), "no_token_counts")
         _put_tools(values, gold.question(qid), line)
+        values.put("step_latency_ms", _latency(line), "no_step_latency")
     return out
 
 
@@ -211,6 +213,12 @@ def _query_quality(
 
 def _why_no_query(path: QuestionPath) -> str:
     return "no_relevant_label" if any(q is not None and q.strip() for q in path.queries) else "no_step_query"
+
+
+def _latency(line: RunLine) -> float | None:
+    """The milliseconds the line's steps report, summed (None when no step reports any)."""
+    spent = [step.latency_ms for step in line.steps if step.latency_ms is not None]
+    return float(sum(spent)) if spent else None
 
 
 def _tokens(line: RunLine) -> float | None:
