@@ -10,7 +10,7 @@ A call is a name and its arguments (a JSON object). With ``R`` the reference cal
   aligns sequences);
 * **arguments, exact**: the share of reference calls matched, one to one, by a system call of the same name whose
   arguments are the same JSON value, strings compared with their spaces folded and case ignored and numbers as
-  numbers (``2`` and ``2.0`` are one value).
+  numbers (``2`` and ``2.0`` are one value; case folded as Unicode folds it: "Straße" is "STRASSE").
 
 NaN for every measure when the question has no reference call (nothing to compare with).
 
@@ -86,7 +86,7 @@ def _canonical(value: Any) -> Any:
         return value
     if isinstance(value, int | float):
         return float(value)
-    return " ".join(str(value).split()).lower()
+    return " ".join(str(value).split()).casefold()
 
 
 def matched(pairs: Sequence[tuple[int, int]]) -> int:
@@ -122,5 +122,5 @@ def same_terms(reference: Call, made: Call) -> bool:
 
 
 def _terms(value: Any) -> Counter[str]:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    return Counter(str(float(t)) if t[0].isdigit() else t.lower() for t in _TERM.findall(text))
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return Counter(str(float(t)) if t[0].isdigit() else t.casefold() for t in _TERM.findall(text))
