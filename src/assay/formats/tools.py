@@ -85,8 +85,10 @@ def _tool(where: Path, i: int, item: Any) -> ToolSpec:
     name = spec.get("name")
     if not isinstance(name, str) or not name.strip():
         raise FormatError(where, i, f"tool {i} has no name", _SHAPE)
-    description = spec.get("description") or ""
-    parameters = spec.get("parameters") or {}
+    description = spec.get("description")
+    description = "" if description is None else description
+    parameters = spec.get("parameters")
+    parameters = {} if parameters is None else parameters  # an empty list is no schema: refused below
     if not isinstance(description, str):
         raise FormatError(where, i, f"tool {i} ({name}): the description is a {type(description).__name__}", _SHAPE)
     if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
