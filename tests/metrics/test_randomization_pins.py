@@ -234,3 +234,16 @@ def test_max_hits_at_levels_on_the_p_value_grid(exact: bool) -> None:
 def test_sign_flip_null_divides_by_the_number_of_queries() -> None:
     # one cluster of 3 queries whose differences sum to 3: the mean difference is 1 under either sign
     assert sign_flip_null([3.0], weights=[3.0]).values.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("value", [1e12, -1e12, 1e15, -1e15])
+def test_huge_equal_differences_keep_zero_inside_when_the_test_does_not_reject(value: float) -> None:
+    # Four equal differences: the sign-flip p-value of their mean is 2/16 = 0.125 (only the two constant sign vectors
+    # reach |sum| = 4 |value|), not significant at 0.05, so the interval must hold 0. At these sizes the far points'
+    # margin 1e-6 is below half a float step and vanished: the side towards zero then ended on delta itself, and the
+    # interval [delta, delta] excluded 0 beside a verdict of "not significant".
+    diffs = [value] * 4
+    assert sign_flip_null(diffs).p_value(abs(value)) == pytest.approx(0.125)
+    low, high = sign_flip_interval(diffs, 0.05, significant=False)
+    assert low < 0.0 < high
+    assert low < value < high
