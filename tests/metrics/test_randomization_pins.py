@@ -234,3 +234,125 @@ def test_max_hits_at_levels_on_the_p_value_grid(exact: bool) -> None:
 def test_sign_flip_null_divides_by_the_number_of_queries() -> None:
     # one cluster of 3 queries whose differences sum to 3: the mean difference is 1 under either sign
     assert sign_flip_null([3.0], weights=[3.0]).values.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("value", [1e12, -1e12, 1e15, -1e15])
+def test_huge_equal_differences_keep_zero_inside_when_the_test_does_not_reject(value: float) -> None:
+    # Four equal differences: the sign-flip p-value of their mean is 2/16 = 0.125 (only the two constant sign vectors
+    # reach |sum| = 4 |value|), not significant at 0.05, so the interval must hold 0. At these sizes the far points'
+    # margin 1e-6 is below half a float step and vanished: the side towards zero then ended on delta itself, and the
+    # interval [delta, delta] excluded 0 beside a verdict of "not significant".
+    diffs = [value] * 4
+    assert sign_flip_null(diffs).p_value(abs(value)) == pytest.approx(0.125)
+    low, high = sign_flip_interval(diffs, 0.05, significant=False)
+    assert low < 0.0 < high
+    assert low < value < high
+
+
+def test_the_interval_default_draw_count_is_ten_thousand_where_one_more_draw_moves_a_bound() -> None:
+    # data on which 10,001 draws move the upper bound: the default must be the 10,000 of the docstring
+    diffs = np.random.default_rng(0).normal(0.3, 1.0, 20)
+    ten_thousand = sign_flip_interval(diffs, 0.05, significant=True, n_resamples=10_000)
+    assert sign_flip_interval(diffs, 0.05, significant=True, n_resamples=10_001) != ten_thousand
+    assert sign_flip_interval(diffs, 0.05, significant=True) == ten_thousand
+
+
+def test_not_significant_keeps_zero_inside_even_where_the_test_would_reject_it() -> None:
+    # Ten differences of 1: the test at 0 rejects (p = 2/1024), but the caller said "not significant" (its own test,
+    # e.g. on other draws): the caller's decision wins, so the side towards zero is searched from 0, not from delta.
+    low, high = sign_flip_interval([1.0] * 10, 0.05, significant=False)
+    assert low <= 0.0 < 1.0 <= high
+
+
+@pytest.mark.parametrize("weights", [[1.0, 0.0], [1.0, -2.0], [1.0, math.nan], [1.0]])
+def test_weights_must_be_positive_sizes_one_per_difference(weights: list[float]) -> None:
+    with pytest.raises(MetricError, match="weights must be positive cluster sizes, one per difference"):
+        sign_flip_null([1.0, 2.0], weights=weights)
+    with pytest.raises(MetricError, match="weights must be positive cluster sizes, one per difference"):
+        sign_flip_interval([1.0, 2.0], 0.05, significant=False, weights=weights)
+
+
+def test_fractions_are_read_as_numbers_by_the_sign_flip_test() -> None:
+    # d = (1/2, 1/4) in clusters of sizes 1 and 1: |±1/2 ± 1/4| / 2 = 3/8 twice and 1/8 twice
+    null = sign_flip_null([Fraction(1, 2), Fraction(1, 4)], weights=[Fraction(1), Fraction(1)])
+    assert null.values.tolist() == [0.375, 0.375, 0.125, 0.125]
+
+
+def test_sign_flips_are_exact_up_to_sixteen_differences() -> None:
+    assert EXACT_MAX == 2**16
+    for n in (12, 16):
+        null = sign_flip_null([1.0] * n, n_resamples=100)
+        assert null.exact is True and null.size == 2**n
+    null = sign_flip_null([1.0] * 17, n_resamples=100)
+    assert null.exact is False and null.size == 100
+
+
+def test_tolerance_is_a_million_millionth_of_the_largest_difference_and_at_least_that() -> None:
+    # d = (1, 1/2): draws |1 ± 1/2| / 2 = 0.75, 0.75, 0.25, 0.25; tolerance 1e-12 (the largest |d| is 1)
+    small = sign_flip_null([1.0, 0.5])
+    assert small.p_value(0.75 + 0.5e-12) == 0.5  # within the tolerance of the two 0.75s
+    assert small.p_value(0.75 + 1.5e-12) == 0.0  # beyond it
+    # d = (4, 2): draws 3, 3, 1, 1; tolerance 4e-12
+    large = sign_flip_null([4.0, 2.0])
+    assert large.p_value(3.0 + 3e-12) == 0.5
+    assert large.p_value(3.0 + 5e-12) == 0.0
+
+
+def test_a_level_above_one_counts_no_more_hits_than_draws() -> None:
+    for exact in (True, False):
+        assert _null([3.0, 2.0, 1.0, 0.0], exact).max_hits(2.0) == 4
+
+
+def test_a_spread_exactly_at_the_noise_floor_gives_no_d_z() -> None:
+    # d = (0, x) with x the float whose sd over n - 1, |x| / sqrt(2), is exactly 1e-12: not above the floor
+    x = 1.414213562373095e-12
+    assert float(np.std([0.0, x], ddof=1)) == 1e-12
+    assert paired_effect([0.0, 0.0], [0.0, x]).d_z is None
+
+
+def _permuted_means(rows: list[list[float]], orders: list[list[tuple[int, ...]]]) -> list[float]:
+    """max |mean_j - mean_i| over all pairs, for each draw's one permutation per row (an independent loop)."""
+    out = []
+    for draw in orders:
+        k = len(rows[0])
+        means = [sum(row[perm[j]] for row, perm in zip(rows, draw, strict=True)) / len(rows) for j in range(k)]
+        out.append(max(abs(means[j] - means[i]) for i in range(k) for j in range(k)))
+    return sorted(out, reverse=True)
+
+
+@pytest.mark.parametrize("k", [3, 6])
+def test_up_to_six_systems_draw_an_index_into_the_table_of_permutations(k: int) -> None:
+    # The documented draw, so a seed names the same test in every release: per query, an index drawn uniformly from
+    # the k! permutations in itertools order (k <= 6). Seven queries of k systems scoring 0, 1, ..., k - 1 (shifted).
+    from itertools import permutations
+
+    rows = [[float((j + q) % k) for j in range(k)] for q in range(7)]  # (k!)^7 rearrangements: Monte Carlo
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    null = family_null(rows, pairs, n_resamples=50, seed=9)
+    table = list(permutations(range(k)))
+    picks = np.random.default_rng(9).integers(0, len(table), size=(50, 7))
+    want = _permuted_means(rows, [[table[int(c)] for c in draw] for draw in picks])
+    assert null.exact is False
+    assert null.values.tolist() == pytest.approx(want, abs=1e-12)
+
+
+def test_seven_systems_draw_the_argsort_of_uniform_keys() -> None:
+    # beyond six systems, each query's permutation is the order of k uniform keys (the table of 5040 is not built);
+    # three queries: 5040^3 rearrangements, Monte Carlo
+    rows = [[float((j * (q + 1)) % 7) for j in range(7)] for q in range(3)]
+    pairs = [(i, j) for i in range(7) for j in range(i + 1, 7)]
+    null = family_null(rows, pairs, n_resamples=50, seed=4)
+    keys = np.random.default_rng(4).random((50, 3, 7))
+    orders = [[tuple(sorted(range(7), key=lambda j, key=key: float(key[j]))) for key in draw] for draw in keys]
+    assert null.values.tolist() == pytest.approx(_permuted_means(rows, orders), abs=1e-12)
+
+
+def test_monte_carlo_sign_vectors_are_the_seeded_bits_of_int8_draws() -> None:
+    # The documented draw, so a seed names the same test in every release: 17 differences (2^17 vectors: Monte Carlo),
+    # each draw's flips the 0/1 int8 integers of default_rng(seed), one row of 17 per draw.
+    diffs = [float(2**i) for i in range(17)]  # every sign vector gives a different |sum|
+    null = sign_flip_null(diffs, n_resamples=40, seed=6)
+    flips = np.random.default_rng(6).integers(0, 2, size=(40, 17), dtype=np.int8)
+    sums = [abs(sum(-d if f else d for d, f in zip(diffs, row, strict=True))) for row in flips]
+    want = sorted((s / 17 for s in sums), reverse=True)
+    assert null.values.tolist() == pytest.approx(want, rel=1e-15)

@@ -9,7 +9,7 @@ something, else the longest (a run of numbers or of dates is none; a word inside
 is none). The **utterance** is made from the rewrite by one rule per dependency kind:
 
 ===============  ====================================================================================================
-none             the rewrite itself (the first turn)
+none             the rewrite itself (the first turn, or a later one the plan says is standalone)
 pronoun          the anchor (with its article) replaced by "it" ("them" for a plural word)
 ellipsis         "And " + the rewrite with "PREPOSITION + anchor" dropped ("How long does delivery take for the
                  Ranger tent?" -> "And how long does delivery take?"); no preposition before the anchor: pronoun
@@ -174,6 +174,8 @@ def _follow_up(kind: str, sources: dict[str, Source], passage: str, history: str
         g = generate([_without(first, used), target], "comparison")
     else:
         g = generate([_focus(_without(target, used), history)], _TYPES.get(kind, "factoid"))
+    if kind == "none":  # planned standalone: asked as written, never leaning on the history through a pronoun
+        return _turn("none", g.question, g, "planned standalone, asked as written.")
     anchor = _anchor(g.question, history)
     if anchor is None:
         return _turn("none", g.question, g, f"planned {kind}, but the rewrite shares no words with the history.")

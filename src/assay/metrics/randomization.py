@@ -260,8 +260,14 @@ def sign_flip_interval(
     delta = total / n
     means = d / w
     margin = 1e-6 * (1.0 + float(np.ptp(means)))
-    low = _bound(rejects, delta, float(means.min()) - margin, significant=significant)
-    high = _bound(rejects, delta, float(means.max()) + margin, significant=significant)
+    # the far points lie strictly beyond delta and every mean: past about 1e9 in size the margin is below half a
+    # float step and vanishes in the sum, which would put a far point on delta (a side of zero width, and an
+    # interval off 0 whatever the test said), so the next float out is the least step taken
+    lowest, highest = min(float(means.min()), delta), max(float(means.max()), delta)
+    low_far = min(lowest - margin, float(np.nextafter(lowest, -np.inf)))
+    high_far = max(highest + margin, float(np.nextafter(highest, np.inf)))
+    low = _bound(rejects, delta, low_far, significant=significant)
+    high = _bound(rejects, delta, high_far, significant=significant)
     return low, high
 
 

@@ -245,3 +245,75 @@ def test_a_named_run_beats_a_longer_one_and_the_first_of_equals_wins() -> None:
 def test_focus_joins_the_chosen_sentences_as_paragraphs() -> None:
     source = Source("p", "The Ranger tent sleeps four. Poles are steel. The Ranger tent weighs 3 kg.", "h")
     assert _focus(source, "the Ranger").text == "The Ranger tent sleeps four.\n\nThe Ranger tent weighs 3 kg."
+
+
+def test_an_ellipsis_asks_a_numeric_question_where_a_pronoun_asks_a_factoid() -> None:
+    # After the opening (the weight), two sentences are left: a definition naming the Ranger tent (factoid salience:
+    # name + definition + length = 5) and a delivery time without a full stop (name + number + length - 6 = 0, but
+    # + 6 for a numeric question's cue). A pronoun turn asks a factoid, so the definition; an ellipsis turn asks a
+    # numeric question, so the delivery time.
+    text = (
+        "The Ranger tent weighs 3 kg. The Ranger tent is a dome shelter for hikers. "
+        "Delivery of the Ranger tent takes 5 days"
+    )
+
+    def second_turn(kind: str) -> tuple[str, str, str, list[str]]:
+        turn = write_conversation([Source("p1", text, "")], [{"dependency": "none"}, {"dependency": kind}]).turns[1]
+        return turn.dependency, turn.utterance, turn.rewrite, [e.quote for e in turn.evidence]
+
+    assert second_turn("ellipsis") == (
+        "ellipsis",
+        "And delivery takes how many days?",
+        "Delivery of the Ranger tent takes how many days?",
+        ["Delivery of the Ranger tent takes 5 days"],
+    )
+    assert second_turn("pronoun") == (
+        "pronoun",
+        "Can you explain what it is?",
+        "Can you explain what the Ranger tent is?",
+        ["The Ranger tent is a dome shelter for hikers."],
+    )
+
+
+def test_a_later_turn_planned_standalone_is_asked_as_written() -> None:
+    # A plan step saying "none" (or naming no dependency: "none" is the default) after the opening is a standalone
+    # turn: its utterance is its rewrite. It used to go through the pronoun swap and come out as "Can you explain
+    # what it is?" labelled "none", a turn leaning on the history while saying it does not.
+    text = "The Ranger tent weighs 3 kg. The Ranger tent is a dome shelter for hikers."
+    for step in ({"dependency": "none"}, {"passage": "p1"}):
+        turn = write_conversation([Source("p1", text, "")], [{"dependency": "none"}, step]).turns[1]
+        assert (turn.dependency, turn.utterance, turn.rewrite, turn.reason) == (
+            "none",
+            "Can you explain what the Ranger tent is?",
+            "Can you explain what the Ranger tent is?",
+            BASE + "planned standalone, asked as written.",
+        )
+
+
+def test_an_anchor_ending_in_double_s_or_of_several_words_is_it() -> None:
+    def second_turn(text: str) -> str:
+        turns = write_conversation([Source("p1", text, "")], [{"dependency": "none"}, {"dependency": "pronoun"}]).turns
+        return turns[1].reason
+
+    # "compass" ends in s but is no plural ("ss"); "Alder Series" ends in s but is two words: only one plural word
+    # is "them"
+    assert second_turn("The compass points north. The compass weighs 40 grams.") == (
+        BASE + "'compass', named earlier, replaced by 'it'."
+    )
+    assert second_turn("The Alder Series holds four kettles. The Alder Series costs 40 dollars.") == (
+        BASE + "'Alder Series', named earlier, replaced by 'it'."
+    )
+
+
+def test_a_dangling_pronoun_lowers_self_contained_down_to_one_at_least() -> None:
+    # "Is it?": the critic's self-contained is 5 - 2 (leans on a pronoun) - 1 (fewer than two terms) = 2; the kept
+    # "it" lowers it by 2, floored at 1
+    check = check_rewrite([], "and?", "Is it?", "yes", ["The tent is dry."])
+    assert check.self_contained == 1
+
+
+def test_an_answer_giving_two_numbers_for_the_unit_is_quoted_with_or() -> None:
+    later = check_contradiction("Refunds take 7 days.", [Source("1", "Refunds take 14 days or 30 days.", "")])
+    assert later.reason == BASE + "turn 1: 7 day now, 14 or 30 day before"
+    earlier = check_contradiction("Refunds take 7 days or 9 days.", [Source("1", "Refunds take 14 days.", "")])
+    assert earlier.reason == BASE + "turn 1: 7 or 9 day now, 14 day before"
