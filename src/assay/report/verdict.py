@@ -211,14 +211,20 @@ def _lead(places: list[VerdictPlace], comps: list[Comparison], metric: str | Non
     if any(better(metric) * c.delta * (1.0 if c.b == leader else -1.0) < 0 for c in comps if leader in (c.a, c.b)):
         return None
     sign = 1.0 if found.b == leader else -1.0
-    low, high = sorted((sign * found.low, sign * found.high))
-    d_z = None if found.d_z is None else sign * found.d_z
+    low, high = sorted((_turn(found.low, sign), _turn(found.high, sign)))
+    d_z = None if found.d_z is None else _turn(found.d_z, sign)
     mine, theirs = (found.mean_b, found.mean_a) if found.b == leader else (found.mean_a, found.mean_b)
-    return VerdictLead(leader=leader, other=found.a if found.b == leader else found.b, delta=sign * found.delta,
+    return VerdictLead(leader=leader, other=found.a if found.b == leader else found.b, delta=_turn(found.delta, sign),
                        low=low, high=high, p_adjusted=found.p_adjusted, n=found.n,
                        supported=found.significant and better(metric) * sign * found.delta > 0, d_z=d_z,
                        leader_mean=mine, other_mean=theirs,
                        shared=found.n < max(found.n_a, found.n_b))  # fmt: skip
+
+
+def _turn(value: float, sign: float) -> float:
+    """A figure of a comparison seen from the leader's side (``sign`` -1: the leader is its run a); a 0 stays 0, never
+    -0.0, which would print as a leader's "-0.000" over a run it ties with."""
+    return sign * value + 0.0
 
 
 def _figure(place: VerdictPlace) -> str:

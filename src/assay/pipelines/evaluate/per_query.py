@@ -131,18 +131,18 @@ def _chunk_index(gold: GoldenSet) -> Bm25Index | None:
 
 
 def _fail(run: LoadedRun, rows: Mapping[str, QueryResult]) -> None:
-    """A question the system failed on: its recall-type answer measures keep the 0 the judging step gave them (it
-    answered nothing), the measures of what it retrieved are 0 (nothing), every other metric is unscored
-    (``system_failed``), never scored as empty."""
+    """A question the system failed on: its recall-type answer measures that were scored are 0 (it answered nothing,
+    whatever answer text the failed line carries: the judging step scores that text, and the failure comes first),
+    the measures of what it retrieved are 0 (nothing), every other metric is unscored (``system_failed``), never
+    scored as empty."""
     names = list(dict.fromkeys(name for row in rows.values() for name in row.metrics))
     retrieved = {name for name in names if measures_retrieval(name)}
     for qid, line in run.lines.items():
         if line.error is not None:
             row = rows[qid]
-            kept = {name for name in RECALL_TYPE if row.metrics.get(name) is not None}
-            row.metrics = {name: row.metrics[name] if name in kept else 0.0 if name in retrieved else None
-                           for name in names}  # fmt: skip
-            row.unscored = {name: FAILED for name in names if name not in kept | retrieved}
+            zero = retrieved | {name for name in RECALL_TYPE if row.metrics.get(name) is not None}
+            row.metrics = {name: 0.0 if name in zero else None for name in names}
+            row.unscored = {name: FAILED for name in names if name not in zero}
 
 
 def _no_passages(rows: Mapping[str, QueryResult]) -> None:
