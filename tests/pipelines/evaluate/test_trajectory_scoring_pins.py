@@ -32,7 +32,8 @@ def _golden() -> GoldenSet:
     """The trajectory fixture's set with q5 (multi-hop, its hops only as source chunks: shipping#1 and shipping#2,
     both graded 3), q6 (hops tent#1, graded 3, and tent#3, unlabelled; tent#2, just before tent#3, graded 1), q7
     (returns#1 graded 0: no relevant text), q8 (one hop, tent#1, graded 3) and q9 (hops tent#1, graded 3, and
-    shipping#2, graded 1 with the quote "Express shipping costs $12": its relevant text is those 22 characters)."""
+    shipping#2, graded 1 with the quote "Express shipping costs $12": its relevant text is those 22 characters) and q10
+    (hops tent#1, graded 3, and returns#1, in a document with no label of q10)."""
     gold = trajectory_golden()
     questions = [
         Question(id="q5", text="How long does standard shipping take, and what does express cost?", type="multi-hop",
@@ -43,9 +44,12 @@ def _golden() -> GoldenSet:
         Question(id="q8", text="How heavy is the tent?", type="comparison", hops=["tent#1"]),
         Question(id="q9", text="How heavy is the tent, and what does express cost?", type="comparison",
                  hops=["tent#1", "shipping#2"]),
+        Question(id="q10", text="How heavy is the tent, and how long are returns?", type="comparison",
+                 hops=["tent#1", "returns#1"]),
     ]  # fmt: skip
     grades = {("q5", "shipping#1"): 3, ("q5", "shipping#2"): 3, ("q6", "tent#1"): 3, ("q6", "tent#2"): 1,
-              ("q7", "returns#1"): 0, ("q8", "tent#1"): 3, ("q9", "tent#1"): 3}  # fmt: skip
+              ("q7", "returns#1"): 0, ("q8", "tent#1"): 3, ("q9", "tent#1"): 3,
+              ("q10", "tent#1"): 3}  # fmt: skip
     labels = [
         RelevanceLabel(query_id=q, chunk_id=c, grade=g, provenance=Provenance(source="judge", time=TIME))
         for (q, c), g in grades.items()
@@ -74,6 +78,7 @@ AGENT = [
                {"kind": "llm", "prompt_tokens": 10}, {"kind": "llm", "completion_tokens": 5}, {"kind": "llm"}]},
     # "Express shipping" (7 + 8 = 15 letters): 15 of the 22 quoted characters of shipping#2, 15 of its 42
     {"query_id": "q9", "retrieved": ["tent#1"], "steps": [search("express", {"text": "Express shipping"})]},
+    {"query_id": "q10", "retrieved": ["returns#1"], "steps": [search("returns", "returns#1")]},
 ]  # fmt: skip
 QUERIES = [
     {"query_id": "q1", "retrieved": []},  # no search at all
@@ -172,11 +177,11 @@ def _check_step_queries_are_scored_by_bm25_and_lines_without_a_search_or_a_query
 
 def _check_the_runs_summary_counts_its_paths(done: Evaluated) -> None:
     agent = next(run for run in done.result.runs if run.name == "agent").trajectories
-    # measured: q1, q3, q5, q6, q7, q8, q9 (q2 failed: not a question answered in one search), all in steps; hops:
-    # q5, q6 and q9, each missing one; dropped: q9 (q7's evidence_dropped is unscored, not dropped); looped: q3, q8
+    # measured: q1, q3, q5, q6, q7, q8, q9, q10 (q2 failed: not a question answered in one search), all in steps; hops:
+    # q5, q6, q9 and q10, each missing one; dropped: q9 (q7's evidence_dropped is unscored, not dropped); looped: q3, q8
     assert agent is not None
     assert (agent.questions, agent.with_steps, agent.hop_questions, agent.hops_missed, agent.dropped,
-            agent.looped) == (7, 7, 3, 3, 1, 2)  # fmt: skip
+            agent.looped) == (8, 8, 4, 4, 1, 2)  # fmt: skip
     queries = next(run for run in done.result.runs if run.name == "queries").trajectories
     assert queries is not None and (queries.questions, queries.with_steps, queries.looped) == (6, 4, 2)
 
@@ -186,6 +191,10 @@ def _check_a_hops_evidence_is_its_relevant_text_not_the_whole_chunk(done: Evalua
     assert got["hop_coverage"] == 0.5  # shipping#2: 15 of its 22 relevant characters (of the whole 42: under half)
     assert got["trajectory_recall"] == pytest.approx(15 / (TENT + 22))
     assert got["evidence_dropped"] == pytest.approx(15 / (TENT + 22))  # the answer was written from tent#1 alone
+
+
+def _check_a_hop_in_a_document_with_no_label_of_the_question_is_its_whole_chunk(done: Evaluated) -> None:
+    assert _row(done, "agent", "q10").metrics["hop_coverage"] == 0.5  # returns#1 shown whole (67 of 67), tent#1 not
 
 
 def _check_a_tool_call_repeated_with_its_arguments_reordered_is_a_loop(done: Evaluated) -> None:
@@ -210,5 +219,6 @@ def test_every_case_of_one_evaluation(tmp_path: Path) -> None:
     _check_step_queries_are_scored_by_bm25_and_lines_without_a_search_or_a_query_say_so(done)
     _check_the_runs_summary_counts_its_paths(done)
     _check_a_hops_evidence_is_its_relevant_text_not_the_whole_chunk(done)
+    _check_a_hop_in_a_document_with_no_label_of_the_question_is_its_whole_chunk(done)
     _check_a_tool_call_repeated_with_its_arguments_reordered_is_a_loop(done)
     _check_a_query_repeated_in_other_cases_is_a_loop(done)
