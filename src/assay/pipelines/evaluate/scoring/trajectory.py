@@ -132,7 +132,7 @@ def _loop(line: RunLine) -> str | None:
     seen: dict[str, int] = {}
     for at, step in enumerate(line.steps, start=1):
         if isinstance(step, Search) and step.query is not None and step.query.strip():
-            key, what = "search\x1f" + " ".join(step.query.lower().split()), f"the query {step.query.strip()!r}"
+            key, what = "search\x1f" + " ".join(step.query.casefold().split()), f"the query {step.query.strip()!r}"
         elif isinstance(step, ToolStep):
             arguments = json.dumps(step.arguments, sort_keys=True)
             key, what = f"tool\x1f{step.name}\x1f{arguments}", f"the call {step.name}({arguments})"
@@ -232,9 +232,10 @@ def _tokens(line: RunLine) -> float | None:
 
 def trajectory_summary(run: LoadedRun, rows: Sequence[QueryResult]) -> TrajectorySummary | None:
     """How ``run``'s paths went, counted from its rows (None when they carry no trajectory measure)."""
-    measured = [row for row in rows if TRAJECTORY_METRICS[0] in row.metrics]
-    if not measured:
+    if not any(TRAJECTORY_METRICS[0] in row.metrics for row in rows):
         return None
+    # a question the system failed on carries the names, unscored (system_failed): its path was not measured
+    measured = [row for row in rows if row.metrics.get("searches") is not None]
     coverage = [row.metrics.get("hop_coverage") for row in measured]
     hops = [value for value in coverage if value is not None]
     return TrajectorySummary(
