@@ -19,7 +19,7 @@ def test_a_run_without_trajectories_has_no_sentence() -> None:
 
 def test_a_run_with_no_measure_says_only_its_steps_and_loops() -> None:
     paths = TrajectorySummary(questions=3, with_steps=2, looped=1)
-    assert run_trajectory_line(_run("agent", paths)) == "agent: 2 of 3 questions answered in steps; looped on 1."
+    assert run_trajectory_line(_run("agent", paths)) == "agent: 2 of 3 questions answered in steps; looped on 1 questions."
 
 
 def test_searches_without_tool_calls_count_no_tool_call_and_a_mean_of_none_is_left_out() -> None:
@@ -28,7 +28,7 @@ def test_searches_without_tool_calls_count_no_tool_call_and_a_mean_of_none_is_le
                hop_coverage=0.75)  # fmt: skip
     assert run_trajectory_line(run) == (
         "agent: 4 of 4 questions answered in steps; 2.5 searches and 0.0 tool calls per question; hop coverage 0.750: "
-        "a hop never searched on 1 of 2 questions with hops; looped on 2."
+        "a hop never searched on 1 of 2 questions with hops; looped on 2 questions."
     )
 
 
@@ -39,7 +39,7 @@ def test_every_part_in_its_order() -> None:
     assert run_trajectory_line(run) == (
         "agent: 3 of 5 questions answered in steps; 1.5 searches and 0.4 tool calls per question; its searches saw "
         "0.800 of the relevant text (0.400 after the first); hop coverage 0.500: a hop never searched on 2 of 4 "
-        "questions with hops; evidence found but dropped on 1 questions (evidence_dropped 0.125); looped on 0; 0.200 "
+        "questions with hops; evidence found but dropped on 1 questions (evidence_dropped 0.125); looped on 0 questions; 0.200 "
         "of its searches redundant."
     )
 
@@ -65,8 +65,8 @@ def test_the_lines_are_each_runs_sentence_then_the_significant_trajectory_differ
                         comparisons=[_comparison("searches", True, "from the main family")],
                         diagnosis_comparisons=diagnosis)  # fmt: skip
     assert trajectory_lines(result) == [
-        "agent: 2 of 2 questions answered in steps; looped on 0.",
-        "single: 0 of 2 questions answered in steps; looped on 1.",
+        "agent: 2 of 2 questions answered in steps; looped on 0 questions.",
+        "single: 0 of 2 questions answered in steps; looped on 1 questions.",
         "agent saw more",
         "agent loops less",
     ]
