@@ -19,7 +19,8 @@ def test_a_run_without_trajectories_has_no_sentence() -> None:
 
 def test_a_run_with_no_measure_says_only_its_steps_and_loops() -> None:
     paths = TrajectorySummary(questions=3, with_steps=2, looped=1)
-    assert run_trajectory_line(_run("agent", paths)) == "agent: 2 of 3 questions answered in steps; looped on 1 questions."
+    said = "agent: 2 of 3 questions answered in steps; looped on 1 questions."
+    assert run_trajectory_line(_run("agent", paths)) == said
 
 
 def test_searches_without_tool_calls_count_no_tool_call_and_a_mean_of_none_is_left_out() -> None:
@@ -39,8 +40,8 @@ def test_every_part_in_its_order() -> None:
     assert run_trajectory_line(run) == (
         "agent: 3 of 5 questions answered in steps; 1.5 searches and 0.4 tool calls per question; its searches saw "
         "0.800 of the relevant text (0.400 after the first); hop coverage 0.500: a hop never searched on 2 of 4 "
-        "questions with hops; evidence found but dropped on 1 questions (evidence_dropped 0.125); looped on 0 questions; 0.200 "
-        "of its searches redundant."
+        "questions with hops; evidence found but dropped on 1 questions (evidence_dropped 0.125); looped on 0 "
+        "questions; 0.200 of its searches redundant."
     )
 
 
