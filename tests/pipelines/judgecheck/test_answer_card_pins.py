@@ -3,6 +3,7 @@ intervals and figures as the card prints them, the markdown and the headline, an
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from pathlib import Path
@@ -295,3 +296,14 @@ def test_a_dry_run_counts_the_drafts_then_the_evaluation_of_every_answer(tmp_pat
     # one question: one draft of claims and one of nuggets; two systems' answers to it: two answer calls
     assert (estimate["draft claims"].calls, estimate["draft nuggets"].calls, estimate["answer"].calls) == (1, 1, 2)
     assert estimate["draft claims"].prompt_tokens > 0 and "relevance" in estimate
+
+
+def test_the_golden_set_is_written_in_utf8_whatever_the_locales_encoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file opened without an encoding takes the locale's (cp1252 on many Windows machines): the test set of the
+    judgements' questions must be written in UTF-8, the encoding it is read back in."""
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "cp1252")
+    asked = JudgedAnswer("q1", "Où est le café ? À 5 €", "Près de la gare.", "A", "là", (), {})
+    golden = answers._golden(AnswerJudgements("JSONL", (asked,), (), ("overall",)), tmp_path)
+    assert [(q.text, q.reference_answer) for q in golden.questions] == [("Où est le café ? À 5 €", "Près de la gare.")]
