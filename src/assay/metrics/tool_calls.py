@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Call", "ToolScores", "matched", "same_terms", "tool_scores"]
+__all__ = ["Call", "ToolScores", "exact_pairs", "matched", "same_terms", "tool_scores"]
 
 Call = tuple[str, Mapping[str, Any]]  # (name, arguments)
 
@@ -87,6 +87,12 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, int | float):
         return float(value)
     return " ".join(str(value).split()).casefold()
+
+
+def exact_pairs(reference: Sequence[Call], system: Sequence[Call]) -> list[tuple[int, int]]:
+    """Every (reference index, system index) whose calls are the same (the rule of ``tool_args_exact``)."""
+    keys = [_key(call) for call in system]
+    return [(i, j) for i, call in enumerate(reference) for j, key in enumerate(keys) if _key(call) == key]
 
 
 def matched(pairs: Sequence[tuple[int, int]]) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from assay.formats.golden import GoldenSet
-from assay.metrics.tool_calls import tool_scores
+from assay.metrics.tool_calls import exact_pairs
 from assay.pipelines.evaluate.evaluated import PassageRow, SupportRow
 from assay.pipelines.evaluate.runs.loaded import LineStep, LoadedRun, RunLine, Search
 from assay.pipelines.evaluate.scoring.trajectory import QuestionPath
@@ -118,12 +118,12 @@ def _with_steps(
             found_at.update({h: number for h, at in enumerate(got.hop_found) if at == i})
         steps.append(_step_view(number, step, line, i, path, paths.grade, texts))
     hops = [(cid, found_at.get(h)) for h, cid in enumerate(path.hops)]
-    made = [(step.name, step.arguments) for step in line.steps if isinstance(step, ToolStep)]
-    references = [
-        (f"{call.name}({json.dumps(call.arguments, sort_keys=True)})",
-         tool_scores([(call.name, call.arguments)], made).args_exact == 1.0)
-        for call in reference_calls
-    ]  # fmt: skip
+    reference = [(call.name, call.arguments) for call in reference_calls]
+    made = {
+        i for i, _ in exact_pairs(reference, [(s.name, s.arguments) for s in line.steps if isinstance(s, ToolStep)])
+    }
+    references = [(f"{name}({json.dumps(arguments, sort_keys=True)})", i in made)
+                  for i, (name, arguments) in enumerate(reference)]  # fmt: skip
     return view.model_copy(update={"steps": steps, "path": path.notes(), "hops": hops, "references": references})
 
 

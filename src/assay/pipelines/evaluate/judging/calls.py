@@ -51,15 +51,16 @@ from assay.judge import Judge, Judgement, Pair, grade_pairs_detailed
 from assay.judge.panel import Grader
 from assay.judge.relevance import Graded
 from assay.metrics import rag
-from assay.metrics.tool_calls import matched, tool_scores
+from assay.metrics.tool_calls import exact_pairs, matched
 from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.contradiction import CONTRADICTION_PROMPT, earlier_answers, read_contradiction
 from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, NO_ANSWERS, LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.scoring.names import ANSWER_METRICS, CONTRADICTION, NUGGET_METRICS, TOOL_ARGS_JUDGED
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
+from assay.pipelines.evaluate.scoring.trajectory import calls_of
 from assay.text import canonical_json, sentences
-from assay.types import Question, RelevanceLabel, ToolStep
+from assay.types import Question, RelevanceLabel
 
 __all__ = [
     "ANSWER_PROMPT",
@@ -280,25 +281,18 @@ def _plan_contradiction(q: _Query, earlier: list[dict[str, Any]]) -> list[_Call]
 
 
 def _plan_tool_args(q: _Query) -> list[_Call]:
-    reference = [(c.name, c.arguments) for c in q.question.tool_calls]
-    made = [(s.name, s.arguments) for s in q.line.steps if isinstance(s, ToolStep)]
+    reference, made = calls_of(q.question, q.line)
     if not reference:
         q.out.fail([TOOL_ARGS_JUDGED], "no_reference_tool_calls")
         return []
     if q.line.error is not None:
         q.out.fail([TOOL_ARGS_JUDGED], FAILED)
         return []
-    exact = [(i, j) for i, r in enumerate(reference) for j, m in enumerate(made) if tool_scores([r], [m]).args_exact]
-    if matched(exact) == len(reference) or not made:  # every reference call made as given, or no call at all
-        q.out.put(TOOL_ARGS_JUDGED, matched(exact) / len(reference))
+    exact = matched(exact_pairs(reference, made))
+    if exact == len(reference) or not made:  # every reference call made as given, or no call at all
+        q.out.put(TOOL_ARGS_JUDGED, exact / len(reference))
         return []
-    variables = {
-        "question": q.question.text,
-        "reference": [
-            {"id": f"r{i + 1}", "name": n, "arguments": canonical_json(a)} for i, (n, a) in enumerate(reference)
-        ],
-        "calls": [{"id": f"s{j + 1}", "name": n, "arguments": canonical_json(a)} for j, (n, a) in enumerate(made)],
-    }
+    variables = {"question": q.question.text, "reference": _calls("r", reference), "calls": _calls("s", made)}
     return [q.call(TOOL_ARGS_PROMPT, variables, "tool_args")]
 
 
@@ -309,9 +303,8 @@ def _calls(prefix: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[
 
 def read_tool_args(question: Question, line: RunLine, data: dict[str, Any]) -> float:
     """``tool_args_judged`` from the judge's pairs (ids it did not give are ignored) and the exact matches."""
-    reference = [(c.name, c.arguments) for c in question.tool_calls]
-    made = [(s.name, s.arguments) for s in line.steps if isinstance(s, ToolStep)]
-    pairs = [(i, j) for i, r in enumerate(reference) for j, m in enumerate(made) if tool_scores([r], [m]).args_exact]
+    reference, made = calls_of(question, line)
+    pairs = exact_pairs(reference, made)
     ids = {f"r{i + 1}": i for i in range(len(reference))}, {f"s{j + 1}": j for j in range(len(made))}
     for pair in data["equivalent"]:
         i, j = ids[0].get(str(pair["reference"])), ids[1].get(str(pair["call"]))

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from assay.corpus.pooling import Bm25Index
 from assay.formats.golden import GoldenSet
-from assay.metrics.tool_calls import tool_scores
+from assay.metrics.tool_calls import Call, tool_scores
 from assay.metrics.trajectory import Trajectory, trajectory
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine, Search
 from assay.pipelines.evaluate.scoring.budget import NO_RELEVANT_TEXT, SpanPool
@@ -51,7 +51,7 @@ from assay.pipelines.evaluate.scoring.ranking import Labels, QueryValues
 from assay.results import QueryResult, TrajectorySummary
 from assay.types import LlmStep, Question, ToolStep
 
-__all__ = ["HOP_TYPES", "QuestionPath", "hops_of", "path_of", "trajectory_summary", "trajectory_values"]
+__all__ = ["HOP_TYPES", "QuestionPath", "calls_of", "hops_of", "path_of", "trajectory_summary", "trajectory_values"]
 
 HOP_TYPES = ("multi-hop", "comparison")
 Range = tuple[str, int, int]
@@ -190,10 +190,15 @@ def trajectory_values(
     return out
 
 
+def calls_of(question: Question, line: RunLine) -> tuple[list[Call], list[Call]]:
+    """The question's reference tool calls and the line's tool steps, as (name, arguments)."""
+    reference: list[Call] = [(call.name, call.arguments) for call in question.tool_calls]
+    return reference, [(step.name, step.arguments) for step in line.steps if isinstance(step, ToolStep)]
+
+
 def _put_tools(values: QueryValues, question: Question, line: RunLine) -> None:
     """The tool-call measures of ``line`` against the question's reference calls (module docstring)."""
-    reference = [(call.name, call.arguments) for call in question.tool_calls]
-    made = [(step.name, step.arguments) for step in line.steps if isinstance(step, ToolStep)]
+    reference, made = calls_of(question, line)
     got = tool_scores(reference, made)
     why = "no_reference_tool_calls"
     values.put("tool_name_precision", got.name_precision, why if not reference else "no_tool_calls")
