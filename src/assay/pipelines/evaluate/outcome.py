@@ -27,6 +27,7 @@ from assay.pipelines.evaluate.judged import Judged
 from assay.pipelines.evaluate.judging.calls import vital_counts
 from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.noise import cutoff, judge_noise
+from assay.pipelines.evaluate.judging.passages import passage_grade
 from assay.pipelines.evaluate.judging.pool_growth import pool_shifts, quotes_note
 from assay.pipelines.evaluate.per_query import Scores
 from assay.pipelines.evaluate.prepared import Prepared
@@ -115,10 +116,8 @@ def _paths(setup: Prepared, judged: Judged, scores: Scores) -> Paths | None:
     carried, labels = judged.carried, scores.labels
 
     def grade(qid: str, unit: str) -> tuple[int | None, str]:
-        chunk = labels.grade(qid, unit)
-        if chunk is not None or gold.has_chunk(unit):
-            return chunk, "chunk"
-        return carried.grades.get((qid, unit)), carried.how.get((qid, unit), "unlabelled")
+        how = "chunk" if gold.has_chunk(unit) else carried.how.get((qid, unit), "unlabelled")
+        return passage_grade(labels, carried, qid, unit), how
 
     return Paths(paths, grade)
 

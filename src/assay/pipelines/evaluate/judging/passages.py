@@ -17,7 +17,7 @@ from assay.pipelines.evaluate.runs.carry import Carried, SpanIndex, carry_labels
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.scoring import ranking as er
 
-__all__ = ["label_passages", "passage_rows"]
+__all__ = ["label_passages", "passage_grade", "passage_rows"]
 
 
 def label_passages(
@@ -58,13 +58,13 @@ def passage_rows(run: LoadedRun, labels: er.Labels, carried: Carried, depth: int
                 run=name, query_id=qid, rank=rank, unit=unit, match=found.match,
                 doc_id=span.doc_id if span else None, start=span.start if span else None,
                 end=span.end if span else None, score=span.score if span else None,
-                grade=_grade(labels, carried, qid, unit), labelled_by=carried.how.get((qid, unit), "chunk"),
+                grade=passage_grade(labels, carried, qid, unit), labelled_by=carried.how.get((qid, unit), "chunk"),
                 repeat=repeat,
             ))  # fmt: skip
     return tuple(rows)
 
 
-def _grade(labels: er.Labels, carried: Carried, qid: str, unit: str) -> int | None:
+def passage_grade(labels: er.Labels, carried: Carried, qid: str, unit: str) -> int | None:
     """A golden chunk's label, else the passage's own (carried over, stored or judged)."""
     grade = labels.grade(qid, unit)
     return grade if grade is not None else carried.grades.get((qid, unit))
