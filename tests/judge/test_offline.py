@@ -19,7 +19,7 @@ from assay.judge.base import Backend, ChatRequest, ChatResponse
 from assay.judge.cache import JudgeCache
 from assay.judge.client import Judge
 from assay.judge.factory import make_judge
-from assay.judge.offline import HANDLERS, OfflineBackend, offline_answer
+from assay.judge.offline import HANDLERS, MODEL_ONLY, OfflineBackend, offline_answer
 from assay.judge.offline_lexical import RULES, stem_terms
 from assay.judge.outputs import (
     AnswerAssessment,
@@ -37,7 +37,10 @@ from assay.judge.outputs import (
 from assay.judge.prompts import list_prompts, load_prompt
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_prompt_files import EXAMPLES
+from test_prompt_files import EXAMPLES as ALL_EXAMPLES
+
+# the prompts the offline judge answers (a team's criterion needs a model)
+EXAMPLES = {name: v for name, v in ALL_EXAMPLES.items() if name not in MODEL_ONLY}
 
 QUESTION = "How many days do customers have to return an unopened Acme blender?"
 EXACT = "Customers may return an unopened Acme blender within 30 days of delivery for a full refund."
@@ -76,7 +79,13 @@ def _call(prompt_name: str, variables: dict[str, Any]) -> tuple[Any, Any]:
 def test_it_is_a_backend_and_knows_every_packaged_prompt() -> None:
     assert isinstance(OfflineBackend(), Backend)
     assert OfflineBackend.name == "offline"
-    assert sorted(HANDLERS) == list_prompts()
+    assert sorted([*HANDLERS, *MODEL_ONLY]) == list_prompts()
+
+
+@pytest.mark.parametrize("name", MODEL_ONLY)
+def test_a_prompt_only_a_model_answers_is_refused_with_the_way_out(name: str) -> None:
+    with pytest.raises(BackendError, match=f"no method for prompt '{name}'.*Use a model judge"):
+        offline_answer(name, ALL_EXAMPLES[name])
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))

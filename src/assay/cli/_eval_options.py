@@ -96,8 +96,8 @@ def eval_options(f: Any) -> Any:
             type=click.Path(exists=True, path_type=Path),
             metavar="FILE_OR_FOLDER",
             help="Your own criterion file (or a folder of them; repeatable): adds criterion:NAME per question. "
-            "Deterministic checks run with any judge; model-judged criteria are unscored under the offline judge "
-            "and not yet supported with --judge MODEL (README, 'Your own criteria').",
+            "Deterministic checks run with any judge; judged criteria are asked of the model judge (each judge of a "
+            "panel) and unscored under the offline judge (README, 'Your own criteria').",
         ),
         click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),
         click.option(

@@ -311,6 +311,11 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
+# prompts only a model can answer: a team's own criterion has no lexical reading (assay eval leaves such a criterion
+# unscored under the offline judge, "needs a model judge", and asks nothing)
+MODEL_ONLY = ("criterion", "criterion_tree")
+
+
 def offline_answer(prompt_name: str, variables: Mapping[str, Any]) -> BaseModel:
     """The offline judge's output model instance for one prompt and its variables.
 

@@ -33,6 +33,8 @@ __all__ = [
     "ClaimVerdict",
     "Claims",
     "ContradictionCheck",
+    "CriterionTree",
+    "CriterionVerdict",
     "DraftedCall",
     "DraftedReference",
     "DraftedToolCalls",
@@ -55,6 +57,7 @@ __all__ = [
     "StatementSupport",
     "SupportAssignments",
     "SupportLevel",
+    "TreeAnswer",
     "Verdict",
 ]
 
@@ -236,6 +239,34 @@ class ArgumentsCheck(_Output):
     equivalent: list[EquivalentCall]
 
 
+class CriterionVerdict(_Output):
+    """A team's criterion (:mod:`assay.judge.criteria`) applied to one answer: the reason, written first, then the
+    label of the criterion's scale it earns (checked against the scale when read: a label outside it is unscored)."""
+
+    reason: str
+    label: str
+
+
+class TreeAnswer(_Output):
+    """The judge's answer to one yes/no question of a criterion's decision tree (``id``: the question's)."""
+
+    id: str
+    reason: str
+    answer: Literal["yes", "no"]
+
+
+class CriterionTree(_Output):
+    """A decision-tree criterion applied to one answer: each of its questions answered yes or no, with a reason; the
+    walk from the first question to a label reads them (:mod:`assay.pipelines.evaluate.judging.criteria`)."""
+
+    answers: list[TreeAnswer]
+
+    @model_validator(mode="after")
+    def _one_per_id(self) -> CriterionTree:
+        _unique([a.id for a in self.answers], "question id")
+        return self
+
+
 class Claims(_Output):
     """Atomic, decontextualised, self-contained statements of a text (empty for a text that asserts nothing)."""
 
@@ -369,6 +400,8 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         RewriteCheck,
         DraftedToolCalls,
         ArgumentsCheck,
+        CriterionVerdict,
+        CriterionTree,
         Claims,
         Nuggets,
         SupportAssignments,

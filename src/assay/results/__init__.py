@@ -56,7 +56,17 @@ from assay.results.runs import (
     VarianceSplit,
 )
 from assay.results.verdict import OFFLINE_WARNING, SystemCost, Verdict, VerdictLead, VerdictPlace
-from assay.results.views import ClaimView, DiagnosisExample, PassageView, QuestionView, RunView, StepView
+from assay.results.views import (
+    ClaimView,
+    CriterionVerdictRecord,
+    CriterionVote,
+    DiagnosisExample,
+    PassageView,
+    QuestionView,
+    RunView,
+    StepView,
+    TreeStepAnswer,
+)
 
 __all__ = [
     "FILLED_SHARE",
@@ -75,6 +85,8 @@ __all__ = [
     "Comparison",
     "ConversationSummary",
     "CorrectedMetric",
+    "CriterionVerdictRecord",
+    "CriterionVote",
     "DiagnosisExample",
     "EvalResult",
     "HistoryGain",
@@ -97,6 +109,7 @@ __all__ = [
     "SystemCost",
     "SystemSummary",
     "TrajectorySummary",
+    "TreeStepAnswer",
     "VarianceSplit",
     "Verdict",
     "VerdictLead",

@@ -11,7 +11,7 @@ from assay.results.agreement import AgreementSummary, CorrectedMetric, JudgeCard
 from assay.results.comparisons import Clustering, Comparison, HistoryGain, PoolShift, PowerPlan
 from assay.results.runs import RunResult
 from assay.results.verdict import Verdict
-from assay.results.views import DiagnosisExample
+from assay.results.views import CriterionVerdictRecord, DiagnosisExample
 from assay.types import StageUsage
 
 __all__ = ["RESULTS_FORMAT_VERSION", "EvalResult"]
@@ -45,6 +45,9 @@ class EvalResult(_Model):
     diagnosis_examples: list[DiagnosisExample] = Field(default_factory=list)  # a few per run and category
     # the diagnosis metrics compared in their own Holm family (verdicts read "lower is better" where it is)
     diagnosis_comparisons: list[Comparison] = Field(default_factory=list)
+    # each judged criterion's verdict per run and question, with every judge's vote (checks need none: their value is
+    # the row's metric)
+    criterion_verdicts: list[CriterionVerdictRecord] = Field(default_factory=list)
     judge_card: JudgeCardSummary | None = None  # the judge's card (assay eval looks it up); None without a judge
     panel_cards: list[JudgeCardSummary] = Field(default_factory=list)  # the cards of a panel's other judges
     # agreement between the judges of a panel, over the golden set's labels that carry votes; None: no such label

@@ -8,7 +8,17 @@ from pydantic import Field
 
 from assay.results._model import _Model
 
-__all__ = ["ClaimView", "DiagnosisExample", "PassageView", "QuestionView", "RunView", "StepView"]
+__all__ = [
+    "ClaimView",
+    "CriterionVerdictRecord",
+    "CriterionVote",
+    "DiagnosisExample",
+    "PassageView",
+    "QuestionView",
+    "RunView",
+    "StepView",
+    "TreeStepAnswer",
+]
 
 
 class PassageView(_Model):
@@ -105,3 +115,40 @@ class DiagnosisExample(_Model):
     reason: str = ""
     chunk_id: str | None = None
     chunk_text: str | None = None
+
+
+class TreeStepAnswer(_Model):
+    """One question of a decision-tree criterion on the judge's walk from the first question to a label: its id,
+    the question, the judge's answer (``yes``/``no``) and reason."""
+
+    id: str
+    question: str
+    answer: str
+    reason: str = ""
+
+
+class CriterionVote(_Model):
+    """One judge's verdict on one criterion for one answer: the label it gave (None when unscored, ``unscored``
+    saying why: the call failed, the label is outside the scale, the tree walk met an unanswered question), its
+    reason, and for a decision tree the answered questions of its walk, in order."""
+
+    model: str
+    label: str | None = None
+    reason: str = ""
+    steps: list[TreeStepAnswer] = Field(default_factory=list)
+    unscored: str | None = None
+
+
+class CriterionVerdictRecord(_Model):
+    """A judged criterion (``criterion:NAME``) on one question of one run: the label (a panel's votes combined by
+    its rule), the declared score it earns (the metric), every judge's vote, or why it is unscored. What the audit
+    page queues and the report's explorer shows."""
+
+    run: str
+    query_id: str
+    criterion: str  # NAME
+    ref: str  # NAME@VERSION
+    label: str | None = None
+    score: float | None = None
+    unscored: str | None = None
+    votes: list[CriterionVote] = Field(default_factory=list)

@@ -1,6 +1,6 @@
 """A team's own criteria in an evaluation: ``criterion:NAME`` per question from the Python API, the CLI and the
 pytest plugin, compared and gated like any metric; unscored with the reason when a check cannot run; a judged
-criterion unscored without a model judge and refused, before any call, with one.
+criterion unscored without a model judge (test_criteria_judged.py asks one through the fake server).
 
 The golden set is evaluate_fixture's first four questions; the answers below are written by hand, so each value is
 read off them: ``warranty`` (contains "warranty") passes on the fixture's answers ("The X warranty lasts N days...")
@@ -20,7 +20,7 @@ from evaluate_fixture import answer_text, good_lines, make_golden, qid, save_gol
 from assay.cli import main
 from assay.errors import ConfigError, FormatError
 from assay.judge import make_judge
-from assay.pipelines.evaluate import EvalSettings, estimate_evaluation, evaluate
+from assay.pipelines.evaluate import EvalSettings, evaluate
 from assay.pipelines.evaluate.called import evaluate as evaluate_systems
 from assay.results import QueryResult
 
@@ -95,20 +95,6 @@ def test_a_criterion_leads_the_verdict_when_named_primary(tmp_path: Path) -> Non
 def test_a_criterion_named_without_its_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"criterion:warranty: no criterion of that name was given .* -c FILE"):
         evaluate(make_golden(n=N), [("good", good_lines(N))], settings=EvalSettings(primary="criterion:warranty"))
-
-
-def test_a_judged_criterion_under_a_model_judge_is_refused_before_any_call(tmp_path: Path) -> None:
-    folder = _criteria(tmp_path / "criteria", WARRANTY, JUDGED)
-    judge = make_judge(
-        "openai/judge-x", api_base="http://127.0.0.1:9/v1", api_key="sk-test", cache_dir=tmp_path / "cache"
-    )  # fmt: skip  (port 9: a call would fail; none is made)
-    settings = EvalSettings(n_boot=200, criteria=(folder,))
-    words = r"grounded\.md: criterion grounded is judged by a model, and model-judged criteria are not yet supported"
-    with pytest.raises(ConfigError, match=words):
-        evaluate(make_golden(n=N), [("good", good_lines(N))], judge=judge, settings=settings)
-    with pytest.raises(ConfigError, match=words):
-        estimate_evaluation(make_golden(n=N), [("good", good_lines(N))], judge, settings)
-    assert judge.stats.calls == 0
 
 
 def test_an_input_the_golden_set_lacks_is_refused_at_its_line(tmp_path: Path) -> None:

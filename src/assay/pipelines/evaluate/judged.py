@@ -13,6 +13,7 @@ from assay.judge import Estimate
 from assay.judge.panel import Grader, usage_now
 from assay.pipelines.evaluate.evaluated import SupportRow
 from assay.pipelines.evaluate.judging.calls import Assessed
+from assay.pipelines.evaluate.judging.criteria import CriteriaJudged
 from assay.pipelines.evaluate.judging.drive import Progress, estimate_judging, judge_runs
 from assay.pipelines.evaluate.judging.passages import label_passages
 from assay.pipelines.evaluate.judging.pool_growth import Before
@@ -27,7 +28,8 @@ __all__ = ["Judged", "estimate", "judge_all"]
 @dataclass(frozen=True)
 class Judged:
     """What judging found: the labels of the runs' own passages (``carried``), per run and question what the LLM
-    metrics found (``assessed``, with the support-matrix rows), the diagnosis examples; and how things stood before
+    metrics found (``assessed``, with the support-matrix rows), the diagnosis examples, the judged criteria's
+    verdicts (``criteria``); and how things stood before
     it: the golden set's labels (``before``, for the pool's growth and shifts) and each judge's usage
     (``usage_before``, so that a reused judge is charged only for this evaluation)."""
 
@@ -36,6 +38,7 @@ class Judged:
     diagnosed: list[DiagnosisExample]
     before: Before
     usage_before: tuple[dict[str, StageUsage], ...]
+    criteria: CriteriaJudged
 
     @property
     def support_rows(self) -> list[SupportRow]:
@@ -52,17 +55,19 @@ def judge_all(setup: Prepared, judge: Grader | None, progress: Progress | None) 
                              asking=asking, progress=progress)  # fmt: skip
     assessed: dict[str, dict[str, Assessed]] = {}
     diagnosed: list[DiagnosisExample] = []
+    criteria = CriteriaJudged()
     if judge is not None:
-        assessed, diagnosed = judge_runs(
+        assessed, diagnosed, criteria = judge_runs(
             setup.gold, setup.folder, setup.runs, judge, asking=asking, families=setup.chosen.families,
-            carried=carried, progress=progress,
+            carried=carried, criteria=setup.config.loaded_criteria, progress=progress,
         )  # fmt: skip
     setup.index.relabelled()
-    return Judged(carried, assessed, diagnosed, before, usage_before)
+    return Judged(carried, assessed, diagnosed, before, usage_before, criteria)
 
 
 def estimate(setup: Prepared, judge: Grader) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_all`; no model is called."""
     carried = carry_labels(setup.gold, setup.loaded, setup.index, setup.config.depth)
     return estimate_judging(setup.gold, setup.runs, judge, asking=setup.config.judging(),
-                            families=setup.chosen.families, carried=carried)  # fmt: skip
+                            families=setup.chosen.families, carried=carried,
+                            criteria=setup.config.loaded_criteria)  # fmt: skip

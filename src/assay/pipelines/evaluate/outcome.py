@@ -208,6 +208,7 @@ class _Outcome:
             usage=spent_since(self.judge, self.judged.usage_before),
             judges=panel_agreement(gold.qrels, human=self.humans.human, n_resamples=config.n_boot, seed=config.seed),
             diagnosis_examples=self.judged.diagnosed,
+            criterion_verdicts=self.judged.criteria.records,
         )
 
     def _compared(self, fair: Comparable) -> _Compared:

@@ -117,7 +117,8 @@ class _Scoring:
             parts.append(budget_values(run, self.pool, chosen.budgets, config.threshold))
         parts.append(self.judged.assessed.get(run.name, {}))
         if config.loaded_criteria:
-            parts.append(criterion_values(run, self.setup.gold, config.loaded_criteria, config.depth))
+            parts.append(criterion_values(run, self.setup.gold, config.loaded_criteria, config.depth,
+                                          self.judged.criteria.values.get(run.name, {})))  # fmt: skip
         parts.append(self.turns.rewrites.get(run.name, {}) if self.turns is not None else {})
         if self.stepped and not (run.passage_free and not any(line.steps for line in run.lines.values())):
             parts.append(trajectory_values(run, self.setup.gold, self.pool, labels, threshold=config.threshold,

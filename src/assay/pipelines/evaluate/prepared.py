@@ -73,7 +73,7 @@ def prepare(
     loaded = load_runs(specs_of(runs), gold, resolver)
     available = Available.of(gold, loaded, judged=judge is not None)
     config.check_available(available)
-    check_criteria(config.loaded_criteria, available, gold, judge)
+    check_criteria(config.loaded_criteria, available, gold)
     index = SpanIndex(gold, resolver)
     read = read_runs(loaded, Units(gold, resolver))
     chosen = split_metrics(config, gold, loaded, index)

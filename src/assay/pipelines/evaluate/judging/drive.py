@@ -20,6 +20,7 @@ from typing import Any
 from assay.aio import run_sync
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Pair, estimate_pairs
+from assay.judge.criteria import Criterion
 from assay.judge.panel import Grader, each_judge, primary_of
 from assay.judge.relevance import Graded
 from assay.pipelines.evaluate.judging.asking import JudgingSettings
@@ -30,6 +31,14 @@ from assay.pipelines.evaluate.judging.calls import (
     judge_unlabelled,
     plan_calls,
     unlabelled_pairs,
+)
+from assay.pipelines.evaluate.judging.criteria import (
+    CriteriaJudged,
+    CriterionCall,
+    estimate_criteria,
+    judge_criteria,
+    model_judges,
+    plan_criteria,
 )
 from assay.pipelines.evaluate.judging.diagnosis import (
     CLAIM_CHECK_PROMPT,
@@ -66,10 +75,12 @@ def judge_runs(
     asking: JudgingSettings,
     families: set[str],
     carried: Carried,
+    criteria: Sequence[Criterion] = (),
     progress: Progress | None = None,
-) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample]]:
-    """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, and the
-    diagnosis examples (when a diagnosis metric was asked for). The passages ``carried`` left undecided are judged
+) -> tuple[dict[str, dict[str, Assessed]], list[DiagnosisExample], CriteriaJudged]:
+    """Judge what the runs need (see the module docstring); per run and query, what the LLM metrics found, the
+    diagnosis examples (when a diagnosis metric was asked for) and the judged ``criteria``'s verdicts
+    (:mod:`~.criteria`). The passages ``carried`` left undecided are judged
     with the chunks; their labels go to ``carried`` and to the golden set's passages. Each run's projection onto the
     golden chunks (:mod:`~assay.pipelines.evaluate.runs.units`) gives the unlabelled chunks of its top
     ``asking.depth``, which are judged; the LLM metrics read the run as read."""
@@ -78,9 +89,12 @@ def judge_runs(
     kinds = _call_families(families)
     plan = plan_calls(gold, runs, context_k=asking.context_k, families=kinds)
     diagnosed_runs = runs if "diagnosis" in kinds else None
+    criteria_judged = CriteriaJudged()
+    asked = _criterion_calls(gold, runs, criteria, judge, asking, criteria_judged)
 
     def work() -> Coroutine[Any, Any, tuple[list[RelevanceLabel], list[DiagnosisExample]]]:
-        return _judge_all(judge, gold, pairs, plan, asking, progress=progress, diagnosis=diagnosed_runs)
+        return _judge_all(judge, gold, pairs, plan, asking, progress=progress, diagnosis=diagnosed_runs,
+                          criteria=(asked, criteria_judged))  # fmt: skip
 
     labels, diagnosed = run_sync(work)
     judged = {(label.query_id, label.chunk_id) for label in labels}
@@ -97,7 +111,17 @@ def judge_runs(
         gold.add_passage_labels(_passages(runs, passage_labels), passage_labels)
     if labels and asking.add_labels and folder is not None:
         gold.update(folder, ("qrels", "passages") if passage_labels else ("qrels",))
-    return plan.assessed, diagnosed
+    return plan.assessed, diagnosed, criteria_judged
+
+
+def _criterion_calls(  # noqa: PLR0917 (the planner's inputs, private)
+    gold: GoldenSet, runs: Sequence[LoadedRun], criteria: Sequence[Criterion], judge: Grader,
+    asking: JudgingSettings, judged: CriteriaJudged,
+) -> list[CriterionCall]:  # fmt: skip
+    """The judged criteria's calls (none without a model judge: the criteria are then unscored, needing one)."""
+    if not model_judges(judge) or not any(c.judged for c in criteria):
+        return []
+    return plan_criteria(gold, runs, criteria, context_k=asking.context_k, judged=judged)
 
 
 def _passages(runs: list[LoadedRun], labels: list[RelevanceLabel]) -> list[Passage]:
@@ -156,10 +180,13 @@ def estimate_judging(
     asking: JudgingSettings,
     families: set[str],
     carried: Carried,
+    criteria: Sequence[Criterion] = (),
 ) -> dict[str, Estimate]:
     """Calls, cached items, prompt tokens and a cost bound per stage of :func:`judge_runs` (and of the pooling
-    :func:`judge_pool` makes for ``carried``); no model is called. With a panel, one relevance stage per judge
-    (``relevance MODEL``); the other stages are its first judge's."""
+    :func:`judge_pool` makes for ``carried``); no model is called. With a panel, one relevance stage and one stage
+    per judged criterion per judge (``relevance MODEL``, ``criterion:NAME MODEL``); the other stages are its first
+    judge's."""
+    grader = judge
     runs, units = [one.run for one in read], [one.projected for one in read]
     pairs = unlabelled_pairs(gold, units, asking.depth) + carried.pool + carried.pending
     out = {
@@ -181,6 +208,7 @@ def estimate_judging(
     pair_checks = estimate_pair_variables(gold, runs, ctx_k, sides) if checks and sides else []
     if pair_checks:
         out[PAIR_STAGE] = judge.estimate(SUPPORT_PROMPT, pair_checks)
+    out.update(estimate_criteria(grader, _criterion_calls(gold, runs, criteria, grader, asking, CriteriaJudged())))
     return out
 
 
@@ -202,14 +230,17 @@ async def _judge_all(
     *,
     progress: Progress | None,
     diagnosis: list[LoadedRun] | None = None,
+    criteria: tuple[list[CriterionCall], CriteriaJudged] | None = None,
 ) -> tuple[list[RelevanceLabel], list[DiagnosisExample]]:
     """Relevance labels and the planned calls at once; then, with ``diagnosis`` (the runs), the claim_check calls
     that need the answer calls' claims (after the per-(claim, chunk) checks of the sides ``asking.diagnosis``
-    names, which replace those support matrices). Returns the new labels and the diagnosis examples. A panel grades
-    the relevance pairs; its first judge makes the other calls."""
+    names, which replace those support matrices), and the ``criteria`` calls beside them, recorded in their
+    :class:`~.criteria.CriteriaJudged`. Returns the new labels and the diagnosis examples. A panel grades the
+    relevance pairs and the criteria; its first judge makes the other calls."""
     judge = primary_of(grader)
     sides = DIAGNOSIS_MODES[asking.diagnosis]
-    total = len(pairs) + len(plan.calls)
+    asked, criteria_judged = criteria if criteria is not None else ([], CriteriaJudged())
+    total = len(pairs) + len(plan.calls) + len(asked) * len(model_judges(grader))
     count = [0]
 
     def tick(_: Graded | None = None) -> None:
@@ -218,9 +249,10 @@ async def _judge_all(
             progress("judging", count[0], total)
 
     try:
-        labels, _ = await asyncio.gather(
+        labels, _, _ = await asyncio.gather(
             judge_unlabelled(grader, pairs, listwise=asking.listwise, seed=asking.seed, on_label=tick),
             assess_runs(judge, gold, plan, on_result=tick),
+            judge_criteria(grader, asked, criteria_judged, on_result=tick),
         )
         examples: list[DiagnosisExample] = []
         if diagnosis is not None:
