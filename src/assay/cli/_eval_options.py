@@ -99,6 +99,21 @@ def eval_options(f: Any) -> Any:
             "Deterministic checks run with any judge; judged criteria are asked of the model judge (each judge of a "
             "panel) and unscored under the offline judge (README, 'Your own criteria').",
         ),
+        click.option(
+            "--pairwise",
+            default=None,
+            metavar="FILE|builtin",
+            help="Compare the runs' answers in pairs, each pair judged in both orders (needs a model judge): a "
+            "criterion file saying what to prefer, or builtin (which answer better answers the question, given the "
+            "reference). Adds wins, ties, position consistency and Bradley-Terry strengths to the verdict.",
+        ),
+        click.option(
+            "--pairs",
+            type=click.Choice(["all", "baseline"]),
+            default="all",
+            show_default=True,
+            help="With --pairwise: every pair of runs, or each run with --baseline (default the first run) only.",
+        ),
         click.option("--by", "strata", multiple=True, help="Also stratify by this question field (repeatable)."),
         click.option(
             "-b",
@@ -265,7 +280,20 @@ def _settings(
         judge_repeats_max=flags["judge_repeats_max"],
         detect=tuple(flags["detect"]) or EvalSettings.detect,
         criteria=tuple(flags["criteria"]),
+        pairwise=_pairwise(flags["pairwise"]),
+        pairs=flags["pairs"],
     ).checked()
     if available is not None:
         settings.check_available(available)
     return settings
+
+
+def _pairwise(value: str | None) -> str | Path | None:
+    """``--pairwise``: ``builtin``, or a criterion file that must exist."""
+    if value is None or value == "builtin":
+        return value
+    path = Path(value)
+    if not path.is_file():
+        raise click.BadParameter(f"{value}: no such criterion file; give a NAME.md criterion file or builtin",
+                                 param_hint="--pairwise")  # fmt: skip
+    return path

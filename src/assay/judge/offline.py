@@ -311,9 +311,10 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-# prompts only a model can answer: a team's own criterion has no lexical reading (assay eval leaves such a criterion
-# unscored under the offline judge, "needs a model judge", and asks nothing)
-MODEL_ONLY = ("criterion", "criterion_tree")
+# prompts only a model can answer: a team's own criterion, or a preference between answers, has no lexical reading
+# (assay eval leaves such a criterion unscored under the offline judge, "needs a model judge", and refuses
+# --pairwise without a model judge)
+MODEL_ONLY = ("criterion", "criterion_tree", "pairwise")
 
 
 def offline_answer(prompt_name: str, variables: Mapping[str, Any]) -> BaseModel:

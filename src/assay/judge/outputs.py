@@ -50,6 +50,7 @@ __all__ = [
     "NuggetItem",
     "Nuggets",
     "PassageJudgement",
+    "Preference",
     "QuestionCritique",
     "RelevanceGrade",
     "RewriteCheck",
@@ -267,6 +268,14 @@ class CriterionTree(_Output):
         return self
 
 
+class Preference(_Output):
+    """Which of two answers to one question better meets a criterion (``A``, ``B`` or ``tie``), the reason first
+    (``assay eval --pairwise``; each pair is asked in both orders)."""
+
+    reason: str
+    preferred: Literal["A", "B", "tie"]
+
+
 class Claims(_Output):
     """Atomic, decontextualised, self-contained statements of a text (empty for a text that asserts nothing)."""
 
@@ -402,6 +411,7 @@ OUTPUT_MODELS: dict[str, type[BaseModel]] = {
         ArgumentsCheck,
         CriterionVerdict,
         CriterionTree,
+        Preference,
         Claims,
         Nuggets,
         SupportAssignments,

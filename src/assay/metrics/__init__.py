@@ -18,6 +18,7 @@ Modules, one line each:
 - ``judged``: qrels and runs as arrays, and their join.
 - ``leniency``: how a judge's grades sit beside people's.
 - ``letters``: compact letter display of a significance matrix.
+- ``preferences``: a Bradley-Terry model of systems from pairwise preferences with ties, cluster-bootstrapped.
 - ``power``: how many questions a paired comparison needs.
 - ``ppi``: prediction-powered inference (PPI++).
 - ``projection``: one unit of account: a run's passages projected onto labelled units.

@@ -85,6 +85,7 @@ def build_verdict(result: EvalResult) -> Verdict:
         cost=_cost(systems),
         caveats=caveats,
         history=[_history(gain) for gain in result.history_gain],
+        preference=result.preferences.sentence if result.preferences is not None else None,
     )
 
 

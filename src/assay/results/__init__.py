@@ -8,7 +8,9 @@ The records, by family (every public name is imported here, so ``from assay.resu
 
 * :mod:`~assay.results.headline`: which metrics a summary shows (headline cut-off and metrics, report groups).
 * :mod:`~assay.results.runs`: one run: metric summaries, per-question rows, file counts, system, repeats, conversations.
-* :mod:`~assay.results.views`: the per-question explorer: passages, answers and claims of each run; diagnosis examples.
+* :mod:`~assay.results.views`: the per-question explorer: passages, answers and claims of each run; diagnosis examples;
+  criterion verdicts.
+* :mod:`~assay.results.preferences`: pairwise preferences: both orders of each pair, outcomes, Bradley-Terry strengths.
 * :mod:`~assay.results.comparisons`: runs compared, history gain, clustering, power planning, pool shifts.
 * :mod:`~assay.results.agreement`: the judge's trust: agreement with people and within a panel, noise, card, PPI++.
 * :mod:`~assay.results.verdict`: the answer first, as the reports render it.
@@ -42,6 +44,7 @@ from assay.results.headline import (
     metric_group,
     summary_metrics,
 )
+from assay.results.preferences import OrderVerdict, PairJudgement, PairOutcome, Preferences, Strength
 from assay.results.runs import (
     FILLED_SHARE,
     BudgetFill,
@@ -95,10 +98,14 @@ __all__ = [
     "JudgePairAgreement",
     "JudgeVotes",
     "MetricSummary",
+    "OrderVerdict",
+    "PairJudgement",
+    "PairOutcome",
     "PanelAgreement",
     "PassageView",
     "PoolShift",
     "PowerPlan",
+    "Preferences",
     "QueryResult",
     "QuestionView",
     "RepeatSummary",
@@ -106,6 +113,7 @@ __all__ = [
     "RunResult",
     "RunView",
     "StepView",
+    "Strength",
     "SystemCost",
     "SystemSummary",
     "TrajectorySummary",

@@ -9,6 +9,7 @@ from pydantic import Field
 from assay.results._model import _Model
 from assay.results.agreement import AgreementSummary, CorrectedMetric, JudgeCardSummary, JudgeNoise, PanelAgreement
 from assay.results.comparisons import Clustering, Comparison, HistoryGain, PoolShift, PowerPlan
+from assay.results.preferences import Preferences
 from assay.results.runs import RunResult
 from assay.results.verdict import Verdict
 from assay.results.views import CriterionVerdictRecord, DiagnosisExample
@@ -48,6 +49,7 @@ class EvalResult(_Model):
     # each judged criterion's verdict per run and question, with every judge's vote (checks need none: their value is
     # the row's metric)
     criterion_verdicts: list[CriterionVerdictRecord] = Field(default_factory=list)
+    preferences: Preferences | None = None  # --pairwise: the runs' answers compared in pairs (None: not asked)
     judge_card: JudgeCardSummary | None = None  # the judge's card (assay eval looks it up); None without a judge
     panel_cards: list[JudgeCardSummary] = Field(default_factory=list)  # the cards of a panel's other judges
     # agreement between the judges of a panel, over the golden set's labels that carry votes; None: no such label

@@ -67,6 +67,7 @@ class Verdict(_Model):
     Markdown and HTML reports only render it. The structured fields carry the figures; ``lines`` words them, one
     sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with letters,
     what the history is worth (``history``, with a rewrites run and a turns run of a conversational golden set), the
+    pairwise preferences (``preference``, with ``--pairwise``), the
     judge's trust, cost and latency when known, then the ``caveats`` (every one that applies, most severe first)."""
 
     metric: str | None  # the primary metric
@@ -81,11 +82,13 @@ class Verdict(_Model):
     cost: str | None = None
     caveats: list[str] = Field(default_factory=list)
     history: list[str] = Field(default_factory=list)  # a conversational evaluation: each history gain, a sentence
+    preference: str | None = None  # --pairwise: the pairs' verdicts from the Bradley-Terry intervals
 
     @property
     def lines(self) -> list[str]:
         """The sentences in print order (caveats excluded: they are listed under them)."""
-        return [line for line in (self.headline, self.ranking, *self.history, self.judge, self.cost) if line]
+        parts = (self.headline, self.ranking, *self.history, self.preference, self.judge, self.cost)
+        return [line for line in parts if line]
 
 
 OFFLINE_WARNING = "offline judge: a lexical baseline, not an LLM; use --judge MODEL for real judgements."

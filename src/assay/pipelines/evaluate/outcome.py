@@ -27,6 +27,7 @@ from assay.pipelines.evaluate.judged import Judged
 from assay.pipelines.evaluate.judging.calls import vital_counts
 from assay.pipelines.evaluate.judging.diagnosis import directed
 from assay.pipelines.evaluate.judging.noise import cutoff, judge_noise
+from assay.pipelines.evaluate.judging.pairwise import BUILTIN, run_pairs
 from assay.pipelines.evaluate.judging.passages import passage_grade
 from assay.pipelines.evaluate.judging.pool_growth import pool_shifts, quotes_note
 from assay.pipelines.evaluate.per_query import Scores
@@ -47,6 +48,7 @@ from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_me
 from assay.pipelines.evaluate.statistics.gates import relevant_chunk_lengths
 from assay.pipelines.evaluate.statistics.history import history_gains
 from assay.pipelines.evaluate.statistics.planning import power_plans
+from assay.pipelines.evaluate.statistics.preferences import preferences_summary
 from assay.pipelines.evaluate.statistics.repeats import Merged
 from assay.pipelines.evaluate.statistics.stats import (
     PPIInputs,
@@ -68,6 +70,7 @@ from assay.results import (
     MetricSummary,
     PoolShift,
     PowerPlan,
+    Preferences,
     QueryResult,
     RunResult,
     headline_metrics,
@@ -127,6 +130,13 @@ def _headline(names: Sequence[str], config: EvalSettings) -> list[str]:
     return headline_metrics(names, config.k_values, (*config.metrics, *config.also))
 
 
+def _pairwise_record(config: EvalSettings) -> str | None:
+    """What results.json keeps of ``--pairwise``: the criterion's ``name@version`` (``builtin``), or None."""
+    if config.pairwise is None:
+        return None
+    return config.pairwise_criterion.ref if config.pairwise_criterion is not None else BUILTIN
+
+
 def _criteria_record(config: EvalSettings) -> list[dict[str, str]]:
     """What results.json keeps of each criterion: its name, version, kind, file and the hash of the file's bytes."""
     return [{"name": c.name, "version": c.version, "kind": c.check.kind if c.check is not None else "judged",
@@ -184,7 +194,8 @@ class _Outcome:
             judge=self.judge.model if self.judge is not None else None,
             k_values=list(config.k_values),
             settings={
-                **asdict(replace(config, criteria=())),
+                **asdict(replace(config, criteria=(), pairwise=None)),
+                "pairwise": _pairwise_record(config),
                 "context_k": config.ctx_k,
                 "relevance": f"grade >= {config.threshold}",
                 "criteria": _criteria_record(config),
@@ -209,7 +220,21 @@ class _Outcome:
             judges=panel_agreement(gold.qrels, human=self.humans.human, n_resamples=config.n_boot, seed=config.seed),
             diagnosis_examples=self.judged.diagnosed,
             criterion_verdicts=self.judged.criteria.records,
+            preferences=self._preferences(),
         )
+
+    def _preferences(self) -> Preferences | None:
+        """The runs' pairwise preferences (``--pairwise``), summarised over the same clusters as the comparisons."""
+        config = self.config
+        if config.pairwise is None or not self.judged.pairwise:
+            return None
+        pairs = run_pairs([one.run.name for one in self.setup.runs], config.pairs, config.baseline)
+        criterion = config.pairwise_criterion
+        return preferences_summary(self.judged.pairwise, pairs, self.setup.clusters,
+                                   criterion=criterion.name if criterion is not None else BUILTIN,
+                                   ref=criterion.ref if criterion is not None else BUILTIN,
+                                   confidence=config.confidence, n_resamples=config.n_boot,
+                                   seed=config.seed)  # fmt: skip
 
     def _compared(self, fair: Comparable) -> _Compared:
         """The runs compared on the comparable metrics (the primary leading), and what follows from it."""

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from assay.errors import ConfigError
 from assay.formats.golden import GoldenSet
-from assay.judge.panel import Grader
+from assay.judge.panel import Grader, judges_of
 from assay.pipelines.evaluate.judging.noise import check_repeatable
+from assay.pipelines.evaluate.judging.pairwise import run_pairs
 from assay.pipelines.evaluate.runs.carry import SpanIndex
 from assay.pipelines.evaluate.runs.loaded import LoadedRun
 from assay.pipelines.evaluate.runs.locate import Resolver
@@ -74,6 +75,8 @@ def prepare(
     available = Available.of(gold, loaded, judged=judge is not None)
     config.check_available(available)
     check_criteria(config.loaded_criteria, available, gold)
+    if config.pairwise is not None:
+        _can_compare(config, judge, [run.name for run in loaded])
     index = SpanIndex(gold, resolver)
     read = read_runs(loaded, Units(gold, resolver))
     chosen = split_metrics(config, gold, loaded, index)
@@ -85,6 +88,14 @@ def _needs_judge(settings: EvalSettings, judge: Grader | None) -> None:
     named = [m for m in (*settings.metrics, *settings.also) if family(m) in NEEDS_JUDGE]
     if judge is None and named:
         raise ConfigError(f"{', '.join(named)}: LLM-judged, needs a judge (--judge MODEL, or judge= in the API)")
+
+
+def _can_compare(config: EvalSettings, judge: Grader | None, names: list[str]) -> None:
+    """``--pairwise`` needs a model judge (the offline judge has no reading of a preference) and pairs to compare."""
+    if not any(one.model != "offline" for one in judges_of(judge)):
+        raise ConfigError("--pairwise needs a model judge (--judge MODEL): the offline judge and --no-judge have no "
+                          "reading of which answer is better")  # fmt: skip
+    run_pairs(names, config.pairs, config.baseline)
 
 
 def _load(golden: GoldenSet | Path | str) -> tuple[GoldenSet, Path | None]:

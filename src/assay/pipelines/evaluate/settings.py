@@ -76,6 +76,10 @@ class EvalSettings:
     ``criteria``: the team's own criteria, each a :class:`~assay.judge.criteria.Criterion`, a criterion file or a
     folder of them (:meth:`checked` loads them); each adds ``criterion:NAME`` per question
     (:mod:`~assay.pipelines.evaluate.scoring.criteria`), a name ``primary``, ``metrics`` and ``also`` may give.
+    ``pairwise``: compare the runs' answers in pairs, each pair judged in both orders
+    (:mod:`~assay.pipelines.evaluate.judging.pairwise`): a criterion file, a loaded criterion, or ``"builtin"``
+    (which answer better answers the question, given the reference); None: not asked. ``pairs``: ``all`` pairs of
+    runs, or ``baseline`` (each run with ``baseline``, else the first run).
     ``diagnosis``: how the diagnosis gets its claim x chunk entailment
     (:mod:`~assay.pipelines.evaluate.judging.pair_checks`): ``answers`` (default: each answer claim checked against each
     chunk, the reference claims read off the context call), ``exact`` (both sides checked per pair, as RAGChecker does)
@@ -106,6 +110,8 @@ class EvalSettings:
     judge_repeats_max: int = 300
     detect: tuple[float, ...] = (0.02, 0.05)
     criteria: tuple[Criterion | str | Path, ...] = ()
+    pairwise: Criterion | str | Path | None = None
+    pairs: str = "all"
 
     def checked(self) -> EvalSettings:
         """Raise :class:`ConfigError` for values that cannot work (an unknown metric name among them, with the
@@ -137,10 +143,20 @@ class EvalSettings:
             parse_budget(budget)
         criteria = load_criteria(self.criteria)
         _check_criterion_names(self.named, criteria)
+        if self.pairs not in ("all", "baseline"):
+            raise ConfigError(f"--pairs {self.pairs}: use all or baseline")
+        pairwise = self.pairwise
+        if pairwise is not None and not isinstance(pairwise, Criterion) and str(pairwise) != "builtin":
+            (pairwise,) = load_criteria([pairwise])
         k_values = joined_k(self.k_values, check_names(self.named, self.k_values, self.budgets))
-        if k_values == tuple(self.k_values) and criteria == tuple(self.criteria):
+        if k_values == tuple(self.k_values) and criteria == tuple(self.criteria) and pairwise == self.pairwise:
             return self
-        return replace(self, k_values=k_values, criteria=criteria)
+        return replace(self, k_values=k_values, criteria=criteria, pairwise=pairwise)
+
+    @property
+    def pairwise_criterion(self) -> Criterion | None:
+        """The loaded ``pairwise`` criterion (None for the built-in one, or before :meth:`checked`)."""
+        return self.pairwise if isinstance(self.pairwise, Criterion) else None
 
     @property
     def loaded_criteria(self) -> tuple[Criterion, ...]:

@@ -12,6 +12,7 @@ Modules, one line each:
 - ``diagnosis``: RAGChecker's metrics on the claim x chunk support matrix.
 - ``pair_checks``: exact per-(claim, chunk) entailment for the diagnosis.
 - ``criteria``: a team's judged criteria (scale, steps or decision tree) asked of each model judge.
+- ``pairwise``: each pair of runs' answers judged in both orders (``--pairwise``).
 - ``contradiction``: whether a conversational system contradicts its own earlier answers.
 - ``noise``: judge noise (``--judge-repeats N``) and what it does to the primary metric.
 """

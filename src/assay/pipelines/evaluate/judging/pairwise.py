@@ -1,0 +1,165 @@
+"""Pairwise preferences (``assay eval --pairwise``): per question, each pair of runs' answers judged in both orders.
+
+The criterion is a criterion file (its body, or its description, tells the judge what to prefer) or the built-in
+:data:`BUILTIN` ("which answer better answers the question, given the reference"). Pairs (:func:`run_pairs`): every
+pair of runs (``all``), or each run with one baseline (``baseline``). Per question and pair, two ``pairwise`` calls:
+run_a shown as answer A, then run_b shown as answer A. Each order names a winner (the run at the position the judge
+preferred) or a tie; the outcome is that run when both orders name it, and a **tie when the orders disagree** (a
+judge that always prefers position A ties every pair: its preference says nothing about the answers).
+
+A question where one run has an answer and the other none (empty, failed, not answered) goes to the answering run
+without a call; with neither answering it is unscored (``no answer from either run``). A failed call leaves the
+question's pair unscored with the call's reason, never a tie. The panel's first judge answers (one preference per
+order; the criteria of :mod:`~.criteria` ask each judge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from assay.errors import ConfigError
+from assay.formats.golden import GoldenSet
+from assay.judge import Estimate, Judge, Judgement
+from assay.judge.criteria import Criterion
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
+from assay.results import OrderVerdict, PairJudgement
+
+__all__ = [
+    "BUILTIN",
+    "NEITHER",
+    "PAIRWISE_PROMPT",
+    "PAIR_MODES",
+    "PairCall",
+    "estimate_pairwise",
+    "judge_pairwise",
+    "plan_pairwise",
+    "run_pairs",
+]
+
+PAIRWISE_PROMPT = "pairwise"
+BUILTIN = "builtin"
+PAIR_MODES = ("all", "baseline")
+NEITHER = "no answer from either run"
+_BUILTIN_TEXT = ("Prefer the answer that better answers the question: correct, complete and to the point, as the "
+                 "reference answer says when one is given. An answer that declines when the question can be answered "
+                 "is worse than one that answers it correctly.")  # fmt: skip
+_POSITIONS = ("A", "B")
+
+
+def run_pairs(names: Sequence[str], mode: str, baseline: str | None) -> list[tuple[str, str]]:
+    """The pairs of runs to compare, in the runs' order: every pair, or (``baseline``) the baseline run (the named
+    one, else the first) with each other run."""
+    if mode not in PAIR_MODES:
+        raise ConfigError(f"--pairs {mode}: use one of {', '.join(PAIR_MODES)}")
+    if len(names) < 2:
+        raise ConfigError("--pairwise compares the answers of two runs or more; give at least two runs")
+    if mode == "all":
+        return list(combinations(names, 2))
+    base = baseline if baseline is not None else names[0]
+    if base not in names:
+        raise ConfigError(f"--baseline {base}: no run of that name (runs: {', '.join(names)})")
+    return [(base, other) for other in names if other != base]
+
+
+def criterion_of(source: Criterion | None) -> dict[str, str]:
+    """The prompt's ``criterion`` variable: a file's name, instructions and hash, or the built-in one."""
+    if source is None:
+        return {"name": BUILTIN, "instructions": _BUILTIN_TEXT, "hash": ""}
+    return {"name": source.name, "instructions": source.instructions or source.description,
+            "hash": source.content_hash}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PairCall:
+    """One order of one pair on one question: ``first`` is the run shown as answer A."""
+
+    query_id: str
+    run_a: str
+    run_b: str
+    first: str
+    variables: dict[str, Any]
+
+
+def _answer(line: Any) -> str | None:
+    if line is None or line.error is not None or not line.answer or not line.answer.strip():
+        return None
+    return str(line.answer)
+
+
+def plan_pairwise(
+    gold: GoldenSet, runs: Sequence[LoadedRun], pairs: Sequence[tuple[str, str]], criterion: Criterion | None
+) -> tuple[list[PairCall], list[PairJudgement]]:
+    """The calls to make, and the pair judgements decided without one (one side or neither answered)."""
+    by_name = {run.name: run for run in runs}
+    spec = criterion_of(criterion)
+    calls: list[PairCall] = []
+    decided: list[PairJudgement] = []
+    for run_a, run_b in pairs:
+        lines_a, lines_b = by_name[run_a].lines, by_name[run_b].lines
+        for qid in [q for q in lines_a if q in lines_b]:  # the questions both runs were asked, in run_a's order
+            answers = {run_a: _answer(lines_a[qid]), run_b: _answer(lines_b[qid])}
+            if answers[run_a] is None or answers[run_b] is None:
+                given = [run for run, text in answers.items() if text is not None]
+                decided.append(PairJudgement(query_id=qid, run_a=run_a, run_b=run_b,
+                                             winner=given[0] if given else None,
+                                             unscored=None if given else NEITHER))  # fmt: skip
+                continue
+            question = gold.question(qid)
+            for first, second in ((run_a, run_b), (run_b, run_a)):
+                variables = {"criterion": spec, "question": question.text,
+                             "reference_answer": question.reference_answer or None,
+                             "answer_a": answers[first], "answer_b": answers[second]}  # fmt: skip
+                calls.append(PairCall(qid, run_a, run_b, first, variables))
+    return calls, decided
+
+
+def _order(call: PairCall, judgement: Judgement[Any]) -> OrderVerdict:
+    if judgement.output is None:
+        kind = judgement.unscored.kind if judgement.unscored is not None else "unscored"
+        return OrderVerdict(shown_first=call.first, unscored=kind)
+    preferred, reason = judgement.output.preferred, judgement.output.reason
+    second = call.run_b if call.first == call.run_a else call.run_a
+    winner = "tie" if preferred == "tie" else (call.first if preferred == _POSITIONS[0] else second)
+    return OrderVerdict(shown_first=call.first, preferred=preferred, winner=winner, reason=reason)
+
+
+def _outcome(orders: Sequence[OrderVerdict]) -> tuple[str | None, str | None]:
+    """(winner, why unscored) of a pair's two orders (module doc)."""
+    failed = next((o.unscored for o in orders if o.unscored is not None), None)
+    if failed is not None:
+        return None, failed
+    winners = {o.winner for o in orders}
+    return (winners.pop() if len(winners) == 1 else "tie"), None
+
+
+async def judge_pairwise(
+    judge: Judge, calls: Sequence[PairCall], *, on_result: Callable[[], None] | None = None
+) -> list[PairJudgement]:
+    """Make ``calls`` (both orders of each pair and question) and read each pair's outcome."""
+    orders: list[OrderVerdict | None] = [None] * len(calls)
+
+    def done(index: int, judgement: Judgement[Any]) -> None:
+        orders[index] = _order(calls[index], judgement)
+        if on_result is not None:
+            on_result()
+
+    if calls:
+        await judge.ajudge_many(PAIRWISE_PROMPT, [c.variables for c in calls], stage=PAIRWISE_PROMPT,
+                                on_result=done)  # fmt: skip
+    grouped: dict[tuple[str, str, str], list[OrderVerdict]] = {}
+    for call, verdict in zip(calls, orders, strict=True):
+        given = verdict if verdict is not None else OrderVerdict(shown_first=call.first, unscored="unscored")
+        grouped.setdefault((call.run_a, call.run_b, call.query_id), []).append(given)
+    out = []
+    for (run_a, run_b, qid), two in grouped.items():
+        winner, why = _outcome(two)
+        out.append(PairJudgement(query_id=qid, run_a=run_a, run_b=run_b, winner=winner, unscored=why, orders=two))
+    return out
+
+
+def estimate_pairwise(judge: Judge, calls: Sequence[PairCall]) -> dict[str, Estimate]:
+    """The dry run's ``pairwise`` stage: 2 x pairs x questions calls (fewer where a side has no answer)."""
+    return {PAIRWISE_PROMPT: judge.estimate(PAIRWISE_PROMPT, [c.variables for c in calls])} if calls else {}
