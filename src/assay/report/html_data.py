@@ -56,7 +56,8 @@ def explorer_data(
     wanted = [*metrics, *diagnosis]
     values = {(row.run, row.query_id): row for row in per_query or ()}
     texts: dict[str, int] = {}
-    blocks = [packed(_question_block(q, wanted, values, texts)) for q in questions]
+    judged = _judged(result)
+    blocks = [packed(_question_block(q, wanted, values, texts) | judged.get(q.query_id, {})) for q in questions]
     index = {"questions": [[q.query_id, q.text] for q in questions], "metrics": metrics, "diagnosis": diagnosis}
     return {"index": packed(index), "texts": packed(list(texts)), "blocks": blocks}
 
@@ -75,6 +76,25 @@ def _question_block(
                       "s": steps, "h": side.hops, "d": side.path, "t": side.references})  # fmt: skip
     return {"id": q.query_id, "text": q.text, "type": q.type, "difficulty": q.difficulty, "ref": q.reference_answer,
             "nuggets": q.nuggets, "runs": sides}  # fmt: skip
+
+
+def _judged(result: EvalResult) -> dict[str, dict[str, Any]]:
+    """Per question, what the page shows of the team's criteria and the pairwise preferences: ``k``, each judged
+    criterion's verdict per run (run, criterion, label, score, why unscored, and each vote: model, label, reason,
+    the answered tree steps); ``pw``, each pair of runs with both orders (run shown first, position preferred, the
+    run that is, reason, why unscored), side by side on the page."""
+    out: dict[str, dict[str, Any]] = {}
+    for v in result.criterion_verdicts:
+        votes = [[one.model, one.label, one.reason, [[s.id, s.question, s.answer, s.reason] for s in one.steps],
+                  one.unscored] for one in v.votes]  # fmt: skip
+        out.setdefault(v.query_id, {}).setdefault("k", []).append([v.run, v.criterion, v.label, v.score, v.unscored,
+                                                                   votes])  # fmt: skip
+    if result.preferences is not None:
+        for j in result.preferences.judgements:
+            orders = [[o.shown_first, o.preferred, o.winner, o.reason, o.unscored] for o in j.orders]
+            out.setdefault(j.query_id, {}).setdefault("pw", []).append([j.run_a, j.run_b, j.winner, j.unscored,
+                                                                        orders])  # fmt: skip
+    return out
 
 
 def _step(step: StepView, texts: dict[str, int]) -> dict[str, Any]:

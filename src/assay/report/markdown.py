@@ -53,6 +53,8 @@ def render_markdown(result: EvalResult) -> str:
     lines += _noise(result)
     lines += _conversations(result)
     lines += _trajectories(result)
+    lines += _preferences(result)
+    lines += _criterion_labels(result)
     lines += _planning(result)
     lines += _diagnosis(result)
     lines += _agreement(result)
@@ -178,6 +180,44 @@ def _trajectories(result: EvalResult) -> list[str]:
     """The trajectories (:mod:`assay.report._trajectory`): each run's paths, the differences between runs."""
     lines = trajectory_lines(result)
     return ["## Trajectories", "", *(f"- {md_escape(line)}" for line in lines), ""] if lines else []
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _preferences(result: EvalResult) -> list[str]:
+    """``--pairwise``: each pair's wins, ties and losses, the judge's consistency across orders and first-position
+    rate, the model's probability with its interval; then the Bradley-Terry strengths."""
+    found = result.preferences
+    if found is None:
+        return []
+    intro = (f"Criterion {md_escape(found.ref)}; each pair of answers judged in both orders, {md_escape(found.ties)}. "
+             f"Bradley-Terry over {found.questions} questions in {found.clusters} clusters; P(A preferred) with its "
+             f"{found.pair_confidence:.1%} interval (adjusted for {len(found.pairs)} pairs).")  # fmt: skip
+    header = ["A", "B", "wins", "ties", "losses", "unscored", "P(A preferred)", "same in both orders",
+              "first position chosen", "verdict"]  # fmt: skip
+    rows = [[md_escape(p.run_a), md_escape(p.run_b), str(p.wins), str(p.ties), str(p.losses), str(p.unscored),
+             f"{p.prob:.2f} [{p.low:.2f}, {p.high:.2f}]", _rate(p.consistency), _rate(p.first_position),
+             md_escape(f"{p.better} preferred" if p.better else "not told apart")] for p in found.pairs]  # fmt: skip
+    strengths = [[md_escape(s.run), f"{s.strength:+.3f} [{s.low:+.3f}, {s.high:+.3f}]"] for s in found.strengths]
+    return ["## Pairwise preferences", "", intro, "", *_table(header, rows, "llrrrrrrrl"),
+            *_table(["run", f"strength (log scale, {found.confidence:.0%} interval)"], strengths, "lr")]  # fmt: skip
+
+
+def _criterion_labels(result: EvalResult) -> list[str]:
+    """How often each judged criterion's labels were given, per run (the verdicts are in results.json)."""
+    if not result.criterion_verdicts:
+        return []
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for v in result.criterion_verdicts:
+        label = v.label if v.label is not None else f"unscored ({v.unscored})"
+        mine = counts.setdefault((v.ref, v.run), {})
+        mine[label] = mine.get(label, 0) + 1
+    rows = [[md_escape(ref), md_escape(run), md_escape(", ".join(f"{k} {n}" for k, n in sorted(given.items())))]
+            for (ref, run), given in counts.items()]  # fmt: skip
+    return ["## Judged criteria", "", "Labels given per run (each verdict, its reason and votes: results.json, "
+            "criterion_verdicts).", "", *_table(["criterion", "run", "labels"], rows, "lll")]  # fmt: skip
 
 
 def _planning(result: EvalResult) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ from assay.pipelines.evaluate import EvalSettings, estimate_evaluation, evaluate
 from assay.results import EvalResult, QueryResult
 from assay.testing import FakeOpenAIServer
 from assay.testing.fake_batches import FakeBatchServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
+from test_html import lazy_block
 
 N = 4
 DAYS = (
@@ -275,3 +279,15 @@ def test_the_cli_asks_directly_or_through_batches_alike_and_prices_the_criterion
                                                                     qid(3): None}  # fmt: skip
     saved = json.loads((tmp_path / "direct" / "results.json").read_text())
     assert len(saved["criterion_verdicts"]) == 2 * N
+    markdown = (tmp_path / "direct" / "report.md").read_text()
+    labels = "full 1, partial 1, unscored (invalid_output) 1, unscored (tree_question_unanswered) 1"
+    assert f"| precise@1 | good | {labels} |" in markdown
+    page = (tmp_path / "direct" / "report.html").read_text()
+    index = lazy_block(page, "data-explorer")
+    block = lazy_block(page, f"data-q{[q for q, _ in index['questions']].index(qid(0))}")
+    walked = next(v for v in block["k"] if v[1] == "precise")
+    assert walked[:5] == ["good", "precise", "full", 1.0, None]
+    [[model, label, _, steps, unscored]] = walked[5]
+    assert (model, label, unscored) == ("openai/judge-x", "full", None)
+    assert [step[:3] for step in steps] == [["q1", "Does the answer give a number of days?", "yes"],
+                                            ["q2", "Does the answer name the product?", "yes"]]  # fmt: skip

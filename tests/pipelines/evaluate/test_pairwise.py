@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ from assay.pipelines.evaluate import EvalSettings, estimate_evaluation, evaluate
 from assay.report.verdict import build_verdict
 from assay.results import EvalResult
 from assay.testing import FakeOpenAIServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "report"))
+from test_html import lazy_block
 
 N = 8
 BLOCK = re.compile(r"<answer_([ab])-\w+>\n(.*?)\n</answer_\1-\w+>", re.S)
@@ -223,3 +227,15 @@ def test_the_cli_prints_the_pairwise_line_in_the_verdict(tmp_path: Path) -> None
     assert "Pairwise (builtin, both orders" in result.output and "good preferred to weak" in result.output
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert saved["preferences"]["pairs"][0]["better"] == "good"
+    markdown = (tmp_path / "out" / "report.md").read_text()
+    assert "## Pairwise preferences" in markdown
+    assert "| good | weak | 12 | 0 | 0 | 0 |" in markdown and "| 100% | 50% | good preferred |" in markdown
+    # The explorer holds both orders of each pair, with their reasons, beside each other.
+    page = (tmp_path / "out" / "report.html").read_text()
+    index = lazy_block(page, "data-explorer")
+    first = lazy_block(page, "data-q0")
+    assert index["questions"][0][0] == first["id"]
+    [pair] = first["pw"]
+    assert pair[:4] == ["good", "weak", "good", None]
+    assert [order[:3] for order in pair[4]] == [["good", "A", "good"], ["weak", "B", "good"]]
+    assert [order[3] for order in pair[4]] == ["warranty in A: True", "warranty in A: False"]

@@ -271,7 +271,51 @@
       if (side.c.length) { card.appendChild(claims(side)); }
       var diagnosis = metricLine(side, explorer.diagnosis);
       if (diagnosis) { card.appendChild(el("p", "note", "Diagnosis: " + diagnosis)); }
+      var mine = (q.k || []).filter(function (v) { return v[0] === side.run; });
+      if (mine.length) { card.appendChild(criteria(mine)); }
     });
+    if (q.pw && q.pw.length) { view.appendChild(pairwise(q.pw)); }
+  }
+
+  function criteria(verdicts) {
+    var box = el("div", "x-criteria");
+    box.appendChild(el("h4", "", "Criteria"));
+    var list = box.appendChild(el("ul"));
+    verdicts.forEach(function (v) {
+      var head = v[2] ? v[1] + ": " + v[2] + " (" + v[3] + ")" : v[1] + ": unscored (" + v[4] + ")";
+      var item = list.appendChild(el("li", "", head));
+      item.setAttribute("data-criterion", v[1]);
+      v[5].forEach(function (vote) {
+        var said = vote[0] + " said " + (vote[1] || "nothing usable" + (vote[4] ? " (" + vote[4] + ")" : ""));
+        item.appendChild(el("p", "note", said + (vote[2] ? ": " + vote[2] : "")));
+        if (vote[3].length) {
+          var walk = item.appendChild(el("ol", "x-walk"));
+          vote[3].forEach(function (s) { walk.appendChild(el("li", "", s[1] + " " + s[2] + " (" + s[3] + ")")); });
+        }
+      });
+    });
+    return box;
+  }
+
+  function pairwise(pairs) {
+    var box = el("div", "x-pairwise");
+    box.appendChild(el("h3", "", "Pairwise, both orders"));
+    pairs.forEach(function (pair) {
+      var outcome = pair[2] ? (pair[2] === "tie" ? "tie" : pair[2] + " preferred") : "unscored (" + pair[3] + ")";
+      var row = box.appendChild(el("div", "x-pair"));
+      row.setAttribute("data-pair", pair[0] + " vs " + pair[1]);
+      row.appendChild(el("h4", "", pair[0] + " vs " + pair[1] + ": " + outcome));
+      var sides = row.appendChild(el("div", "x-runs"));
+      pair[4].forEach(function (order) {
+        var card = sides.appendChild(el("div", "x-run x-order"));
+        card.appendChild(el("p", "note", order[0] + " shown as A"));
+        var said = order[1] ? "preferred " + order[1] + (order[2] !== "tie" ? " (" + order[2] + ")" : "")
+          : "unscored (" + order[4] + ")";
+        card.appendChild(el("p", "", said));
+        if (order[3]) { card.appendChild(el("p", "x-answer", order[3])); }
+      });
+    });
+    return box;
   }
 
   function listQuestions() {
