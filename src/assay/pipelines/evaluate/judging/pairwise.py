@@ -33,9 +33,13 @@ __all__ = [
     "PAIRWISE_PROMPT",
     "PAIR_MODES",
     "PairCall",
+    "criterion_of",
     "estimate_pairwise",
     "judge_pairwise",
+    "order_variables",
+    "pair_outcome",
     "plan_pairwise",
+    "read_order",
     "run_pairs",
 ]
 
@@ -83,6 +87,13 @@ class PairCall:
     variables: dict[str, Any]
 
 
+def order_variables(criterion: dict[str, str], question: str, reference: str | None, first: str,
+                    second: str) -> dict[str, Any]:  # fmt: skip
+    """The ``pairwise`` prompt's variables for one order: ``first`` shown as answer A."""
+    return {"criterion": criterion, "question": question, "reference_answer": reference or None, "answer_a": first,
+            "answer_b": second}  # fmt: skip
+
+
 def _answer(line: Any) -> str | None:
     if line is None or line.error is not None or not line.answer or not line.answer.strip():
         return None
@@ -100,33 +111,31 @@ def plan_pairwise(
     for run_a, run_b in pairs:
         lines_a, lines_b = by_name[run_a].lines, by_name[run_b].lines
         for qid in [q for q in lines_a if q in lines_b]:  # the questions both runs were asked, in run_a's order
-            answers = {run_a: _answer(lines_a[qid]), run_b: _answer(lines_b[qid])}
-            if answers[run_a] is None or answers[run_b] is None:
-                given = [run for run, text in answers.items() if text is not None]
+            given_a, given_b = _answer(lines_a[qid]), _answer(lines_b[qid])
+            if given_a is None or given_b is None:
+                given = [run for run, text in ((run_a, given_a), (run_b, given_b)) if text is not None]
                 decided.append(PairJudgement(query_id=qid, run_a=run_a, run_b=run_b,
                                              winner=given[0] if given else None,
                                              unscored=None if given else NEITHER))  # fmt: skip
                 continue
             question = gold.question(qid)
-            for first, second in ((run_a, run_b), (run_b, run_a)):
-                variables = {"criterion": spec, "question": question.text,
-                             "reference_answer": question.reference_answer or None,
-                             "answer_a": answers[first], "answer_b": answers[second]}  # fmt: skip
+            for first, shown in ((run_a, (given_a, given_b)), (run_b, (given_b, given_a))):
+                variables = order_variables(spec, question.text, question.reference_answer, *shown)
                 calls.append(PairCall(qid, run_a, run_b, first, variables))
     return calls, decided
 
 
-def _order(call: PairCall, judgement: Judgement[Any]) -> OrderVerdict:
+def read_order(first: str, second: str, judgement: Judgement[Any]) -> OrderVerdict:
+    """One order's answer, ``first`` shown as answer A and ``second`` as B: the run (or system) it prefers."""
     if judgement.output is None:
         kind = judgement.unscored.kind if judgement.unscored is not None else "unscored"
-        return OrderVerdict(shown_first=call.first, unscored=kind)
+        return OrderVerdict(shown_first=first, unscored=kind)
     preferred, reason = judgement.output.preferred, judgement.output.reason
-    second = call.run_b if call.first == call.run_a else call.run_a
-    winner = "tie" if preferred == "tie" else (call.first if preferred == _POSITIONS[0] else second)
-    return OrderVerdict(shown_first=call.first, preferred=preferred, winner=winner, reason=reason)
+    winner = "tie" if preferred == "tie" else (first if preferred == _POSITIONS[0] else second)
+    return OrderVerdict(shown_first=first, preferred=preferred, winner=winner, reason=reason)
 
 
-def _outcome(orders: Sequence[OrderVerdict]) -> tuple[str | None, str | None]:
+def pair_outcome(orders: Sequence[OrderVerdict]) -> tuple[str | None, str | None]:
     """(winner, why unscored) of a pair's two orders (module doc)."""
     failed = next((o.unscored for o in orders if o.unscored is not None), None)
     if failed is not None:
@@ -142,7 +151,8 @@ async def judge_pairwise(
     orders: list[OrderVerdict | None] = [None] * len(calls)
 
     def done(index: int, judgement: Judgement[Any]) -> None:
-        orders[index] = _order(calls[index], judgement)
+        call = calls[index]
+        orders[index] = read_order(call.first, call.run_b if call.first == call.run_a else call.run_a, judgement)
         if on_result is not None:
             on_result()
 
@@ -155,7 +165,7 @@ async def judge_pairwise(
         grouped.setdefault((call.run_a, call.run_b, call.query_id), []).append(given)
     out = []
     for (run_a, run_b, qid), two in grouped.items():
-        winner, why = _outcome(two)
+        winner, why = pair_outcome(two)
         out.append(PairJudgement(query_id=qid, run_a=run_a, run_b=run_b, winner=winner, unscored=why, orders=two))
     return out
 
