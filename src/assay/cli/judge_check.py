@@ -19,9 +19,16 @@ from assay.errors import ConfigError
 from assay.formats.answer_judgements import read_answer_judgements
 from assay.judge import Judge
 from assay.judge.client import Estimate
+from assay.judge.criteria import load_criteria
 from assay.pipelines.judgecheck import CheckSettings, JudgeCard, check_judge, estimate_check, load_source, write_card
 from assay.pipelines.judgecheck.answers import estimate_answers, measure_answers, write_answer_card
 from assay.pipelines.judgecheck.answers import headline as answer_headline
+from assay.pipelines.judgecheck.criterion import (
+    estimate_criterion_card,
+    measure_criterion,
+    write_criterion_card,
+)
+from assay.pipelines.judgecheck.criterion import headline as criterion_headline
 from assay.pipelines.judgecheck.lookup import card_home
 from assay.pipelines.judgecheck.plan import LISTWISE, POINTWISE
 from assay.pipelines.judgecheck.render import format_figure, headline
@@ -75,6 +82,27 @@ def _check_answers(ctx: click.Context, labels: Path | None, answers: Path | None
             raise ConfigError(f"{', '.join(given)} tune(s) the relevance probes of --labels; --answers asks no probe")
 
 
+def _criterion_card(criterion_file: Path, answers: Path, output: Path, dry_run: bool, judging: JudgeOptions) -> None:
+    (criterion,) = load_criteria([criterion_file])
+    if not criterion.judged:
+        raise ConfigError(f"{criterion_file}: criterion {criterion.name} is a deterministic check; --criterion "
+                          "measures a judged one (scale, steps or tree)")  # fmt: skip
+    judgements = read_answer_judgements(answers)
+    if dry_run:
+        estimates = estimate_criterion_card(judgements, criterion, one_dry_run_judge(judging))
+        _print_estimates(estimates, f"criterion {criterion.name} on {judgements.source}")
+        return
+    judge = one_judge(judging)
+    if judge.model == "offline":
+        raise ConfigError("--criterion needs a model judge (--judge MODEL): the offline judge has no reading of a "
+                          "team's criterion")  # fmt: skip
+    card = measure_criterion(judgements, criterion, judge)
+    for line in criterion_headline(card):
+        click.echo(line)
+    written = write_criterion_card(card, output)
+    click.echo(f"wrote {', '.join(str(p) for p in written)}")
+
+
 def _answer_card(answers: Path, output: Path, dry_run: bool, judging: JudgeOptions) -> None:
     judgements = read_answer_judgements(answers)
     what = f"{len(judgements.answers)} rated answers" if judgements.answers else f"{len(judgements.pairs)} pairs"
@@ -100,6 +128,13 @@ def _answer_card(answers: Path, output: Path, dry_run: bool, judging: JudgeOptio
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="People's judgements of answers (MTRAG or RAGChecker JSON, or JSONL): an answer card instead.",
 )
+@click.option(
+    "--criterion",
+    "criterion_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="With --answers: a judged criterion file (criteria/NAME.md) to measure on those answers: consistency, "
+    "verbosity and injection (criterion.json, criterion.md).",
+)
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False, path_type=Path), help="Card folder.")
 @judge_options
 @click.option("--queries", default=20, show_default=True, type=click.IntRange(1), help="Questions drawn from --labels.")
@@ -114,6 +149,7 @@ def judge_check(
     *,
     labels: Path | None,
     answers: Path | None,
+    criterion_file: Path | None,
     output: Path,
     queries: int,
     seed: int,
@@ -137,14 +173,22 @@ def judge_check(
     "ratings": {...}} or {..., "answer_a", "answer_b", "preference": {...}}), evaluated by the judge as assay eval
     would; per answer measure and criterion: Pearson and Spearman with intervals, the share of pairs ordered as
     people order them, the share unscored, beside each person against the others (answers.json, answers.md).
+    With --criterion FILE beside --answers: that judged criterion asked of those answers, again past the cache
+    (consistency), padded with filler (verbosity) and carrying an order to pass (injection): criterion.json, .md.
 
     \b
     Examples:
       assay judge-check --judge offline --labels ../shared/data/cisi -o card/
       assay judge-check --judge openai/gpt-4o-mini --labels golden/ -o card/ --dry-run
       assay judge-check --judge offline --answers human_labeled_data.json -o card/
+      assay judge-check --judge openai/gpt-4o-mini --answers answers.jsonl --criterion criteria/cites.md -o card/
     """
     _check_answers(ctx, labels, answers)
+    if criterion_file is not None:
+        if answers is None:
+            raise ConfigError("--criterion measures the criterion on answers: give them with --answers FILE")
+        _criterion_card(criterion_file, answers, output, dry_run, judging)
+        return
     if answers is not None:
         _answer_card(answers, output, dry_run, judging)
         return

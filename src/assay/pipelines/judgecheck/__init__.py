@@ -5,7 +5,9 @@ instructions move its grades, measured before the judge is trusted with a golden
 passages one way each; ``plan`` lists every call (priced by ``--dry-run``); ``run`` asks them through the judge
 (cached like any call) and computes the figures of ``card``; ``render`` writes ``card.json``, ``card.md`` and
 ``card.html``; ``lookup`` keeps a copy of each card beside the judge cache and gives ``assay eval`` its summary;
-``answers`` measures a judge's answer measures against people's judgements of answers (``--answers``).
+``answers`` measures a judge's answer measures against people's judgements of answers (``--answers``);
+``criterion`` measures a team's judged criterion on such answers (``--criterion``: consistency, verbosity,
+injection).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from typing import Any
 
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge, Judgement
-from assay.judge.criteria import Criterion
+from assay.judge.criteria import INPUTS, Criterion
 from assay.judge.panel import NO_QUORUM, Grader, Panel, combine_grades, judges_of
 from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, NO_ANSWERS, LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.read import FAILED
@@ -45,6 +45,7 @@ __all__ = [
     "UNANSWERED",
     "CriteriaJudged",
     "criterion_stage",
+    "criterion_variables",
     "estimate_criteria",
     "judge_criteria",
     "model_judges",
@@ -118,6 +119,13 @@ def _criterion_variable(criterion: Criterion) -> dict[str, Any]:
     return out
 
 
+def criterion_variables(criterion: Criterion, shown: Mapping[str, Any]) -> dict[str, Any]:
+    """The prompt's variables for ``criterion``: the criterion itself, and of ``shown`` (input name -> value) only the
+    inputs it names (the others are sent as nothing)."""
+    variables = {name: (shown.get(name) if name in criterion.inputs else None) for name in INPUTS}
+    return {"criterion": _criterion_variable(criterion), **variables}
+
+
 def _history(gold: GoldenSet, run: LoadedRun) -> dict[str, list[dict[str, Any]]]:
     """Per judged turn of a conversation, its earlier turns: the user's utterance and this run's answer to it (None
     where the run has none)."""
@@ -180,9 +188,7 @@ def plan_criteria(
                 if why is not None:
                     judged.unscored(run.name, qid, criterion, why)
                     continue
-                variables = {name: (shown[name] if name in criterion.inputs else None) for name in shown}
-                calls.append(CriterionCall(run.name, qid, criterion, {"criterion": _criterion_variable(criterion),
-                                                                     **variables}))  # fmt: skip
+                calls.append(CriterionCall(run.name, qid, criterion, criterion_variables(criterion, shown)))
     return calls
 
 
