@@ -313,3 +313,45 @@ def test_runs_are_a_mapping_or_a_list(assay_eval):
 def test_runs_are_runs_and_settings_are_settings(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
     pytester.makepyfile(test_named=NAMED)
     pytester.runpytest_subprocess(*_plugin_args()).assert_outcomes(passed=4)
+
+
+JUDGED_AND_PAIRWISE = """
+import pathlib
+
+pathlib.Path("days.md").write_text(
+    '+++\\nname = "days"\\nversion = "1"\\ninputs = ["answer"]\\nscale = "pass_fail"\\n+++\\nGives the days.\\n'
+)
+
+def test_judged_criterion_and_pairwise(assay_eval):
+    ev = assay_eval("golden", ["good.jsonl", "weak.jsonl"], criteria=("days.md",), pairwise="builtin",
+                    metrics=("ndcg@10",), n_boot=200)
+    ev.assert_metric("criterion:days", at_least=1.0, statistic="mean", run="good")
+    [pair] = ev.result.preferences.pairs
+    assert (pair.run_a, pair.better) == ("good", "good")
+    ev.assert_metric("criterion:days", at_least=0.5, statistic="mean", run="weak")
+"""
+
+
+def _criteria_judge(body: dict[str, Any]) -> str:
+    import json
+    import re
+
+    schema = body["response_format"]["json_schema"]["name"]
+    text = body["messages"][-1]["content"]
+    if schema == "ListwiseRelevance":
+        return json.dumps({"judgements": []})
+    if schema == "CriterionVerdict":
+        answer = re.findall(r"<answer-\w+>\n(.*?)\n</answer-\w+>", text, re.S)[0]
+        return json.dumps({"reason": "r", "label": "pass" if "days" in answer else "fail"})
+    first = re.findall(r"<answer_a-\w+>\n(.*?)\n</answer_a-\w+>", text, re.S)[0]
+    return json.dumps({"reason": "r", "preferred": "A" if "days" in first else "B"})
+
+
+def test_judged_criteria_and_pairwise_gate_through_the_plugin(pytester: pytest.Pytester, data: dict[str, Path]) -> None:
+    pytester.makepyfile(test_judged=JUDGED_AND_PAIRWISE)
+    with FakeOpenAIServer(_criteria_judge) as server:
+        args = [*_plugin_args(), "--assay-judge", "openai/j", "--assay-api-base", server.url,
+                "--assay-cache-dir", str(pytester.path / "cache")]  # fmt: skip
+        result = pytester.runpytest_subprocess(*args)
+    result.assert_outcomes(failed=1)  # the pairwise verdict holds; the weak answers give no days
+    assert "weak: criterion:days = 0.000 < 0.5" in result.stdout.str()

@@ -74,6 +74,8 @@ class SettingsKeywords(TypedDict, total=False):
     judge_repeats_max: int
     detect: tuple[float, ...]
     criteria: tuple[Criterion | str | Path, ...]
+    pairwise: Criterion | str | Path | None
+    pairs: str
 
 
 def settings_of(
