@@ -137,6 +137,21 @@ def other_runs_text(facts: Facts) -> str | None:
             f"{shifts[0].metric}: {shown}{more} (the warnings name the questions).")  # fmt: skip
 
 
+def unvalidated_criteria(facts: Facts) -> str | None:
+    """Judged criteria are a model's reading of the team's words: until people's labels of the criterion have been
+    compared with the judge's, say so, with how many to audit (the evaluation's ``min_audited``)."""
+    result = facts.result
+    names = list(dict.fromkeys(f"criterion:{v.criterion}" for v in result.criterion_verdicts))
+    if result.preferences is not None:
+        names.append(f"pairwise ({result.preferences.criterion})")
+    if not names:
+        return None
+    audit = int(result.settings.get("min_audited", 10))
+    return (f"{', '.join(names)} not validated: audit {audit} items of each against people before trusting "
+            f"{'it' if len(names) == 1 else 'them'} (its judge's consistency, verbosity and injection: assay "
+            "judge-check --criterion).")  # fmt: skip
+
+
 def _percent(share: float) -> str:
     """A share as a whole percentage that never reads 0% or 100% when it is not: ``<1%``, ``>99%``."""
     if share < 0.005:
@@ -168,7 +183,7 @@ def first_caveats(caveats: Sequence[str], room: int) -> tuple[list[str], int]:
 # text, then how the runs were compared (cut differently, a budget a run does not fill).
 CAVEATS: tuple[Callable[[Facts], str | None], ...] = (
     offline_judge, unjudged_text, unscored_share, few_clusters, too_few_questions, judge_noise, other_runs_text,
-    cut_differently, budget_unfilled,
+    unvalidated_criteria, cut_differently, budget_unfilled,
 )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from assay.cli import main
 from assay.judge import make_judge
 from assay.judge.panel import Panel
 from assay.pipelines.evaluate import EvalSettings, estimate_evaluation, evaluate
+from assay.report.verdict import build_verdict
 from assay.results import EvalResult, QueryResult
 from assay.testing import FakeOpenAIServer
 from assay.testing.fake_batches import FakeBatchServer
@@ -135,6 +136,8 @@ def test_the_metric_is_the_declared_score_and_every_failure_is_unscored_with_its
     means = {run.name: run.metrics["criterion:precise"] for run in result.runs}
     assert means["good"].mean == pytest.approx(0.75) and means["good"].n_unscored == 2
     assert "criterion:days" in {c.metric for c in result.comparisons}
+    caveats = build_verdict(result).caveats
+    assert any(c.startswith("criterion:days, criterion:precise not validated: audit 10 items") for c in caveats)
 
 
 def test_each_verdict_is_recorded_with_its_reason_and_the_answered_steps_of_its_walk(tmp_path: Path) -> None:

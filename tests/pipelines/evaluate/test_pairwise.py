@@ -147,6 +147,7 @@ def test_an_unbiased_judge_is_consistent_and_the_better_run_wins(tmp_path: Path)
                                                                                  ("weak", "B", "good")]  # fmt: skip
     verdict = build_verdict(result)
     assert verdict.preference is not None and verdict.preference in verdict.lines
+    assert any(c.startswith("pairwise (builtin) not validated: audit 10 items") for c in verdict.caveats)
     assert verdict.preference.startswith(f"Pairwise (builtin, both orders, over {N} questions): good preferred to weak")
     assert result.settings["pairwise"] == "builtin"
 
