@@ -66,6 +66,7 @@ Traces are returned in the order their roots started (ties by trace id), so the 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -358,8 +359,9 @@ def _prompt_words(span: Span | None) -> str:
     return " ".join(" ".join(text.split()) for text in texts)
 
 
-def _index(key: str) -> tuple[int, str]:
-    return (int(key), "") if key.isdigit() else (1 << 30, key)
+def _index(key: str) -> tuple[float, str]:
+    """Numbered messages in their order, then any other key (after every number, however large)."""
+    return (int(key), "") if key.isdigit() else (math.inf, key)
 
 
 def _steps(
