@@ -1,6 +1,7 @@
 """``assay export`` (golden set -> BEIR / TREC / RAGAS / CSV), ``assay import beir|trec|ragas`` (-> golden set; with
 ``--judge``, ``import ragas`` drafts the references' claims and nuggets: :mod:`assay.pipelines.bootstrap.references`)
-and ``assay import traces`` (production traces -> a run)."""
+``assay import traces`` (production traces -> a run) and ``assay import criteria`` (peers' custom metrics -> criteria
+files)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from assay.cli._judge_options import (
 )
 from assay.cli._trace_options import max_line_option
 from assay.errors import BudgetExceeded, ConfigError, InputError
+from assay.formats.criteria_import import read_peer_criteria, write_criteria
 from assay.formats.golden import GoldenSet
 from assay.formats.progress import reporting
 from assay.pipelines.bootstrap.real_questions import DRAFT
@@ -152,7 +154,8 @@ def _report_export(summary: ExportSummary) -> None:
 
 @main.group("import")
 def import_group() -> None:
-    """Make a golden set from data you already have (BEIR, TREC or RAGAS), or a run from production traces.
+    """Make a golden set from data you already have (BEIR, TREC or RAGAS), a run from production traces, or criteria
+    files from DeepEval's and RAGAS's custom metrics.
 
     \b
     Examples:
@@ -161,6 +164,7 @@ def import_group() -> None:
       assay import ragas testset.jsonl -o golden/
       assay import ragas testset.jsonl -o golden/ --judge offline   references' claims and nuggets drafted
       assay import traces traces.jsonl -o run.jsonl --golden golden/
+      assay import criteria my_metrics.py -o criteria/
     """
 
 
@@ -427,3 +431,32 @@ def _report_traces(result: TracesImport, written: int, out: Path, golden: str | 
     click.echo(f"{'matched to ' + golden if golden else 'query ids'}: {how}{unmatched}")
     for note in result.notes():
         click.echo(f"note: {note}")
+
+
+@import_group.command("criteria")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--out", required=True, type=click.Path(file_okay=False), help="Folder of criteria to write into.")
+@click.option("--force", "--overwrite", "force", is_flag=True, help="Replace criterion files that exist.")
+def import_criteria_command(file: str, out: str, force: bool) -> None:
+    """Criteria files (OUT/NAME.md) from a Python FILE of DeepEval GEval and DAGMetric and RAGAS AspectCritic and
+    RubricsScore definitions. FILE is read, never run: the arguments assay reads must be written as literals (or
+    names bound to them at module level).
+
+    \b
+    GEval: evaluation_params -> inputs (INPUT question, ACTUAL_OUTPUT answer, EXPECTED_OUTPUT reference_answer,
+      CONTEXT and RETRIEVAL_CONTEXT passages); G-Eval scores 0-10 and reports score/10, so a rubric range (a, b) is
+      a label declaring b/10, and with no rubric the criterion is pass/fail at threshold x 10 of 10.
+    DAGMetric: yes/no judgement nodes -> a decision tree; a verdict's score S (0-10) -> a label declaring S/10.
+    AspectCritic: pass/fail, pass 1. RubricsScore: label scoreN declaring N.
+    Each file's comments say what it came from and how its scores were declared.
+
+    \b
+    Examples:
+      assay import criteria my_metrics.py -o criteria/
+      assay eval golden/ run.jsonl -c criteria/ --judge openai/gpt-4o-mini -o report/
+    """
+    criteria = read_peer_criteria(file)
+    written = write_criteria(criteria, out, force=force)
+    for criterion, path in zip(criteria, written, strict=True):
+        click.echo(f"wrote {path} from {criterion.source} (line {criterion.line})")
+    click.echo(f"{len(written)} criteria imported from {file}")

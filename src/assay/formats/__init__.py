@@ -7,6 +7,8 @@ Modules, one line each:
 - ``answer_judgements``: people's ratings of answers and preferences between two (MTRAG, RAGChecker, JSONL).
 - ``atomic``: atomic file writes (temporary file, fsync, rename), one file or a folder of them.
 - ``beir``: BEIR folders, read and written.
+- ``criteria_import``: peers' custom metrics (DeepEval G-Eval and DAG, RAGAS aspect critics and rubrics) as
+  criteria files.
 - ``csv_rows``: CSV rows with their line numbers; a quote left open is an error at the line where it opened.
 - ``golden``: the golden-set folder and :class:`~assay.formats.golden.GoldenSet`.
 - ``golden_checks``: the rules between the files of a golden set.
@@ -15,6 +17,7 @@ Modules, one line each:
 - ``jsonl``: versioned JSONL (a header line, then one record a line).
 - ``messages``: an agent's chat messages (OpenAI or RAGAS shape) turned into a run line's steps.
 - ``otlp``: spans from OTLP JSON files.
+- ``peer_source``: a Python file of peers' metric definitions, read with ``ast`` and never run.
 - ``pairs``: the (question, chunk) pairs ``assay grade`` reads.
 - ``progress``: progress of long reads and writes, for a caller that shows it.
 - ``queries``: a user's own questions for ``assay build --queries FILE``.
