@@ -1,0 +1,136 @@
+"""Pins of audit/app.py: the whole JSON of an item, a queue and the adjudication list, each refusal's message, the
+undo with nothing to undo, the static assets' types and the order-free rendering of a question's tool calls."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from starlette.testclient import TestClient
+
+from assay.audit.app import create_app
+from assay.formats.golden import GoldenSet
+from assay.types import ToolCall
+
+BASE = "http://127.0.0.1:8765"
+JUDGE = {"quotes": [], "annotator": "fake/judge", "prompt": "relevance@1", "source": "judge",
+         "time": "2026-01-01T00:00:00+00:00"}  # fmt: skip
+
+
+def _client(golden_dir: Path, **options: object) -> tuple[TestClient, dict[str, str]]:
+    app = create_app(golden_dir, annotator="ann", **options)  # type: ignore[arg-type]
+    return TestClient(app, base_url=BASE), {"X-Assay-Token": app.state.token, "Origin": BASE}
+
+
+def _index(client: TestClient, query_id: str, chunk_id: str) -> int:
+    rows = client.get("/api/queue").json()["items"]
+    return next(r["i"] for r in rows if (r["query_id"], r["chunk_id"]) == (query_id, chunk_id))
+
+
+def test_an_item_and_its_labels_in_full(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir)
+    i = _index(client, "q1", "c02")  # judge grade (0 + 2) % 4 = 2
+    assert client.get(f"/api/item?i={i}").json() == {
+        "i": i, "query_id": "q1", "chunk_id": "c02", "kind": "chunk", "span": None,
+        "question": "What is the refund window?", "question_type": "factoid", "difficulty": "easy",
+        "reference_answer": "30 days", "tool_calls": [], "chunk_text": "Chunk 2 about refunds.",
+        "text": "Chunk 2 about refunds.", "heading_path": ["Policy", "Part 2"], "doc_id": "doc1",
+        "judge_hidden": False, "judges": [{"grade": 2, "reason": "judge says 2", **JUDGE}], "others": [],
+        "mine": None, "turn": None, "stale": False,
+    }  # fmt: skip
+    bob = client.post("/api/label", json={"i": i, "grade": 3, "annotator": "bob", "reason": "all"}, headers=headers)
+    assert bob.status_code == 200, bob.text
+    mine = client.post("/api/label", json={"i": i, "grade": 1, "reason": "some"}, headers=headers).json()
+    item = mine["item"]
+    assert {k: v for k, v in item["mine"].items() if k != "time"} == {
+        "grade": 1, "quotes": [], "reason": "some", "annotator": "ann", "prompt": None, "source": "human"
+    }  # fmt: skip
+    assert [(o["annotator"], o["grade"], o["reason"], o["source"]) for o in item["others"]] == [
+        ("bob", 3, "all", "human")
+    ]
+    assert mine["progress"] == {"done": 1, "total": 24, "per_grade": {"0": 0, "1": 1, "2": 0, "3": 0}}
+    assert client.get("/api/adjudication").json() == {
+        "items": [{"query_id": "q1", "chunk_id": "c02", "question": "What is the refund window?",
+                   "grades": {"ann": 1, "bob": 3}, "judge_grade": 2}],
+        "annotators": ["ann", "bob"],
+    }  # fmt: skip
+    agreed = _index(client, "q2", "c00")
+    for who in ("ann", "bob"):
+        client.post("/api/label", json={"i": agreed, "grade": 2, "annotator": who}, headers=headers)
+    assert [r["chunk_id"] for r in client.get("/api/adjudication").json()["items"]] == ["c02"]
+
+
+def test_the_queue_in_full(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir, seed=5, blind=True, queue="stratified")
+    client.post("/api/label", json={"i": 0, "grade": 0}, headers=headers)
+    queue = client.get("/api/queue").json()
+    assert {k: v for k, v in queue.items() if k != "items"} == {
+        "annotator": "ann", "queue": "stratified", "seed": 5, "blind": True,
+        "progress": {"done": 1, "total": 24, "per_grade": {"0": 1, "1": 0, "2": 0, "3": 0}},
+    }  # fmt: skip
+    first = queue["items"][0]
+    assert (first["i"], first["kind"], first["grade"], first["stale"]) == (0, "chunk", 0, False)
+    assert [r["i"] for r in queue["items"]] == list(range(24))
+
+
+def test_refusals_say_what_to_fix(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir)
+
+    def error(body: object) -> str:
+        answer = client.post("/api/label", json=body, headers=headers)
+        assert answer.status_code == 400
+        return str(answer.json()["error"])
+
+    assert error({"i": 24, "grade": 1}) == "item 24 is outside the queue of 24 items"
+    assert error({"i": "1x", "grade": 1}) == "i must be an item number"
+    assert error({"i": True, "grade": 1}) == "i must be an item number"
+    assert error({"i": 0, "grade": "2"}) == "grade must be 0, 1, 2 or 3"
+    assert error({"i": 0, "grade": 1, "reason": 5}) == "reason must be text of at most 2000 characters"
+    assert error({"i": _index(client, "q1", "c05"), "accept_judge": True}) == (
+        "the judge left this item unscored; grade it yourself (0-3)"
+    )
+    assert (
+        client.post("/api/label", json={"i": 0, "grade": 2, "reason": "x" * 2000}, headers=headers).status_code == 200
+    )
+    rewrite = client.post("/api/rewrite", json={"i": 0, "text": "x"}, headers=headers)
+    assert rewrite.json() == {"error": "question q1 is not a turn of a conversation: it has no rewrite to correct"}
+    bad = client.post("/api/label", content=b"{", headers={**headers, "Content-Type": "application/json"})
+    assert bad.status_code == 400 and bad.json()["error"].startswith("bad JSON body: ")
+    blind, blind_headers = _client(golden_dir, blind=True)
+    refused = blind.post("/api/label", json={"i": 0, "accept_judge": True, "annotator": "carol"}, headers=blind_headers)
+    assert refused.json() == {
+        "error": "blind mode: grade the item yourself first (0-3); the judge's grade shows after that"
+    }
+
+
+def test_undo_with_nothing_to_undo_and_the_accepted_judge_grade(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir)
+    assert client.post("/api/undo", json={}, headers=headers).json() == {
+        "undone": False, "i": None, "progress": {"done": 0, "total": 24, "per_grade": {"0": 0, "1": 0, "2": 0, "3": 0}},
+    }  # fmt: skip
+    i = _index(client, "q2", "c01")  # judge grade (1 + 1) % 4 = 2
+    accepted = client.post("/api/label", json={"i": i, "accept_judge": True}, headers=headers).json()
+    assert accepted["item"]["mine"]["grade"] == 2
+    assert client.post("/api/undo", json={}, headers=headers).json()["i"] == i
+
+
+def test_static_assets_and_a_refused_annotator_on_the_page(golden_dir: Path) -> None:
+    client, _ = _client(golden_dir)
+    static = resources.files("assay.audit").joinpath("static")
+    script, style = client.get("/static/audit.js"), client.get("/static/audit.css")
+    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert style.headers["content-type"] == "text/css; charset=utf-8"
+    assert (script.content, style.content) == (static.joinpath("audit.js").read_bytes(),
+                                               static.joinpath("audit.css").read_bytes())  # fmt: skip
+    page = client.get("/?annotator=<b>x")
+    assert page.status_code == 400 and page.text.startswith("<p>") and "&lt;b&gt;x" in page.text
+    assert "<title>" in client.get("/?annotator=bob").text
+
+
+def test_tool_calls_show_their_arguments_with_sorted_keys(golden_dir: Path) -> None:
+    golden = GoldenSet.load(golden_dir)
+    golden.questions[0].tool_calls = [ToolCall(name="convert", arguments={"to": "EUR", "amount": 30})]
+    golden.save(golden_dir, overwrite=True)
+    client, _ = _client(golden_dir)
+    item = client.get(f"/api/item?i={_index(client, 'q1', 'c02')}").json()
+    assert item["tool_calls"] == ['convert({"amount": 30, "to": "EUR"})']
