@@ -229,7 +229,7 @@ def test_nugget_verdicts_are_read_and_the_vital_counts_kept_only_when_every_vita
 
     def nuggets(v: Mapping[str, Any]) -> SupportAssignments:
         if v["statements"][0]["id"] == "n1":
-            return _support(("n1", "support", []), ("n2", "partial", []), ("n3", "partial", []))
+            return _support(("n1", "support", []), ("n2", "partial", []), ("n3", "support", []))
         if v["statements"][0]["id"] == "e1":
             return _support(("e1", "support", []))
         return _support(("m1", "support", []))  # m2 (vital) skipped
@@ -238,15 +238,15 @@ def test_nugget_verdicts_are_read_and_the_vital_counts_kept_only_when_every_vita
     got = asyncio.run(assess_runs(judge, gold, plan))  # type: ignore[arg-type]
     assert {stage for _, stage, _ in judge.asked} == {"nuggets"}
     q1 = got["a"]["q1"].metrics
-    # n1 supported, n2 and n3 partly: all strict 1/3, lenient 2/3; vital (n1, n3) strict 1/2, lenient 3/4
-    assert [q1[name] for name in NUGGETS] == [1 / 3, 2 / 3, 0.5, 0.75]
+    # n1 and n3 supported, n2 partly: all strict 2/3, lenient 2.5/3; vital (n1, n3) 1 either way
+    assert [q1[name] for name in NUGGETS] == [2 / 3, 2.5 / 3, 1.0, 1.0]
     assert got["a"]["q3"].unscored["nugget_recall_vital_strict"] == "no_vital_nuggets"
     q2 = got["a"]["q2"]
     assert q2.metrics["nugget_recall_vital_strict"] is None
     assert q2.unscored["nugget_recall_vital_strict"] == "missing_nugget_verdict"
     assert got["a"]["q4"].unscored["nugget_recall_all_strict"] == "no_nuggets"
-    # q1: n1 of n1 and n3; q2: a vital verdict missing (None); q3: no vital nugget and q4 no nuggets (left out)
-    assert vital_counts(got) == {"a": {"q1": (1, 2), "q2": None}}
+    # q1: both of its vital nuggets; q2: a vital verdict missing (None); q3: no vital nugget and q4 no nuggets (left out)
+    assert vital_counts(got) == {"a": {"q1": (2, 2), "q2": None}}
 
 
 def test_a_refused_call_leaves_its_measures_unscored_with_the_kind() -> None:
