@@ -97,6 +97,7 @@ def test_tool_arguments_pair_calls_of_the_same_tool_whose_arguments_hold_the_sam
         {"id": "s4", "name": "echo", "arguments": {"input": "JSON not {"}},
         {"id": "s5", "name": "count", "arguments": {"input": 7.0}},
         {"id": "s6", "name": "look", "arguments": {"item": "Brackenhow 4", "shop": "x"}},
+        {"id": "s7", "name": "plus", "arguments": {"expression": "3.2 + 12"}},  # r1's arguments, another tool
     ]
     got = offline_answer("tool_arguments", {"question": "q", "reference": reference, "calls": calls}).model_dump()
     assert got == {
@@ -114,6 +115,27 @@ def test_nuggets_put_the_vital_sentences_first_and_skip_those_that_assert_nothin
     assert [n["importance"] for n in got["nuggets"]] == sorted(
         (n["importance"] for n in got["nuggets"]), key=lambda level: level != "vital"
     )
+
+
+def test_a_nugget_is_vital_for_a_number_a_name_or_a_question_term_and_every_sentence_is_read() -> None:
+    answer = "Thanks! The Brackenhow sleeps four people. Campers say the tent is heavy. Campers like sunny weather."
+    got = offline_answer("nuggets", {"question": "How heavy is the tent?", "answer": answer}).model_dump()
+    assert got["nuggets"] == [
+        {"text": "The Brackenhow sleeps four people.", "importance": "vital"},  # a name, no question term
+        {"text": "Campers say the tent is heavy.", "importance": "vital"},  # question terms, no name or number
+        {"text": "Campers like sunny weather.", "importance": "okay"},
+    ]  # "Thanks!" asserts nothing: left out, and the sentences after it still read
+
+
+def test_a_graded_passage_quotes_its_sentences_sharing_the_question_terms() -> None:
+    question, passage = (
+        "How much does the Brackenhow 4 tent weigh?",
+        "The Brackenhow 4 tent weighs 3.2 kg. It is green.",
+    )
+    got = offline_answer("relevance", {"question": question, "passage": passage}).model_dump()
+    assert (got["grade"], got["quotes"]) == (3, ["The Brackenhow 4 tent weighs 3.2 kg."])
+    listed = offline_answer("relevance_listwise", {"question": question, "passages": [{"id": "p", "text": passage}]})
+    assert listed.model_dump()["judgements"][0]["quotes"] == ["The Brackenhow 4 tent weighs 3.2 kg."]
 
 
 def test_attribution_names_the_passages_each_sentence_uses_or_says_none_does() -> None:
@@ -155,9 +177,10 @@ def test_an_unknown_prompt_and_an_answer_that_does_not_validate_are_named() -> N
         "tool_calls. Use a model judge (e.g. --judge openai/gpt-4o-mini) for other prompts"
     )
     twice = {"statements": [{"id": "s1", "text": "a b"}, {"id": "s1", "text": "c d"}], "passages": PASSAGES}
-    message = _message("support", twice)
-    assert message.startswith("offline judge, prompt 'support': its answer does not validate (")
-    assert message.endswith("); check the variables (an id given twice?)") and "twice" in message[60:-40]
+    assert _message("support", twice) == (
+        "offline judge, prompt 'support': its answer does not validate (Value error, statement id 's1' appears "
+        "twice; give exactly one entry per statement id); check the variables (an id given twice?)"
+    )
 
 
 def test_the_backend_answers_with_the_json_of_the_output_and_estimated_token_counts() -> None:
@@ -173,4 +196,8 @@ def test_the_backend_answers_with_the_json_of_the_output_and_estimated_token_cou
     assert (response.finish_reason, response.model) == ("stop", "offline")
     bare = ChatRequest(model="offline", messages=[], prompt_name="relevance", prompt_version="1", variables=variables)
     assert asyncio.run(OfflineBackend().complete(bare)).prompt_tokens == count_tokens(canonical_json(variables))
+    # a message without content adds an empty line
+    silent = ChatRequest(model="offline", messages=[{"role": "system"}, messages[1]], prompt_name="relevance",
+                         prompt_version="1", variables=variables)  # fmt: skip
+    assert asyncio.run(OfflineBackend().complete(silent)).prompt_tokens == count_tokens("\nThe question and passage.")
     assert (OfflineBackend.name, OfflineBackend.cache_model.split("/")[0]) == ("offline", "offline")
