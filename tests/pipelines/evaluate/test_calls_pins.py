@@ -245,7 +245,7 @@ def test_nugget_verdicts_are_read_and_the_vital_counts_kept_only_when_every_vita
     assert q2.metrics["nugget_recall_vital_strict"] is None
     assert q2.unscored["nugget_recall_vital_strict"] == "missing_nugget_verdict"
     assert got["a"]["q4"].unscored["nugget_recall_all_strict"] == "no_nuggets"
-    # q1: both of its vital nuggets; q2: a vital verdict missing (None); q3: no vital nugget and q4 no nuggets (left out)
+    # q1: both its vital nuggets; q2: a vital verdict missing (None); q3: no vital nugget, q4 no nuggets (left out)
     assert vital_counts(got) == {"a": {"q1": (2, 2), "q2": None}}
 
 
