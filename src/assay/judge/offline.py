@@ -188,8 +188,10 @@ def _tool_arguments(v: _Vars) -> BaseModel:
             raise v.fail(key, "a list of {id, name, arguments} objects")
         return [(str(i.get("id")), str(i.get("name")), _arguments(i.get("arguments"))) for i in items]
 
-    pairs = [EquivalentCall(reference=r_id, call=c_id) for r_id, r_name, r_args in calls("reference")
-             for c_id, c_name, c_args in calls("calls") if same_terms((r_name, r_args), (c_name, c_args))]  # fmt: skip
+    # both lists read before pairing: a malformed ``calls`` is named even when there is no reference call
+    reference, made = calls("reference"), calls("calls")
+    pairs = [EquivalentCall(reference=r_id, call=c_id) for r_id, r_name, r_args in reference
+             for c_id, c_name, c_args in made if same_terms((r_name, r_args), (c_name, c_args))]  # fmt: skip
     return ArgumentsCheck(reason=f"{BASELINE}: the same tool and, per argument, the same numbers and words.",
                           equivalent=pairs)  # fmt: skip
 

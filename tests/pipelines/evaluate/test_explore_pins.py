@@ -17,7 +17,7 @@ from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine, Search
 from assay.pipelines.evaluate.runs.locate import Located
 from assay.pipelines.evaluate.scoring.trajectory import QuestionPath
 from assay.results import ClaimView, PassageView, RunCounts, StepView
-from assay.types import LlmStep, Nugget, Passage, RunError, ToolStep
+from assay.types import LlmStep, Nugget, Passage, RunError, ToolCall, ToolStep
 
 STORES = "Our stores open at nine every morning."
 
@@ -160,3 +160,18 @@ def test_each_step_of_a_line_with_steps_its_hops_and_the_path() -> None:
     assert q3.runs[0].steps == [] and q3.runs[0].path == [] and q3.runs[0].hops == []
     without = question_views(_golden(), [run], passages, [])  # no paths at all: the steps are not shown
     assert without[1].runs[0].steps == [] and without[1].runs[0].path == []
+
+
+def test_reference_calls_are_shown_with_their_arguments_sorted_and_whether_a_step_made_each() -> None:
+    """q2's references: calc with its arguments given out of order (the line made it exactly) and another calc call
+    it did not make: each shown as name(arguments as JSON, keys sorted)."""
+    gold = _golden()
+    q2 = gold.question("q2")
+    q2.tool_calls = [ToolCall(name="calc", arguments={"b": 2, "a": "x"}),
+                     ToolCall(name="calc", arguments={"z": 1, "y": 0})]  # fmt: skip
+    steps = [Search(query="tent weight", units=("tent#1",)), Search(query=None, units=()),
+             ToolStep(kind="tool", name="calc", arguments={"a": "x", "b": 2})]  # fmt: skip
+    line = RunLine(query_id="q2", ranked=["tent#1"], scores={}, steps=list(steps))
+    paths = Paths({("agent", "q2"): _path()}, lambda qid, unit: (None, "unlabelled"))
+    (view,) = question_views(gold, [_run("agent", [line])], [], [], paths)
+    assert view.runs[0].references == [('calc({"a": "x", "b": 2})', True), ('calc({"y": 0, "z": 1})', False)]

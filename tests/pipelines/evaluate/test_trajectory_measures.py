@@ -148,11 +148,29 @@ def test_tool_calls_against_the_questions_reference_calls(tmp_path: Path) -> Non
     assert four["tool_calls"] == 2.0 and four["step_latency_ms"] == 20.0
     two = got["q2"]
     assert two.metrics["tool_name_f1"] is None and two.unscored["tool_name_f1"] == "no_reference_tool_calls"
+    assert two.metrics["tool_name_precision"] is None
+    assert two.unscored["tool_name_precision"] == "no_reference_tool_calls"
+    assert two.metrics["step_latency_ms"] is None and two.unscored["step_latency_ms"] == "no_step_latency"
     view = next(q for q in done.questions if q.query_id == "q4").runs[0]
     assert view.references == [('catalogue({"item": "Brackenhow 4"})', False),
                                 ('calculator({"expression": "3.2+12"})', True)]  # fmt: skip
     line = trajectory_lines(done.result)[0]
     assert "tool calls against the references: name F1 0.500, in order 0.500, arguments exact 0.500" in line
+
+
+def test_a_question_with_reference_calls_and_a_line_that_called_no_tool(tmp_path: Path) -> None:
+    """q4 has one reference call and the line only searched: its name precision is unscored (no call to be precise
+    about), every other tool measure 0."""
+    gold = trajectory_golden()
+    q4 = next(q for q in gold.questions if q.id == "q4")
+    q4.tool_calls = [ToolCall(name="calculator", arguments={"expression": "3.2+12"})]
+    path = tmp_path / "agent.jsonl"
+    path.write_text(json.dumps({"query_id": "q4", "retrieved": ["tent#1"], "steps": [search("tent", "tent#1")]}) + "\n",
+                    encoding="utf-8")  # fmt: skip
+    row = evaluate_detailed(gold, [("agent", path)], settings=EvalSettings(n_boot=200, k_values=(5,))).per_query[0]
+    assert row.metrics["tool_name_precision"] is None and row.unscored["tool_name_precision"] == "no_tool_calls"
+    for name in ("tool_name_recall", "tool_name_f1", "tool_order_f1", "tool_args_exact"):
+        assert row.metrics[name] == 0.0
 
 
 def test_arguments_judged_equivalent_pair_a_call_written_another_way(tmp_path: Path) -> None:
