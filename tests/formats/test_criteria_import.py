@@ -90,6 +90,15 @@ def _peer(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def _refused_at(tmp_path: Path, text: str, line: int, problem: str) -> None:
+    """``text`` as a peer file is refused with one error at ``line`` saying ``problem`` and the fix."""
+    path = _peer(tmp_path, text)
+    with pytest.raises(FormatError) as caught:
+        read_peer_criteria(path)
+    assert str(caught.value).startswith(f"{path}:{line}: ")
+    assert problem in str(caught.value) and "; fix: " in str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("text", "line", "problem"),
     [
@@ -107,11 +116,7 @@ def _peer(tmp_path: Path, text: str) -> Path:
 def test_a_value_assay_cannot_read_unrun_is_one_error_at_its_line(
     tmp_path: Path, text: str, line: int, problem: str
 ) -> None:
-    path = _peer(tmp_path, text)
-    with pytest.raises(FormatError) as caught:
-        read_peer_criteria(path)
-    assert str(caught.value).startswith(f"{path}:{line}: ")
-    assert problem in str(caught.value) and "; fix: " in str(caught.value)
+    _refused_at(tmp_path, text, line, problem)
 
 
 TASK_DAG = """
@@ -137,11 +142,7 @@ m = DAGMetric(name="tone", dag=DeepAcyclicGraph(root_nodes=[
 def test_a_dag_shape_a_yes_no_tree_cannot_hold_is_refused_at_its_line(
     tmp_path: Path, text: str, line: int, problem: str
 ) -> None:
-    path = _peer(tmp_path, text)
-    with pytest.raises(FormatError) as caught:
-        read_peer_criteria(path)
-    assert str(caught.value).startswith(f"{path}:{line}: ")
-    assert problem in str(caught.value) and "; fix: " in str(caught.value)
+    _refused_at(tmp_path, text, line, problem)
 
 
 def test_an_existing_file_is_refused_unless_forced_and_nothing_is_half_written(tmp_path: Path) -> None:

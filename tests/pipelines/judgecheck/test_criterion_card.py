@@ -51,16 +51,20 @@ def _responder(kind: str) -> Any:
     return respond
 
 
-def _card(tmp_path: Path, kind: str) -> dict[str, Any]:
+def _check(tmp_path: Path, server: FakeOpenAIServer, *more: str) -> Any:
+    """``assay judge-check --criterion`` on the four answers, against ``server``."""
     (tmp_path / "says_days.md").write_text(CRITERION, encoding="utf-8")
     lines = [{"question": q, "reference": "", "answer": a, "ratings": {"overall": 1}} for q, a in ANSWERS]
     (tmp_path / "answers.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return CliRunner().invoke(main, ["judge-check", "--judge", "openai/j", "--api-key", "k", "--api-base", server.url,
+                                     "--cache-dir", str(tmp_path / "cache"), "--answers",
+                                     str(tmp_path / "answers.jsonl"), "--criterion", str(tmp_path / "says_days.md"),
+                                     "-o", str(tmp_path / "card"), *more])  # fmt: skip
+
+
+def _card(tmp_path: Path, kind: str) -> dict[str, Any]:
     with FakeOpenAIServer(responder=_responder(kind)) as server:
-        result = CliRunner().invoke(main, ["judge-check", "--judge", "openai/j", "--api-key", "k", "--api-base",
-                                           server.url, "--cache-dir", str(tmp_path / "cache"), "--answers",
-                                           str(tmp_path / "answers.jsonl"), "--criterion",
-                                           str(tmp_path / "says_days.md"), "--concurrency", "1", "-o",
-                                           str(tmp_path / "card")])  # fmt: skip
+        result = _check(tmp_path, server, "--concurrency", "1")
     assert result.exit_code == 0, result.output
     card = json.loads((tmp_path / "card" / "criterion.json").read_text())
     assert (tmp_path / "card" / "criterion.md").read_text().startswith("# Criterion card")
@@ -106,15 +110,8 @@ def test_a_check_or_a_missing_answers_file_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["steady"])
 def test_the_dry_run_prices_four_calls_per_answer_and_makes_none(tmp_path: Path, kind: str) -> None:
-    (tmp_path / "says_days.md").write_text(CRITERION, encoding="utf-8")
-    lines = [{"question": q, "reference": "", "answer": a, "ratings": {"overall": 1}} for q, a in ANSWERS]
-    (tmp_path / "answers.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     with FakeOpenAIServer(responder=_responder(kind)) as server:
-        result = CliRunner().invoke(main, ["judge-check", "--judge", "openai/j", "--api-key", "k", "--api-base",
-                                           server.url, "--cache-dir", str(tmp_path / "cache"), "--answers",
-                                           str(tmp_path / "answers.jsonl"), "--criterion",
-                                           str(tmp_path / "says_days.md"), "-o", str(tmp_path / "card"),
-                                           "--dry-run"])  # fmt: skip
+        result = _check(tmp_path, server, "--dry-run")
         assert server.requests == []
     assert result.exit_code == 0, result.output
     assert "16 calls to make in all" in result.output
