@@ -55,9 +55,9 @@ def test_the_runs_unlabelled_chunks_and_pending_passages_are_judged_counted_kept
     gold, read, carried = GoldenSet.load(folder), _read(), _carried()
     seen: list[tuple[str, int, int]] = []
     asking = JudgingSettings(depth=2, context_k=2)
-    assessed, examples = judge_runs(gold, folder, read, make_judge("offline"), asking=asking,
-                                    families={"context_recall", "faithfulness"}, carried=carried,
-                                    progress=lambda *a: seen.append(a))  # fmt: skip
+    assessed, examples, _ = judge_runs(gold, folder, read, make_judge("offline"), asking=asking,
+                                       families={"context_recall", "faithfulness"}, carried=carried,
+                                       progress=lambda *a: seen.append(a))  # fmt: skip
     # tent#3, tent#0 (shipping#0 is below the depth), three pending passages, a context call and an answer call;
     # no diagnosis asked for: no claim_check
     assert examples == [] and set(assessed) == {"a"}
