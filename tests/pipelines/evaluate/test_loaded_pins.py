@@ -146,3 +146,10 @@ def test_length_summary_of_two_sizes_has_quartiles_between_them() -> None:
     # 10, 20: positions 0.25, 0.5, 0.75 -> 12.5, 15, 17.5
     assert length_summary([20, 10]) == {"count": 2, "min": 10, "p25": 12.5, "median": 15.0, "p75": 17.5, "max": 20,
                                         "mean": 15.0}  # fmt: skip
+
+
+def test_the_given_answer_is_none_for_a_failure_an_empty_answer_or_none() -> None:
+    assert _line(answer="14 days.").given_answer == "14 days."
+    assert _line(answer=" \n ").given_answer is None
+    assert _line(answer=None).given_answer is None
+    assert _line(answer="14 days.", error=RunError(kind="timeout")).given_answer is None  # a failure answers nothing

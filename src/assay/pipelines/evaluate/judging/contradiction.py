@@ -22,17 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from assay.formats.golden import GoldenSet
-from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine
+from assay.pipelines.evaluate.runs.loaded import LoadedRun
 
 __all__ = ["CONTRADICTION_PROMPT", "earlier_answers", "read_contradiction"]
 
 CONTRADICTION_PROMPT = "contradiction"
-
-
-def _answered(line: RunLine | None) -> str | None:
-    if line is None or line.error is not None or not line.answer or not line.answer.strip():
-        return None
-    return line.answer
 
 
 def earlier_answers(golden: GoldenSet, run: LoadedRun) -> dict[str, list[dict[str, Any]]]:
@@ -44,7 +38,8 @@ def earlier_answers(golden: GoldenSet, run: LoadedRun) -> dict[str, list[dict[st
         for number, turn in enumerate(conversation.turns, 1):
             if turn.question_id in run.lines and before:
                 out[turn.question_id] = list(before)
-            answer = _answered(run.lines.get(turn.question_id) or run.context.get(turn.question_id))
+            line = run.lines.get(turn.question_id) or run.context.get(turn.question_id)
+            answer = line.given_answer if line is not None else None
             if answer is not None:
                 before.append({"id": str(number), "question": turn.utterance, "text": answer})
     return out

@@ -135,8 +135,7 @@ def _history(gold: GoldenSet, run: LoadedRun) -> dict[str, list[dict[str, Any]]]
         for turn in conversation.turns:
             out.setdefault(turn.question_id, list(before))
             line = run.lines.get(turn.question_id) or run.context.get(turn.question_id)
-            answer = line.answer if line is not None and line.answer and line.answer.strip() else None
-            before.append({"question": turn.utterance, "answer": answer})
+            before.append({"question": turn.utterance, "answer": line.given_answer if line is not None else None})
     return out
 
 
@@ -144,7 +143,7 @@ def _missing_answer(line: RunLine, answers_given: bool) -> str | None:
     """Why there is no answer to judge (None when there is one)."""
     if line.error is not None:
         return FAILED
-    if line.answer and line.answer.strip():
+    if line.given_answer is not None:
         return None
     return EMPTY_ANSWER if answers_given else NO_ANSWERS
 

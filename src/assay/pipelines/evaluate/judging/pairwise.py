@@ -94,12 +94,6 @@ def order_variables(criterion: dict[str, str], question: str, reference: str | N
             "answer_b": second}  # fmt: skip
 
 
-def _answer(line: Any) -> str | None:
-    if line is None or line.error is not None or not line.answer or not line.answer.strip():
-        return None
-    return str(line.answer)
-
-
 def plan_pairwise(
     gold: GoldenSet, runs: Sequence[LoadedRun], pairs: Sequence[tuple[str, str]], criterion: Criterion | None
 ) -> tuple[list[PairCall], list[PairJudgement]]:
@@ -111,7 +105,7 @@ def plan_pairwise(
     for run_a, run_b in pairs:
         lines_a, lines_b = by_name[run_a].lines, by_name[run_b].lines
         for qid in [q for q in lines_a if q in lines_b]:  # the questions both runs were asked, in run_a's order
-            given_a, given_b = _answer(lines_a[qid]), _answer(lines_b[qid])
+            given_a, given_b = lines_a[qid].given_answer, lines_b[qid].given_answer
             if given_a is None or given_b is None:
                 given = [run for run, text in ((run_a, given_a), (run_b, given_b)) if text is not None]
                 decided.append(PairJudgement(query_id=qid, run_a=run_a, run_b=run_b,

@@ -66,6 +66,13 @@ class RunLine:
     steps: list[LineStep] = field(default_factory=list)  # a system that searches several times: what it did
     step_found: dict[str, Located] = field(default_factory=dict)  # the passages of its searches, by unit
 
+    @property
+    def given_answer(self) -> str | None:
+        """The answer, when the system gave one: it did not fail and the answer is not empty or only whitespace."""
+        if self.error is not None or not self.answer or not self.answer.strip():
+            return None
+        return self.answer
+
     def found(self, unit: str) -> Located | None:
         """Where ``unit`` was found: a passage of the context, else of a search."""
         return self.located.get(unit) or self.step_found.get(unit)
