@@ -27,10 +27,16 @@ def _rate(hits: int, total: int) -> float | None:
     return rounded(hits / total) if total else None
 
 
+def _consistency(judged: Sequence[PairJudgement]) -> float | None:
+    """The share of the pairs of answers judged in both orders (both scored) whose two orders named the same
+    outcome; None when none was."""
+    called = [j for j in judged if j.winner is not None and len(j.orders) == 2]
+    return _rate(sum(j.orders[0].winner == j.orders[1].winner for j in called), len(called))
+
+
 def _outcome(run_a: str, run_b: str, mine: Sequence[PairJudgement], prob: tuple[float, float, float]) -> PairOutcome:
     scored = [j for j in mine if j.winner is not None]
     called = [j for j in scored if len(j.orders) == 2]
-    consistent = sum(j.orders[0].winner == j.orders[1].winner for j in called)
     decisive = [o for j in called for o in j.orders if o.winner not in (None, "tie")]
     p, low, high = prob
     better = run_a if low > 0.5 else run_b if high < 0.5 else None
@@ -38,8 +44,8 @@ def _outcome(run_a: str, run_b: str, mine: Sequence[PairJudgement], prob: tuple[
         run_a=run_a, run_b=run_b, wins=sum(j.winner == run_a for j in scored),
         ties=sum(j.winner == "tie" for j in scored), losses=sum(j.winner == run_b for j in scored),
         unscored=len(mine) - len(scored),
-        consistency=_rate(consistent, len(called)), first_position=_rate(sum(o.preferred == "A" for o in decisive),
-                                                                          len(decisive)),
+        consistency=_consistency(mine), first_position=_rate(sum(o.preferred == "A" for o in decisive),
+                                                             len(decisive)),
         prob=rounded(p), low=rounded(low), high=rounded(high), better=better,
     )  # fmt: skip
 
@@ -85,9 +91,7 @@ def preference_sentence(found: Preferences) -> str:
             parts.append(f"{pair.better} preferred to {worse} ({figures} that {pair.run_a} is)")
         else:
             parts.append(f"{pair.run_a} and {pair.run_b} not told apart ({figures})")
-    called = [(p.consistency, p.wins + p.ties + p.losses) for p in found.pairs if p.consistency is not None]
-    weight = sum(n for _, n in called)
-    consistency = sum(c * n for c, n in called) / weight if weight else None
+    consistency = _consistency(found.judgements)
     kept = f"; the judge gave the same outcome in both orders on {consistency:.0%} of pairs of answers" if (
         consistency is not None) else ""  # fmt: skip
     return (f"Pairwise ({found.criterion}, both orders, over {found.questions} questions): " + "; ".join(parts)
