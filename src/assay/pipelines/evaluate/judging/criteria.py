@@ -246,9 +246,9 @@ async def judge_criteria(
     """Make ``calls`` with every model judge of ``grader`` and record each verdict in ``judged`` (module doc)."""
     judges = model_judges(grader)
     rule = grader.combine if isinstance(grader, Panel) and len(judges) > 1 else None
-    groups: dict[tuple[str, str], list[int]] = {}
+    groups: dict[str, list[int]] = {}  # per criterion (its form decides the prompt)
     for index, call in enumerate(calls):
-        groups.setdefault((call.criterion.name, call.prompt), []).append(index)
+        groups.setdefault(call.criterion.name, []).append(index)
     votes: list[list[CriterionVote | None]] = [[None] * len(judges) for _ in calls]
 
     async def ask(j: int, judge: Judge, indexes: list[int]) -> None:
