@@ -195,7 +195,7 @@ def test_several_people_quote_one_span(spans_dir: Path) -> None:
     grade("ann", 0)
     grade("bob", 0)
     assert quotes() == (0, None)
-    assert store.migrations()[-1] == "004_quotes"
+    assert "004_quotes" in store.migrations()
 
 
 def test_quotes_travel_through_the_csv(quoted_dir: Path, tmp_path: Path) -> None:
@@ -233,6 +233,6 @@ def test_a_store_made_before_quotes_opens_with_its_labels_unquoted(
             " VALUES ('label', 'q1', 'c02', 1, 'human', 'ann', '2026-01-01T00:00:00+00:00')"
         )
     store, _ = open_store(quoted_dir)
-    assert store.migrations() == ["001_events", "002_queues", "003_rewrites", "004_quotes"]
+    assert store.migrations() == ["001_events", "002_queues", "003_rewrites", "004_quotes", "005_criteria"]
     [mine] = store.current_labels(annotator="ann")
     assert (mine.grade, mine.quotes) == (1, None)

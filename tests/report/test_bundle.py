@@ -57,3 +57,50 @@ def test_a_failure_on_a_fresh_folder_writes_nothing(
     with pytest.raises(RuntimeError):
         write_report(result, tmp_path / "report", rows)
     assert not (tmp_path / "report").exists() or not any((tmp_path / "report").iterdir())
+
+
+def test_criteria_and_pairwise_tables_are_written_neutralized_and_never_left_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, result: EvalResult, rows: list[QueryResult]
+) -> None:
+    import csv
+    import io
+
+    from assay.results import (
+        CriterionVerdictRecord,
+        CriterionVote,
+        OrderVerdict,
+        PairJudgement,
+        Preferences,
+        TreeStepAnswer,
+    )
+
+    monkeypatch.setattr(bundle, "render_html", lambda r, q, questions: "<p>page</p>")
+    walk = [TreeStepAnswer(id="q1", question="days?", answer="yes", reason="14")]
+    verdicts = [
+        CriterionVerdictRecord(run="bm25", query_id="q1", criterion="tone", ref="tone@1", item="abc", label="good",
+                               score=1.0, votes=[CriterionVote(model="m1", label="good", reason="=SUM(A1)",
+                                                               steps=walk)]),
+        CriterionVerdictRecord(run="bm25", query_id="q2", criterion="tone", ref="tone@1", item="def",
+                               unscored="invalid_output", votes=[CriterionVote(model="m1", unscored="invalid_output")]),
+    ]  # fmt: skip
+    judgement = PairJudgement(query_id="q1", run_a="bm25", run_b="dense", winner="tie", orders=[
+        OrderVerdict(shown_first="dense", preferred="A", winner="dense", reason="+more detail"),
+        OrderVerdict(shown_first="bm25", preferred="A", winner="bm25", reason="shorter"),
+    ])  # fmt: skip
+    preferences = Preferences(criterion="builtin", ref="builtin", ties="half", confidence=0.95, pair_confidence=0.95,
+                              questions=1, clusters=1, judgements=[judgement])  # fmt: skip
+    out = tmp_path / "report"
+    paths = write_report(result.model_copy(update={"criterion_verdicts": verdicts, "preferences": preferences}), out,
+                         rows)  # fmt: skip
+    assert {"criteria.csv", "pairwise.csv"} <= set(paths)
+    criteria = list(csv.DictReader(io.StringIO(paths["criteria.csv"].read_text(encoding="utf-8"))))
+    assert [(r["query_id"], r["label"], r["score"], r["unscored"], r["item"]) for r in criteria] == [
+        ("q1", "good", "1.0", "", "abc"), ("q2", "", "", "invalid_output", "def")]  # fmt: skip
+    assert criteria[0]["votes"] == "m1: good [q1=yes] (=SUM(A1))"  # inside the cell, so no formula
+    assert criteria[1]["votes"] == "m1: unscored: invalid_output"
+    [pair] = list(csv.DictReader(io.StringIO(paths["pairwise.csv"].read_text(encoding="utf-8"))))
+    # each order under the run shown first: bm25 first chose bm25, dense first chose dense: a tie
+    assert (pair["winner"], pair["a_first_winner"], pair["b_first_winner"]) == ("tie", "bm25", "dense")
+    assert (pair["a_first_reason"], pair["b_first_reason"]) == ("shorter", "'+more detail")  # a formula, neutralized
+    write_report(result, out, rows)  # an evaluation without either: the old tables go
+    assert not (out / "criteria.csv").exists() and not (out / "pairwise.csv").exists()

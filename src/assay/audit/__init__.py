@@ -7,6 +7,8 @@ Modules, one line each:
 - ``access``: open a golden folder's label store with its judge labels imported; read the audited pairs.
 - ``agreement``: judge-versus-human agreement, overall and per stratum, as JSON-ready data.
 - ``app``: the audit page (plain JavaScript over a small JSON API, served by starlette on loopback).
+- ``criteria``: judged criteria's verdicts queued for people, people's labels of them, and their agreement.
+- ``criteria_page``: the page's criteria view: verdicts labelled with the keyboard.
 - ``exchange``: labels in and out of the store (event log as JSONL, current labels as CSV, an edited CSV back in).
 - ``pool``: people's grades of spans written into ``passages.jsonl``.
 - ``queues``: the seeded order in which items are shown, recorded so a session resumes unchanged.

@@ -31,6 +31,9 @@ Every label (the judge's, the annotator's, others') carries its quotes, each wit
 A grade or undo of a span label is also written into passages.jsonl, where the pool of ``assay eval`` reads it
 (:func:`assay.audit.pool.join_pool`).
 
+The criteria view (``/criteria`` and ``/api/criteria/...``: judged criteria's verdicts labelled by people) is
+:mod:`assay.audit.criteria_page`'s.
+
 Writes pass through :class:`assay.audit.security.Guard` (token, same origin, JSON, size).
 """
 
@@ -56,6 +59,7 @@ from starlette.routing import Route
 
 from assay.audit._golden import GoldenView, load_golden
 from assay.audit.access import open_store
+from assay.audit.criteria_page import CriteriaState
 from assay.audit.pool import join_pool
 from assay.audit.queues import check_queue, confirm_first, default_queue, queue_for
 from assay.audit.quoting import item_text, person_quotes, placed_quote, quote_places
@@ -266,18 +270,23 @@ def create_app(
     seed: int = 0,
     hosts: Iterable[str] = (),
     token: str | None = None,
+    criterion: str | None = None,
 ) -> Starlette:
     """The audit app for ``golden_dir``. ``hosts`` adds Host names besides loopback (the ``--host`` given). ``queue``
     None: :func:`~assay.audit.queues.default_queue` (disagreement when judges disagree on some item, else
-    stratified); ``app.state.audit.queue`` says which."""
+    stratified); ``app.state.audit.queue`` says which. ``criterion``: the criteria view shows that criterion's
+    verdicts only (None: every judged criterion's)."""
     store, golden = open_store(golden_dir)
     state = AuditState(store, golden, annotator=annotator, blind=blind, queue=queue, seed=seed)
+    criteria = CriteriaState(store, blind=blind, seed=seed, criterion=criterion)
     csrf = token or secrets.token_urlsafe(32)
     page = _page_renderer(Path(golden_dir).name, csrf, state)
-    assets = {name: _asset(name) for name in ("audit.js", "audit.css")}
+    assets = {name: _asset(name) for name in ("audit.js", "audit.css", "criteria.js")}
     routes = [
         Route("/", page),
+        Route("/criteria", _page_renderer(Path(golden_dir).name, csrf, state, "criteria.html")),
         Route("/static/audit.js", _static(assets["audit.js"], "text/javascript; charset=utf-8")),
+        Route("/static/criteria.js", _static(assets["criteria.js"], "text/javascript; charset=utf-8")),
         Route("/static/audit.css", _static(assets["audit.css"], "text/css; charset=utf-8")),
         Route("/api/queue", _get(state, lambda who, request: state.queue_view(who))),
         Route(
@@ -289,9 +298,16 @@ def create_app(
         Route("/api/label", _post(state, state.label), methods=["POST"]),
         Route("/api/undo", _post(state, lambda who, body: state.undo(who)), methods=["POST"]),
         Route("/api/rewrite", _post(state, state.rewrite), methods=["POST"]),
+        Route("/api/criteria/queue", _get(state, lambda who, request: criteria.queue_view(who))),
+        Route(
+            "/api/criteria/item",
+            _get(state, lambda who, request: criteria.item_view(who, *criteria.item_at(request.query_params.get("i")))),
+        ),
+        Route("/api/criteria/label", _post(state, criteria.label), methods=["POST"]),
+        Route("/api/criteria/undo", _post(state, lambda who, body: criteria.undo(who)), methods=["POST"]),
     ]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, token=csrf, hosts=hosts)])
-    app.state.audit = state
+    app.state.audit, app.state.criteria = state, criteria
     app.state.token = csrf
     return app
 
@@ -307,8 +323,8 @@ def _static(content: bytes, media_type: str) -> Handler:
     return handler
 
 
-def _page_renderer(title: str, token: str, state: AuditState) -> Handler:
-    source = resources.files("assay.audit").joinpath("templates", "audit.html").read_text(encoding="utf-8")
+def _page_renderer(title: str, token: str, state: AuditState, name: str = "audit.html") -> Handler:
+    source = resources.files("assay.audit").joinpath("templates", name).read_text(encoding="utf-8")
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(source)
 
     async def handler(request: Request) -> Response:

@@ -4,7 +4,8 @@ date when it is opened. A new migration is only ever appended; one already relea
 
 ``events`` is the append-only log of label events (``label`` and ``undo``), ``imported`` remembers which judge
 labels were imported, ``sessions`` and ``session_items`` keep each annotator's seeded queue, ``rewrites`` the
-people's corrections of a turn's rewrite.
+people's corrections of a turn's rewrite; ``criterion_items``, ``criterion_verdicts`` and ``criterion_events`` hold the
+judged criteria's verdicts queued for people and people's labels of them (:mod:`assay.audit.criteria`).
 """
 
 from __future__ import annotations
@@ -77,4 +78,41 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
     # a label's quotes as a JSON list of strings; NULL: the label says nothing finer than its grade
     ("004_quotes", "ALTER TABLE events ADD COLUMN quotes TEXT"),
+    (
+        "005_criteria",
+        """
+        CREATE TABLE criterion_items (
+            item TEXT PRIMARY KEY,
+            criterion TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            query_id TEXT NOT NULL,
+            scale TEXT NOT NULL,
+            shown TEXT NOT NULL,
+            added TEXT NOT NULL
+        );
+        CREATE INDEX criterion_items_ref ON criterion_items (ref);
+        CREATE TABLE criterion_verdicts (
+            item TEXT NOT NULL REFERENCES criterion_items(item),
+            run TEXT NOT NULL,
+            judge TEXT NOT NULL,
+            label TEXT,
+            unscored TEXT,
+            votes TEXT NOT NULL,
+            time TEXT NOT NULL,
+            PRIMARY KEY (item, run, judge)
+        );
+        CREATE TABLE criterion_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('label', 'undo')),
+            item TEXT NOT NULL REFERENCES criterion_items(item),
+            label TEXT,
+            reason TEXT,
+            annotator TEXT NOT NULL,
+            time TEXT NOT NULL,
+            undoes INTEGER REFERENCES criterion_events(id),
+            session TEXT
+        );
+        CREATE INDEX criterion_events_item ON criterion_events (item);
+        """,
+    ),
 )

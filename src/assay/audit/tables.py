@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-__all__ = ["print_report"]
+__all__ = ["print_criteria", "print_report"]
 
 LABELS = {
     "percent_agreement": "percent agreement",
@@ -85,3 +85,29 @@ def _print_strata(console: Console, by: str, strata: dict[str, dict[str, Any]]) 
         cells = [" ".join(_ci(block[key], 2)) for key in keys]
         table.add_row(value, str(block["n"]), *cells)
     console.print(table)
+
+
+_STATISTIC = {"kappa": "Cohen's kappa", "weighted_kappa": "weighted kappa (quadratic)"}
+
+
+def print_criteria(console: Console, rows: list[dict[str, Any]]) -> None:
+    """Print :func:`assay.audit.criteria.agreement_report`: per criterion the statistic, exact agreement and the
+    confusion matrix."""
+    for row in rows:
+        judges = ", ".join(row["judges"])
+        title = f"criterion:{row['criterion']} ({row['ref']}), judge {judges} vs people: {row['n']} items"
+        if row["judge_unscored"]:
+            title += f"; {row['judge_unscored']} unscored by the judge, left out"
+        table = Table(title=title, title_justify="left")
+        for column in ("statistic", "value", "95% interval"):
+            table.add_column(column, justify="left" if column == "statistic" else "right")
+        table.add_row(_STATISTIC[row["statistic"]], *_ci(row["kappa"]))
+        table.add_row("percent agreement", *_ci(row["percent"]))
+        console.print(table)
+        matrix = Table(title="confusion: rows judge, columns people", title_justify="left")
+        matrix.add_column("judge \\ people")
+        for label in row["labels"]:
+            matrix.add_column(label, justify="right")
+        for label, counts in zip(row["labels"], row["confusion"], strict=True):
+            matrix.add_row(label, *(str(c) for c in counts))
+        console.print(matrix)

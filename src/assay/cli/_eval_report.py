@@ -18,7 +18,7 @@ from assay.metric_names import lower_is_better
 from assay.pipelines.evaluate import Evaluated
 from assay.pipelines.evaluate.statistics.gates import Gate, check_gates, default_metric
 from assay.pipelines.judgecheck.lookup import card_home, summarize_card
-from assay.report import render_terminal, write_report
+from assay.report import TABLE_FILES, render_terminal, write_report
 from assay.results import EvalResult, JudgeCardSummary
 
 __all__ = ["check_fail_under", "judge_card", "write_outputs"]
@@ -57,7 +57,8 @@ def write_outputs(done: Evaluated, output: Path, console: Console, *, verbose: b
     done.write_passages(output / "passages.jsonl")
     render_terminal(done.result, console, verbose=verbose, report=paths["report.html"])
     console.print()
+    tables = "".join(f", {name}" for name in TABLE_FILES if name in paths)
     console.print(
         f"report: {paths['report.html']}  (also report.md, results.json, per_query.jsonl, support_matrix.jsonl, "
-        "passages.jsonl)"
+        f"passages.jsonl{tables})"
     )

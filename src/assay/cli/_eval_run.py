@@ -1,6 +1,7 @@
 """The work of ``assay eval`` once its options are read: the human labels of the audit store (:func:`audit_labels`),
-the evaluation itself with the judge's progress bar (:func:`evaluate_runs`), and the dry run's table of calls and
-costs (:func:`dry_run`).
+the evaluation itself with the judge's progress bar (:func:`evaluate_runs`), the judged criteria's verdicts queued
+for people (:func:`assay.audit.criteria.queue_verdicts`), and the dry run's table of calls and costs
+(:func:`dry_run`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from assay.audit.criteria import people_labels, queue_verdicts
 from assay.audit.pool import join_pool
 from assay.audit.rewrites import join_rewrites
 from assay.audit.store import STORE_NAME, LabelStore
@@ -20,12 +22,13 @@ from assay.cli._app import warn
 from assay.cli._batch_options import batch_dry_run, batch_line, echo_batch_summary, start_batches
 from assay.cli._eval_options import EvalOptions
 from assay.cli._judge_options import check_context, dry_run_judge, judge_from_options
+from assay.errors import AuditError
 from assay.judge.panel import Grader, judges_of
 from assay.judge.prompts import prompt_names
 from assay.pipelines.evaluate import Evaluated, estimate_evaluation, evaluate_detailed
 from assay.pipelines.evaluate.runs.given import NamedRun
 
-__all__ = ["audit_labels", "dry_run", "evaluate_runs"]
+__all__ = ["audit_labels", "criterion_labels", "dry_run", "evaluate_runs", "queue_criteria"]
 
 # the build's prompts: an evaluation never calls them, so their context fit is not checked here
 _BUILD_ONLY = ("question_generation", "question_critic", "conversation", "rewrite_check")
@@ -74,8 +77,36 @@ class _Bar:
         self.bar.update(self.task, completed=done, total=total, description=self._text())
 
 
+def criterion_labels(golden: Path) -> dict[str, str]:
+    """People's labels of judged criteria's verdicts (one per audited item); none without a store."""
+    if not (golden / STORE_NAME).is_file():
+        return {}
+    return people_labels(LabelStore.in_folder(golden))
+
+
+def queue_criteria(golden: Path, done: Evaluated, asked: EvalOptions) -> int:
+    """The judged criteria's verdicts queued for people in GOLDEN/audit.sqlite; the number of new items."""
+    if not done.criterion_items:
+        return 0
+    store = LabelStore.in_folder(golden)
+    return queue_verdicts(store, asked.settings.loaded_criteria, done.result.criterion_verdicts, done.criterion_items)
+
+
 def evaluate_runs(golden: Path, specs: Sequence[NamedRun], asked: EvalOptions) -> Evaluated:
+    done = _evaluate(golden, specs, asked)
+    try:
+        added = queue_criteria(golden, done, asked)
+    except AuditError as exc:
+        warn(f"the judged criteria's verdicts were not queued for the audit: {exc}")
+        added = 0
+    if added:
+        click.echo(f"{added} new criterion verdict(s) to audit: assay audit {golden} --criteria", err=True)
+    return done
+
+
+def _evaluate(golden: Path, specs: Sequence[NamedRun], asked: EvalOptions) -> Evaluated:
     humans, everyone = audit_labels(golden)
+    people = criterion_labels(golden)
     settings = asked.settings
     if not asked.judging.specs:
         if not asked.no_judge:
@@ -84,7 +115,7 @@ def evaluate_runs(golden: Path, specs: Sequence[NamedRun], asked: EvalOptions) -
                 "computed."
             )
         return evaluate_detailed(golden, list(specs), judge=None, settings=settings, human_labels=humans,
-                                 annotations=everyone)  # fmt: skip
+                                 annotations=everyone, criterion_labels=people)  # fmt: skip
     judge = judge_from_options(asked.judging)
     runners = start_batches(judge, asked.judging)
     if runners:
@@ -92,9 +123,8 @@ def evaluate_runs(golden: Path, specs: Sequence[NamedRun], asked: EvalOptions) -
     check_context(judge, [name for name in prompt_names() if name not in _BUILD_ONLY])
     bar = _Bar(judge, Console(stderr=True))
     with bar.bar:
-        done = evaluate_detailed(
-            golden, list(specs), judge=judge, settings=settings, progress=bar, human_labels=humans, annotations=everyone
-        )
+        done = evaluate_detailed(golden, list(specs), judge=judge, settings=settings, progress=bar,
+                                 human_labels=humans, annotations=everyone, criterion_labels=people)  # fmt: skip
     echo_batch_summary(runners)
     return done
 

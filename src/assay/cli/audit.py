@@ -61,6 +61,13 @@ def _annotator(name: str | None) -> str:
     "stratified].",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the queue order (recorded).")
+@click.option(
+    "--criteria",
+    "criteria",
+    is_flag=True,
+    help="Label the judged criteria's verdicts that assay eval queued, instead of relevance grades.",
+)
+@click.option("--criterion", help="With --criteria: only this criterion's verdicts (its name).")
 @click.option("--no-browser", is_flag=True, help="Only print the URL; do not open a browser.")
 def audit(  # noqa: PLR0917 (click passes options positionally by name)
     golden: Path,
@@ -70,6 +77,8 @@ def audit(  # noqa: PLR0917 (click passes options positionally by name)
     blind: bool,
     queue: str | None,
     seed: int,
+    criteria: bool,
+    criterion: str | None,
     no_browser: bool,
 ) -> None:
     """Review judge labels by hand on a local web page, with the keyboard.
@@ -78,14 +87,22 @@ def audit(  # noqa: PLR0917 (click passes options positionally by name)
     selected words (the sentences that bear on the question; the judge's are marked), u undoes, a shows where
     annotators differ, ? lists the keys. Labels go to GOLDEN/audit.sqlite as they are made.
 
+    With --criteria the page shows the judged criteria's verdicts (what the judge saw, the criterion, the judge's
+    steps, reasons and label): 1-9 gives the label with that number (lowest score first), Enter accepts the judge's,
+    r adds a reason, u undoes. The next assay eval reports each criterion's agreement with people and its
+    PPI-corrected means; assay agreement GOLDEN --criteria shows the agreement now.
+
     \b
     Examples:
       assay audit golden/                               open the page on http://127.0.0.1:8765
       assay audit golden/ --annotator alice --blind     grade without seeing the judge first
       assay audit golden/ --queue uncertainty --port 0  where judge labels disagree first, any free port
+      assay audit golden/ --criteria --criterion cites_policy   label one criterion's verdicts
     """
     from assay.audit.app import create_app
 
+    if criterion is not None and not criteria:
+        raise click.UsageError("--criterion picks one criterion of --criteria; add --criteria")
     name = _annotator(annotator)
     if host not in LOOPBACK:
         click.secho(
@@ -94,16 +111,30 @@ def audit(  # noqa: PLR0917 (click passes options positionally by name)
             fg="yellow",
             err=True,
         )
-    app = create_app(golden, annotator=name, blind=blind, queue=queue, seed=seed, hosts=[host])
+    app = create_app(golden, annotator=name, blind=blind, queue=queue, seed=seed, hosts=[host], criterion=criterion)
+    if criteria:
+        _check_queued(golden, app.state.criteria.order(), criterion)
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{sock.getsockname()[1]}/"
+    url = f"http://{shown}:{sock.getsockname()[1]}/{'criteria' if criteria else ''}"
     queue = app.state.audit.queue
-    click.echo(f"Auditing {golden} as {name} ({queue} queue, seed {seed}{', blind' if blind else ''}): {url}")
+    what = f"criteria ({len(app.state.criteria.order())} verdicts)" if criteria else f"{queue} queue"
+    click.echo(f"Auditing {golden} as {name} ({what}, seed {seed}{', blind' if blind else ''}): {url}")
     click.echo("Press Ctrl-C to stop; every label is saved as it is made.")
     if not no_browser:
         webbrowser.open(url)
     _serve(app, sock)
+
+
+def _check_queued(golden: Path, order: list[str], criterion: str | None) -> None:
+    """Refuse a criteria audit with nothing to label, saying how to queue some."""
+    if order:
+        return
+    which = f"criterion {criterion}'s verdict" if criterion else "judged criterion's verdict"
+    raise AuditError(
+        f"no {which} is queued in {golden}: run `assay eval {golden} RUN --judge MODEL -c criteria/NAME.md` with a "
+        "judged criterion (a scale or a decision tree) first"
+    )
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -137,19 +168,41 @@ def _serve(app: Any, sock: socket.socket) -> None:
 @click.option("--judge-prompt", help="Compare this judge prompt's labels (name@version) [default: the qrels' own].")
 @click.option("--resamples", type=click.IntRange(100), default=2000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--criteria", "criteria", is_flag=True, help="The judged criteria's verdicts against people instead.")
+@click.option("--criterion", help="With --criteria: only this criterion (its name).")
 def agreement(  # noqa: PLR0917 (click passes options positionally by name)
-    golden: Path, annotator: str | None, by: str | None, fmt: str, judge_prompt: str | None, resamples: int, seed: int
+    golden: Path,
+    annotator: str | None,
+    by: str | None,
+    fmt: str,
+    judge_prompt: str | None,
+    resamples: int,
+    seed: int,
+    criteria: bool,
+    criterion: str | None,
 ) -> None:
     """How far the judge agrees with the people who audited its labels, with 95% bootstrap intervals.
+
+    With --criteria: per judged criterion, its verdicts against people's labels (assay audit GOLDEN --criteria):
+    Cohen's kappa for pass/fail, the quadratic weighted kappa over an ordered scale, exact agreement and the
+    confusion matrix.
 
     \b
     Examples:
       assay agreement golden/                         kappas, alpha, confusion matrix, leniency
       assay agreement golden/ --by type               the same per question type
       assay agreement golden/ --annotator alice --format json
+      assay agreement golden/ --criteria              each judged criterion against people
     """
-    store, golden_view = open_store(golden)
     name = check_annotator(annotator) if annotator else None
+    if criterion is not None and not criteria:
+        raise click.UsageError("--criterion picks one criterion of --criteria; add --criteria")
+    if criteria:
+        if by is not None or judge_prompt is not None:
+            raise click.UsageError("--by and --judge-prompt are for relevance labels, not --criteria")
+        _criteria_agreement(golden, name, criterion, fmt, resamples, seed)
+        return
+    store, golden_view = open_store(golden)
     options: dict[str, Any] = {"annotator": name, "judge_prompt": judge_prompt}
     pairs = store.audited_pairs(golden_view.questions, one_per_item=True, **options)
     if not pairs and not golden_view.qrels:
@@ -168,6 +221,25 @@ def agreement(  # noqa: PLR0917 (click passes options positionally by name)
         from assay.audit.tables import print_report
 
         print_report(Console(), report)
+
+
+def _criteria_agreement(  # noqa: PLR0917 (the options of assay agreement --criteria, passed on)
+    golden: Path, name: str | None, criterion: str | None, fmt: str, resamples: int, seed: int
+) -> None:
+    from assay.audit.criteria import agreement_report as criteria_report
+
+    store, _ = open_store(golden)
+    rows = criteria_report(store, annotator=name, criterion=criterion, n_resamples=resamples, seed=seed)
+    if not rows:
+        who = f" by {name}" if name else ""
+        raise AuditError(f"no judged criterion's verdict is audited{who} in {golden} yet; label some first with: "
+                         f"assay audit {golden} --criteria")  # fmt: skip
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        from assay.audit.tables import print_criteria
+
+        print_criteria(Console(), rows)
 
 
 @main.group()

@@ -16,6 +16,7 @@ Modules, one line each:
 - ``_trajectory``: the trajectories of an evaluation (a system that searches several times) as plain sentences.
 - ``caveats``: the verdict's caveats, one small function each, in their severity order.
 - ``bundle``: :func:`write_report`, the report folder in one call.
+- ``csv_tables``: ``criteria.csv`` and ``pairwise.csv``, the criteria's verdicts and the pairs' outcomes.
 - ``html``: ``report.html``, one self-contained page.
 - ``html_data``: the page's heavy data (per-query table, explorer), packed in lazy blocks.
 - ``markdown``: ``report.md``.
@@ -29,13 +30,14 @@ Modules, one line each:
 
 from __future__ import annotations
 
-from assay.report.bundle import REPORT_FILES, write_report
+from assay.report.bundle import REPORT_FILES, TABLE_FILES, write_report
 from assay.report.html import render_html, write_html
 from assay.report.markdown import render_markdown, write_markdown
 from assay.report.terminal import render_terminal
 
 __all__ = [
     "REPORT_FILES",
+    "TABLE_FILES",
     "render_html",
     "render_markdown",
     "render_terminal",

@@ -138,18 +138,24 @@ def other_runs_text(facts: Facts) -> str | None:
 
 
 def unvalidated_criteria(facts: Facts) -> str | None:
-    """Judged criteria are a model's reading of the team's words: until people's labels of the criterion have been
-    compared with the judge's, say so, with how many to audit (the evaluation's ``min_audited``)."""
+    """Judged criteria are a model's reading of the team's words: until people's labels of enough of a criterion's
+    verdicts (the evaluation's ``min_audited``) have been compared with the judge's, say so, with how many more to
+    audit (``assay audit --criteria``); pairwise preferences have no audit of their own yet."""
     result = facts.result
-    names = list(dict.fromkeys(f"criterion:{v.criterion}" for v in result.criterion_verdicts))
+    audit = int(result.settings.get("min_audited", 10))
+    measured = {one.criterion: one for one in result.criterion_agreement}
+    names = []
+    for name in dict.fromkeys(v.criterion for v in result.criterion_verdicts):
+        found = measured.get(name)
+        if found is None or not found.validated:
+            names.append(f"criterion:{name} ({found.n if found is not None else 0} of {audit} audited)")
     if result.preferences is not None:
         names.append(f"pairwise ({result.preferences.criterion})")
     if not names:
         return None
-    audit = int(result.settings.get("min_audited", 10))
     return (f"{', '.join(names)} not validated: audit {audit} items of each against people before trusting "
-            f"{'it' if len(names) == 1 else 'them'} (its judge's consistency, verbosity and injection: assay "
-            "judge-check --criterion).")  # fmt: skip
+            f"{'it' if len(names) == 1 else 'them'} (assay audit GOLDEN --criteria; its judge's consistency, "
+            "verbosity and injection: assay judge-check --criterion).")  # fmt: skip
 
 
 def _percent(share: float) -> str:

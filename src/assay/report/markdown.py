@@ -217,7 +217,34 @@ def _criterion_labels(result: EvalResult) -> list[str]:
     rows = [[md_escape(ref), md_escape(run), md_escape(", ".join(f"{k} {n}" for k, n in sorted(given.items())))]
             for (ref, run), given in counts.items()]  # fmt: skip
     return ["## Judged criteria", "", "Labels given per run (each verdict, its reason and votes: results.json, "
-            "criterion_verdicts).", "", *_table(["criterion", "run", "labels"], rows, "lll")]  # fmt: skip
+            "criterion_verdicts; criteria.csv).", "", *_table(["criterion", "run", "labels"], rows, "lll"),
+            *_criterion_agreement(result)]  # fmt: skip
+
+
+_KAPPA = {"kappa": "Cohen's kappa", "weighted_kappa": "weighted kappa (quadratic)"}
+
+
+def _criterion_agreement(result: EvalResult) -> list[str]:
+    """Each judged criterion against people (``assay audit --criteria``): the agreement with its interval, the
+    confusion matrix, and each run's PPI-corrected mean."""
+    lines: list[str] = []
+    for one in result.criterion_agreement:
+        state = "validated" if one.validated else f"not validated: {one.n} of {one.needed} items audited"
+        k, pct = one.kappa, one.percent
+        lines += [f"### criterion:{md_escape(one.criterion)} against people ({state})", "",
+                  f"{_KAPPA[one.statistic]} {fmt.fmt_value(k.value)} {fmt.fmt_interval(k.low, k.high)}, exact "
+                  f"agreement {fmt.fmt_value(pct.value)} {fmt.fmt_interval(pct.low, pct.high)}, on {one.n} audited "
+                  f"items ({one.judge_unscored} more the judge left unscored).", ""]  # fmt: skip
+        header = ["judge \\ people", *(md_escape(label) for label in one.labels)]
+        rows = [[md_escape(label), *(str(c) for c in counts)] for label, counts in zip(one.labels, one.confusion,
+                                                                                     strict=True)]  # fmt: skip
+        lines += _table(header, rows, "l" + "r" * len(one.labels))
+        if one.ppi:
+            ppi_rows = [[md_escape(c.run), fmt.fmt_value(c.judge_only),
+                         f"{fmt.fmt_value(c.estimate)} {fmt.fmt_interval(c.low, c.high)}", str(c.n_audited),
+                         str(c.n_unaudited)] for c in one.ppi]  # fmt: skip
+            lines += _table(["run", "judge only", "PPI-corrected mean", "audited", "not audited"], ppi_rows, "lrrrr")
+    return lines
 
 
 def _planning(result: EvalResult) -> list[str]:

@@ -86,7 +86,24 @@ def build_verdict(result: EvalResult) -> Verdict:
         caveats=caveats,
         history=[_history(gain) for gain in result.history_gain],
         preference=result.preferences.sentence if result.preferences is not None else None,
+        criteria=_criteria(result),
     )
+
+
+_KAPPA = {"kappa": "kappa", "weighted_kappa": "weighted kappa"}
+
+
+def _criteria(result: EvalResult) -> str | None:
+    """The judged criteria that people validated (enough of their verdicts audited), with their agreement and
+    interval; the others are a caveat (:func:`assay.report.caveats.unvalidated_criteria`)."""
+    shown = []
+    for one in result.criterion_agreement:
+        if one.validated:
+            k = one.kappa
+            corrected = f", PPI-corrected means for {len(one.ppi)} run(s)" if one.ppi else ""
+            shown.append(f"criterion:{one.criterion} {_KAPPA[one.statistic]} {fmt_value(k.value)} "
+                         f"{fmt_interval(k.low, k.high)} on {one.n} audited items{corrected}")  # fmt: skip
+    return f"Judged criteria against people: {'; '.join(shown)}." if shown else None
 
 
 # -- the lead and the ranking -------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ __all__ = [
     "AnnotatorAgreement",
     "AuditTarget",
     "CorrectedMetric",
+    "CriterionAgreement",
+    "CriterionPPI",
     "JudgeCardSummary",
     "JudgeNoise",
     "JudgePairAgreement",
@@ -195,3 +197,38 @@ class CorrectedMetric(_Model):
     sd_judge: float | None = None
     correlation: float | None = None
     audit_targets: list[AuditTarget] = Field(default_factory=list)
+
+
+class CriterionPPI(_Model):
+    """One run's judged criterion, its mean corrected with people's labels (PPI++): the judge-only mean, the
+    corrected mean with its interval, and the items of the run audited and not."""
+
+    run: str
+    judge_only: float | None
+    estimate: float
+    low: float
+    high: float
+    n_audited: int
+    n_unaudited: int
+
+
+class CriterionAgreement(_Model):
+    """A judged criterion against people, over this evaluation's verdicts that people labelled (``assay audit
+    --criteria``): ``labels`` in score order; ``n`` items with both labels, ``judge_unscored`` audited items the judge
+    left unscored; ``statistic`` is ``kappa`` (Cohen's, two labels) or ``weighted_kappa`` (quadratic, over the label
+    positions of an ordered scale) with its bootstrap interval; ``percent``: exact agreement; ``confusion``: rows the
+    judge's label, columns the people's. ``validated`` once ``n`` reaches ``needed`` (the evaluation's
+    ``min_audited``); ``ppi``: each run's corrected mean, for the runs with at least ``needed`` audited items."""
+
+    criterion: str
+    ref: str
+    labels: list[str]
+    n: int
+    judge_unscored: int = 0
+    statistic: str
+    kappa: AgreementStat
+    percent: AgreementStat
+    confusion: list[list[int]] = Field(default_factory=list)
+    needed: int
+    validated: bool
+    ppi: list[CriterionPPI] = Field(default_factory=list)

@@ -7,7 +7,14 @@ from typing import Any
 from pydantic import Field
 
 from assay.results._model import _Model
-from assay.results.agreement import AgreementSummary, CorrectedMetric, JudgeCardSummary, JudgeNoise, PanelAgreement
+from assay.results.agreement import (
+    AgreementSummary,
+    CorrectedMetric,
+    CriterionAgreement,
+    JudgeCardSummary,
+    JudgeNoise,
+    PanelAgreement,
+)
 from assay.results.comparisons import Clustering, Comparison, HistoryGain, PoolShift, PowerPlan
 from assay.results.preferences import Preferences
 from assay.results.runs import RunResult
@@ -49,6 +56,8 @@ class EvalResult(_Model):
     # each judged criterion's verdict per run and question, with every judge's vote (checks need none: their value is
     # the row's metric)
     criterion_verdicts: list[CriterionVerdictRecord] = Field(default_factory=list)
+    # each judged criterion against people's labels of its verdicts (assay audit --criteria), with PPI-corrected means
+    criterion_agreement: list[CriterionAgreement] = Field(default_factory=list)
     preferences: Preferences | None = None  # --pairwise: the runs' answers compared in pairs (None: not asked)
     judge_card: JudgeCardSummary | None = None  # the judge's card (assay eval looks it up); None without a judge
     panel_cards: list[JudgeCardSummary] = Field(default_factory=list)  # the cards of a panel's other judges

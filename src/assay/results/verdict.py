@@ -67,7 +67,8 @@ class Verdict(_Model):
     Markdown and HTML reports only render it. The structured fields carry the figures; ``lines`` words them, one
     sentence each, in the order the reports print them: the lead (or the one run's figure), the ranking with letters,
     what the history is worth (``history``, with a rewrites run and a turns run of a conversational golden set), the
-    pairwise preferences (``preference``, with ``--pairwise``), the
+    pairwise preferences (``preference``, with ``--pairwise``), the judged criteria measured against people
+    (``criteria``, once people labelled enough of their verdicts), the
     judge's trust, cost and latency when known, then the ``caveats`` (every one that applies, most severe first)."""
 
     metric: str | None  # the primary metric
@@ -83,11 +84,12 @@ class Verdict(_Model):
     caveats: list[str] = Field(default_factory=list)
     history: list[str] = Field(default_factory=list)  # a conversational evaluation: each history gain, a sentence
     preference: str | None = None  # --pairwise: the pairs' verdicts from the Bradley-Terry intervals
+    criteria: str | None = None  # judged criteria validated against people: their agreement
 
     @property
     def lines(self) -> list[str]:
         """The sentences in print order (caveats excluded: they are listed under them)."""
-        parts = (self.headline, self.ranking, *self.history, self.preference, self.judge, self.cost)
+        parts = (self.headline, self.ranking, *self.history, self.preference, self.criteria, self.judge, self.cost)
         return [line for line in parts if line]
 
 

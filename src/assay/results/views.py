@@ -142,12 +142,14 @@ class CriterionVote(_Model):
 class CriterionVerdictRecord(_Model):
     """A judged criterion (``criterion:NAME``) on one question of one run: the label (a panel's votes combined by
     its rule), the declared score it earns (the metric), every judge's vote, or why it is unscored. What the audit
-    page queues and the report's explorer shows."""
+    page queues and the report's explorer shows. ``item``: the audit item, a digest of the criterion's version, the
+    question and the inputs the judge saw, so the same answer judged again (in any run) is the same item."""
 
     run: str
     query_id: str
     criterion: str  # NAME
     ref: str  # NAME@VERSION
+    item: str | None = None
     label: str | None = None
     score: float | None = None
     unscored: str | None = None

@@ -137,7 +137,12 @@ def test_the_metric_is_the_declared_score_and_every_failure_is_unscored_with_its
     assert means["good"].mean == pytest.approx(0.75) and means["good"].n_unscored == 2
     assert "criterion:days" in {c.metric for c in result.comparisons}
     caveats = build_verdict(result).caveats
-    assert any(c.startswith("criterion:days, criterion:precise not validated: audit 10 items") for c in caveats)
+    assert any(
+        c.startswith(
+            "criterion:days (0 of 10 audited), criterion:precise (0 of 10 audited) not validated: audit 10 items"
+        )
+        for c in caveats
+    )
 
 
 def test_each_verdict_is_recorded_with_its_reason_and_the_answered_steps_of_its_walk(tmp_path: Path) -> None:

@@ -144,7 +144,7 @@ def _folder(run_dir: str | Path | None) -> Iterator[Path]:
 
 # the keywords of evaluate and evaluate_systems besides EvalSettings' fields, for the TypeError of a wrong one
 _TAKES = ("settings", "judge", "run_dir", "targets", "label", "secrets", "repeats", "conversing", "progress",
-          "human_labels", "annotations")  # fmt: skip
+          "human_labels", "annotations", "criterion_labels")  # fmt: skip
 
 
 def evaluate_systems(
@@ -162,6 +162,7 @@ def evaluate_systems(
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
     annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
+    criterion_labels: Mapping[str, str] | None = None,
     **fields: Unpack[SettingsKeywords],
 ) -> Evaluated:
     """:func:`evaluate`, returning the whole :class:`~assay.pipelines.evaluate.evaluated.Evaluated` (the support
@@ -173,7 +174,8 @@ def evaluate_systems(
                             conversing=conversing)  # fmt: skip
         # golden as given: a folder again, so that labels judged now are added to it
         return evaluate_detailed(golden, paths, judge=judge, settings=config, progress=progress,
-                                 human_labels=human_labels, annotations=annotations)  # fmt: skip
+                                 human_labels=human_labels, annotations=annotations,
+                                 criterion_labels=criterion_labels)  # fmt: skip
 
 
 def evaluate(
@@ -191,6 +193,7 @@ def evaluate(
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
     annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
+    criterion_labels: Mapping[str, str] | None = None,
     **fields: Unpack[SettingsKeywords],
 ) -> tuple[EvalResult, list[QueryResult]]:
     """Evaluate run files, Python functions and targets against ``golden``: an ``EvalResult`` and per-query rows.
@@ -204,9 +207,11 @@ def evaluate(
     the functions there; ``targets`` (:class:`~assay.targets.TargetSettings`), ``label``, ``secrets``: how they are
     asked; ``repeats``: how many times each is asked every question; ``conversing``
     (:class:`~assay.targets.Conversing`): how they are asked the turns of conversations (module docstring).
-    ``progress``, ``human_labels`` and ``annotations``: as :func:`~assay.pipelines.evaluate.evaluate`'s.
+    ``progress``, ``human_labels``, ``annotations`` and ``criterion_labels``: as
+    :func:`~assay.pipelines.evaluate.evaluate`'s.
     """
     done = evaluate_systems(golden, runs, settings=settings, judge=judge, run_dir=run_dir, targets=targets,
                             label=label, secrets=secrets, repeats=repeats, conversing=conversing, progress=progress,
-                            human_labels=human_labels, annotations=annotations, **fields)  # fmt: skip
+                            human_labels=human_labels, annotations=annotations,
+                            criterion_labels=criterion_labels, **fields)  # fmt: skip
     return done.result, done.per_query

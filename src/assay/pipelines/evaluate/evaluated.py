@@ -89,14 +89,16 @@ def _write_rows(path: str | Path, kind: str, rows: Sequence[_Row]) -> Path:
 
 @dataclass
 class Evaluated:
-    """Everything an evaluation produced: the result, the per-query rows, the support-matrix rows, the passage rows
-    and the per-question views of the report's explorer."""
+    """Everything an evaluation produced: the result, the per-query rows, the support-matrix rows, the passage rows,
+    the per-question views of the report's explorer, and per audit item of a judged criterion's verdict the inputs
+    the judge saw (``criterion_items``; what ``assay audit --criteria`` shows people)."""
 
     result: EvalResult
     per_query: list[QueryResult]
     support_rows: list[SupportRow] = field(default_factory=list)
     passage_rows: list[PassageRow] = field(default_factory=list)
     questions: list[QuestionView] = field(default_factory=list)
+    criterion_items: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def write_support_matrix(self, path: str | Path) -> Path:
         """``support_matrix.jsonl``: one line per claim (reference or answer) with its support per top-K chunk and

@@ -45,6 +45,7 @@ from assay.pipelines.evaluate.scoring.trajectory import path_of, trajectory_summ
 from assay.pipelines.evaluate.settings import EvalSettings, answer_notes, answer_primary
 from assay.pipelines.evaluate.statistics.clustering import clustering_summary
 from assay.pipelines.evaluate.statistics.compare import compare_runs, primary_metric, with_primary
+from assay.pipelines.evaluate.statistics.criteria import criteria_agreement
 from assay.pipelines.evaluate.statistics.gates import relevant_chunk_lengths
 from assay.pipelines.evaluate.statistics.history import history_gains
 from assay.pipelines.evaluate.statistics.planning import power_plans
@@ -87,21 +88,22 @@ def evaluated(
     judge: Grader | None,
     human_labels: Mapping[tuple[str, str], int] | None,
     annotations: Mapping[tuple[str, str], Mapping[str, int]] | None,
+    criterion_labels: Mapping[str, str] | None = None,
 ) -> Evaluated:
     """The result (module doc), the per-query rows (a repeated run's merged per question), the support-matrix and
-    passage rows, and the explorer's per-question views. ``human_labels`` and ``annotations``: as
-    :func:`~assay.pipelines.evaluate.pipeline.evaluate` takes them."""
+    passage rows, and the explorer's per-question views. ``human_labels``, ``annotations`` and ``criterion_labels``:
+    as :func:`~assay.pipelines.evaluate.pipeline.evaluate` takes them."""
     config = setup.config
     humans = ppi_inputs(setup.gold, human_labels, threshold=config.threshold, min_audited=config.min_audited,
                         annotations=annotations)  # fmt: skip
-    outcome = _Outcome(setup, judged, scores, judge=judge, humans=humans)
+    outcome = _Outcome(setup, judged, scores, judge=judge, humans=humans, people=criterion_labels or {})
     result = outcome.result()
     rows = [row for one in outcome.merged.runs for row in one.rows.values()]
     support = judged.support_rows
     passages = [row for one in scores.runs for row in one.passages]
     views = question_views(setup.gold, [one.run for one in scores.runs], passages, support,
                            _paths(setup, judged, scores))  # fmt: skip
-    return Evaluated(result, rows, support, passages, views)
+    return Evaluated(result, rows, support, passages, views, dict(judged.criteria.shown))
 
 
 def _paths(setup: Prepared, judged: Judged, scores: Scores) -> Paths | None:
@@ -166,9 +168,16 @@ class _Outcome:
     """The parts of the result, each from what the earlier steps produced."""
 
     def __init__(
-        self, setup: Prepared, judged: Judged, scores: Scores, *, judge: Grader | None, humans: PPIInputs
+        self,
+        setup: Prepared,
+        judged: Judged,
+        scores: Scores,
+        *,
+        judge: Grader | None,
+        humans: PPIInputs,
+        people: Mapping[str, str],
     ) -> None:
-        self.setup, self.config, self.gold = setup, setup.config, setup.gold
+        self.setup, self.config, self.gold, self.people = setup, setup.config, setup.gold, people
         self.judged, self.scores, self.labels, self.judge, self.humans = judged, scores, scores.labels, judge, humans
         self.merged = merged = Merged.of(scores.runs)  # a repeated run's askings joined into one run
         self.per_run = merged.per_run
@@ -220,6 +229,15 @@ class _Outcome:
             judges=panel_agreement(gold.qrels, human=self.humans.human, n_resamples=config.n_boot, seed=config.seed),
             diagnosis_examples=self.judged.diagnosed,
             criterion_verdicts=self.judged.criteria.records,
+            criterion_agreement=criteria_agreement(
+                [c for c in config.loaded_criteria if c.judged],
+                self.judged.criteria.records,
+                self.people,
+                min_audited=config.min_audited,
+                confidence=config.confidence,
+                n_resamples=config.n_boot,
+                seed=config.seed,
+            ),
             preferences=self._preferences(),
         )
 

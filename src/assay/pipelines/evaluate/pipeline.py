@@ -59,6 +59,7 @@ def evaluate(
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
     annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
+    criterion_labels: Mapping[str, str] | None = None,
 ) -> tuple[EvalResult, list[QueryResult]]:
     """Evaluate ``runs`` against ``golden`` (a folder or a loaded set). A run is a file (JSONL, TREC or RAGAS
     evaluation data) or a list of dicts in the JSONL run format; give runs as paths, ``(name, run)`` pairs or a
@@ -67,12 +68,14 @@ def evaluate(
     ``judge`` None: no judging (trec_eval convention); a :class:`~assay.judge.panel.Panel`: relevance by each of its
     judges, combined. ``human_labels`` ``{(query_id, chunk_id): grade}`` (e.g. the
     audit store's) enable the PPI corrections and the judge-vs-human agreement; human labels in the qrels count too.
-    ``annotations`` ``{(query_id, chunk_id): {annotator: grade}}`` add agreement between people. See
-    :func:`evaluate_detailed`.
+    ``annotations`` ``{(query_id, chunk_id): {annotator: grade}}`` add agreement between people.
+    ``criterion_labels`` ``{audit item: label}`` (people's labels of judged criteria's verdicts, e.g.
+    :func:`assay.audit.criteria.people_labels`) give each judged criterion its agreement with people and its
+    PPI-corrected means. See :func:`evaluate_detailed`.
     """
     done = evaluate_detailed(
         golden, runs, judge=judge, settings=settings, progress=progress, human_labels=human_labels,
-        annotations=annotations,
+        annotations=annotations, criterion_labels=criterion_labels,
     )  # fmt: skip
     return done.result, done.per_query
 
@@ -86,13 +89,15 @@ def evaluate_detailed(
     progress: Progress | None = None,
     human_labels: Mapping[tuple[str, str], int] | None = None,
     annotations: Mapping[tuple[str, str], Mapping[str, int]] | None = None,
+    criterion_labels: Mapping[str, str] | None = None,
 ) -> Evaluated:
     """:func:`evaluate`, also returning the claim x chunk support rows (for ``support_matrix.jsonl``), the passage
     rows (``passages.jsonl``) and the explorer's per-question views. The four steps of the module docstring."""
     setup = prepare(golden, runs, settings, judge=judge)  # 1. read and check
     judged = judge_all(setup, judge, progress)  # 2. judge what is unlabelled, and the LLM metrics
     scores = score_runs(setup, judged, strict=judge is not None)  # 3. metrics per query
-    done = evaluated(setup, judged, scores, judge=judge, human_labels=human_labels, annotations=annotations)  # 4.
+    done = evaluated(setup, judged, scores, judge=judge, human_labels=human_labels, annotations=annotations,
+                     criterion_labels=criterion_labels)  # 4.  # fmt: skip
     setup.resolver.save_cache()
     return done
 

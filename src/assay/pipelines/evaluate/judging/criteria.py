@@ -36,6 +36,7 @@ from assay.pipelines.evaluate.runs.read import FAILED
 from assay.pipelines.evaluate.scoring.criteria import NEEDS_MODEL_JUDGE
 from assay.pipelines.evaluate.scoring.ranking import QueryValues
 from assay.results import CriterionVerdictRecord, CriterionVote, TreeStepAnswer
+from assay.text import canonical_json, content_hash
 
 __all__ = [
     "CRITERION_PROMPT",
@@ -44,6 +45,7 @@ __all__ = [
     "TREE_PROMPT",
     "UNANSWERED",
     "CriteriaJudged",
+    "criterion_item",
     "criterion_stage",
     "criterion_variables",
     "estimate_criteria",
@@ -83,14 +85,30 @@ class CriterionCall:
     def prompt(self) -> str:
         return TREE_PROMPT if self.criterion.tree else CRITERION_PROMPT
 
+    @property
+    def shown(self) -> dict[str, Any]:
+        """The inputs the judge sees (the ones the criterion names)."""
+        return {name: self.variables[name] for name in self.criterion.inputs}
+
+    @property
+    def item(self) -> str:
+        return criterion_item(self.criterion.ref, self.query_id, self.shown)
+
+
+def criterion_item(ref: str, query_id: str, shown: Mapping[str, Any]) -> str:
+    """The audit item of a verdict: a digest of the criterion's ``ref`` (NAME@VERSION), the question and the inputs
+    the judge saw, so one answer judged in two runs or two evaluations is one item for people to label."""
+    return content_hash(canonical_json({"ref": ref, "query_id": query_id, "shown": dict(shown)}), 12)
+
 
 @dataclass
 class CriteriaJudged:
-    """Per run and question the judged criteria's values (``criterion:NAME``, or unscored with the reason), and
-    each verdict with its votes."""
+    """Per run and question the judged criteria's values (``criterion:NAME``, or unscored with the reason), each
+    verdict with its votes, and per audit item (:func:`criterion_item`) the inputs the judge saw, for the audit."""
 
     values: dict[str, dict[str, QueryValues]] = field(default_factory=dict)
     records: list[CriterionVerdictRecord] = field(default_factory=list)
+    shown: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def unscored(self, run: str, qid: str, criterion: Criterion, reason: str) -> None:
         values = self.values.setdefault(run, {}).setdefault(qid, QueryValues({}, {}))
@@ -269,9 +287,10 @@ async def judge_criteria(
         label, why = _combined(call.criterion, cast, rule)
         score = next((one.score for one in call.criterion.labels if one.name == label), None)
         record = CriterionVerdictRecord(run=call.run, query_id=call.query_id, criterion=call.criterion.name,
-                                        ref=call.criterion.ref, label=label, score=score,
+                                        ref=call.criterion.ref, item=call.item, label=label, score=score,
                                         unscored=None if label is not None else why, votes=cast)  # fmt: skip
         judged.scored(call.criterion, record)
+        judged.shown.setdefault(call.item, call.shown)
 
 
 def estimate_criteria(grader: Grader, calls: Sequence[CriterionCall]) -> dict[str, Estimate]:

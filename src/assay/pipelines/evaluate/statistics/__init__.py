@@ -9,6 +9,7 @@ Modules, one line each:
 - ``clustering``: which questions move together (``--cluster-by``), and what that costs in evidence.
 - ``repeats``: runs asked every question several times, their variance split.
 - ``history``: what a conversational system gains by being asked raw turns with their history.
+- ``criteria``: judged criteria against people's labels: kappa, confusion matrix, PPI-corrected means.
 - ``preferences``: the runs' pairwise preferences: wins, ties, position consistency, Bradley-Terry strengths.
 - ``planning``: how many questions would settle it (``EvalResult.planning``).
 """
