@@ -22,7 +22,11 @@ def human(qid: str, cid: str, grade: int | None, who: str = "ann", reason: str |
 def test_migrations_are_named_and_applied_once(golden_dir: Path) -> None:
     store, _ = open_store(golden_dir)
     again, _ = open_store(golden_dir)
-    assert store.migrations() == again.migrations() == ["001_events", "002_queues", "003_rewrites", "004_quotes", "005_criteria"]
+    assert (
+        store.migrations()
+        == again.migrations()
+        == ["001_events", "002_queues", "003_rewrites", "004_quotes", "005_criteria"]
+    )
     with sqlite3.connect(golden_dir / "audit.sqlite") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 

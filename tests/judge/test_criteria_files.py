@@ -108,6 +108,15 @@ def test_a_folder_loads_its_files_by_name_and_refuses_two_of_one_name(tmp_path: 
         load_criteria([tmp_path])
 
 
+def test_expected_adds_a_second_metric(tmp_path: Path) -> None:
+    (plain,) = load_criteria([_write(tmp_path, "grounded.md", RUBRIC)])
+    assert (plain.expected, plain.metrics) == (False, ("criterion:grounded",))
+    (asked,) = load_criteria(
+        [_write(tmp_path, "grounded.md", RUBRIC.replace('version = "1"', 'version = "1"\nexpected = true'))]
+    )
+    assert asked.metrics == ("criterion:grounded", "criterion:grounded|expected")
+
+
 def test_loaded_criteria_pass_through(tmp_path: Path) -> None:
     (one,) = load_criteria([_write(tmp_path, "cites.md", CHECK)])
     assert load_criteria([one]) == (one,)
@@ -147,6 +156,10 @@ BAD = [
     (TREE.replace('no = "admits"', 'no = "fail"'), 17, "'admits' is never reached"),
     # a check with a scale
     (CHECK.replace("[check]", 'scale = "pass_fail"\n[check]'), 5, "scale does not apply"),
+    # a check with an expected score (its score is exact)
+    (CHECK.replace("[check]", "expected = true\n[check]"), 5, "expected does not apply"),
+    # expected that is not true or false
+    (RUBRIC.replace('version = "1"', 'version = "1"\nexpected = "yes"'), 4, "expected must be true or false"),
     # a check's unknown key
     (CHECK.replace('kind = "cites"', 'kind = "cites"\nstrict = true'), 7, "unknown key 'strict'"),
     # a check whose inputs are not what it reads

@@ -21,6 +21,7 @@ Modules and subpackages, one line each:
 - ``factory``: a :class:`Judge` from a model string, as litellm names models.
 - ``guards``: guards on answers against instructions injected in the data they judge.
 - ``json_schema``: an output model's JSON schema in the subset OpenAI's strict structured-output mode accepts.
+- ``label_probs``: a judged criterion's expected score from the judge's token probabilities.
 - ``limits``: retry policy and rate limits of the client.
 - ``offline``: the offline judge, deterministic answers to every packaged prompt with no model.
 - ``offline_conversations``: follow-up turns written and checked by rules, for the offline judge.

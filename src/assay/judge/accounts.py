@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from assay.errors import BudgetExceeded
-from assay.judge.base import ChatResponse
+from assay.judge.base import ChatResponse, TokenLogprob
 from assay.judge.limits import Budget
 from assay.judge.pricing import Price
 from assay.judge.results import Judgement, JudgeStats
@@ -71,9 +71,17 @@ class Accounts:
         self._stage(stage).cached += 1
 
     def judgement(
-        self, prepared: Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
+        self,
+        prepared: Prepared,
+        output: Any,
+        unscored: Unscored | None,
+        *,
+        cached: bool,
+        tokens: tuple[int, int],
+        logprobs: tuple[TokenLogprob, ...] | None = None,
     ) -> Judgement[Any]:
-        """The record of one answer (``output``) or failure (``unscored``) of ``prepared``, priced at ``tokens``."""
+        """The record of one answer (``output``) or failure (``unscored``) of ``prepared``, priced at ``tokens``,
+        with the answer's token probabilities when the server gave them."""
         cost = self.price.cost(*tokens) if self.price is not None else None
         return Judgement(
             output=output,
@@ -85,6 +93,7 @@ class Accounts:
             prompt_tokens=tokens[0],
             completion_tokens=tokens[1],
             cost_usd=cost,
+            logprobs=logprobs,
         )
 
     def check_budget(self) -> None:

@@ -12,7 +12,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Backend", "ChatRequest", "ChatResponse", "is_plain_message"]
+__all__ = ["Backend", "ChatRequest", "ChatResponse", "TokenLogprob", "is_plain_message"]
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One token of an answer as the server returned it with ``logprobs``: its text, its log probability, and the
+    most likely tokens at its place (``top``: text and log probability, the token itself among them)."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -36,13 +46,15 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatResponse:
-    """What the model answered: the raw text content, token counts, and why it stopped (``length`` = truncated)."""
+    """What the model answered: the raw text content, token counts, why it stopped (``length`` = truncated), and
+    the answer's tokens with their probabilities when they were asked for (``logprobs``) and the server gave them."""
 
     content: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     finish_reason: str | None = None
     model: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 @runtime_checkable

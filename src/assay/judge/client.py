@@ -36,7 +36,7 @@ from typing import Any
 from assay.aio import run_sync
 from assay.errors import ConfigError, ItemRejected, TransientBackendError
 from assay.judge.accounts import Accounts
-from assay.judge.base import Backend, ChatRequest, ChatResponse
+from assay.judge.base import Backend, ChatRequest, ChatResponse, TokenLogprob
 from assay.judge.cache import CacheWriter, JudgeCache, cache_key
 from assay.judge.cache_access import CacheAccess
 from assay.judge.limits import Budget, LoopState, RateLimiter, RetryPolicy
@@ -48,6 +48,7 @@ from assay.judge.results import (
     Judgement,
     JudgeStats,
     cache_value,
+    cached_logprobs,
     cut_output,
     parse_output,
     repair_messages,
@@ -188,7 +189,7 @@ class Judge(CacheAccess, Accounts):
             log.warning("ignoring an unreadable judge cache entry (%s).", exc)
             return None
         self.record_cache_hit(stage)
-        return self.judgement(prepared, output, None, cached=True, tokens=(0, 0))
+        return self.judgement(prepared, output, None, cached=True, tokens=(0, 0), logprobs=cached_logprobs(stored))
 
     # -- calling ---------------------------------------------------------------------------------------------------
 
@@ -277,15 +278,18 @@ class Judge(CacheAccess, Accounts):
                 reason = f"invalid answer after one repair attempt: {exc}"
                 unscored = Unscored(reason=reason, kind="invalid_output", raw=text)
                 return self.record_unscored(prepared, stage, unscored, tokens)
-            return await self._keep(prepared, output, tokens)
+            return await self._keep(prepared, output, tokens, response.logprobs)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _keep(self, prepared: Prepared, output: Any, tokens: Sequence[int]) -> Judgement[Any]:
-        """A valid answer: cached, and returned as the item's judgement."""
+    async def _keep(
+        self, prepared: Prepared, output: Any, tokens: Sequence[int], logprobs: tuple[TokenLogprob, ...] | None = None
+    ) -> Judgement[Any]:
+        """A valid answer: cached (with its token probabilities, when it has them), and returned as the item's
+        judgement."""
         writer = self._loop_state().writer
         if writer is not None:
-            await writer.put(prepared.key, cache_value(output, tokens))
-        return self.judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]))
+            await writer.put(prepared.key, cache_value(output, tokens, logprobs))
+        return self.judgement(prepared, output, None, cached=False, tokens=(tokens[0], tokens[1]), logprobs=logprobs)
 
     async def ajudge_prepared(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]:
         """Judge one prepared call: join the same call in flight, else read the cache (unless ``lookup`` is False:
@@ -355,6 +359,14 @@ class Judge(CacheAccess, Accounts):
                 await self.aclose()
 
         return run_sync(run)
+
+    def with_params(self, **params: Any) -> Judge:
+        """This judge sending ``params`` on every call besides its own (``logprobs=True, top_logprobs=10`` for a
+        criterion's expected score). The params are part of the cache key, so its answers are cached apart; backend,
+        prompts, usage and stats are shared with this judge, as for :meth:`repeat`."""
+        twin = copy.copy(self)
+        twin.params = {**self.params, **params}
+        return twin
 
     def repeat(self, index: int) -> Judge:
         """This judge asking the same items again past the cache (``index`` >= 1, for consistency checks): its cache

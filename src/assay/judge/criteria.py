@@ -19,7 +19,9 @@ A **judged criterion**: what the judge sees (``inputs``, named from :data:`INPUT
 ``description`` and a declared ``score``: the metric is the declared score of the label given, never rescaled), and
 either optional ``steps`` the judge follows (its reason written before its label) or a decision ``[[tree]]``: yes/no
 questions, each ``yes`` and ``no`` naming the next question's ``id`` or a label of the scale, the first question
-first. The body is the criterion as the judge is told it.
+first. The body is the criterion as the judge is told it. ``expected = true`` adds a second metric,
+``criterion:NAME|expected``: the declared scores weighted by the judge's token probabilities of each label (or, for a
+tree, of each yes and no; :mod:`assay.judge.label_probs`), where the server returns them.
 
 Everything is checked when the file is read, and a bad file raises one :class:`~assay.errors.FormatError` naming the
 file, the line and the fix: an unknown field, an input outside :data:`INPUTS`, duplicate labels or scores, a tree with
@@ -48,7 +50,7 @@ __all__ = ["INPUTS", "PASS_FAIL", "Criterion", "Label", "TreeStep", "load_criter
 INPUTS = ("question", "answer", "passages", "reference_answer", "nuggets", "history")
 PASS_FAIL = "pass_fail"  # noqa: S105 (a scale name, not a password)
 _FENCE = "+++"
-_FIELDS = ("name", "version", "description", "inputs", "scale", "steps", "tree", "check")
+_FIELDS = ("name", "version", "description", "inputs", "scale", "steps", "tree", "expected", "check")
 _LABEL_KEYS = ("label", "description", "score")
 _STEP_KEYS = ("id", "question", "yes", "no")
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
@@ -92,6 +94,7 @@ class Criterion:
     labels: tuple[Label, ...] = ()
     steps: tuple[str, ...] = ()
     tree: tuple[TreeStep, ...] = ()
+    expected: bool = False
     check: Check | None = field(default=None, repr=False)
     lines: Mapping[str, int] = field(default_factory=dict, repr=False)
 
@@ -99,6 +102,16 @@ class Criterion:
     def metric(self) -> str:
         """``criterion:NAME``, the metric it adds per question."""
         return f"{CRITERION_PREFIX}{self.name}"
+
+    @property
+    def expected_metric(self) -> str:
+        """``criterion:NAME|expected``, the expected score's metric (with ``expected = true``)."""
+        return f"{self.metric}|expected"
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics it adds: ``criterion:NAME``, and its expected score's when asked for."""
+        return (self.metric, self.expected_metric) if self.expected else (self.metric,)
 
     @property
     def ref(self) -> str:
@@ -220,7 +233,7 @@ class _Reader:
         return self._judged(base)
 
     def _checked(self, base: dict[str, Any]) -> Criterion:
-        for key in ("scale", "steps", "tree"):
+        for key in ("scale", "steps", "tree", "expected"):
             if key in self.meta:
                 raise self.fail(f"a check scores 1 when it passes and 0 when not: {key} does not apply",
                                 f"remove {key}, or remove [check] for a judged criterion", key)  # fmt: skip
@@ -260,7 +273,10 @@ class _Reader:
         steps, tree = self._steps(), self._tree(labels)
         if steps and tree:
             raise self.fail("steps and tree are two forms of the same thing", "keep one of them", "steps")
-        return Criterion(**base, inputs=inputs, labels=labels, steps=steps, tree=tree)
+        expected = self.meta.get("expected", False)
+        if not isinstance(expected, bool):
+            raise self.fail("expected must be true or false", "expected = true (or leave it out)", "expected")
+        return Criterion(**base, inputs=inputs, labels=labels, steps=steps, tree=tree, expected=expected)
 
     def _scale(self) -> tuple[Label, ...]:
         scale = self.meta.get("scale")

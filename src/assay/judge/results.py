@@ -14,10 +14,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from assay.judge.base import TokenLogprob
 from assay.judge.prompts import Prompt
 from assay.types import Unscored
 
@@ -26,6 +27,7 @@ __all__ = [
     "JudgeStats",
     "Judgement",
     "cache_value",
+    "cached_logprobs",
     "parse_output",
     "repair_messages",
     "schema_instructions",
@@ -47,6 +49,9 @@ class Judgement(Generic[T]):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
+    # the answer's tokens with their probabilities, when the call asked for them (Judge.with_params(logprobs=True))
+    # and the server gave them; kept in the cache with the answer
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -147,9 +152,25 @@ def cut_output(text: str, model: type[T]) -> T | None:
         return None
 
 
-def cache_value(output: BaseModel, tokens: Sequence[int]) -> str:
-    """The cache entry of a valid answer: ``{"output": <the output as JSON>, "tokens": [prompt, completion]}``."""
-    return f'{{"output":{output.model_dump_json()},"tokens":[{int(tokens[0])},{int(tokens[1])}]}}'
+def cache_value(output: BaseModel, tokens: Sequence[int], logprobs: Sequence[TokenLogprob] | None = None) -> str:
+    """The cache entry of a valid answer: ``{"output": <the output as JSON>, "tokens": [prompt, completion]}``, and
+    ``"logprobs": [[token, logprob, [[alternative, logprob], ...]], ...]`` when the answer has them."""
+    head = f'{{"output":{output.model_dump_json()},"tokens":[{int(tokens[0])},{int(tokens[1])}]'
+    if logprobs is None:
+        return head + "}"
+    rows = [[one.token, one.logprob, [list(alt) for alt in one.top]] for one in logprobs]
+    return f'{head},"logprobs":{json.dumps(rows, ensure_ascii=False, separators=(",", ":"))}}}'
+
+
+def cached_logprobs(stored: Any) -> tuple[TokenLogprob, ...] | None:
+    """The ``logprobs`` of a cache entry (:func:`cache_value`); None when it has none or they do not read."""
+    rows = stored.get("logprobs") if isinstance(stored, dict) else None
+    if not isinstance(rows, list):
+        return None
+    try:
+        return tuple(TokenLogprob(str(t), float(p), tuple((str(a), float(b)) for a, b in top)) for t, p, top in rows)
+    except (TypeError, ValueError):
+        return None
 
 
 def schema_instructions(prompt: Prompt) -> str:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from assay.judge.base import ChatRequest, ChatResponse
+from assay.judge.base import ChatRequest, ChatResponse, TokenLogprob
 from assay.judge.pricing import Price
 from assay.judge.prompts import Prompt
 from assay.judge.results import Estimate, Judgement, JudgeStats
@@ -89,7 +89,14 @@ class BatchJudge(Protocol):
     def lookup(self, prepared: Prepared, stage: str, raw: str | None = None) -> Judgement[Any] | None: ...
     async def ajudge_prepared(self, prepared: Prepared, stage: str, *, lookup: bool = True) -> Judgement[Any]: ...
     def judgement(
-        self, prepared: Prepared, output: Any, unscored: Unscored | None, *, cached: bool, tokens: tuple[int, int]
+        self,
+        prepared: Prepared,
+        output: Any,
+        unscored: Unscored | None,
+        *,
+        cached: bool,
+        tokens: tuple[int, int],
+        logprobs: tuple[TokenLogprob, ...] | None = None,
     ) -> Judgement[Any]: ...
     def record_repeat(self, stage: str) -> None: ...
     def record_unscored(

@@ -137,6 +137,11 @@ class CriterionVote(_Model):
     reason: str = ""
     steps: list[TreeStepAnswer] = Field(default_factory=list)
     unscored: str | None = None
+    # with ``expected = true``: the declared scores weighted by the judge's token probabilities, the share of the
+    # probability the labels held (coverage), or why there is no expected score
+    expected: float | None = None
+    coverage: float | None = None
+    expected_unscored: str | None = None
 
 
 class CriterionVerdictRecord(_Model):
@@ -154,3 +159,6 @@ class CriterionVerdictRecord(_Model):
     score: float | None = None
     unscored: str | None = None
     votes: list[CriterionVote] = Field(default_factory=list)
+    # with ``expected = true``: the expected score (a panel's: the mean of its judges'), or why there is none
+    expected: float | None = None
+    expected_unscored: str | None = None

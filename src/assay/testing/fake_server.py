@@ -20,6 +20,7 @@ import collections
 import contextlib
 import hashlib
 import json
+import re
 import socket
 import sys
 import threading
@@ -32,7 +33,7 @@ from pydantic import BaseModel, Field
 from assay.errors import BackendError
 from assay.judge.base import ChatRequest, ChatResponse
 
-__all__ = ["FakeBackend", "FakeGrade", "FakeOpenAIServer", "Fault", "default_answer"]
+__all__ = ["FakeBackend", "FakeGrade", "FakeOpenAIServer", "Fault", "certain_logprobs", "default_answer"]
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests"}
 
@@ -75,7 +76,20 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
     return sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4 + 1
 
 
-def _completion(content: str, body: dict[str, Any], finish: str = "stop") -> bytes:
+LogprobMaker = Callable[[dict[str, Any], str], list[dict[str, Any]]]
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def certain_logprobs(body: dict[str, Any], content: str) -> list[dict[str, Any]]:
+    """The fake's default ``logprobs.content``: the answer cut into words, spaces and single marks, each certain
+    (log probability 0, itself its only alternative)."""
+    tokens = _TOKEN.findall(content)
+    return [{"token": t, "logprob": 0.0, "top_logprobs": [{"token": t, "logprob": 0.0}]} for t in tokens]
+
+
+def _completion(
+    content: str, body: dict[str, Any], finish: str = "stop", logprobs: LogprobMaker | None = None
+) -> bytes:
     prompt_tokens = _prompt_tokens(body)
     data = {
         "id": "chatcmpl-fake",
@@ -89,6 +103,8 @@ def _completion(content: str, body: dict[str, Any], finish: str = "stop") -> byt
             "total_tokens": prompt_tokens + len(content) // 4 + 1,
         },
     }
+    if body.get("logprobs") is True:  # asked for: the answer's tokens with their probabilities
+        data["choices"][0]["logprobs"] = {"content": (logprobs or certain_logprobs)(body, content)}
     return json.dumps(data).encode()
 
 
@@ -96,10 +112,11 @@ class FakeOpenAIServer:
     """A fake chat-completions server on 127.0.0.1; ``url`` is its api base (``http://127.0.0.1:PORT/v1``).
 
     ``responder(body) -> content`` makes answers (default :func:`default_answer`); ``script`` is a queue of
-    contents consumed first. ``faults`` (or :meth:`inject`) is a queue of :class:`Fault` or None, one per request.
-    ``context`` (tokens per request, counted as the fake counts prompt tokens: characters / 4) makes it behave like
-    llama.cpp's server: ``GET /props`` reports it as ``n_ctx``, and a longer prompt gets llama.cpp's 400
-    ``exceed_context_size_error``.
+    contents consumed first. A request with ``"logprobs": true`` gets ``logprobs.content`` from ``logprobs(body,
+    content)`` (default :func:`certain_logprobs`: every token certain). ``faults`` (or :meth:`inject`) is a queue of
+    :class:`Fault` or None, one per request. ``context`` (tokens per request, counted as the fake counts prompt
+    tokens: characters / 4) makes it behave like llama.cpp's server: ``GET /props`` reports it as ``n_ctx``, and a
+    longer prompt gets llama.cpp's 400 ``exceed_context_size_error``.
     """
 
     def __init__(
@@ -112,8 +129,10 @@ class FakeOpenAIServer:
         hang_seconds: float = 3600.0,
         record: bool = True,
         context: int | None = None,
+        logprobs: LogprobMaker | None = None,
     ) -> None:
         self.responder = responder or (lambda body: default_answer(body["messages"]))
+        self.logprobs = logprobs
         self.latency = latency
         self.hang_seconds = hang_seconds
         self.record = record
@@ -168,7 +187,7 @@ class FakeOpenAIServer:
         if too_long is not None:
             return too_long
         content = self.script.popleft() if self.script else self.responder(body)
-        return _http(200, _completion(content, body))
+        return _http(200, _completion(content, body, logprobs=self.logprobs))
 
     def _over_context(self, body: dict[str, Any]) -> bytes | None:
         if self.context is None:

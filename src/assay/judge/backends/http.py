@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from assay.errors import BackendError, ItemRejected, TransientBackendError
-from assay.judge.base import ChatRequest, ChatResponse, is_plain_message
+from assay.judge.base import ChatRequest, ChatResponse, TokenLogprob, is_plain_message
 
 if TYPE_CHECKING:
     import aiohttp
@@ -28,6 +28,7 @@ __all__ = [
     "parse_retry_after",
     "response_format_of",
     "status_error",
+    "token_logprobs",
     "wire_model",
 ]
 
@@ -179,9 +180,28 @@ def parse_completion(data: Any, url: str) -> ChatResponse:
             completion_tokens=int(usage.get("completion_tokens") or 0),
             finish_reason=choice.get("finish_reason"),
             model=data.get("model"),
+            logprobs=token_logprobs(choice.get("logprobs")),
         )
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
         raise TransientBackendError(f"malformed completion from {url}: missing {exc}") from exc
+
+
+def token_logprobs(given: Any) -> tuple[TokenLogprob, ...] | None:
+    """The ``logprobs.content`` of an OpenAI-style choice as tokens; None when absent or not of that shape (a server
+    that ignores ``logprobs`` answers without it: the answer stands, only its probabilities are missing)."""
+    content = given.get("content") if isinstance(given, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for one in content:
+        if not isinstance(one, dict) or not isinstance(one.get("token"), str):
+            return None
+        top = one.get("top_logprobs") or []
+        alternatives = tuple(
+            (str(t["token"]), float(t["logprob"])) for t in top if isinstance(t, dict) and "token" in t
+        )
+        out.append(TokenLogprob(one["token"], float(one.get("logprob", 0.0)), alternatives))
+    return tuple(out)
 
 
 class OpenAICompatBackend:

@@ -311,9 +311,10 @@ class BatchRunner:
             output, problem = _validated(prepared, response, model)
             if output is not None:
                 tokens = (response.prompt_tokens, response.completion_tokens)
-                puts.append((outcome.custom_id, cache_value(output, tokens)))
+                puts.append((outcome.custom_id, cache_value(output, tokens, response.logprobs)))
                 if prepared is not None:
-                    judgement = judge.judgement(prepared, output, None, cached=False, tokens=tokens)
+                    judgement = judge.judgement(prepared, output, None, cached=False, tokens=tokens,
+                                                logprobs=response.logprobs)  # fmt: skip
                     answers[outcome.custom_id] = replace(judgement, cost_usd=cost)
             elif prepared is not None and problem is not None:
                 failed[outcome.custom_id] = problem

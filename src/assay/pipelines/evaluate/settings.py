@@ -209,7 +209,7 @@ class EvalSettings:
 
 def _check_criterion_names(named: Sequence[str], criteria: Sequence[Criterion]) -> None:
     """A ``criterion:NAME`` named (``--primary``, ``--fail-under``, ``-m``) needs its criterion given."""
-    known = {c.metric for c in criteria}
+    known = {metric for c in criteria for metric in c.metrics}
     for name in named:
         if is_criterion(name) and name not in known:
             given = ", ".join(sorted(known)) or "none"

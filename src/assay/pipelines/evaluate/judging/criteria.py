@@ -30,6 +30,7 @@ from typing import Any
 from assay.formats.golden import GoldenSet
 from assay.judge import Estimate, Judge, Judgement
 from assay.judge.criteria import INPUTS, Criterion
+from assay.judge.label_probs import expected_score, tree_expected_score
 from assay.judge.panel import NO_QUORUM, Grader, Panel, combine_grades, judges_of
 from assay.pipelines.evaluate.runs.loaded import EMPTY_ANSWER, NO_ANSWERS, LoadedRun, RunLine
 from assay.pipelines.evaluate.runs.read import FAILED
@@ -45,6 +46,7 @@ __all__ = [
     "TREE_PROMPT",
     "UNANSWERED",
     "CriteriaJudged",
+    "asking",
     "criterion_item",
     "criterion_stage",
     "criterion_variables",
@@ -55,6 +57,7 @@ __all__ = [
     "read_vote",
 ]
 
+TOP_LOGPROBS = 10  # alternatives asked per token for an expected score (OpenAI allows up to 20)
 CRITERION_PROMPT = "criterion"
 TREE_PROMPT = "criterion_tree"
 NOT_IN_SCALE = "label_not_in_scale"
@@ -112,14 +115,19 @@ class CriteriaJudged:
 
     def unscored(self, run: str, qid: str, criterion: Criterion, reason: str) -> None:
         values = self.values.setdefault(run, {}).setdefault(qid, QueryValues({}, {}))
-        values.metrics[criterion.metric] = None
-        values.unscored[criterion.metric] = reason
+        for metric in criterion.metrics:
+            values.metrics[metric] = None
+            values.unscored[metric] = reason
 
     def scored(self, criterion: Criterion, record: CriterionVerdictRecord) -> None:
         values = self.values.setdefault(record.run, {}).setdefault(record.query_id, QueryValues({}, {}))
         values.metrics[criterion.metric] = record.score
         if record.score is None:
             values.unscored[criterion.metric] = record.unscored or "unscored"
+        if criterion.expected:
+            values.metrics[criterion.expected_metric] = record.expected
+            if record.expected is None:
+                values.unscored[criterion.expected_metric] = record.expected_unscored or "unscored"
         self.records.append(record)
 
 
@@ -210,18 +218,44 @@ def plan_criteria(
 
 
 def read_vote(criterion: Criterion, model: str, judgement: Judgement[Any]) -> CriterionVote:
-    """One judge's answer as a vote: its label (None when unscored, with why) and reason, or its tree walk."""
+    """One judge's answer as a vote: its label (None when unscored, with why) and reason, or its tree walk; with
+    ``expected = true`` its expected score from the answer's token probabilities (:mod:`assay.judge.label_probs`)."""
     if judgement.output is None:
         kind = judgement.unscored.kind if judgement.unscored is not None else "unscored"
-        return CriterionVote(model=model, unscored=kind)
+        return CriterionVote(model=model, unscored=kind, expected_unscored=kind if criterion.expected else None)
     data = judgement.output.model_dump()
     if criterion.tree:
-        return _walk(criterion, model, data["answers"])
-    label, reason = str(data["label"]).strip(), str(data["reason"])
-    names = {one.name.casefold(): one.name for one in criterion.labels}
-    if label.casefold() not in names:
-        return CriterionVote(model=model, reason=reason, unscored=NOT_IN_SCALE)
-    return CriterionVote(model=model, label=names[label.casefold()], reason=reason)
+        vote = _walk(criterion, model, data["answers"])
+    else:
+        label, reason = str(data["label"]).strip(), str(data["reason"])
+        names = {one.name.casefold(): one.name for one in criterion.labels}
+        if label.casefold() in names:
+            vote = CriterionVote(model=model, label=names[label.casefold()], reason=reason)
+        else:
+            vote = CriterionVote(model=model, reason=reason, unscored=NOT_IN_SCALE)
+    return _with_expected(criterion, vote, judgement, data) if criterion.expected else vote
+
+
+def _with_expected(criterion: Criterion, vote: CriterionVote, judgement: Judgement[Any], data: Any) -> CriterionVote:
+    """``vote`` with its expected score, or why it has none."""
+    scores = {one.name: one.score for one in criterion.labels}
+    if criterion.tree:
+        tree = {step.id: (step.yes, step.no) for step in criterion.tree}
+        order = [str(answer["id"]) for answer in data["answers"]]
+        found = tree_expected_score(judgement.logprobs, order, tree, scores, criterion.tree[0].id)
+    else:
+        found = expected_score(judgement.logprobs, scores)
+    if isinstance(found, str):
+        return vote.model_copy(update={"expected_unscored": found})
+    return vote.model_copy(update={"expected": round(found[0], 6), "coverage": round(found[1], 6)})
+
+
+def _expected_of(votes: Sequence[CriterionVote]) -> tuple[float | None, str | None]:
+    """A verdict's expected score: the mean of its votes' (a panel's judges weigh alike), or the first reason."""
+    given = [v.expected for v in votes if v.expected is not None]
+    if given:
+        return round(sum(given) / len(given), 6), None
+    return None, next((v.expected_unscored for v in votes if v.expected_unscored), "unscored")
 
 
 def _walk(criterion: Criterion, model: str, answers: Sequence[Mapping[str, Any]]) -> CriterionVote:
@@ -264,7 +298,7 @@ async def judge_criteria(
     """Make ``calls`` with every model judge of ``grader`` and record each verdict in ``judged`` (module doc)."""
     judges = model_judges(grader)
     rule = grader.combine if isinstance(grader, Panel) and len(judges) > 1 else None
-    groups: dict[str, list[int]] = {}  # per criterion (its form decides the prompt)
+    groups: dict[str, list[int]] = {}  # per criterion (its form decides the prompt, its expected score the params)
     for index, call in enumerate(calls):
         groups.setdefault(call.criterion.name, []).append(index)
     votes: list[list[CriterionVote | None]] = [[None] * len(judges) for _ in calls]
@@ -277,7 +311,8 @@ async def judge_criteria(
                 on_result()
 
         first = calls[indexes[0]]
-        await judge.ajudge_many(first.prompt, [calls[i].variables for i in indexes],
+        asker = asking(judge, first.criterion)
+        await asker.ajudge_many(first.prompt, [calls[i].variables for i in indexes],
                                 stage=criterion_stage(first.criterion), on_result=done)  # fmt: skip
 
     await asyncio.gather(*(ask(j, one, indexes) for j, one in enumerate(judges) for indexes in groups.values()))
@@ -286,9 +321,11 @@ async def judge_criteria(
                 for j, v in enumerate(given)]  # fmt: skip
         label, why = _combined(call.criterion, cast, rule)
         score = next((one.score for one in call.criterion.labels if one.name == label), None)
+        expected, no_expected = _expected_of(cast) if call.criterion.expected else (None, None)
         record = CriterionVerdictRecord(run=call.run, query_id=call.query_id, criterion=call.criterion.name,
                                         ref=call.criterion.ref, item=call.item, label=label, score=score,
-                                        unscored=None if label is not None else why, votes=cast)  # fmt: skip
+                                        unscored=None if label is not None else why, votes=cast, expected=expected,
+                                        expected_unscored=no_expected)  # fmt: skip
         judged.scored(call.criterion, record)
         judged.shown.setdefault(call.item, call.shown)
 
@@ -303,5 +340,11 @@ def estimate_criteria(grader: Grader, calls: Sequence[CriterionCall]) -> dict[st
         stage = criterion_stage(mine[0].criterion)
         for one in judges:
             key = stage if len(judges) == 1 else f"{stage} {one.model}"
-            out[key] = one.estimate(mine[0].prompt, [call.variables for call in mine])
+            out[key] = asking(one, mine[0].criterion).estimate(mine[0].prompt, [call.variables for call in mine])
     return out
+
+
+def asking(judge: Judge, criterion: Criterion) -> Judge:
+    """The judge that asks ``criterion``: with ``expected = true``, one that asks for the answer's token
+    probabilities too (cached apart: the params are part of the cache key)."""
+    return judge.with_params(logprobs=True, top_logprobs=TOP_LOGPROBS) if criterion.expected else judge

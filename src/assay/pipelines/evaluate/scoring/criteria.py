@@ -56,13 +56,14 @@ def criterion_values(
         for criterion in criteria:
             if criterion.check is None:
                 found = judged.get(qid)
-                if found is not None and criterion.metric in found.metrics:
-                    values.metrics[criterion.metric] = found.metrics[criterion.metric]
-                    if criterion.metric in found.unscored:
-                        values.unscored[criterion.metric] = found.unscored[criterion.metric]
-                else:
-                    values.metrics[criterion.metric] = None
-                    values.unscored[criterion.metric] = NEEDS_MODEL_JUDGE
+                for metric in criterion.metrics:
+                    if found is not None and metric in found.metrics:
+                        values.metrics[metric] = found.metrics[metric]
+                        if metric in found.unscored:
+                            values.unscored[metric] = found.unscored[metric]
+                    else:
+                        values.metrics[metric] = None
+                        values.unscored[metric] = NEEDS_MODEL_JUDGE
                 continue
             try:
                 values.metrics[criterion.metric] = criterion.check.score(question, line.answer, passages)
