@@ -98,13 +98,15 @@ def print_criteria(console: Console, rows: list[dict[str, Any]]) -> None:
         title = f"criterion:{row['criterion']} ({row['ref']}), judge {judges} vs people: {row['n']} items"
         if row["judge_unscored"]:
             title += f"; {row['judge_unscored']} unscored by the judge, left out"
-        table = Table(title=title, title_justify="left")
+        console.print(title)  # a line of its own: a table title would wrap at the table's width
+        table = Table()
         for column in ("statistic", "value", "95% interval"):
             table.add_column(column, justify="left" if column == "statistic" else "right")
         table.add_row(_STATISTIC[row["statistic"]], *_ci(row["kappa"]))
         table.add_row("percent agreement", *_ci(row["percent"]))
         console.print(table)
-        matrix = Table(title="confusion: rows judge, columns people", title_justify="left")
+        console.print("confusion matrix: rows the judge's label, columns people's")
+        matrix = Table()
         matrix.add_column("judge \\ people")
         for label in row["labels"]:
             matrix.add_column(label, justify="right")

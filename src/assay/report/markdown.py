@@ -224,6 +224,10 @@ def _criterion_labels(result: EvalResult) -> list[str]:
 _KAPPA = {"kappa": "Cohen's kappa", "weighted_kappa": "weighted kappa (quadratic)"}
 
 
+def _left(unscored: int) -> str:
+    return f" (and {unscored} audited items the judge left unscored, not compared)" if unscored else ""
+
+
 def _criterion_agreement(result: EvalResult) -> list[str]:
     """Each judged criterion against people (``assay audit --criteria``): the agreement with its interval, the
     confusion matrix, and each run's PPI-corrected mean."""
@@ -234,7 +238,7 @@ def _criterion_agreement(result: EvalResult) -> list[str]:
         lines += [f"### criterion:{md_escape(one.criterion)} against people ({state})", "",
                   f"{_KAPPA[one.statistic]} {fmt.fmt_value(k.value)} {fmt.fmt_interval(k.low, k.high)}, exact "
                   f"agreement {fmt.fmt_value(pct.value)} {fmt.fmt_interval(pct.low, pct.high)}, on {one.n} audited "
-                  f"items ({one.judge_unscored} more the judge left unscored).", ""]  # fmt: skip
+                  f"items{_left(one.judge_unscored)}.", ""]  # fmt: skip
         header = ["judge \\ people", *(md_escape(label) for label in one.labels)]
         rows = [[md_escape(label), *(str(c) for c in counts)] for label, counts in zip(one.labels, one.confusion,
                                                                                      strict=True)]  # fmt: skip

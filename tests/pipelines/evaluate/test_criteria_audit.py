@@ -99,8 +99,9 @@ def test_eval_queues_people_label_and_the_next_eval_measures_the_criterion(tmp_p
         mean = sum(people) / M
         half = 1.959964 * statistics.stdev(people) / math.sqrt(M)  # lambda 0: the classical interval
         assert math.isclose(ppi[run]["estimate"], mean, abs_tol=1e-6)
-        assert math.isclose(ppi[run]["low"], mean - half, abs_tol=1e-5)
-        assert math.isclose(ppi[run]["high"], mean + half, abs_tol=1e-5)
+        # cut to the scale's range [0, 1]: a mean of declared scores cannot leave it
+        assert math.isclose(ppi[run]["low"], max(mean - half, 0.0), abs_tol=1e-5)
+        assert math.isclose(ppi[run]["high"], min(mean + half, 1.0), abs_tol=1e-5)
         assert (ppi[run]["n_audited"], ppi[run]["n_unaudited"]) == (M, 0)
     assert ppi["good"]["judge_only"] == 1.0 and ppi["weak"]["judge_only"] == 0.0
     verdict = saved["verdict"]
@@ -112,7 +113,8 @@ def test_eval_queues_people_label_and_the_next_eval_measures_the_criterion(tmp_p
     agreement = CliRunner().invoke(main, ["agreement", str(golden), "--criteria", "--format", "json"])
     assert agreement.exit_code == 0, agreement.output
     [row] = json.loads(agreement.output)
-    assert row["confusion"] == found["confusion"] and row["kappa"]["value"] == found["kappa"]["value"]
+    assert row["confusion"] == found["confusion"]
+    assert row["kappa"] == {key: found["kappa"][key] for key in ("value", "low", "high")}  # the same interval too
     table = CliRunner().invoke(main, ["agreement", str(golden), "--criteria"])
     assert table.exit_code == 0 and "Cohen's kappa" in table.output, table.output
 

@@ -10,6 +10,7 @@ audit items (``assay audit --criteria``), and each run's mean corrected with the
 * ``validated`` once ``min_audited`` items are compared; until then the verdict says "not validated: audit N items".
 * PPI++ (:func:`assay.metrics.ppi.ppi_mean`) per run with at least ``min_audited`` audited items: the truth is the
   declared score of the person's label, the prediction the judge's; the run's other verdicts are the unlabelled part.
+  The interval is cut to the scale's range (a mean of declared scores lies between the lowest and the highest).
   The audit queue orders items at random (seeded) within criterion, so the audited items are a sample of them.
 """
 
@@ -115,7 +116,8 @@ def label_agreement(
     """``pairs`` of (judge's label, None when unscored; a person's label) over ``labels`` (lowest score first):
     Cohen's kappa for two labels, else the quadratic weighted kappa over label positions (module doc)."""
     position = {name: float(i) for i, name in enumerate(labels)}
-    compared = [(position[j], position[h]) for j, h in pairs if j in position and h in position]
+    # sorted: the items' order (the store's, an evaluation's) cannot move the bootstrap interval
+    compared = sorted((position[j], position[h]) for j, h in pairs if j in position and h in position)
     a = np.array([j for j, _ in compared], dtype=float)
     b = np.array([h for _, h in compared], dtype=float)
     categories = list(range(len(labels)))
@@ -154,9 +156,10 @@ def _ppi(
     rest = [value for item, value in judged if item is None or people.get(item) not in score]
     y = [score[people[item]] for item, _ in audited if item is not None]
     found = ppi.ppi_mean(y, [value for _, value in audited], rest, confidence=confidence)
+    floor, top = min(score.values()), max(score.values())  # a mean of declared scores lies between them
     return CriterionPPI(
         run=run, judge_only=rounded(float(np.mean([value for _, value in judged]))),
-        estimate=_figure(found.estimate), low=_figure(found.low), high=_figure(found.high),
+        estimate=_figure(found.estimate), low=_figure(max(found.low, floor)), high=_figure(min(found.high, top)),
         n_audited=found.n_labeled, n_unaudited=found.n_unlabeled,
     )  # fmt: skip
 
