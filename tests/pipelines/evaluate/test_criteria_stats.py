@@ -1,0 +1,110 @@
+"""A judged criterion against people (assay.pipelines.evaluate.statistics.criteria), hand-computed: the quadratic
+weighted kappa of an ordered scale, Cohen's kappa of pass/fail, the confusion matrix, the audited items the judge
+left unscored, the validated threshold, and PPI++ with unaudited verdicts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assay.judge.criteria import Criterion, parse_criterion
+from assay.pipelines.evaluate.statistics.criteria import criteria_agreement, criterion_agreement, label_agreement
+from assay.results import CriterionVerdictRecord
+
+SCALE = """+++
+name = "depth"
+version = "1"
+inputs = ["answer"]
+[[scale]]
+label = "deep"
+description = "explains why"
+score = 2.0
+[[scale]]
+label = "none"
+description = "says nothing"
+score = 0.0
+[[scale]]
+label = "some"
+description = "states it"
+score = 1.0
++++
+How deep is the answer?
+"""
+PASS_FAIL = """+++
+name = "ok"
+version = "1"
+inputs = ["answer"]
+scale = "pass_fail"
++++
+Is it fine?
+"""
+
+
+def _criterion(text: str, tmp_path: Path) -> Criterion:
+    return parse_criterion(text.encode(), tmp_path / "c.md")
+
+
+def _verdict(item: str, label: str | None, run: str = "r", ref: str = "ok@1") -> CriterionVerdictRecord:
+    scores = {"pass": 1.0, "fail": 0.0, "deep": 2.0, "some": 1.0, "none": 0.0}
+    return CriterionVerdictRecord(run=run, query_id=item, criterion=ref.split("@")[0], ref=ref, item=item,
+                                  label=label, score=scores.get(label or ""),
+                                  unscored=None if label else "invalid_output")  # fmt: skip
+
+
+def test_an_ordered_scale_gets_the_quadratic_weighted_kappa(tmp_path: Path) -> None:
+    """Positions none 0, some 1, deep 2 (by score, not file order). (judge, people): (0,0) (1,1) (2,2) (2,1) (0,1)
+    (1,1). Weights ((i-j)/2)^2; observed weighted disagreement 0.25 + 0.25 = 0.5; judge rows 2/2/2, people columns
+    1/4/1, expected sum_ij w_ij r_i c_j / 6 = 1.5; kappa = 1 - 0.5 / 1.5 = 2/3; exact agreement 4/6."""
+    criterion = _criterion(SCALE, tmp_path)
+    pairs = [("none", "none"), ("some", "some"), ("deep", "deep"), ("deep", "some"), ("none", "some"),
+             ("some", "some")]  # fmt: skip
+    verdicts = [_verdict(f"i{n}", judge, ref="depth@1") for n, (judge, _) in enumerate(pairs)]
+    people = {f"i{n}": human for n, (_, human) in enumerate(pairs)}
+    found = criterion_agreement(criterion, verdicts, people, min_audited=6, n_resamples=500)
+    assert found.labels == ["none", "some", "deep"] and found.statistic == "weighted_kappa"
+    assert found.kappa.value == pytest.approx(2 / 3, abs=1e-6)
+    assert found.percent.value == pytest.approx(4 / 6, abs=1e-6)
+    assert found.confusion == [[1, 1, 0], [0, 2, 0], [0, 1, 1]]
+    assert found.n == 6 and found.validated is True
+    assert criterion_agreement(criterion, verdicts, people, min_audited=7, n_resamples=500).validated is False
+
+
+def test_pass_fail_gets_cohens_kappa_and_unscored_items_are_counted_apart() -> None:
+    # judge pass pass fail fail, people pass fail fail fail: p_o 3/4; marginals judge 1/2 pass, people 1/4 pass;
+    # p_e = 1/2 x 1/4 + 1/2 x 3/4 = 1/2; kappa = (3/4 - 1/2) / (1/2) = 1/2
+    found = label_agreement(["fail", "pass"], [("pass", "pass"), ("pass", "fail"), ("fail", "fail"),
+                                               ("fail", "fail"), (None, "pass")], n_resamples=500)  # fmt: skip
+    assert found.statistic == "kappa" and found.kappa.mean == pytest.approx(0.5)
+    assert (found.n, found.judge_unscored) == (4, 1)
+    assert found.confusion == [[2, 0], [1, 1]]
+    nothing = label_agreement(["fail", "pass"], [(None, "pass")], n_resamples=500)
+    assert nothing.n == 0 and nothing.confusion == [[0, 0], [0, 0]]
+
+
+def test_ppi_corrects_a_run_with_unaudited_verdicts(tmp_path: Path) -> None:
+    """Audited (judge = people): pass fail pass fail, mean 0.5, sample variance 1/3; unaudited judge verdicts pass
+    pass pass fail, mean 0.75, variance 1/4. lambda = (1/3 / 4) / (1/3 / 4 + 1/4 / 4) = 4/7; estimate = lambda x 0.75
+    + (1 - lambda) x 0.5 = 0.5 + 0.25 x 4/7."""
+    criterion = _criterion(PASS_FAIL, tmp_path)
+    audited = ["pass", "fail", "pass", "fail"]
+    verdicts = [_verdict(f"a{n}", label) for n, label in enumerate(audited)]
+    verdicts += [_verdict(f"u{n}", label) for n, label in enumerate(["pass", "pass", "pass", "fail"])]
+    verdicts += [_verdict("x", None)]  # unscored by the judge: in neither part
+    verdicts += [_verdict(f"b{n}", "pass", run="small") for n in range(3)]  # 3 audited < 4: no PPI
+    people = {f"a{n}": label for n, label in enumerate(audited)} | {f"b{n}": "pass" for n in range(3)}
+    found = criterion_agreement(criterion, verdicts, people, min_audited=4, n_resamples=500)
+    [ppi] = found.ppi
+    assert ppi.run == "r" and (ppi.n_audited, ppi.n_unaudited) == (4, 4)
+    assert ppi.estimate == pytest.approx(0.5 + 0.25 * 4 / 7, abs=1e-6)
+    assert ppi.judge_only == pytest.approx(5 / 8)
+    assert 0.0 <= ppi.low < ppi.estimate < ppi.high <= 1.0
+
+
+def test_only_criteria_people_labelled_are_reported(tmp_path: Path) -> None:
+    ok = _criterion(PASS_FAIL, tmp_path)
+    depth = _criterion(SCALE, tmp_path)
+    verdicts = [_verdict("i1", "pass"), _verdict("i2", "deep", ref="depth@1")]
+    found = criteria_agreement([ok, depth], verdicts, {"i1": "fail"}, min_audited=10, n_resamples=500)
+    assert [one.criterion for one in found] == ["ok"]
+    assert found[0].n == 1 and found[0].validated is False and found[0].needed == 10
