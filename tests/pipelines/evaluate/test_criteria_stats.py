@@ -47,7 +47,7 @@ def _criterion(text: str, tmp_path: Path) -> Criterion:
 
 def _verdict(item: str, label: str | None, run: str = "r", ref: str = "ok@1") -> CriterionVerdictRecord:
     scores = {"pass": 1.0, "fail": 0.0, "deep": 2.0, "some": 1.0, "none": 0.0}
-    return CriterionVerdictRecord(run=run, query_id=item, criterion=ref.split("@")[0], ref=ref, item=item,
+    return CriterionVerdictRecord(run=run, query_id=item, criterion=ref.partition("@")[0], ref=ref, item=item,
                                   label=label, score=scores.get(label or ""),
                                   unscored=None if label else "invalid_output")  # fmt: skip
 
