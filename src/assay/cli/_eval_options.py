@@ -97,7 +97,9 @@ def eval_options(f: Any) -> Any:
             metavar="FILE_OR_FOLDER",
             help="Your own criterion file (or a folder of them; repeatable): adds criterion:NAME per question. "
             "Deterministic checks run with any judge; judged criteria are asked of the model judge (each judge of a "
-            "panel) and unscored under the offline judge (README, 'Your own criteria').",
+            "panel) and unscored under the offline judge; their verdicts are queued for assay audit GOLDEN --criteria, "
+            "and once people labelled them the report gives each one's agreement and PPI-corrected means (README, "
+            "'Your own criteria').",
         ),
         click.option(
             "--pairwise",
