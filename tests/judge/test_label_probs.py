@@ -47,7 +47,7 @@ def test_the_expected_score_weighs_each_label_by_its_probability() -> None:
 
 def test_a_token_that_carries_the_opening_quote_is_read_after_it() -> None:
     # the value's first token is ' "fail' (space and quote before the label): alternatives must share that prefix
-    alternatives = [(' "fail', 0.6), (' "pass', 0.3), ("pass", 0.1)]
+    alternatives = [("pass", 0.1), (' "fail', 0.6), (' "pass', 0.3)]  # the one without the prefix first
     tokens = _tokens('{"reason": "x", "label":', (' "fail', alternatives), '"}')
     expected, coverage = expected_score(tokens, PASS_FAIL)  # type: ignore[misc]
     assert expected == pytest.approx(0.3 / 0.9) and coverage == pytest.approx(0.9)  # 'pass' lacks the prefix
@@ -55,9 +55,13 @@ def test_a_token_that_carries_the_opening_quote_is_read_after_it() -> None:
 
 def test_a_closing_quote_asks_for_the_whole_label() -> None:
     scores = {"full": 1.0, "fully_wrong": 0.0}
-    tokens = _tokens('{"label": "', ('full"', [('full"', 0.5), ("fully", 0.5)]), "}")
-    expected, _ = expected_score(tokens, scores)  # type: ignore[misc]
-    assert expected == pytest.approx(0.5)  # full" is exactly full; fully starts only fully_wrong
+    tokens = _tokens('{"label": "', ('full"', [('full"', 0.5), ("fully", 0.3), ('fully_wrong", "', 0.2)]), "}")
+    expected, coverage = expected_score(tokens, scores)  # type: ignore[misc]
+    # full" is exactly full; fully starts only fully_wrong; 'fully_wrong", "' is fully_wrong up to its first quote
+    assert expected == pytest.approx(0.5) and coverage == pytest.approx(1.0)
+    # 'ful"' is closed but no whole label; "full" starts both labels: nothing named
+    cut = _tokens('{"label": "', ('ful"', [('ful"', 0.9), ("full", 0.1)]), "}")
+    assert expected_score(cut, scores) == NOT_NAMED
 
 
 def test_labels_that_share_the_first_token_have_no_expected_score() -> None:
@@ -105,6 +109,9 @@ def test_a_tree_weighs_every_path_by_the_yes_and_no_probabilities() -> None:
     one = _tokens('{"answers": [{"id": "q1", "answer": "', ("yes", [("yes", 0.8), ("no", 0.2)]), '"}]}')
     assert tree_expected_score(one, ["q1"], tree, scores, "q1") == TREE_UNANSWERED  # q2 is on a path
     assert tree_expected_score(None, ["q1"], tree, scores, "q1") == NO_LOGPROBS
+    # a looping tree (a file's would be refused when read) ends, with no expected score
+    loop = {"q1": ("q2", "none"), "q2": ("q1", "full")}
+    assert tree_expected_score(tokens, ["q1", "q2"], loop, scores, "q1") == TREE_UNANSWERED
 
 
 def test_the_servers_logprobs_are_read_or_left_out_when_not_of_their_shape() -> None:

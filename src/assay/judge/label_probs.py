@@ -82,8 +82,8 @@ def choice_probabilities(tokens: Sequence[TokenLogprob], at: int, choices: Seque
 
 def _named(rest: str, choices: Sequence[str]) -> list[str]:
     """The choices ``rest`` (what an alternative writes after the prefix) can be the start of."""
-    closed = '"' in rest
-    word = rest.split('"', 1)[0].casefold()
+    word, quote, _ = rest.partition('"')
+    closed, word = bool(quote), word.casefold()
     if not word:
         return []
     if closed:
@@ -95,11 +95,9 @@ def _at(token: TokenLogprob, prefix: str, choices: Sequence[str]) -> Choices | s
     if len(_named(token.token[len(prefix) :], choices)) > 1:
         return AMBIGUOUS
     mass = dict.fromkeys(choices, 0.0)
-    seen: set[str] = set()
     for text, logprob in token.top or ((token.token, token.logprob),):
-        if not text.startswith(prefix) or text in seen:
+        if not text.startswith(prefix):
             continue
-        seen.add(text)
         named = _named(text[len(prefix) :], choices)
         if len(named) == 1:
             mass[named[0]] += math.exp(logprob)
@@ -138,22 +136,22 @@ def tree_expected_score(
     starts = field_starts("".join(t.token for t in tokens), "answer")
     if len(starts) != len(order):
         return NOT_FOUND
-    found = {q: choice_probabilities(tokens, at, ["yes", "no"]) for q, at in zip(order, starts, strict=True)}
+    found = {q: choice_probabilities(tokens, starts[i], ["yes", "no"]) for i, q in enumerate(order)}
     p_yes = {q: one for q, one in found.items() if isinstance(one, Choices)}
     used: list[float] = []
 
-    def value(node: str, depth: int) -> float | None:
+    def value(node: str, path: frozenset[str]) -> float | None:
         if node in scores:
             return scores[node]
-        if depth > len(tree) or node not in p_yes:
+        if node in path or node not in p_yes:  # a loop (a tree read from a file has none) or no probabilities
             return None
         used.append(p_yes[node].coverage)
-        yes, no = value(tree[node][0], depth + 1), value(tree[node][1], depth + 1)
+        yes, no = value(tree[node][0], path | {node}), value(tree[node][1], path | {node})
         if yes is None or no is None:
             return None
         return p_yes[node].probs["yes"] * yes + p_yes[node].probs["no"] * no
 
-    result = value(first, 0)
+    result = value(first, frozenset())
     if result is None:
         return TREE_UNANSWERED
     return result, min(used)
