@@ -32,7 +32,19 @@ from assay.pipelines.evaluate.judging.calls import (
 )
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine, Search
 from assay.results import RunCounts
-from assay.types import Claim, Nugget, Provenance, Question, RelevanceLabel, RunError, ToolCall, ToolStep, Unscored
+from assay.types import (
+    Claim,
+    Conversation,
+    Nugget,
+    Provenance,
+    Question,
+    RelevanceLabel,
+    RunError,
+    ToolCall,
+    ToolStep,
+    Turn,
+    Unscored,
+)
 
 NUGGETS = ["nugget_recall_all_strict", "nugget_recall_all_lenient", "nugget_recall_vital_strict",
            "nugget_recall_vital_lenient"]  # fmt: skip
@@ -329,3 +341,39 @@ def test_unlabelled_pairs_are_the_top_depth_chunks_without_a_scored_label_each_o
                                           on_label=lambda g: calls.append(1)))  # fmt: skip
     assert [(label.query_id, label.chunk_id) for label in labels] == [("q1", "returns#3"), ("q1", "tent#1")]
     assert calls == [1, 1]  # told of each label
+
+
+def _conversation() -> GoldenSet:
+    """_golden with one conversation: q1, then q2, then q3."""
+    gold = _golden()
+    gold.conversations = [Conversation(id="c0", turns=[Turn(question_id=q, utterance=f"turn {q}")
+                                                       for q in ("q1", "q2", "q3")])]  # fmt: skip
+    return gold
+
+
+def test_a_checked_turn_without_an_answer_of_its_own_is_unscored_with_why_and_makes_no_call() -> None:
+    """q1 answers; q2 (checked against q1) gives an empty answer, q3 (checked against q1) failed: no contradiction
+    call, each turn unscored with its reason; with a third answering turn, one call against the two answers before."""
+    gold = _conversation()
+    lines = [_line("q1", RANKED), _line("q2", [], answer=" "), _line("q3", [], answer=None, error=RunError(kind="x"))]
+    plan = plan_calls(gold, [_run("a", lines)], context_k=3, families={"contradiction"})
+    assert plan.calls == []
+    got = plan.assessed["a"]
+    assert (got["q2"].metrics, got["q2"].unscored) == ({"contradiction": None}, {"contradiction": "empty answer"})
+    assert (got["q3"].metrics, got["q3"].unscored) == ({"contradiction": None}, {"contradiction": "system_failed"})
+    assert "contradiction" not in got["q1"].metrics  # a first turn is not checked
+    lines[2] = _line("q3", [], answer="It costs $12.")
+    (call,) = plan_calls(gold, [_run("a", lines)], context_k=3, families={"contradiction"}).calls
+    assert (call.query_id, call.kind, call.prompt) == ("q3", "contradiction", "contradiction")
+    assert call.variables == {"question": gold.question("q3").text, "answer": "It costs $12.",
+                              "earlier": [{"id": "1", "question": "turn q1", "text": "Within 30 days."}]}  # fmt: skip
+
+
+def test_contradiction_calls_only_when_the_families_ask_for_them() -> None:
+    gold = _conversation()
+    lines = [_line("q1", []), _line("q2", [], answer="It weighs 3.2 kg.")]
+    plan = plan_calls(gold, [_run("a", lines)], context_k=3, families={"answer"})
+    assert [(c.query_id, c.kind) for c in plan.calls] == [("q1", "answer"), ("q2", "answer")]
+    assert all("contradiction" not in one.metrics for one in plan.assessed["a"].values())
+    every = plan_calls(gold, [_run("a", lines)], context_k=3, families=None)
+    assert [c.query_id for c in every.calls if c.kind == "contradiction"] == ["q2"]

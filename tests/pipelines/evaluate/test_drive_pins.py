@@ -4,16 +4,29 @@ and written, and the dry run's stages, each written by hand."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from passages_fixture import chunk_text, make_passages_golden
 
+from assay.aio import run_sync
 from assay.corpus.align import Span
 from assay.formats.golden import GoldenSet
-from assay.judge import Pair, make_judge
+from assay.judge import Judge, Pair, make_judge
+from assay.judge.base import ChatRequest, ChatResponse
+from assay.judge.criteria import parse_criterion
+from assay.judge.offline import OfflineBackend
+from assay.judge.relevance import LISTWISE_PROMPT
 from assay.pipelines.evaluate.judging.asking import JudgingSettings
 from assay.pipelines.evaluate.judging.calls import plan_calls
-from assay.pipelines.evaluate.judging.drive import _call_families, estimate_judging, judge_pool, judge_runs
+from assay.pipelines.evaluate.judging.criteria import CRITERION_PROMPT
+from assay.pipelines.evaluate.judging.drive import (
+    _call_families,
+    _judge_all,
+    estimate_judging,
+    judge_pool,
+    judge_runs,
+)
 from assay.pipelines.evaluate.judging.pair_checks import PAIR_STAGE, estimate_pair_variables
 from assay.pipelines.evaluate.runs.carry import Carried
 from assay.pipelines.evaluate.runs.loaded import LoadedRun, RunLine, Search
@@ -175,3 +188,145 @@ def test_the_diagnosis_counts_its_calls_into_the_progress_and_the_dry_run(tmp_pa
     approx = JudgingSettings(depth=2, context_k=2, diagnosis="approx")  # no pair checks
     assert PAIR_STAGE not in estimate_judging(gold, _read(), judge, asking=approx, families={diagnosis},
                                               carried=Carried())  # fmt: skip
+
+
+class _Recording(OfflineBackend):
+    """The offline judge's answers with every request kept; a criterion question is answered ``pass``."""
+
+    def __init__(self) -> None:
+        self.sent: list[ChatRequest] = []
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.sent.append(request)
+        if request.prompt_name == CRITERION_PROMPT:
+            return ChatResponse(content=json.dumps({"reason": "scripted", "label": "pass"}), finish_reason="stop")
+        return await super().complete(request)
+
+
+def _recording(model: str = "offline") -> tuple[Judge, _Recording]:
+    """A judge over :class:`_Recording`; a model name other than ``offline`` makes it a model judge."""
+    backend = _Recording()
+    return Judge(backend, model=model), backend
+
+
+# q1's unlabelled chunks (its labelled ones are returns#1, returns#2 and returns#4)
+NINE = ["returns#0", "returns#3", "tent#0", "tent#1", "tent#2", "tent#3", "shipping#0", "shipping#1", "shipping#2"]
+SHIP_Q = "How much does express shipping cost?"
+
+
+def _read_q1() -> list[ReadRun]:
+    line = RunLine(query_id="q1", ranked=list(NINE), scores={})
+    run = LoadedRun(name="a", path=Path("a.jsonl"), kind="jsonl", lines={"q1": line}, counts=RunCounts())
+    return [ReadRun(run, run)]
+
+
+def test_the_seed_orders_the_passages_of_each_listwise_call_of_the_runs_and_of_the_pool() -> None:
+    """A question's passages are shuffled by the seed before the listwise calls (against position bias): the same
+    seed sends the same order, another seed another one; every passage is sent once."""
+
+    def by_runs(seed: int) -> list[str]:
+        judge, backend = _recording()
+        asking = JudgingSettings(depth=9, context_k=2, listwise=9, seed=seed)
+        judge_runs(make_passages_golden(), None, _read_q1(), judge, asking=asking, families=set(), carried=Carried())
+        return [p["text"] for request in backend.sent for p in request.variables["passages"]]
+
+    def by_pool(seed: int) -> list[str]:
+        judge, backend = _recording()
+        pairs = [Pair("q1", "How long do customers have to return an item?", cid, chunk_text(cid)) for cid in NINE]
+        judge_pool(
+            judge,
+            make_passages_golden(),
+            None,
+            pairs,
+            asking=JudgingSettings(depth=9, context_k=2, listwise=9, seed=seed),
+        )
+        return [p["text"] for request in backend.sent for p in request.variables["passages"]]
+
+    assert sorted(by_runs(0)) == sorted(chunk_text(cid) for cid in NINE)
+    assert by_runs(0) == by_runs(0) and by_runs(0) != by_runs(1)
+    assert sorted(by_pool(0)) == sorted(chunk_text(cid) for cid in NINE)
+    assert by_pool(0) == by_pool(0) and by_pool(0) != by_pool(1)
+
+
+def test_the_dry_run_prices_the_listwise_calls_the_seed_makes() -> None:
+    """Three pooled passages, two per call: the seed decides which one is alone, and so the calls' prompt tokens
+    (counted per call, by its words or by its characters, whichever gives more: here a passage of short words and two
+    of long strings); the dry run counts the very calls the pooling sends, seed by seed."""
+    pairs = [Pair("q3", SHIP_Q, "tent#0", "one two three four " * 60), Pair("q3", SHIP_Q, "tent#3", "x" * 1600),
+             Pair("q3", SHIP_Q, "returns#0", "y" * 400)]  # fmt: skip
+    tokens = set()
+    for seed in range(4):
+        asking = JudgingSettings(depth=2, context_k=2, listwise=2, seed=seed)
+        judge, backend = _recording()
+        judge_pool(judge, make_passages_golden(), None, pairs, asking=asking)
+        sent = make_judge("offline").estimate(LISTWISE_PROMPT, [r.variables for r in backend.sent])
+        carried = Carried()
+        carried.pool = pairs
+        got = estimate_judging(make_passages_golden(), [], make_judge("offline"), asking=asking, families=set(),
+                               carried=carried)["relevance"]  # fmt: skip
+        assert got.calls == sent.calls == 2 and got.prompt_tokens == sent.prompt_tokens
+        tokens.add(got.prompt_tokens)
+    assert len(tokens) > 1  # the seeds do not all group the passages alike
+
+
+GROUNDED = parse_criterion(
+    b'+++\nname = "grounded"\nversion = "1"\ninputs = ["answer", "passages"]\nscale = "pass_fail"\n+++\n'
+    b"The answer rests on the passages.\n",
+    Path("grounded.md"),
+)
+
+
+def _with_empty_q1() -> list[ReadRun]:
+    """_read's q2 line, and q1 answered with nothing in a run that answers (so q1 is "empty answer")."""
+    read = _read()
+    run = read[0].run
+    run.lines["q1"] = RunLine(query_id="q1", ranked=[], scores={}, answer="")
+    run.counts = RunCounts(with_answer=1, empty_answers=1)
+    return read
+
+
+def test_judged_criteria_are_asked_of_the_top_passages_counted_in_the_progress_and_priced() -> None:
+    """A model judge asks the criterion about q2 (its top 2 passages, per the context depth) and records q1 unscored
+    without a call; the progress counts the 2 labels and the criterion call: 3 in all."""
+    judge, backend = _recording("scripted")
+    seen: list[tuple[str, int, int]] = []
+    asking = JudgingSettings(depth=2, context_k=2)
+    _, _, judged = judge_runs(make_passages_golden(), None, _with_empty_q1(), judge, asking=asking, families=set(),
+                              carried=Carried(), criteria=[GROUNDED], progress=lambda *a: seen.append(a))  # fmt: skip
+    asked = [r.variables for r in backend.sent if r.prompt_name == CRITERION_PROMPT]
+    assert len(asked) == 1 and asked[0]["answer"] == "It weighs 3.2 kg."
+    assert asked[0]["passages"] == [chunk_text("tent#3"), chunk_text("tent#0")]
+    assert judged.values["a"]["q2"].metrics == {"criterion:grounded": 1.0}
+    assert judged.values["a"]["q1"].unscored == {"criterion:grounded": "empty answer"}
+    assert seen == [("judging", n, 3) for n in range(1, 4)]
+    got = estimate_judging(make_passages_golden(), _with_empty_q1(), _recording("scripted")[0], asking=asking,
+                           families=set(), carried=Carried(), criteria=[GROUNDED])  # fmt: skip
+    assert got["criterion:grounded"].calls == 1
+
+
+def test_the_judging_without_criteria_asks_only_what_the_plan_holds() -> None:
+    gold = make_passages_golden()
+    judge, backend = _recording("scripted")
+    plan = plan_calls(gold, [], context_k=2, families={"none"})
+    assert run_sync(
+        lambda: _judge_all(judge, gold, [], plan, JudgingSettings(depth=2, context_k=2), progress=None)
+    ) == ([], [])
+    assert backend.sent == []
+
+
+def test_a_folder_whose_passages_get_no_new_label_keeps_its_passages_file(tmp_path: Path) -> None:
+    """The first judging writes the pending passages' labels; the second, with no pending passage and a deeper top
+    (shipping#0, fifth, is new), rewrites the qrels only: passages.jsonl stays the very file it was."""
+    folder = tmp_path / "golden"
+    make_passages_golden().save(folder)
+    asking = JudgingSettings(depth=2, context_k=2)
+    judge_runs(GoldenSet.load(folder), folder, _read(), make_judge("offline"), asking=asking, families=set(),
+               carried=_carried())  # fmt: skip
+    passages = folder / "passages.jsonl"
+    before = passages.stat().st_ino, passages.read_bytes()
+    qrels = (folder / "qrels.jsonl").read_bytes()
+    deeper = JudgingSettings(depth=5, context_k=2)
+    judge_runs(GoldenSet.load(folder), folder, _read(), make_judge("offline"), asking=deeper, families=set(),
+               carried=Carried())  # fmt: skip
+    assert (folder / "qrels.jsonl").read_bytes() != qrels
+    assert (passages.stat().st_ino, passages.read_bytes()) == before
