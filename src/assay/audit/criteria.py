@@ -25,7 +25,6 @@ sample of the verdicts, as PPI assumes.
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,11 +34,13 @@ from assay.audit.records import MAX_REASON, check_annotator
 from assay.audit.store import LabelStore, _now
 from assay.errors import AuditError
 from assay.judge.criteria import Criterion
+from assay.metrics.stats import Interval
 from assay.pipelines.evaluate.statistics.criteria import label_agreement
-from assay.results import CriterionVerdictRecord
+from assay.results import CriterionVerdictRecord, rounded
 from assay.text import canonical_json, content_hash
 
 __all__ = [
+    "CONFIDENCE",
     "AuditedVerdict",
     "CriterionEvent",
     "CriterionItem",
@@ -55,6 +56,9 @@ __all__ = [
     "record_label",
     "undo_label",
 ]
+
+
+CONFIDENCE = 0.95  # the level of assay agreement's intervals
 
 
 @dataclass(frozen=True)
@@ -304,7 +308,7 @@ def agreement_report(
     for ref, items in sorted(by_ref.items()):
         labels = items[0].labels
         found = label_agreement(labels, [(one.judge_label(), people[one.item]) for one in items],
-                                n_resamples=n_resamples, seed=seed)  # fmt: skip
+                                confidence=CONFIDENCE, n_resamples=n_resamples, seed=seed)  # fmt: skip
         out.append({
             "criterion": items[0].criterion, "ref": ref, "labels": labels, "judges": sorted({one.verdicts[0].judge
             for one in items}), "n": found.n, "judge_unscored": found.judge_unscored, "statistic": found.statistic,
@@ -313,11 +317,10 @@ def agreement_report(
     return out
 
 
-def _interval(found: Any) -> dict[str, float | None]:
-    def value(x: float) -> float | None:
-        return None if math.isnan(x) else round(float(x), 6)  # NaN: nothing compared
-
-    return {"value": value(found.mean), "low": value(found.low), "high": value(found.high)}
+def _interval(found: Interval | None) -> dict[str, float | None]:
+    if found is None:  # nothing compared: every audited item left unscored by the judge
+        return {"value": None, "low": None, "high": None}
+    return {"value": rounded(found.mean), "low": rounded(found.low), "high": rounded(found.high)}
 
 
 def _events(conn: sqlite3.Connection, annotator: str | None) -> list[CriterionEvent]:

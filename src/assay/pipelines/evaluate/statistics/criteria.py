@@ -16,7 +16,6 @@ audit items (``assay audit --criteria``), and each run's mean corrected with the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -36,9 +35,9 @@ def criteria_agreement(
     people: Mapping[str, str],
     *,
     min_audited: int,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
 ) -> list[CriterionAgreement]:
     """One :class:`CriterionAgreement` per judged criterion that people labelled (``people``: audit item -> label)."""
     out = []
@@ -56,9 +55,9 @@ def criterion_agreement(
     people: Mapping[str, str],
     *,
     min_audited: int,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
 ) -> CriterionAgreement:
     """``criterion``'s verdicts (of this evaluation) against ``people``'s labels of their items (module doc)."""
     ordered = sorted(criterion.labels, key=lambda label: label.score)
@@ -86,7 +85,8 @@ def criterion_agreement(
     ]
     return CriterionAgreement(
         criterion=criterion.name, ref=criterion.ref, labels=names, n=found.n, judge_unscored=found.judge_unscored,
-        statistic=found.statistic, kappa=_stat(found.kappa), percent=_stat(found.percent), confusion=found.confusion,
+        statistic=found.statistic, kappa=_stat(found.kappa, found.judge_unscored, confidence),
+        percent=_stat(found.percent, found.judge_unscored, confidence), confusion=found.confusion,
         needed=min_audited, validated=found.n >= min_audited, ppi=corrected,
     )  # fmt: skip
 
@@ -98,8 +98,8 @@ class LabelAgreement:
     unscored."""
 
     statistic: str
-    kappa: Interval
-    percent: Interval
+    kappa: Interval | None  # None: nothing compared
+    percent: Interval | None
     confusion: list[list[int]]
     n: int
     judge_unscored: int
@@ -109,33 +109,30 @@ def label_agreement(
     labels: Sequence[str],
     pairs: Sequence[tuple[str | None, str]],
     *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
 ) -> LabelAgreement:
     """``pairs`` of (judge's label, None when unscored; a person's label) over ``labels`` (lowest score first):
     Cohen's kappa for two labels, else the quadratic weighted kappa over label positions (module doc)."""
     position = {name: float(i) for i, name in enumerate(labels)}
     # sorted: the items' order (the store's, an evaluation's) cannot move the bootstrap interval
     compared = sorted((position[j], position[h]) for j, h in pairs if j in position and h in position)
-    a = np.array([j for j, _ in compared], dtype=float)
-    b = np.array([h for _, h in compared], dtype=float)
+    a = np.array([j for j, _ in compared])
+    b = np.array([h for _, h in compared])
     categories = list(range(len(labels)))
-    weighted = len(labels) > 2
+    kappa: Interval | None = None
+    percent: Interval | None = None
     if compared:
-        kappa = (
-            agreement.weighted_kappa_ci(a, b, categories, "quadratic", confidence=confidence, n_resamples=n_resamples,
-                                        seed=seed)
-            if weighted
-            else agreement.cohen_kappa_ci(a, b, categories, confidence=confidence, n_resamples=n_resamples, seed=seed)
-        )  # fmt: skip
+        # the quadratic weighted kappa (the metric's default weights); over two labels it is Cohen's kappa
+        kappa = agreement.weighted_kappa_ci(a, b, categories, confidence=confidence, n_resamples=n_resamples,
+                                            seed=seed)  # fmt: skip
         percent = agreement.percent_agreement_ci(a, b, categories, confidence=confidence, n_resamples=n_resamples,
                                                  seed=seed)  # fmt: skip
         confusion = agreement.confusion_matrix(a, b, categories).tolist()
     else:
-        kappa = percent = Interval(math.nan, math.nan, math.nan, 0, 0, confidence)
         confusion = [[0] * len(labels) for _ in labels]
-    return LabelAgreement("weighted_kappa" if weighted else "kappa", kappa, percent, confusion, len(compared),
+    return LabelAgreement("weighted_kappa" if len(labels) > 2 else "kappa", kappa, percent, confusion, len(compared),
                           sum(j is None for j, _ in pairs))  # fmt: skip
 
 
@@ -168,6 +165,9 @@ def _figure(value: float) -> float:
     return round(float(value), 6)
 
 
-def _stat(interval: Interval) -> AgreementStat:
+def _stat(interval: Interval | None, unscored: int, confidence: float) -> AgreementStat:
+    """The figure with its interval; ``n_unscored``: the audited items the judge left unscored (not compared)."""
+    if interval is None:
+        return AgreementStat(value=None, n_unscored=unscored, confidence=confidence)
     return AgreementStat(value=rounded(interval.mean), low=rounded(interval.low), high=rounded(interval.high),
-                         n=interval.n, n_unscored=interval.n_unscored, confidence=interval.confidence)  # fmt: skip
+                         n=interval.n, n_unscored=unscored, confidence=interval.confidence)  # fmt: skip
