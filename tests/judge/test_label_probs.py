@@ -112,6 +112,8 @@ def test_a_tree_weighs_every_path_by_the_yes_and_no_probabilities() -> None:
     # a looping tree (a file's would be refused when read) ends, with no expected score
     loop = {"q1": ("q2", "none"), "q2": ("q1", "full")}
     assert tree_expected_score(tokens, ["q1", "q2"], loop, scores, "q1") == TREE_UNANSWERED
+    by_no = {"q1": ("none", "q2"), "q2": ("full", "q1")}  # the loop through the no answers
+    assert tree_expected_score(tokens, ["q1", "q2"], by_no, scores, "q1") == TREE_UNANSWERED
 
 
 def test_the_servers_logprobs_are_read_or_left_out_when_not_of_their_shape() -> None:

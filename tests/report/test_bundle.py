@@ -99,8 +99,8 @@ def test_criteria_and_pairwise_tables_are_written_neutralized_and_never_left_sta
     paths = write_report(result.model_copy(update={"criterion_verdicts": verdicts, "preferences": preferences}), out,
                          rows)  # fmt: skip
     assert {"criteria.csv", "pairwise.csv"} <= set(paths)
+    assert b"\r" not in paths["criteria.csv"].read_bytes()  # one line ending, as assay export --to csv
     text = paths["criteria.csv"].read_text(encoding="utf-8")
-    assert "\r" not in text  # one line ending, as assay export --to csv
     criteria = list(csv.DictReader(io.StringIO(text)))
     assert criteria == [
         {"run": "-base", "query_id": "q1", "criterion": "tone", "ref": "tone@1", "label": "good", "score": "1.0",

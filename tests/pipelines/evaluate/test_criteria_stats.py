@@ -11,7 +11,7 @@ import pytest
 from assay.judge.criteria import Criterion, parse_criterion
 from assay.metrics import agreement, ppi
 from assay.pipelines.evaluate.statistics.criteria import criteria_agreement, criterion_agreement, label_agreement
-from assay.results import CriterionVerdictRecord
+from assay.results import AgreementStat, CriterionVerdictRecord
 
 SCALE = """+++
 name = "depth"
@@ -132,10 +132,42 @@ def test_the_level_resamples_and_seed_reach_every_interval(tmp_path: Path) -> No
     assert (found.kappa.n, found.kappa.n_unscored, found.kappa.confidence) == (8, 1, 0.8)
     assert (found.percent.n_unscored, found.percent.confidence, found.judge_unscored) == (1, 0.8, 1)
     shares = agreement.percent_agreement_ci(j, h, [0, 1], **asked)
-    assert found.percent.low == round(shares.low, 6)
+    assert (found.percent.low, found.percent.high) == (round(shares.low, 6), round(shares.high, 6))
     [corrected] = found.ppi  # two audited items are enough when min_audited says so
     wanted = ppi.ppi_mean([float(x == "pass") for x in people], [float(x == "pass") for x in judge], [],
                           confidence=0.8)  # fmt: skip
     assert (corrected.low, corrected.high) == (round(max(wanted.low, 0.0), 6), round(min(wanted.high, 1.0), 6))
     two = [_verdict("p0", "pass"), _verdict("p1", "fail")]
     assert len(criterion_agreement(criterion, two, {"p0": "pass", "p1": "fail"}, min_audited=2, **B).ppi) == 1
+
+
+FIVE = (
+    """+++
+name = "stars"
+version = "1"
+inputs = ["answer"]
+"""
+    + "".join(f'[[scale]]\nlabel = "s{n}"\ndescription = "{n} stars"\nscore = {n}.0\n' for n in range(1, 6))
+    + """+++
+Stars.
+"""
+)
+
+
+def test_a_five_label_scale_and_a_criterion_the_judge_never_scored(tmp_path: Path) -> None:
+    """Five labels (positions 0-4): judge s1 s5 s3, people s1 s4 s3: exact agreement 2/3; quadratic weights
+    ((i-j)/4)^2; observed (4,3): 1/16; rows s1 s3 s5 one each, columns s1 s3 s4 one each: expected
+    sum_ij w_ij / 3 over i in (0, 2, 4), j in (0, 2, 3) = (0 + 4 + 9 + 4 + 0 + 1 + 16 + 4 + 1) / 16 / 3 = 39/48;
+    kappa = 1 - (1/16) / (39/48) = 1 - 3/39 = 12/13."""
+    stars = _criterion(FIVE, tmp_path)
+    judge, people = ["s1", "s5", "s3"], ["s1", "s4", "s3"]
+    verdicts = [_verdict(f"i{n}", label, ref="stars@1") for n, label in enumerate(judge)]
+    verdicts = [v.model_copy(update={"score": float(v.label[1:])}) for v in verdicts]  # type: ignore[index]
+    found = criterion_agreement(stars, verdicts, {f"i{n}": x for n, x in enumerate(people)}, min_audited=3, **B)
+    assert found.statistic == "weighted_kappa" and found.kappa.value == pytest.approx(12 / 13, abs=1e-6)
+    assert found.percent.value == pytest.approx(2 / 3, abs=1e-6)
+    ok = _criterion(PASS_FAIL, tmp_path)
+    never = criterion_agreement(ok, [_verdict("u1", None), _verdict("u2", None)], {"u1": "pass", "u2": "fail"},
+                                min_audited=2, confidence=0.8, n_resamples=300, seed=1)  # fmt: skip
+    assert (never.n, never.judge_unscored, never.validated, never.ppi) == (0, 2, False, [])
+    assert never.kappa == never.percent == AgreementStat(value=None, n_unscored=2, confidence=0.8)
