@@ -321,3 +321,42 @@ def test_correct_a_turns_rewrite_by_keyboard(browser: Any, golden: Path) -> None
     prov = saved.conversations[0].turns[1].rewrite_provenance
     assert prov is not None and (prov.source, prov.annotator) == ("human", "ann")
     assert human_grades(golden, "ann") == {}  # correcting the rewrite graded nothing
+
+
+def test_label_criterion_verdicts_by_keyboard(browser: Any, golden: Path, tmp_path: Path) -> None:
+    """The criteria view: digits give the scale's labels (lowest score first), Enter accepts the judge's, u undoes,
+    r keeps a reason for the next label; what the judge saw is text, never markup."""
+    from assay.audit.criteria import current_labels, queue_verdicts
+    from assay.audit.store import LabelStore
+    from assay.judge.criteria import parse_criterion
+    from assay.results import CriterionVerdictRecord, CriterionVote
+
+    text = '+++\nname = "ok"\nversion = "1"\ninputs = ["answer"]\nscale = "pass_fail"\n+++\nIs it fine?\n'
+    criterion = parse_criterion(text.encode(), tmp_path / "ok.md")
+    verdicts = [CriterionVerdictRecord(run="r", query_id=f"q{n}", criterion="ok", ref="ok@1", item=f"i{n}",
+                                       label="pass", score=1.0, votes=[CriterionVote(model="m", label="pass",
+                                                                                     reason="fine")])
+                for n in range(3)]  # fmt: skip
+    shown = {f"i{n}": {"answer": PAYLOAD if n == 0 else f"answer {n}"} for n in range(3)}
+    store = LabelStore.in_folder(golden)
+    assert queue_verdicts(store, [criterion], verdicts, shown) == 3
+    with Server(golden) as server:
+        context = browser.new_context()
+        page = context.new_page()
+        page.goto(server.url + "/criteria")
+        page.wait_for_selector("#position:has-text('1 / 3')")
+        page.keyboard.press("1")  # fail (score 0), the first label
+        page.wait_for_selector("#progress:has-text('1 / 3 labelled')")
+        page.keyboard.press("Enter")  # the judge's pass
+        page.wait_for_selector("#progress:has-text('2 / 3 labelled')")
+        page.keyboard.press("u")
+        page.wait_for_selector("#progress:has-text('1 / 3 labelled')")
+        page.keyboard.press("r")
+        page.fill("#reason", "no number given")
+        page.keyboard.press("Enter")
+        page.keyboard.press("1")
+        page.wait_for_selector("#progress:has-text('2 / 3 labelled')")
+        assert page.evaluate("window.__pwned === undefined")  # the payload in an answer ran nothing
+        context.close()
+    mine = {item: (e.label, e.reason) for item, by in current_labels(store).items() for e in by.values()}
+    assert sorted(mine.values(), key=str) == [("fail", "no number given"), ("fail", None)]

@@ -4,7 +4,8 @@ Routes (``?annotator=NAME`` picks the person on GETs, ``"annotator"`` in the bod
 
     GET  /                      the page (jinja2, autoescaped; the CSRF token sits in a meta tag); ``/#q=QID&c=ID``
                                 opens the label of question QID and chunk (or passage) ID when it is in the queue
-    GET  /static/audit.js|css   the page's script and style, read once at start (no request path reaches the disk)
+    GET  /static/audit.js|css   the page's script and style, read once at start (no request path reaches the disk);
+                                ``page.js`` holds what the relevance and criteria views share
     GET  /api/queue             the annotator's queue (order recorded in the store) with their grades, and progress
     GET  /api/item?i=N          item N: question, reference answer, chunk with heading path (``kind`` "chunk") or,
                                 for a span label (``kind`` "span"), the passage's span in its document with context
@@ -281,10 +282,11 @@ def create_app(
     criteria = CriteriaState(store, blind=blind, seed=seed, criterion=criterion)
     csrf = token or secrets.token_urlsafe(32)
     page = _page_renderer(Path(golden_dir).name, csrf, state)
-    assets = {name: _asset(name) for name in ("audit.js", "audit.css", "criteria.js")}
+    assets = {name: _asset(name) for name in ("page.js", "audit.js", "audit.css", "criteria.js")}
     routes = [
         Route("/", page),
         Route("/criteria", _page_renderer(Path(golden_dir).name, csrf, state, "criteria.html")),
+        Route("/static/page.js", _static(assets["page.js"], "text/javascript; charset=utf-8")),
         Route("/static/audit.js", _static(assets["audit.js"], "text/javascript; charset=utf-8")),
         Route("/static/criteria.js", _static(assets["criteria.js"], "text/javascript; charset=utf-8")),
         Route("/static/audit.css", _static(assets["audit.css"], "text/css; charset=utf-8")),

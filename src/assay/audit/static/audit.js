@@ -2,50 +2,13 @@
 "use strict";
 
 (() => {
-  const token = document.querySelector('meta[name="assay-token"]').content;
-  const annotator = document.body.dataset.annotator;
+  const { annotator, $, setText, el, status, request } = window.assayPage;
+  const enqueue = window.assayPage.queue();
   const blind = document.body.dataset.blind === "true";
-  const $ = (id) => document.getElementById(id);
   let queue = [];
   let pos = 0;
   let item = null;
   let quotes = [];  // the quotes shown: {text, start, end}, offsets into item.text; saved with the grade
-  let pending = Promise.resolve();
-
-  // Keys act one after another: a grade typed while the previous one is saving applies to the next item, not twice
-  // to the same one.
-  function enqueue(action) {
-    pending = pending.then(action).catch((err) => status(err.message, true));
-  }
-
-  function setText(node, value) {
-    node.textContent = value === null || value === undefined ? "" : String(value);
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) setText(node, text);
-    return node;
-  }
-
-  function status(message, isError) {
-    setText($("status"), message);
-    $("status").classList.toggle("error", Boolean(isError));
-  }
-
-  async function request(path, payload) {
-    const options = payload === undefined ? {} : {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-Assay-Token": token },
-      body: JSON.stringify(Object.assign({ annotator }, payload)),
-    };
-    const url = payload === undefined ? path + (path.includes("?") ? "&" : "?") + "annotator=" + encodeURIComponent(annotator) : path;
-    const response = await fetch(url, options);
-    const data = await response.json();
-    if (!response.ok) throw new Error(data.error || response.statusText);
-    return data;
-  }
 
   function showProgress(progress) {
     const grades = Object.entries(progress.per_grade).map(([g, n]) => g + ": " + n).join(" · ");

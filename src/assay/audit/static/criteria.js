@@ -3,44 +3,12 @@
 "use strict";
 
 (() => {
-  const token = document.querySelector('meta[name="assay-token"]').content;
-  const annotator = document.body.dataset.annotator;
-  const $ = (id) => document.getElementById(id);
+  const { $, el, status, request } = window.assayPage;
+  const enqueue = window.assayPage.queue();
   let queue = [];
   let pos = 0;
   let item = null;
   let reason = null;  // a reason typed with r, saved with the next label
-  let pending = Promise.resolve();
-
-  // Keys act one after another: a label typed while the previous one is saving applies to the next item.
-  function enqueue(action) {
-    pending = pending.then(action).catch((err) => status(err.message, true));
-  }
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  function status(message, isError) {
-    $("status").textContent = message || "";
-    $("status").classList.toggle("error", Boolean(isError));
-  }
-
-  async function request(path, payload) {
-    const options = payload === undefined ? {} : {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-Assay-Token": token },
-      body: JSON.stringify(Object.assign({ annotator }, payload)),
-    };
-    const url = payload === undefined ? path + (path.includes("?") ? "&" : "?") + "annotator=" + encodeURIComponent(annotator) : path;
-    const response = await fetch(url, options);
-    const data = await response.json();
-    if (!response.ok) throw new Error(data.error || response.statusText);
-    return data;
-  }
 
   function showProgress(progress) {
     $("progress").textContent = progress.done + " / " + progress.total + " labelled";
@@ -176,14 +144,20 @@
     $("reason").focus();
   }
 
+  // The box hidden and its text area left, so the next keys label items again.
+  function closeReason() {
+    $("reason-box").hidden = true;
+    $("reason").blur();
+  }
+
   $("reason").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) {
       event.preventDefault();
       reason = $("reason").value.trim() || null;
-      $("reason-box").hidden = true;
+      closeReason();
       status(reason ? "reason kept for your next label" : "");
     } else if (event.key === "Escape") {
-      $("reason-box").hidden = true;
+      closeReason();
     }
     event.stopPropagation();
   });
