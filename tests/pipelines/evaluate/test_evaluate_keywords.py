@@ -15,7 +15,7 @@ from assay import EvalSettings, evaluate
 from assay.pipelines.evaluate.called import SettingsKeywords, settings_of
 
 TAKES = ["settings", "judge", "run_dir", "targets", "label", "secrets", "repeats", "conversing", "progress",
-         "human_labels", "annotations"]  # fmt: skip
+         "human_labels", "annotations", "criterion_labels"]  # fmt: skip
 
 
 def test_the_keywords_are_evalsettings_fields_with_their_types_in_their_order() -> None:
