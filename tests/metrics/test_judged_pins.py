@@ -137,3 +137,16 @@ def test_a_document_judged_many_times_is_reported_at_its_first_two_entries() -> 
     docids = np.array([b"a" if i % 40 == 0 else f"d{i}".encode() for i in range(200)])  # 'a' at 0, 40, ..., 160
     qidx = np.zeros(200, dtype=np.int64)
     assert find_duplicate(qidx, docid_hashes(docids), docids) == (0, 40)
+
+
+def test_a_repeat_is_found_when_a_colliding_key_sorts_between_its_two_entries() -> None:
+    # All three keys collide (forced hashes, one query): x, y, x in file order, so the two x are not neighbours
+    # after the stable sort and only a check of the whole run of equal keys sees the repeat.
+    same_hash = np.zeros(3, dtype=np.uint64)
+    assert find_duplicate(np.zeros(3, dtype=np.int64), same_hash, np.array([b"x", b"y", b"x"])) == (0, 2)
+    # A collision across queries between them: key(q, h) = h ^ q*MIX, so hashes 0, MIX, 0 under queries 0, 1, 0 give
+    # one key three times; entries 0 and 2 are the repeat, entry 1 (another query) is not.
+    mix = np.uint64(0x9E3779B97F4A7C15)
+    hashes = np.array([0, mix, 0], dtype=np.uint64)
+    found = find_duplicate(np.array([0, 1, 0], dtype=np.int64), hashes, np.array([b"a", b"a", b"a"]))
+    assert found == (0, 2)
