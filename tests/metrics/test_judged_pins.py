@@ -137,3 +137,40 @@ def test_a_document_judged_many_times_is_reported_at_its_first_two_entries() -> 
     docids = np.array([b"a" if i % 40 == 0 else f"d{i}".encode() for i in range(200)])  # 'a' at 0, 40, ..., 160
     qidx = np.zeros(200, dtype=np.int64)
     assert find_duplicate(qidx, docid_hashes(docids), docids) == (0, 40)
+
+
+def test_a_repeat_is_found_when_a_colliding_key_sorts_between_its_two_entries() -> None:
+    # All three keys collide (forced hashes, one query): x, y, x in file order, so the two x are not neighbours
+    # after the stable sort and only a check of the whole run of equal keys sees the repeat.
+    same_hash = np.zeros(3, dtype=np.uint64)
+    assert find_duplicate(np.zeros(3, dtype=np.int64), same_hash, np.array([b"x", b"y", b"x"])) == (0, 2)
+    # A collision across queries between them: key(q, h) = h ^ q*MIX, so hashes 0, MIX, 0 under queries 0, 1, 0 give
+    # one key three times; entries 0 and 2 are the repeat, entry 1 (another query) is not.
+    mix = np.uint64(0x9E3779B97F4A7C15)
+    hashes = np.array([0, mix, 0], dtype=np.uint64)
+    found = find_duplicate(np.array([0, 1, 0], dtype=np.int64), hashes, np.array([b"a", b"a", b"a"]))
+    assert found == (0, 2)
+
+
+def _run_of(queries: list[list[bytes]]) -> Run:
+    """A run from arrays, one query per list of docids, entries in file order."""
+    docids = np.array([doc for docs in queries for doc in docs])
+    qidx = np.repeat(np.arange(len(queries), dtype=np.int64), [len(docs) for docs in queries])
+    scores = np.arange(len(docids), 0, -1, dtype=np.float64)
+    return Run.from_entries([f"q{i}" for i in range(len(queries))], qidx, scores, docids)
+
+
+def test_a_run_repeat_is_found_in_any_row_of_a_chunk() -> None:
+    # six queries of one width (4, and 2): only the last repeats a docid; its row must be found as the sixth
+    four = [[b"a", b"b", b"c", b"d"] for _ in range(5)] + [[b"a", b"b", b"a", b"d"]]
+    assert _run_of(four).first_duplicate() == (20, 22)
+    two = [[b"a", b"b"] for _ in range(5)] + [[b"c", b"c"]]
+    assert _run_of(two).first_duplicate() == (10, 11)
+
+
+def test_the_run_repeat_reported_is_the_one_whose_second_entry_comes_first() -> None:
+    # x y y x: the repeat of y ends at entry 2, before the repeat of x (entries 0 and 3)
+    assert _run_of([[b"x", b"y", b"y", b"x"]]).first_duplicate() == (1, 2)
+    # a long query first in the file (width 8) and a short one after it (width 2, looked at first): (0, 7) ends first
+    long_first = [[b"a", b"b", b"c", b"d", b"e", b"f", b"g", b"a"], [b"z", b"z"]]
+    assert _run_of(long_first).first_duplicate() == (0, 7)

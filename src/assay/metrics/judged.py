@@ -272,11 +272,20 @@ def find_duplicate(qidx: IntArray, hashes: UIntArray, docids: npt.NDArray[Any]) 
     keys = _mixed_keys(qidx, hashes)
     order = np.argsort(keys, kind="stable")
     keys = keys[order]
-    same = np.flatnonzero(keys[1:] == keys[:-1])
-    for i in same.tolist():
-        a, b = int(order[i]), int(order[i + 1])
-        if qidx[a] == qidx[b] and docids[a] == docids[b]:
-            return (min(a, b), max(a, b))
+    same = keys[1:] == keys[:-1]
+    # each run of equal keys is checked whole: a collision (another docid, or another query, with the same key) can
+    # sit between the two entries of a repeat, so comparing neighbours alone would miss it
+    starts = np.flatnonzero(same & ~np.concatenate([[False], same[:-1]]))
+    for start in starts.tolist():
+        end = start + 1
+        while end < len(same) and same[end]:
+            end += 1
+        seen: dict[tuple[int, bytes], int] = {}
+        for entry in order[start : end + 1].tolist():  # stable sort: file order within the run
+            key = (int(qidx[entry]), docids[entry])
+            if key in seen:
+                return (seen[key], entry)
+            seen[key] = entry
     return None
 
 
