@@ -12,6 +12,12 @@ Four parts:
    share of simulations whose pair intervals (Bonferroni over 3 pairs) put the best above the worst (power) and give
    the full order; then A/A (three equal systems): the share that orders some pair (false order).
 3. **Deterministic checks** (:mod:`assay.judge.checks`) on a table of hand-decided cases: how many come out exactly.
+5. **A judged criterion audited by people, by simulation with known truth**
+   (:mod:`assay.pipelines.evaluate.statistics.criteria`): 300 answers, 60% truly pass, a lenient judge (passes 90%
+   of the passing answers and 30% of the failing ones: its mean is 0.06 too high); people label a random sample of
+   ``--audited`` of them. Over ``--trials`` simulations: the judge-only mean's bias, the PPI-corrected mean's bias and
+   its interval's coverage of the true mean (95% asked) and width beside the classical people-only interval, and
+   the measured kappa against its true value.
 4. **People's preferences** (``--ragchecker FILE``: RAGChecker's meta-evaluation, ``human_labeled_data.json``, 280
    pairs of answers with two annotators' preferences per criterion): per judge (``--judge``, repeatable; the
    offline judge has no reading of a preference and is reported unscored) the pairwise prompt in both orders on
@@ -21,7 +27,7 @@ Four parts:
 
 Run::
 
-    python bench/criteria.py
+    python bench/criteria.py                   # parts 1, 2, 3 and 5
     python bench/criteria.py --ragchecker path/to/human_labeled_data.json --judge offline \\
         --judge hosted_vllm/smollm2-135m --api-base http://127.0.0.1:PORT/v1 --limit 40
 """
@@ -44,12 +50,15 @@ import numpy as np
 from assay.formats.answer_judgements import read_answer_judgements
 from assay.judge import make_judge
 from assay.judge.checks import parse_check
+from assay.judge.criteria import parse_criterion
 from assay.metrics.agreement import cohen_kappa
 from assay.metrics.preferences import preference_intervals
 from assay.pipelines.bootstrap import DEMO_SETTINGS, build_golden
 from assay.pipelines.evaluate import EvalSettings, evaluate
 from assay.pipelines.evaluate.judging.pairwise import criterion_of, order_variables, pair_outcome, read_order
 from assay.pipelines.evaluate.scoring.conversations import token_f1
+from assay.pipelines.evaluate.statistics.criteria import criterion_agreement
+from assay.results import CriterionVerdictRecord
 from assay.testing import FakeOpenAIServer
 
 HERE = Path(__file__).resolve().parent
@@ -224,6 +233,51 @@ def people_part(path: Path, specs: list[str], api_base: str | None, limit: int, 
               f"{1 - len(scored) / len(pairs):.1%}, {time.perf_counter() - started:.0f} s")  # fmt: skip
 
 
+# -- 5. a judged criterion audited by people -------------------------------------------------------------------------
+
+_PASS_FAIL = '+++\nname = "ok"\nversion = "1"\ninputs = ["answer"]\nscale = "pass_fail"\n+++\nIs it right?\n'
+
+
+def audit_part(trials: int, audited: int, work: Path, answers: int = 300) -> None:
+    """Part 5 (module doc)."""
+    criterion = parse_criterion(_PASS_FAIL.encode(), work / "ok.md")
+    rng = np.random.default_rng(5)
+    judge_bias, ppi_bias, covered, widths, classical, kappas = [], [], 0, [], [], []
+    # the true kappa of this judge: P(agree) and chance agreement from its rates
+    p_true, sens, fpr = 0.6, 0.9, 0.3
+    p_judge = p_true * sens + (1 - p_true) * fpr
+    p_o = p_true * sens + (1 - p_true) * (1 - fpr)
+    p_e = p_judge * p_true + (1 - p_judge) * (1 - p_true)
+    true_kappa = (p_o - p_e) / (1 - p_e)
+    started = time.perf_counter()
+    for _ in range(trials):
+        truth = rng.random(answers) < p_true
+        judged = np.where(truth, rng.random(answers) < sens, rng.random(answers) < fpr)
+        sample = set(rng.choice(answers, size=audited, replace=False).tolist())
+        verdicts = [CriterionVerdictRecord(run="r", query_id=f"q{i}", criterion="ok", ref="ok@1", item=f"i{i}",
+                                           label="pass" if judged[i] else "fail", score=float(judged[i]))
+                    for i in range(answers)]  # fmt: skip
+        people = {f"i{i}": "pass" if truth[i] else "fail" for i in sample}
+        found = criterion_agreement(criterion, verdicts, people, min_audited=audited, confidence=0.95,
+                                    n_resamples=200, seed=0)  # fmt: skip
+        [corrected] = found.ppi
+        mean = float(truth.mean())
+        judge_bias.append(float(judged.mean()) - mean)
+        ppi_bias.append(corrected.estimate - mean)
+        covered += corrected.low <= mean <= corrected.high
+        widths.append(corrected.high - corrected.low)
+        y = np.array([truth[i] for i in sorted(sample)], dtype=float)
+        classical.append(2 * 1.959964 * float(y.std(ddof=1)) / math.sqrt(audited))
+        kappas.append(found.kappa.value or 0.0)
+    print(f"\n5. a judged criterion audited by people ({trials} simulations, {answers} answers, {audited} audited; "
+          f"{time.perf_counter() - started:.1f} s)")  # fmt: skip
+    print(f"   judge-only mean bias {np.mean(judge_bias):+.3f}; PPI-corrected mean bias {np.mean(ppi_bias):+.3f}")
+    print(f"   PPI interval covers the true mean in {covered / trials:.1%} (95% asked); mean width "
+          f"{np.mean(widths):.3f}, people-only interval {np.mean(classical):.3f}")  # fmt: skip
+    print(f"   kappa measured {np.mean(kappas):.3f} on average (true {true_kappa:.3f}), "
+          f"sd {np.std(kappas):.3f}")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=500, help="Bradley-Terry simulations (default 500)")
@@ -232,12 +286,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge", action="append", default=[], help="judge for part 4 (repeatable)")
     parser.add_argument("--api-base", default=None)
     parser.add_argument("--limit", type=int, default=40, help="pairs of part 4 (default 40)")
+    parser.add_argument("--audited", type=int, default=40, help="answers people label in part 5 (default 40)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         scripted_part(work)
         bradley_terry_part(args.trials, args.resamples)
         checks_part()
+        audit_part(args.trials, args.audited, work)
         if args.ragchecker:
             people_part(args.ragchecker, args.judge or ["offline"], args.api_base, args.limit, work)
     return 0
