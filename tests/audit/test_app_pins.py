@@ -161,7 +161,8 @@ def test_a_body_over_the_limit_while_read_is_refused_with_its_reason(golden_dir:
 
 def test_defaults_seed_zero_and_a_fresh_token_of_32_random_bytes(golden_dir: Path) -> None:
     app = create_app(golden_dir, annotator="ann")
-    assert TestClient(app, base_url=BASE).get("/api/queue").json()["seed"] == 0
+    served = TestClient(app, base_url=BASE).get("/api/queue").json()
+    assert served["seed"] == 0 and app.state.audit.queue == served["queue"]  # the CLI reads the queue chosen here
     tokens = {create_app(golden_dir, annotator="ann").state.token for _ in range(2)} | {app.state.token}
     assert len(tokens) == 3 and {len(t) for t in tokens} == {43}  # 32 bytes in unpadded url-safe base64: 43 chars
 
