@@ -172,3 +172,11 @@ def test_an_annotator_that_is_not_text_in_a_post_is_refused(golden_dir: Path) ->
     refused = client.post("/api/label", json={"i": 0, "grade": 1, "annotator": 7}, headers=headers)
     assert refused.status_code == 400 and refused.json()["error"].startswith("annotator name '' is not allowed")
     assert client.get("/api/queue").json()["progress"]["done"] == 0
+
+
+def test_in_blind_mode_the_judge_grade_can_be_accepted_once_the_annotator_graded(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir, blind=True)
+    i = _index(client, "q2", "c01")  # judge grade (1 + 1) % 4 = 2
+    client.post("/api/label", json={"i": i, "grade": 0}, headers=headers)
+    accepted = client.post("/api/label", json={"i": i, "accept_judge": True}, headers=headers).json()
+    assert accepted["item"]["mine"]["grade"] == 2
