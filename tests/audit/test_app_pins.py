@@ -134,3 +134,49 @@ def test_tool_calls_show_their_arguments_with_sorted_keys(golden_dir: Path) -> N
     client, _ = _client(golden_dir)
     item = client.get(f"/api/item?i={_index(client, 'q1', 'c02')}").json()
     assert item["tool_calls"] == ['convert({"amount": 30, "to": "EUR"})']
+
+
+def test_the_page_shows_the_set_the_annotator_the_queue_and_blind_mode_escaped(golden_dir: Path) -> None:
+    named = golden_dir.rename(golden_dir.parent / "set <b>&")
+    client, _ = _client(named, blind=True, queue="stratified")
+    page = client.get("/?annotator=bob").text
+    assert "<title>assay audit · set &lt;b&gt;&amp;</title>" in page and "<b>&" not in page
+    assert 'data-annotator="bob" data-blind="true" data-queue="stratified"' in page
+    seeing, _ = _client(named)
+    assert 'data-annotator="ann" data-blind="false" data-queue="' in seeing.get("/").text
+
+
+def test_a_get_serves_the_annotator_named_in_the_query(golden_dir: Path) -> None:
+    client, _ = _client(golden_dir)
+    assert client.get("/api/queue?annotator=bob").json()["annotator"] == "bob"
+    assert client.get("/api/queue").json()["annotator"] == "ann"
+
+
+def test_a_body_over_the_limit_while_read_is_refused_with_its_reason(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir)
+    over = (b"x" * 1024 for _ in range(65))  # 66,560 bytes, no Content-Length: refused while reading
+    refused = client.post("/api/label", content=over, headers={**headers, "Content-Type": "application/json"})
+    assert (refused.status_code, refused.json()) == (413, {"error": "request body over 65536 bytes"})
+
+
+def test_defaults_seed_zero_and_a_fresh_token_of_32_random_bytes(golden_dir: Path) -> None:
+    app = create_app(golden_dir, annotator="ann")
+    served = TestClient(app, base_url=BASE).get("/api/queue").json()
+    assert served["seed"] == 0 and app.state.audit.queue == served["queue"]  # the CLI reads the queue chosen here
+    tokens = {create_app(golden_dir, annotator="ann").state.token for _ in range(2)} | {app.state.token}
+    assert len(tokens) == 3 and {len(t) for t in tokens} == {43}  # 32 bytes in unpadded url-safe base64: 43 chars
+
+
+def test_an_annotator_that_is_not_text_in_a_post_is_refused(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir)
+    refused = client.post("/api/label", json={"i": 0, "grade": 1, "annotator": 7}, headers=headers)
+    assert refused.status_code == 400 and refused.json()["error"].startswith("annotator name '' is not allowed")
+    assert client.get("/api/queue").json()["progress"]["done"] == 0
+
+
+def test_in_blind_mode_the_judge_grade_can_be_accepted_once_the_annotator_graded(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir, blind=True)
+    i = _index(client, "q2", "c01")  # judge grade (1 + 1) % 4 = 2
+    client.post("/api/label", json={"i": i, "grade": 0}, headers=headers)
+    accepted = client.post("/api/label", json={"i": i, "accept_judge": True}, headers=headers).json()
+    assert accepted["item"]["mine"]["grade"] == 2
