@@ -130,16 +130,17 @@ class Criterion:
         if missing:
             line = self.lines.get("inputs", self.lines.get("check"))
             raise _error(self.path, line, f"criterion {self.name} reads {missing[0]}, which "
-                              f"{_WHERE.get(missing[0], 'the data')} does not have",
+                              f"{_LACKS.get(missing[0], 'the data does not have')}",
                               f"give a golden set or run with {missing[0]}, or take it out of inputs")  # fmt: skip
 
 
-_WHERE = {
-    "answer": "no run",
-    "passages": "no run",
-    "reference_answer": "the golden set",
-    "nuggets": "the golden set",
-    "history": "the golden set (no conversation)",
+# who lacks an input, said as the end of "criterion NAME reads INPUT, which ..."
+_LACKS = {
+    "answer": "no run has",
+    "passages": "no run has",
+    "reference_answer": "the golden set does not have",
+    "nuggets": "the golden set does not have",
+    "history": "the golden set does not have (no conversation)",
 }
 
 
@@ -242,9 +243,8 @@ class _Reader:
             raise self.fail("check must be a table", '[check] then kind = "contains" and its keys', "check")
         try:
             check = parse_check(table, self.path.parent)
-        except CheckSpecError as exc:
-            key = exc.key or ""
-            raise self.fail(exc.problem, exc.fix, key, "check" if key else "", 0) from None
+        except CheckSpecError as exc:  # at the key's line in [check], or the table's header when no key is at fault
+            raise self.fail(exc.problem, exc.fix, exc.key or "", "check", 0) from None
         inputs = self._inputs(required=False) or check.reads
         if set(inputs) != set(check.reads):
             raise self.fail(f"a {check.kind} check reads {', '.join(check.reads)}, not {', '.join(inputs)}",
