@@ -73,7 +73,8 @@ def test_densest_window() -> None:
     assert align._densest([0, 3], 3) == (0, 2)  # both ends of the window count
     assert align._densest([0, 10, 11], 3) == (10, 2)
     assert align._densest([0, 1, 5, 6, 7], 3) == (5, 3)
-    assert align._densest([4, 4, 9], 2) == (4, 2)  # the earliest of equally dense: ties keep the first
+    assert align._densest([4, 4, 9], 2) == (4, 2)
+    assert align._densest([0, 5], 2) == (0, 1)  # the earliest of equally dense: ties keep the first
 
 
 def test_near_is_inclusive_of_both_bounds() -> None:
@@ -108,3 +109,56 @@ def test_hit_count_is_the_number_of_places_of_an_anchor() -> None:
     assert one._hit_count(3353528096) == 1
     assert two._hit_count(3353528096) == 2
     assert one._hit_count(1) == 0  # not a multiple of 8: never an anchor
+
+
+def test_a_whole_end_word_hyphenated_across_a_line_keeps_its_whole_text() -> None:
+    """The word "exam-\\nple" is the word "example" (7 letters) written in 9 characters: a passage ending (or starting) with
+    the whole word spans all 9, not the first 7."""
+    ending = "See the exam-\nple page"  # exam-\nple: 8..17
+    assert Aligner([doc("d", ending)]).locate("see the example") == exact("d", 0, 17)
+    starting = "exam-\nple page now more"  # exam-\nple: 0..9, now: 15..18
+    assert Aligner([doc("d", starting)]).locate("example page now") == exact("d", 0, 18)
+
+
+def test_an_approximate_score_is_rounded_to_six_places() -> None:
+    """A title of 7 words the document lacks before 14 of its words: 14 of 21 found, 0.666667."""
+    words = [f"w{i}" for i in range(60)]
+    passage = " ".join([f"x{i}" for i in range(7)] + words[10:24])
+    span = Aligner([doc("d", " ".join(words))]).locate(passage)
+    assert span is not None and span.match == "approximate" and span.score == 0.666667
+
+
+def test_exact_places_of_a_long_text() -> None:
+    """67 words (more than the 64 the document sampling steps over)."""
+    words = [f"w{i}" for i in range(100)]
+    text = " ".join(words)  # w0..w9 take 3 characters and a space each, then 4
+    found = Aligner([doc("d", text)]).exact_places(" ".join(words[20:87]))
+    start = 10 * 3 + 10 * 4  # w20's start
+    assert found == [exact("d", start, start + 67 * 4 - 1)]
+
+
+def test_a_three_word_passage_may_have_cut_ends_and_short_ones_keep_to_doc_ids() -> None:
+    assert aligner().locate("ne two thr") == exact("a", 1, 11)
+    assert aligner().locate("two three", doc_ids=["b"]) == exact("b", 4, 13)
+
+
+def _numbered(first: int, stop: int) -> list[str]:
+    return [f"w{i}" for i in range(first, stop)]
+
+
+def test_an_approximate_match_of_0_95_stops_the_search() -> None:
+    """Candidates read in id order: "a" finds 19 of the 20 words (0.95, good enough) before "b" would find all 20."""
+    passage = " ".join(_numbered(0, 20))
+    a = " ".join([*_numbered(0, 19), "zz"])  # w18: 62..65
+    b = " ".join([*_numbered(0, 10), "extra", *_numbered(10, 20)])
+    found = Aligner([doc("a", a), doc("b", b)]).locate(passage, doc_ids=["b", "a"])
+    assert found == Span("a", 0, 65, "approximate", 0.95)
+
+
+def test_below_0_95_the_highest_score_wins() -> None:
+    """Document "a" finds 16 of the 20 words (0.8), "b" 18 (0.9): "b" wins though read second."""
+    passage = " ".join(_numbered(0, 20))
+    a = " ".join([*_numbered(0, 16), "y1", "y2", "y3", "y4"])
+    b = " ".join([*_numbered(0, 18), "z1", "z2"])  # w17: 58..61
+    found = Aligner([doc("a", a), doc("b", b)]).locate(passage, doc_ids=["a", "b"])
+    assert found == Span("b", 0, 61, "approximate", 0.9)
