@@ -162,3 +162,22 @@ def test_below_0_95_the_highest_score_wins() -> None:
     b = " ".join([*_numbered(0, 18), "z1", "z2"])  # w17: 58..61
     found = Aligner([doc("a", a), doc("b", b)]).locate(passage, doc_ids=["a", "b"])
     assert found == Span("b", 0, 61, "approximate", 0.9)
+
+
+def test_approximate_candidates_are_the_documents_holding_most_anchors() -> None:
+    """w0..w59 has anchors at 26, 28, 33, 39, 40, 45 and 47: each anchor a document holds is one vote for it."""
+    words = _numbered(0, 60)
+    # "a" holds 26, 28, 33 (also in "b"), "b" all seven: 3 and 7 votes
+    one = Aligner([doc("a", " ".join(_numbered(26, 36))), doc("b", " ".join(words))])
+    assert one._anchored(words) == [1, 0]
+    # "a" holds 45 and 47 (in no other document), "b" and "c" 26, 28, 33: 2, 3 and 3 votes
+    two = Aligner([doc("a", " ".join(_numbered(44, 50))), *(doc(d, " ".join(_numbered(25, 37))) for d in "bc")])
+    assert two._anchored(words) == [1, 2, 0]
+
+
+def test_a_score_equal_to_min_score_is_accepted() -> None:
+    """A title of 7 words the document lacks before 13 of its words: 13 of 20, exactly 0.65."""
+    words = _numbered(0, 60)
+    passage = " ".join([f"x{i}" for i in range(7)] + words[10:23])
+    span = Aligner([doc("d", " ".join(words))], min_score=0.65).locate(passage)
+    assert span is not None and span.score == 0.65
