@@ -181,3 +181,16 @@ def test_a_score_equal_to_min_score_is_accepted() -> None:
     passage = " ".join([f"x{i}" for i in range(7)] + words[10:23])
     span = Aligner([doc("d", " ".join(words))], min_score=0.65).locate(passage)
     assert span is not None and span.score == 0.65
+
+
+def test_voting_words_are_the_rarest_eight() -> None:
+    """z1..z8 are in one document ("b"), "aa" in three: the eight rarest words are z1..z8, so only "b" is voted for
+    (taken by the word alone, "aa" would come first and bring "c", "d" and "e")."""
+    zs = [f"z{i}" for i in range(1, 9)]
+    aligner = Aligner([doc("b", " ".join(zs)), *(doc(d, "aa") for d in "cde")])
+    assert aligner._voted([*zs, "aa"]) == [0]
+
+
+def test_exact_places_stop_at_64_by_default() -> None:
+    repeated = Aligner([doc("d", " ".join(["one two three"] * 70))])
+    assert len(repeated.exact_places("one two three")) == 64
