@@ -112,8 +112,8 @@ def test_hit_count_is_the_number_of_places_of_an_anchor() -> None:
 
 
 def test_a_whole_end_word_hyphenated_across_a_line_keeps_its_whole_text() -> None:
-    """The word "exam-\\nple" is the word "example" (7 letters) written in 9 characters: a passage ending (or starting) with
-    the whole word spans all 9, not the first 7."""
+    """The word "exam-\\nple" is "example" (7 letters) written in 9 characters: a passage ending (or starting)
+    with the whole word spans all 9, not the first 7."""
     ending = "See the exam-\nple page"  # exam-\nple: 8..17
     assert Aligner([doc("d", ending)]).locate("see the example") == exact("d", 0, 17)
     starting = "exam-\nple page now more"  # exam-\nple: 0..9, now: 15..18
