@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,7 @@ __all__ = [
     "StoredVerdict",
     "agreement_report",
     "audited_verdicts",
+    "criterion_item",
     "criterion_items",
     "current_labels",
     "describe",
@@ -184,10 +186,23 @@ def criterion_items(store: LabelStore, criterion: str | None = None) -> list[Cri
         rows = conn.execute(query + " ORDER BY criterion, item", (criterion,) if criterion else ()).fetchall()
         verdicts: dict[str, list[StoredVerdict]] = {}
         for row in conn.execute("SELECT * FROM criterion_verdicts ORDER BY rowid"):
-            verdicts.setdefault(row["item"], []).append(
-                StoredVerdict(row["run"], row["judge"], row["label"], row["unscored"], json.loads(row["votes"]))
-            )
+            verdicts.setdefault(row["item"], []).append(_as_verdict(row))
     return [_as_item(row, verdicts.get(row["item"], [])) for row in rows]
+
+
+def criterion_item(store: LabelStore, item: str) -> CriterionItem:
+    """One queued item with its verdicts (ValueError when it is not queued): what a page request reads, rather than
+    every item."""
+    with store.connect() as conn:
+        row = conn.execute("SELECT * FROM criterion_items WHERE item = ?", (item,)).fetchone()
+        if row is None:
+            raise ValueError(f"no criterion verdict {item!r} is queued in this golden set")
+        found = conn.execute("SELECT * FROM criterion_verdicts WHERE item = ? ORDER BY rowid", (item,)).fetchall()
+    return _as_item(row, [_as_verdict(one) for one in found])
+
+
+def _as_verdict(row: sqlite3.Row) -> StoredVerdict:
+    return StoredVerdict(row["run"], row["judge"], row["label"], row["unscored"], json.loads(row["votes"]))
 
 
 def _as_item(row: sqlite3.Row, verdicts: list[StoredVerdict]) -> CriterionItem:
@@ -243,15 +258,18 @@ def undo_label(store: LabelStore, annotator: str, *, session: str | None = None)
         return _event(conn, cursor.lastrowid)
 
 
-def current_labels(store: LabelStore, annotator: str | None = None) -> dict[str, dict[str, CriterionEvent]]:
-    """Step 2's fold: item -> annotator -> the label event in effect (items with none left out)."""
+def current_labels(
+    store: LabelStore, annotator: str | None = None, item: str | None = None
+) -> dict[str, dict[str, CriterionEvent]]:
+    """Step 2's fold: item -> annotator -> the label event in effect (items with none left out); of one ``item`` only
+    when given."""
     with store.connect() as conn:
-        events = _events(conn, annotator)
+        events = _events(conn, annotator, item)
     out: dict[str, dict[str, CriterionEvent]] = {}
     for who in sorted({event.annotator for event in events}):
-        for item, stack in _stacks([e for e in events if e.annotator == who]).items():
+        for key, stack in _stacks([e for e in events if e.annotator == who]).items():
             if stack:
-                out.setdefault(item, {})[who] = stack[-1]
+                out.setdefault(key, {})[who] = stack[-1]
     return out
 
 
@@ -264,9 +282,9 @@ def people_labels(store: LabelStore, annotator: str | None = None) -> dict[str, 
     out = {}
     for item, by_person in current.items():
         order = scales.get(item, [])
-        positions = sorted(order.index(e.label) for e in by_person.values() if e.label in order)
+        positions = [order.index(e.label) for e in by_person.values() if e.label in order]
         if positions:
-            out[item] = order[positions[(len(positions) - 1) // 2]]
+            out[item] = order[statistics.median_low(positions)]
     return out
 
 
@@ -323,11 +341,11 @@ def _interval(found: Interval | None) -> dict[str, float | None]:
     return {"value": rounded(found.mean), "low": rounded(found.low), "high": rounded(found.high)}
 
 
-def _events(conn: sqlite3.Connection, annotator: str | None) -> list[CriterionEvent]:
-    if annotator is None:
-        rows = conn.execute("SELECT * FROM criterion_events ORDER BY id")
-    else:
-        rows = conn.execute("SELECT * FROM criterion_events WHERE annotator = ? ORDER BY id", (annotator,))
+def _events(conn: sqlite3.Connection, annotator: str | None, item: str | None = None) -> list[CriterionEvent]:
+    """The label events, oldest first, of one annotator and one item when given."""
+    where = [(column, value) for column, value in (("annotator", annotator), ("item", item)) if value is not None]
+    clause = " WHERE " + " AND ".join(f"{column} = ?" for column, _ in where) if where else ""
+    rows = conn.execute(f"SELECT * FROM criterion_events{clause} ORDER BY id", [v for _, v in where])
     return [_as_event(row) for row in rows]
 
 

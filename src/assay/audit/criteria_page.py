@@ -26,6 +26,7 @@ from typing import Any
 from assay.audit.criteria import (
     CriterionEvent,
     CriterionItem,
+    criterion_item,
     criterion_items,
     current_labels,
     queue_order,
@@ -80,8 +81,8 @@ class CriteriaState:
         return {**settings, "items": rows, "progress": self.progress(annotator)}
 
     def item_view(self, annotator: str, index: int, item: str) -> dict[str, Any]:
-        one = self._items()[item]
-        labels = current_labels(self.store).get(item, {})
+        one = criterion_item(self.store, item)
+        labels = current_labels(self.store, item=item).get(item, {})
         mine = labels.get(annotator)
         hidden = self.blind and mine is None
         verdicts = [
@@ -105,9 +106,9 @@ class CriteriaState:
         return {"item": self.item_view(annotator, index, item), "progress": self.progress(annotator)}
 
     def _judge_label(self, annotator: str, item: str) -> str:
-        if self.blind and annotator not in current_labels(self.store).get(item, {}):
+        if self.blind and annotator not in current_labels(self.store, annotator, item).get(item, {}):
             raise ValueError("blind mode: label the item yourself first; the judge's label shows after that")
-        judge = self._items()[item].judge_label()
+        judge = criterion_item(self.store, item).judge_label()
         if judge is None:
             raise ValueError("the judge left this item unscored; label it yourself")
         return judge

@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from assay.report._agreement import CRITERION_STATISTIC
+
 __all__ = ["print_criteria", "print_report"]
 
 LABELS = {
@@ -87,9 +89,6 @@ def _print_strata(console: Console, by: str, strata: dict[str, dict[str, Any]]) 
     console.print(table)
 
 
-_STATISTIC = {"kappa": "Cohen's kappa", "weighted_kappa": "weighted kappa (quadratic)"}
-
-
 def print_criteria(console: Console, rows: list[dict[str, Any]]) -> None:
     """Print :func:`assay.audit.criteria.agreement_report`: per criterion the statistic, exact agreement and the
     confusion matrix."""
@@ -102,7 +101,7 @@ def print_criteria(console: Console, rows: list[dict[str, Any]]) -> None:
         table = Table()
         for column in ("statistic", "value", "95% interval"):
             table.add_column(column, justify="left" if column == "statistic" else "right")
-        table.add_row(_STATISTIC[row["statistic"]], *_ci(row["kappa"]))
+        table.add_row(CRITERION_STATISTIC[row["statistic"]], *_ci(row["kappa"]))
         table.add_row("percent agreement", *_ci(row["percent"]))
         console.print(table)
         console.print("confusion matrix: rows the judge's label, columns people's")

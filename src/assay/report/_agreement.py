@@ -20,6 +20,7 @@ from assay.results import (
 )
 
 __all__ = [
+    "CRITERION_STATISTIC",
     "STATS",
     "STRATUM_STATS",
     "StatRow",
@@ -30,6 +31,9 @@ __all__ = [
     "stat_text",
     "summary_line",
 ]
+
+# a judged criterion's agreement statistic (CriterionAgreement.statistic), named for readers
+CRITERION_STATISTIC = {"kappa": "Cohen's kappa", "weighted_kappa": "weighted kappa (quadratic)"}
 
 STATS = {
     "percent_agreement": "percent agreement",

@@ -221,9 +221,6 @@ def _criterion_labels(result: EvalResult) -> list[str]:
             *_criterion_agreement(result)]  # fmt: skip
 
 
-_KAPPA = {"kappa": "Cohen's kappa", "weighted_kappa": "weighted kappa (quadratic)"}
-
-
 def _left(unscored: int) -> str:
     return f" (and {unscored} audited items the judge left unscored, not compared)" if unscored else ""
 
@@ -234,9 +231,9 @@ def _criterion_agreement(result: EvalResult) -> list[str]:
     lines: list[str] = []
     for one in result.criterion_agreement:
         state = "validated" if one.validated else f"not validated: {one.n} of {one.needed} items audited"
-        k, pct = one.kappa, one.percent
+        k, pct, name = one.kappa, one.percent, agr.CRITERION_STATISTIC[one.statistic]
         lines += [f"### criterion:{md_escape(one.criterion)} against people ({state})", "",
-                  f"{_KAPPA[one.statistic]} {fmt.fmt_value(k.value)} {fmt.fmt_interval(k.low, k.high)}, exact "
+                  f"{name} {fmt.fmt_value(k.value)} {fmt.fmt_interval(k.low, k.high)}, exact "
                   f"agreement {fmt.fmt_value(pct.value)} {fmt.fmt_interval(pct.low, pct.high)}, on {one.n} audited "
                   f"items{_left(one.judge_unscored)}.", ""]  # fmt: skip
         header = ["judge \\ people", *(md_escape(label) for label in one.labels)]
