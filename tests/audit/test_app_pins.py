@@ -3,13 +3,22 @@ undo with nothing to undo, the static assets' types and the order-free rendering
 
 from __future__ import annotations
 
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 
+import pytest
+from audit_fixtures import judge_label
 from starlette.testclient import TestClient
+from test_criteria_store import SCALE, TREE, _record, _walk_record
 
 from assay.audit.app import create_app
+from assay.audit.criteria import current_labels, queue_order, queue_verdicts
+from assay.audit.records import LabelEvent
+from assay.audit.store import LabelStore
 from assay.formats.golden import GoldenSet
+from assay.judge.criteria import parse_criterion
+from assay.results import CriterionVote
 from assay.types import ToolCall
 
 BASE = "http://127.0.0.1:8765"
@@ -180,3 +189,141 @@ def test_in_blind_mode_the_judge_grade_can_be_accepted_once_the_annotator_graded
     client.post("/api/label", json={"i": i, "grade": 0}, headers=headers)
     accepted = client.post("/api/label", json={"i": i, "accept_judge": True}, headers=headers).json()
     assert accepted["item"]["mine"]["grade"] == 2
+
+
+def _criteria_client(golden_dir: Path, **options: object) -> tuple[TestClient, dict[str, str], LabelStore]:
+    """The audit fixture with two criteria's verdicts queued in its store (tone: i1, i2, i3; walk: w1)."""
+    store = LabelStore.in_folder(golden_dir)
+    tone = parse_criterion(SCALE.encode("utf-8"), golden_dir / "tone.md")
+    walk = parse_criterion(TREE.encode("utf-8"), golden_dir / "walk.md")
+    records = [_record("i1", "a", "good"), _record("i2", "a", "ok", "q2"), _record("i3", "a", None, "q3")]
+    queue_verdicts(store, [tone], records, {"i1": {"answer": "hello"}, "i2": {"answer": "hm"}, "i3": {"answer": "x"}})
+    queue_verdicts(store, [walk], [_walk_record("w1", [CriterionVote(model="m", label="none", reason="no")])],
+                   {"w1": {"answer": "x"}})  # fmt: skip
+    client, headers = _client(golden_dir, **options)
+    return client, headers, store
+
+
+def test_the_criteria_view_is_served_with_the_settings_given(golden_dir: Path) -> None:
+    client, headers, store = _criteria_client(golden_dir, blind=True, seed=3, criterion="tone", token="tok-9")
+    static = resources.files("assay.audit").joinpath("static")
+    for name in ("page.js", "criteria.js"):
+        asset = client.get(f"/static/{name}")
+        assert asset.headers["content-type"] == "text/javascript; charset=utf-8"
+        assert asset.content == static.joinpath(name).read_bytes()
+    page = client.get("/criteria?annotator=bob")
+    assert page.status_code == 200 and "/static/criteria.js" in page.text and "/static/audit.js" not in page.text
+    assert f"<title>assay audit · criteria · {golden_dir.name}</title>" in page.text
+    assert (
+        '<meta name="assay-token" content="tok-9">' in page.text
+        and 'data-annotator="bob" data-blind="true"' in page.text
+    )
+    order = queue_order(["i1", "i2", "i3"], 3)  # the criterion named: tone's items only, walk's left out
+    queue = client.get("/api/criteria/queue?annotator=bob").json()
+    assert [row["item"] for row in queue["items"]] == order and queue["annotator"] == "bob"
+    assert (queue["seed"], queue["blind"]) == (3, True)
+    at = order.index("i2")
+    item = client.get(f"/api/criteria/item?i={at}").json()
+    assert (item["i"], item["item"], item["judge_hidden"], item["verdicts"]) == (at, "i2", True, [])
+    assert client.get("/api/criteria/item").status_code == 400  # no item number
+    assert client.get("/api/criteria/label").status_code == 405 and client.get("/api/criteria/undo").status_code == 405
+    done = client.post("/api/criteria/label", json={"i": at, "label": "bad", "annotator": "bob"}, headers=headers)
+    assert done.json()["item"]["mine"]["label"] == "bad" and done.json()["item"]["verdicts"][0]["label"] == "ok"
+    assert client.get("/api/criteria/queue?annotator=bob").json()["progress"] == {"done": 1, "total": 3}
+    assert client.get("/api/criteria/queue").json()["progress"] == {"done": 0, "total": 3}  # ann's own
+    assert client.get(f"/api/criteria/item?i={at}&annotator=bob").json()["mine"]["label"] == "bad"
+    assert client.get(f"/api/criteria/item?i={at}").json()["mine"] is None
+    assert client.post("/api/criteria/undo", json={}, headers=headers).json()["undone"] is False  # ann has none
+    undone = client.post("/api/criteria/undo", json={"annotator": "bob"}, headers=headers).json()
+    assert undone == {"undone": True, "i": at, "progress": {"done": 0, "total": 3}}
+    assert current_labels(store) == {}
+
+
+def test_progress_counts_each_grade_given(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir)
+    for query_id, chunk_id in (("q1", "c02"), ("q1", "c04"), ("q2", "c00")):
+        client.post("/api/label", json={"i": _index(client, query_id, chunk_id), "grade": 2}, headers=headers)
+    last = client.post("/api/label", json={"i": _index(client, "q2", "c01"), "grade": 0}, headers=headers).json()
+    assert last["progress"] == {"done": 4, "total": 24, "per_grade": {"0": 1, "1": 0, "2": 3, "3": 0}}
+
+
+def test_labels_record_the_page_session_and_queue_and_answer_with_the_item_labelled(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir, seed=4, queue="stratified")
+    store = LabelStore.in_folder(golden_dir)
+    i = _index(client, "q1", "c02")
+    done = client.post("/api/label", json={"i": i, "grade": 1}, headers=headers).json()
+    assert done["item"]["i"] == i and done["item"]["mine"]["grade"] == 1
+    event = store.events()[-1]
+    assert (event.annotator, event.session, event.queue) == ("ann", "page:stratified:4", "stratified")
+    client.post("/api/undo", json={}, headers=headers)
+    assert store.events()[-1].session == "page:stratified:4"
+    assert client.get(f"/api/item?i={i}").json()["mine"] is None  # undone: the label before (none) again
+
+
+def test_someone_elses_grades_stay_theirs_in_the_queue_and_blind_mode_hides_them(golden_dir: Path) -> None:
+    client, headers = _client(golden_dir, blind=True)
+    i = _index(client, "q1", "c03")
+    text = client.get(f"/api/item?i={i}").json()["text"]
+    bob = client.post("/api/label", json={"i": i, "grade": 3, "annotator": "bob", "quotes": ["Refunds"]},
+                      headers=headers)  # fmt: skip
+    assert bob.status_code == 200, bob.text
+    assert client.get("/api/queue").json()["items"][i]["grade"] is None  # bob's grade is not ann's
+    assert client.get("/api/queue").json()["progress"]["done"] == 0
+    hidden = client.get(f"/api/item?i={i}").json()
+    assert hidden["judge_hidden"] is True and hidden["others"] == [] and hidden["judges"] == []
+    client.post("/api/label", json={"i": i, "grade": 2}, headers=headers)
+    [other] = client.get(f"/api/item?i={i}").json()["others"]
+    assert other["annotator"] == "bob" and text.startswith("Refunds.")
+    assert [(q["start"], q["end"]) for q in other["quotes"]] == [(0, 7)]  # placed in the item's text
+
+
+def test_an_item_whose_question_left_the_golden_set_shows_without_it(golden_dir: Path) -> None:
+    store = LabelStore.in_folder(golden_dir)
+    store.import_judge_labels([judge_label("gone", "c01", 2, minute=9)])
+    for who, grade in (("ann", 1), ("bob", 3)):
+        store.record(LabelEvent(query_id="gone", chunk_id="c01", grade=grade, source="human", annotator=who))
+    store.record(LabelEvent(query_id="q9", chunk_id="c00", grade=0, source="human", annotator="ann"))
+    store.record(LabelEvent(query_id="q9", chunk_id="c00", grade=2, source="human", annotator="bob"))
+    client, _ = _client(golden_dir)
+    i = _index(client, "gone", "c01")
+    item = client.get(f"/api/item?i={i}").json()
+    fields = ("question", "question_type", "difficulty", "reference_answer", "tool_calls")
+    assert {k: item[k] for k in fields} == dict.fromkeys(fields[:-1]) | {"tool_calls": []}
+    assert item["chunk_text"] == "Chunk 1 about refunds." and item["judges"][0]["grade"] == 2
+    rows = {r["query_id"]: r for r in client.get("/api/adjudication").json()["items"]}
+    assert (rows["gone"]["question"], rows["gone"]["judge_grade"]) == (None, 2)
+    assert (rows["q9"]["question"], rows["q9"]["judge_grade"], rows["q9"]["grades"]) == (
+        None,
+        None,
+        {"ann": 0, "bob": 2},
+    )
+
+
+def test_a_person_named_like_a_judge_model_owns_none_of_its_grades(golden_dir: Path) -> None:
+    label = judge_label("q1", "c02", 3, minute=9)
+    assert label.provenance is not None
+    store = LabelStore.in_folder(golden_dir)
+    store.import_judge_labels(
+        [label.model_copy(update={"provenance": label.provenance.model_copy(update={"model": "judgebot"})})]
+    )
+    client, _ = _client(golden_dir)
+    queue = client.get("/api/queue?annotator=judgebot").json()
+    assert queue["progress"]["done"] == 0 and all(row["grade"] is None for row in queue["items"])
+    item = client.get(f"/api/item?i={_index(client, 'q1', 'c02')}&annotator=judgebot").json()
+    assert item["mine"] is None and sorted(j["annotator"] for j in item["judges"]) == ["fake/judge", "judgebot"]
+
+
+def test_a_label_without_a_grade_is_not_the_annotators_grade(golden_dir: Path) -> None:
+    LabelStore.in_folder(golden_dir).record(
+        LabelEvent(query_id="q1", chunk_id="c02", grade=None, reason="skipped", source="human", annotator="ann")
+    )
+    client, _ = _client(golden_dir, blind=True)
+    item = client.get(f"/api/item?i={_index(client, 'q1', 'c02')}").json()
+    assert (item["mine"], item["judge_hidden"], item["judges"]) == (None, True, [])
+
+
+def test_an_item_number_is_an_int_or_text_never_another_type_that_prints_as_digits(golden_dir: Path) -> None:
+    state = create_app(golden_dir, annotator="ann").state.audit
+    assert state.item_at("ann", 2)[0] == state.item_at("ann", "2")[0] == 2
+    with pytest.raises(ValueError, match="i must be an item number"):
+        state.item_at("ann", Decimal(2))

@@ -75,6 +75,7 @@ def test_correction_is_stored_written_and_makes_labels_stale(conv_dir: Path) -> 
     [event] = rewrite_events(store)
     assert (event.query_id, event.conversation_id, event.previous) == ("q2", "conv1", "How do refunds compare?")
     assert (event.text, event.reason, event.annotator) == (body["text"], "too vague", "ann")
+    assert event.session == "page:disagreement:0"  # the page's queue (the default: judges disagree) and seed
     golden = GoldenSet.load(conv_dir)
     question = golden.question("q2")
     assert question.text == body["text"]
@@ -253,3 +254,12 @@ def test_a_system_is_asked_the_corrected_rewrite_an_interrupted_audit_left_unwri
     import asked_app  # type: ignore[import-not-found]
 
     assert NEW in asked_app.ASKED and _agrees(GoldenSet.load(conv_dir))
+
+
+def test_the_answer_to_a_correction_is_the_annotators_item_and_progress(conv_dir: Path) -> None:
+    client, headers = client_for(conv_dir)
+    i = index_of(client, "q2", "c04")
+    client.post("/api/label", json={"i": i, "grade": 2}, headers=headers)
+    answer = client.post("/api/rewrite", json={"i": i, "text": NEW}, headers=headers).json()
+    assert (answer["item"]["i"], answer["item"]["mine"]["grade"]) == (i, 2)
+    assert answer["progress"] == {"done": 1, "total": 24, "per_grade": {"0": 0, "1": 0, "2": 1, "3": 0}}
