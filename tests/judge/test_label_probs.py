@@ -11,6 +11,7 @@ import pytest
 from assay.judge.base import TokenLogprob
 from assay.judge.label_probs import (
     AMBIGUOUS,
+    LOW_COVERAGE,
     NO_LOGPROBS,
     NOT_FOUND,
     NOT_NAMED,
@@ -135,3 +136,19 @@ def test_the_servers_logprobs_are_read_or_left_out_when_not_of_their_shape() -> 
     assert parse_completion(data, "u").logprobs == token_logprobs(given)
     data["choices"][0].pop("logprobs")
     assert parse_completion(data, "u").logprobs is None
+
+
+def test_labels_holding_under_half_the_probability_give_no_expected_score() -> None:
+    """Normalised over the labels, 0.3 pass and 0.1 fail would say 0.75, but the judge wrote something else 60% of
+    the time there: the labels' distribution is not its certainty. At exactly half the score stands."""
+    minority = _tokens('{"label": "', ("pass", [("pass", 0.3), ("fail", 0.1), ("maybe", 0.6)]), '"}')
+    assert expected_score(minority, PASS_FAIL) == LOW_COVERAGE
+    half = _tokens('{"label": "', ("pass", [("pass", 0.5), ("unsure", 0.5)]), '"}')
+    assert expected_score(half, PASS_FAIL) == (1.0, 0.5)
+    tree = {"q1": ("full", "q2"), "q2": ("partial", "none")}
+    scores = {"full": 1.0, "partial": 0.5, "none": 0.0}
+    low = _tokens(
+        '{"answers": [{"id": "q1", "answer": "', ("no", [("no", 0.9), ("yes", 0.1)]),
+        '"}, {"id": "q2", "answer": "', ("yes", [("yes", 0.3), ("no", 0.1), ("perhaps", 0.6)]), '"}]}',
+    )  # fmt: skip
+    assert tree_expected_score(low, ["q1", "q2"], tree, scores, "q1") == LOW_COVERAGE  # q2 is on a path

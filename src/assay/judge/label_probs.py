@@ -18,12 +18,17 @@ The rule, on the answer's tokens (:class:`~assay.judge.base.TokenLogprob`) joine
    (``coverage`` is that sum before normalising: how much of the place's probability the choices hold).
 
 No expected score, with the reason, when the answer has no probabilities (:data:`NO_LOGPROBS`), the field is not
-found in the text (:data:`NOT_FOUND`), the token written there starts several choices (:data:`AMBIGUOUS`), or no
-alternative names a choice (:data:`NOT_NAMED`).
+found in the text (:data:`NOT_FOUND`), the token written there starts several choices (:data:`AMBIGUOUS`), no
+alternative names a choice (:data:`NOT_NAMED`), or the choices hold less than half of the place's probability
+(:data:`LOW_COVERAGE`, below :data:`MIN_COVERAGE`): normalised over the choices, such a distribution would describe
+what the judge does in the minority of its draws where it writes a choice at all, not how sure it is of the one it
+wrote. (The caller also gives none when the vote itself is unscored, e.g. a label outside the scale: there is no
+label whose certainty to weigh.)
 
 A decision tree's expected score walks every path: at each question the judge's probability of ``yes``, leaves
 scored by their declared score, E(question) = P(yes) E(yes branch) + P(no) E(no branch). Every question a path
-reaches must have its answer's probabilities (:data:`TREE_UNANSWERED` otherwise).
+reaches must have its answer's probabilities (:data:`TREE_UNANSWERED` otherwise), with yes and no holding at least
+:data:`MIN_COVERAGE` of them (:data:`LOW_COVERAGE` otherwise).
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from assay.judge.base import TokenLogprob
 
 __all__ = [
     "AMBIGUOUS",
+    "LOW_COVERAGE",
+    "MIN_COVERAGE",
     "NOT_FOUND",
     "NOT_NAMED",
     "NO_LOGPROBS",
@@ -53,6 +60,8 @@ NOT_FOUND = "label_not_found_in_tokens"
 AMBIGUOUS = "labels_share_first_token"
 NOT_NAMED = "no_label_among_top_tokens"
 TREE_UNANSWERED = "tree_question_without_probabilities"
+LOW_COVERAGE = "labels_hold_under_half_the_probability"
+MIN_COVERAGE = 0.5  # the choices must hold at least half of the place's probability (a majority, not a fitted value)
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,8 @@ def expected_score(tokens: Sequence[TokenLogprob] | None, scores: Mapping[str, f
     found = choice_probabilities(tokens, starts[-1], list(scores))
     if isinstance(found, str):
         return found
+    if found.coverage < MIN_COVERAGE:
+        return LOW_COVERAGE
     return sum(p * scores[c] for c, p in found.probs.items()), found.coverage
 
 
@@ -154,4 +165,6 @@ def tree_expected_score(
     result = value(first, frozenset())
     if result is None:
         return TREE_UNANSWERED
+    if min(used) < MIN_COVERAGE:
+        return LOW_COVERAGE
     return result, min(used)

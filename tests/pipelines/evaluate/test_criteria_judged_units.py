@@ -177,6 +177,11 @@ def test_a_reply_becomes_a_vote_with_its_label_as_the_scale_spells_it() -> None:
     # no token probabilities came back: the label stands, the expected score says why it has none
     vote = read_vote(expecting, "m1", _judgement(_Output(label="good", reason="r")))
     assert (vote.label, vote.expected, vote.expected_unscored) == ("good", None, "no_token_probabilities")
+    # a label outside the scale: no label whose certainty to weigh, even with the probabilities there
+    sure = _tokens('{"label": "', ("fine", [("fine", 0.3), ("good", 0.6), ("bad", 0.1)]), '", "reason": "hmm"}')
+    outside = read_vote(expecting, "m1", _judgement(_Output(label="fine", reason="hmm"), logprobs=sure))
+    assert (outside.label, outside.unscored, outside.expected, outside.expected_unscored) == (
+        None, NOT_IN_SCALE, None, NOT_IN_SCALE)  # fmt: skip
 
 
 def test_a_tree_walk_follows_yes_and_no_and_keeps_the_answered_steps() -> None:

@@ -233,7 +233,11 @@ def read_vote(criterion: Criterion, model: str, judgement: Judgement[Any]) -> Cr
             vote = CriterionVote(model=model, label=names[label.casefold()], reason=reason)
         else:
             vote = CriterionVote(model=model, reason=reason, unscored=NOT_IN_SCALE)
-    return _with_expected(criterion, vote, judgement, data) if criterion.expected else vote
+    if not criterion.expected:
+        return vote
+    if vote.unscored is not None:  # no label from the scale was written: no label whose certainty to weigh
+        return vote.model_copy(update={"expected_unscored": vote.unscored})
+    return _with_expected(criterion, vote, judgement, data)
 
 
 def _with_expected(criterion: Criterion, vote: CriterionVote, judgement: Judgement[Any], data: Any) -> CriterionVote:
