@@ -3,27 +3,35 @@ conversation's turns as questions field by field, the plan's passages per kind, 
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import random
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from assay.errors import NothingProduced
 from assay.judge.client import Judgement
-from assay.judge.outputs import EvidenceQuote, GeneratedConversation, GeneratedTurn, NuggetItem
+from assay.judge.outputs import EvidenceQuote, GeneratedConversation, GeneratedTurn, NuggetItem, RewriteCheck
 from assay.pipelines.bootstrap import BuildSettings
 from assay.pipelines.bootstrap.conversations import (
     ConversationSeed,
     _check_variables,
     _plan,
     _turns,
+    check_conversations,
+    critique_turns,
     cut_conversations,
+    generate_conversations,
     history_of,
     plan_conversations,
 )
 from assay.pipelines.bootstrap.sampling import prepare_corpus
 from assay.text import content_hash
-from assay.types import Chunk, Claim, Conversation, Nugget, Provenance, Question, Turn
+from assay.types import Chunk, Claim, Conversation, Nugget, Provenance, Question, Turn, Unscored
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "datasets" / "demo" / "corpus"
@@ -188,3 +196,112 @@ def test_a_cut_turn_says_why_and_a_context_turn_without_an_answer_keeps_an_empty
         "dropped_detail": "an earlier turn of its conversation was dropped by a check that cuts, or its conversation "
         "kept fewer than two turns or no judged turn",
     }
+
+
+class _Stub:
+    """A judge that answers ``ajudge_many`` with prepared judgements, recording what it was asked."""
+
+    def __init__(self, answers: list[Judgement[Any]]) -> None:
+        self.answers, self.asked = answers, []  # type: ignore[var-annotated]
+
+    async def ajudge_many(self, name: str, variables: list[Any], *, stage: str = "default",
+                          on_result: Any = None) -> list[Judgement[Any]]:  # fmt: skip
+        self.asked.append((name, variables, stage))
+        for i, answer in enumerate(self.answers):
+            if on_result is not None:
+                on_result(i, answer)
+        return list(self.answers)
+
+
+def _failed(reason: str | None) -> Judgement[Any]:
+    unscored = Unscored(reason=reason) if reason is not None else None
+    return Judgement(output=None, unscored=unscored, cached=False, model="m", prompt="p", prompt_hash="h")
+
+
+def _check(**scores: int) -> Judgement[RewriteCheck]:
+    given = {"answerable": 4, "self_contained": 4, "faithful": 4, "clear": 4, **scores}
+    return Judgement(output=RewriteCheck(reason="fine", **given), unscored=None, cached=False, model="m",
+                     prompt="rewrite_check@1", prompt_hash="h")  # fmt: skip
+
+
+def test_the_rewrite_check_drops_a_turn_scoring_below_the_minimum_and_keeps_its_scores() -> None:
+    chunks = {cid: Chunk(id=cid, doc_id="D", ordinal=i, text=cid) for i, cid in enumerate(("x1", "x2"))}
+    turns = [_question(n) for n in (1, 2, 3, 4, 5, 6, 7, 8)]
+    turns[4].type = turns[7].type = "unanswerable"
+    answers = [_check(), _check(faithful=3), _check(clear=2, self_contained=1), _failed("no JSON"),
+               _check(answerable=1), _failed(None), _check(answerable=2), _check(clear=1)]  # fmt: skip
+    judge, seen = _Stub(answers), []
+    settings = BuildSettings(questions=0, conversations=1, critic_min=4)
+    out = asyncio.run(critique_turns(turns, {q.id: q for q in turns}, judge=judge, settings=settings,  # type: ignore[arg-type]
+                                     ctx=SimpleNamespace(chunks=chunks), progress=lambda *a: seen.append(a)))  # type: ignore[arg-type]  # fmt: skip
+    assert [q.id for q in out.records] == ["k-t1", "k-t5"]  # t5 is unanswerable: its answerable score is not read
+    assert out.counts == {"dropped_by_critic": 4, "dropped_by_critic_unscored": 2}
+    details = {q.id: (q.flags["dropped"], q.flags["dropped_detail"]) for q in out.dropped}
+    assert details == {
+        "k-t2": ("critic", "rewrite check scores below 4: faithful=3"),
+        "k-t3": ("critic", "rewrite check scores below 4: self_contained=1, clear=2"),
+        "k-t4": ("critic_unscored", "no JSON"),
+        "k-t6": ("critic_unscored", "no check"),
+        "k-t7": ("critic", "rewrite check scores below 4: answerable=2"),
+        "k-t8": ("critic", "rewrite check scores below 4: clear=1"),  # unanswerable: its other scores still count
+    }
+    assert turns[2].flags["critic"] == {"answerable": 4, "self_contained": 1, "faithful": 4, "clear": 2,
+                                        "reason": "fine"}  # fmt: skip
+    [(name, variables, stage)] = judge.asked
+    assert (name, stage, len(variables)) == ("rewrite_check", "rewrite_check", 8)
+    assert variables[1]["history"] == [{"utterance": "rewrite 1", "answer": ""}]
+    assert seen == [("rewrite_check", i, 8) for i in range(9)]
+    off = asyncio.run(critique_turns(turns, {}, judge=judge, settings=replace(settings, critic=False),  # type: ignore[arg-type]
+                                     ctx=SimpleNamespace(chunks=chunks), progress=None))  # type: ignore[arg-type]  # fmt: skip
+    assert off.records == turns and off.counts == {"dropped_by_critic": 0, "dropped_by_critic_unscored": 0}
+    assert len(judge.asked) == 1  # nothing asked with the critic off
+
+
+def test_writing_counts_each_conversation_and_turn_and_drops_the_unparsable() -> None:
+    two = ConversationSeed(id="c2", chunk_ids=("a1",), doc_ids=("A",), chunk_docs=("A",),
+                           plan=(("none", "P1"), ("pronoun", "P1")), style="s", language="en")  # fmt: skip
+    good = _judged([_turn("none", 1, [("P1", "q")]), _turn("pronoun", 2, [("P1", "q")])])
+    blank = _judged([_turn("none", 1, [])]).output
+    assert blank is not None
+    blank.scenario = "  "
+    chunks = {"a1": Chunk(id="a1", doc_id="A", ordinal=0, text="a one"), "a2": Chunk(id="a2", doc_id="A", ordinal=1,
+              text="a two"), "b7": Chunk(id="b7", doc_id="B", ordinal=0, text="b seven")}  # fmt: skip
+    answers = [_failed("cut"), good, _judged([]), dataclasses.replace(good, output=blank)]
+    judge, seen = _Stub(answers), []
+    seeds = [SEED, SEED, two, two]
+    out, talks = asyncio.run(generate_conversations(seeds, judge, SimpleNamespace(chunks=chunks),  # type: ignore[arg-type]
+                                                    lambda *a: seen.append(a)))  # fmt: skip
+    assert out.counts == {"conversations_generated": 2, "dropped_by_conversation_unscored": 2, "turns_generated": 3,
+                          "generated": 3}  # fmt: skip
+    assert [q.id for q in out.records] == ["cv-t1", "cv-t2", "c2-t1"]
+    assert [(t.id, t.scenario, t.source_doc_ids, len(t.turns)) for t in talks] == [
+        ("cv", "s", ["A", "B"], 2), ("c2", None, ["A"], 1)]  # fmt: skip
+    [(name, variables, stage)] = judge.asked
+    assert (name, stage, [v["style"] for v in variables]) == ("conversation", "conversation", ["terse"] * 2 + ["s"] * 2)
+    assert seen == [("conversation", i, 4) for i in range(5)]
+
+
+def test_a_build_that_accepts_no_conversation_fails_saying_where_the_turns_went() -> None:
+    asked = BuildSettings(questions=0, conversations=3)
+    check_conversations({}, BuildSettings(questions=2, conversations=0))  # none asked for: nothing to say
+    check_conversations({"conversations_accepted": 1}, asked)
+    with pytest.raises(NothingProduced) as unwritten:
+        check_conversations({"conversation_seeds": 3}, asked, "; unscored judge answers: 3 x no JSON")
+    assert str(unwritten.value) == (
+        "no conversation was written: the model's answers to all 3 conversation prompts did not parse (or had an "
+        "empty turn); unscored judge answers: 3 x no JSON. Nothing was written; try a larger model with --judge"
+    )
+    with pytest.raises(NothingProduced) as unaccepted:
+        check_conversations({"conversation_seeds": 3, "conversations_generated": 2, "turns_generated": 7,
+                             "dropped_by_conversation_cut": 4, "conversations_accepted": 0}, asked)  # fmt: skip
+    assert str(unaccepted.value) == (
+        "no conversation was accepted: 3 planned, 2 written with 7 turns, 4 turns cut after a dropped earlier turn. "
+        "A conversation needs two turns before its first turn dropped by the evidence or rewrite check, one of them "
+        "judged (a turn dropped by the leakage or near-duplicate filter stays as an unjudged context turn; see the "
+        "dropped_by_* counts: turns whose rewrite is not standalone or does not mean the utterance fail the rewrite "
+        "check). Nothing was written; try a larger model with --judge, or more --turns"
+    )
+    with pytest.raises(
+        NothingProduced, match=r"^no conversation was accepted: 0 planned, 1 written with 0 turns, 0 turns"
+    ):
+        check_conversations({"conversations_generated": 1}, asked)
