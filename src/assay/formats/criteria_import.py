@@ -8,11 +8,11 @@ its TOML comments say where it came from and how its scores were declared. The m
 - DeepEval ``GEval``: ``evaluation_params`` become the inputs (INPUT -> question, ACTUAL_OUTPUT -> answer,
   EXPECTED_OUTPUT -> reference_answer, CONTEXT and RETRIEVAL_CONTEXT -> passages; another is refused);
   ``criteria`` is the body, ``evaluation_steps`` the steps. G-Eval scores on 0-10 and reports the score divided by
-  10. With a ``rubric``, each ``Rubric(score_range=(a, b), expected_outcome=...)`` is a label ``score_a_to_b``
-  declaring b / 10 (the range's upper bound on G-Eval's own reported scale), written in the file. Without one,
-  no label set is G-Eval's: the criterion is pass/fail, the body telling the judge to pass an answer that would score
-  at least ``threshold`` x 10 of 10 (threshold 0.5 by default, 1.0 with ``strict_mode=True``), as DeepEval's
-  success test does.
+  10. With a ``rubric`` (two ranges or more: one label is no scale), each ``Rubric(score_range=(a, b),
+  expected_outcome=...)`` is a label ``score_a_to_b`` declaring b / 10 (the range's upper bound on G-Eval's own
+  reported scale), written in the file. Without one, no label set is G-Eval's: the criterion is pass/fail, the body
+  telling the judge to pass an answer that would score at least ``threshold`` x 10 of 10 (threshold 0.5 by default,
+  1.0 with ``strict_mode=True``), as DeepEval's success test does.
 - DeepEval ``DAGMetric``: its one root's ``BinaryJudgementNode``\\ s are the ``[[tree]]`` questions (``q1`` the
   root, then in the order met), ``VerdictNode(verdict=True|False, ...)`` their yes and no; a verdict's ``score``
   (0-10) is the label ``score_S`` declaring S / 10, as DAGMetric reports it. A ``NonBinaryJudgementNode`` with two
@@ -225,6 +225,9 @@ class _GEval:
         if not isinstance(rubric, list):
             raise self.r.fail(self.call.line, "rubric must be a list of Rubric(...)", "rubric=[Rubric(...), ...]")
         ranges = sorted(self._range(item) for item in rubric)
+        if len(ranges) < 2:  # one label is no scale: refused here, at the user's line, not by the criterion parser
+            raise self.r.fail(self.call.line, "a rubric of one range is a scale of one label",
+                              "give two Rubric(...) ranges or more, or no rubric for pass/fail")  # fmt: skip
         for (_, b1, _), (a2, _, _) in itertools.pairwise(ranges):
             if a2 <= b1:
                 raise self.r.fail(self.call.line, f"rubric ranges overlap at {a2}", "make the score ranges disjoint")
@@ -379,6 +382,10 @@ class _Ragas:
             raise r.fail(r.call.line, "RubricsScore needs rubrics, a dict of two entries or more (RAGAS's default "
                          "rubric is not copied)", 'rubrics={"score1_description": "...", ...}')  # fmt: skip
         labels = sorted(self._label(key, text) for key, text in rubrics.items())
+        for (n1, key1, _), (n2, key2, _) in itertools.pairwise(labels):
+            if n1 == n2:  # score1_ and score01_: one label twice, refused here at the user's line
+                raise r.fail(r.call.line, f"rubric entries {key1!r} and {key2!r} both declare score {n1}",
+                             "give each score one entry")  # fmt: skip
         notes = (f"Imported from RAGAS RubricsScore {r.title!r} ({r.origin}).",
                  "Each rubric entry scoreN_description is the label scoreN, declaring N: RAGAS's score is that number.",
                  *note)  # fmt: skip
