@@ -4,13 +4,16 @@ scale position, a seeded queue order that does not depend on the order given, an
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from assay.audit.criteria import (
+    CriterionItem,
     agreement_report,
     audited_verdicts,
+    criterion_item,
     criterion_items,
     current_labels,
     people_labels,
@@ -132,6 +135,13 @@ def test_the_queue_order_is_seeded_and_ignores_the_order_given() -> None:
     assert sorted(first) == sorted(items)
     assert first != queue_order(items, seed=4)
     assert first != sorted(items)  # shuffled, not sorted
+
+
+def test_the_queue_order_keeps_its_rule_across_releases() -> None:
+    """A queue half audited keeps its order after an upgrade: items by the 8-byte blake2b digest of "SEED:ITEM"."""
+    items = [f"item{i}" for i in range(30)]
+    digest = {item: hashlib.blake2b(f"3:{item}".encode(), digest_size=8).hexdigest() for item in items}
+    assert queue_order(items, seed=3) == sorted(items, key=digest.__getitem__)
 
 
 TREE = """+++
@@ -292,3 +302,49 @@ def test_the_agreement_reports_interval_is_drawn_with_2000_resamples_from_seed_0
     assert default == agreement_report(store, n_resamples=2000, seed=0)[0]
     assert default["kappa"] != agreement_report(store, n_resamples=2001, seed=0)[0]["kappa"]
     assert default["kappa"] != agreement_report(store, n_resamples=2000, seed=1)[0]["kappa"]
+
+
+def test_one_item_is_read_with_its_verdicts_in_the_order_stored(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    one = criterion_item(store, "i1")
+    assert (one.item, one.criterion, one.ref, one.query_id, one.shown) == ("i1", "tone", "tone@2", "q1",
+                                                                          {"answer": "hello"})  # fmt: skip
+    assert one.labels == ["bad", "ok", "good"]
+    assert [(v.run, v.judge, v.label, v.unscored) for v in one.verdicts] == [("a", "m", "good", None),
+                                                                             ("b", "m", "good", None)]  # fmt: skip
+    assert one.verdicts[0].votes == [{"model": "m", "label": "good", "reason": "r", "steps": [], "unscored": None,
+                                      "expected": None, "coverage": None, "expected_unscored": None}]  # fmt: skip
+    assert one == next(every for every in criterion_items(store) if every.item == "i1")
+    unscored = criterion_item(store, "i3")
+    assert [(v.label, v.unscored) for v in unscored.verdicts] == [(None, "invalid_output")]
+    with pytest.raises(ValueError, match="no criterion verdict 'i9' is queued in this golden set"):
+        criterion_item(store, "i9")
+
+
+def test_the_labels_of_one_item_and_of_one_person_on_it(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    record_label(store, "i1", "ok", annotator="bob")
+    record_label(store, "i1", "good", annotator="ann")
+    record_label(store, "i1", "bad", annotator="ann")
+    record_label(store, "i2", "ok", annotator="ann")
+    one = current_labels(store, item="i1")
+    assert {(key, who, e.label) for key, people in one.items() for who, e in people.items()} == {
+        ("i1", "ann", "bad"), ("i1", "bob", "ok")}  # fmt: skip
+    assert {key: {who: e.label for who, e in people.items()} for key, people in current_labels(store, "ann",
+            item="i1").items()} == {"i1": {"ann": "bad"}}  # fmt: skip
+    assert current_labels(store, "cy", item="i1") == {} and current_labels(store, item="i3") == {}
+    # the annotators of an item in name order, not in the order they labelled it
+    assert list(current_labels(store)["i1"]) == ["ann", "bob"]
+
+
+def test_an_item_without_a_verdict_has_no_judge_label() -> None:
+    about = {"labels": [{"label": "bad", "score": 0.0, "description": ""}]}
+    assert CriterionItem("i", "tone", "tone@2", "q1", about, {}, ()).judge_label() is None
+
+
+def test_a_verdict_it_cannot_show_is_skipped_and_the_ones_after_it_are_queued(tmp_path: Path) -> None:
+    store = LabelStore(tmp_path / "audit.sqlite")
+    records = [_record("i1", "a", "good"), _record("i2", "a", "ok", "q2"), _record("i3", "a", "bad", "q3")]
+    # i1 is not in shown: skipped, i2 and i3 still queued
+    assert queue_verdicts(store, [_criterion(tmp_path)], records, {"i2": {"answer": "b"}, "i3": {"answer": "c"}}) == 2
+    assert [one.item for one in criterion_items(store)] == ["i2", "i3"]

@@ -5,27 +5,33 @@ the evaluator's fixture (evaluate_fixture: product i's answer chunk, then its ca
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from evaluate_fixture import PRODUCTS, answer_text, good_lines, make_golden, qid
 
-from assay.judge import Judgement, make_judge
-from assay.judge.base import TokenLogprob
+from assay.judge import Judge, Judgement, make_judge
+from assay.judge.base import ChatRequest, ChatResponse, TokenLogprob
 from assay.judge.criteria import Criterion, parse_criterion
+from assay.judge.offline import OfflineBackend
 from assay.judge.panel import Panel
 from assay.pipelines.evaluate.judging.criteria import (
     NOT_IN_SCALE,
     UNANSWERED,
     CriteriaJudged,
+    CriterionCall,
     _combined,
     _expected_of,
     asking,
     criterion_item,
     criterion_variables,
     estimate_criteria,
+    judge_criteria,
     plan_criteria,
     read_vote,
 )
@@ -341,3 +347,131 @@ def test_the_dry_run_prices_each_criterion_per_judge_from_its_own_calls(tmp_path
     assert asking(x, one) is x  # no expected score: asked as is, no token probabilities (and their cache key)
     offline = make_judge("offline", cache_dir=tmp_path / "c")
     assert estimate_criteria(Panel((x, offline)), first).keys() == alone.keys()  # the offline judge asks nothing
+
+
+class _Script:
+    """A model's backend without a server, every request kept: a scale question is answered with the answer's text as
+    the label (``label`` overrides it), a tree question with the answer's text read as ``ID=yes|no`` words. With
+    ``tokens`` the scale's reply comes with those token probabilities."""
+
+    name = "script"
+
+    def __init__(self, label: str | None = None, tokens: tuple[TokenLogprob, ...] | None = None) -> None:
+        self.label, self.tokens = label, tokens
+        self.sent: list[ChatRequest] = []
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        self.sent.append(request)
+        answer = str(request.variables["answer"])
+        if request.prompt_name == "criterion_tree":
+            said = [word.split("=") for word in answer.split()]
+            replies = [{"id": i, "reason": f"{i} said {a}", "answer": a} for i, a in said]
+            return ChatResponse(content=json.dumps({"answers": replies}), finish_reason="stop")
+        label = self.label or answer
+        content = json.dumps({"reason": f"reads {label}", "label": label})
+        return ChatResponse(content=content, finish_reason="stop", logprobs=self.tokens)
+
+
+def _call(criterion: Criterion, query_id: str, answer: str, run: str = "r") -> CriterionCall:
+    return CriterionCall(run, query_id, criterion, criterion_variables(criterion, {"answer": answer}))
+
+
+def _judge_all(grader: Any, calls: list[CriterionCall]) -> tuple[CriteriaJudged, int]:
+    judged, reported = CriteriaJudged(), []
+    asyncio.run(judge_criteria(grader, calls, judged, on_result=lambda: reported.append(1)))
+    return judged, len(reported)
+
+
+def test_each_call_becomes_a_verdict_with_its_declared_score_its_vote_and_what_the_judge_saw() -> None:
+    scale = _criterion(f'inputs = ["answer"]\n{SCALE}', name="s")
+    tree = _criterion(f'inputs = ["answer"]\n{TREE}', name="t")
+    backend = _Script()
+    judge = Judge(backend, model="openai/x")
+    # the two criteria interleaved: each is asked with its own prompt, under its own stage
+    calls = [_call(scale, "q1", "ok"), _call(tree, "q1", "a=yes b=no"), _call(scale, "q2", "fine", run="r2"),
+             _call(tree, "q2", "a=no")]  # fmt: skip
+    judged, reported = _judge_all(judge, calls)
+    assert reported == 4  # on_result: once per answer
+    assert sorted((r.prompt_name, r.variables["answer"]) for r in backend.sent) == [
+        ("criterion", "fine"), ("criterion", "ok"), ("criterion_tree", "a=no"), ("criterion_tree", "a=yes b=no"),
+    ]  # fmt: skip
+    assert all(r.params.get("logprobs") is None for r in backend.sent)  # no expected score: no probabilities asked
+    assert sorted(judge.usage) == ["criterion:s", "criterion:t"]
+    ok, walked, outside, short = judged.records
+    assert ok == CriterionVerdictRecord(
+        run="r", query_id="q1", criterion="s", ref="s@2", item=calls[0].item, label="ok", score=0.5,
+        votes=[CriterionVote(model="openai/x", label="ok", reason="reads ok")])  # fmt: skip
+    assert (walked.label, walked.score, walked.unscored, walked.ref) == ("half", 0.5, None, "t@2")
+    assert [(s.id, s.answer, s.reason) for s in walked.votes[0].steps] == [("a", "yes", "a said yes"),
+                                                                            ("b", "no", "b said no")]  # fmt: skip
+    assert (outside.run, outside.label, outside.score, outside.unscored) == ("r2", None, None, NOT_IN_SCALE)
+    assert (short.label, short.score, short.unscored) == ("nothing", 0.0, None)  # "no" at a leads to nothing
+    assert (outside.expected, outside.expected_unscored) == (None, None)  # no expected score asked
+    assert judged.values["r"]["q1"].metrics == {"criterion:s": 0.5, "criterion:t": 0.5}
+    assert judged.values["r2"]["q2"].unscored == {"criterion:s": NOT_IN_SCALE}
+    assert judged.shown == {calls[0].item: {"answer": "ok"}, calls[1].item: {"answer": "a=yes b=no"},
+                            calls[2].item: {"answer": "fine"}, calls[3].item: {"answer": "a=no"}}  # fmt: skip
+
+
+def test_a_panel_combines_by_its_rule_and_a_panel_left_with_one_model_judge_takes_its_vote(tmp_path: Path) -> None:
+    scale = _criterion(f'inputs = ["answer"]\n{SCALE}', name="s")
+    calls = [_call(scale, "q1", "good"), _call(scale, "q2", "odd")]
+    x, y = Judge(_Script(), model="openai/x"), Judge(_Script(label="ok"), model="openai/y")
+    judged, reported = _judge_all(Panel((x, y), combine="min"), calls)
+    assert reported == 4  # two judges, two answers each
+    good, odd = judged.records
+    assert (good.label, good.score, good.unscored) == ("ok", 0.5, None)  # min of good (x) and ok (y)
+    assert [(v.model, v.label) for v in good.votes] == [("openai/x", "good"), ("openai/y", "ok")]
+    assert (odd.label, odd.unscored) == (None, "no_quorum")  # x's label is off the scale: one vote of two
+    # the offline judge asks nothing: x alone decides, its own reason kept (no quorum rule over one vote)
+    offline = Judge(OfflineBackend(), model="offline")
+    alone, reported = _judge_all(Panel((Judge(_Script(), model="openai/x"), offline), combine="min"), calls)
+    assert reported == 2
+    assert [(r.label, r.unscored) for r in alone.records] == [("good", None), (None, NOT_IN_SCALE)]
+    assert [[v.model for v in r.votes] for r in alone.records] == [["openai/x"], ["openai/x"]]
+
+
+def test_an_expected_score_asks_for_token_probabilities_and_is_the_mean_of_the_judges() -> None:
+    expecting = _criterion(f'inputs = ["answer"]\nexpected = true\n{SCALE}', name="e")
+    sure = _tokens('{"reason": "reads ok", "label": "', ("ok", [("ok", 1.0)]), '"}')
+    torn = _tokens('{"reason": "reads ok", "label": "', ("ok", [("ok", 0.5), ("good", 0.5)]), '"}')
+    x, y = _Script(label="ok", tokens=sure), _Script(label="ok", tokens=torn)
+    panel = Panel((Judge(x, model="openai/x"), Judge(y, model="openai/y")), combine="mean")
+    judged, _ = _judge_all(panel, [_call(expecting, "q1", "ok")])
+    assert [(r.params["logprobs"], r.params["top_logprobs"]) for r in x.sent + y.sent] == [(True, 10), (True, 10)]
+    [record] = judged.records
+    # x: 0.5 for sure; y: half ok (0.5), half good (1.0) = 0.75; the verdict's: (0.5 + 0.75) / 2
+    assert [v.expected for v in record.votes] == [0.5, 0.75]
+    assert (record.label, record.score, record.expected, record.expected_unscored) == ("ok", 0.5, 0.625, None)
+    assert judged.values["r"]["q1"].metrics == {"criterion:e": 0.5, "criterion:e|expected": 0.625}
+    # without probabilities from either judge: the first reason
+    bare = Panel((Judge(_Script(label="ok"), model="openai/x"), Judge(_Script(label="ok"), model="openai/y")))
+    [none] = _judge_all(bare, [_call(expecting, "q1", "ok")])[0].records
+    assert (none.expected, none.expected_unscored) == (None, "no_token_probabilities")
+
+
+class _Silent(Judge):
+    """A judge that reports no answer for the items ``skip`` names (as a call that never came back)."""
+
+    skip: tuple[int, ...] = (1,)
+
+    async def ajudge_many(
+        self, prompt_name: str, list_of_variables: Any, *, stage: str = "default",
+        on_result: Callable[[int, Judgement[Any]], None] | None = None,
+    ) -> list[Judgement[Any]]:  # fmt: skip
+        def some(index: int, judgement: Judgement[Any]) -> None:
+            if index not in self.skip and on_result is not None:
+                on_result(index, judgement)
+
+        return await super().ajudge_many(prompt_name, list_of_variables, stage=stage, on_result=some)
+
+
+def test_an_answer_never_reported_is_that_judges_unscored_vote() -> None:
+    scale = _criterion(f'inputs = ["answer"]\n{SCALE}', name="s")
+    judged, reported = _judge_all(_Silent(_Script(), model="openai/x"), [_call(scale, "q1", "bad"),
+                                                                         _call(scale, "q2", "good")])  # fmt: skip
+    assert reported == 1
+    first, second = judged.records
+    assert (first.label, first.score) == ("bad", 0.0)
+    assert second.votes == [CriterionVote(model="openai/x", unscored="unscored")]
+    assert (second.label, second.score, second.unscored) == (None, None, "unscored")
