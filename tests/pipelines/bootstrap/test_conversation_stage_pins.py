@@ -302,3 +302,14 @@ def test_each_score_one_below_the_minimum_fails_alone(key: str) -> None:
 def test_an_unanswerable_turn_fails_on_the_other_scores() -> None:
     out, _, _ = _run([_question(1, "unanswerable")], [_check(1, 2, 5, 5)], critic_min=3)
     assert [q.flags["dropped_detail"] for q in out.dropped] == ["rewrite check scores below 3: self_contained=2"]
+
+
+def test_a_judge_answering_fewer_items_than_asked_is_an_error_not_a_silent_loss() -> None:
+    # every turn or plan must get its verdict: a missing answer must not let a turn through unchecked or vanish
+    two = [_turn("none", "What is alpha?", "What is alpha?"), _turn("pronoun", "And it?", "And alpha?")]
+    judge = StubJudge([judged(GeneratedConversation(reason="r", scenario="s", turns=two))])
+    seeds = [_seed("c-1", ("d1",)), _seed("c-2", ("d1",))]
+    with pytest.raises(ValueError):
+        asyncio.run(generate_conversations(seeds, judge, ctx(), None))  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        _run([_question(1), _question(2)], [_check(5, 5, 5, 5)])
