@@ -185,6 +185,11 @@ def test_a_line_without_a_response_or_with_an_error_status_is_unscored() -> None
     assert reasons[1].startswith('HTTP 500 from batch b file f: {"error": "down"}')
     assert reasons[3].startswith("HTTP 0 from batch b file f")
     assert reasons[4].startswith("malformed completion from batch b file f")
+    [refused] = _outcomes({"custom_id": "f", "response": {"status_code": 422, "body": {"error": "bad temperature"}}})
+    assert refused.unscored is not None and refused.unscored.reason == (
+        'HTTP 422 from batch b file f: {"error": "bad temperature"} -- the server rejected the request for model '
+        "'batch'; check the model name and decoding parameters"
+    )
 
 
 def _request(max_tokens: int | None = 50) -> ChatRequest:
