@@ -780,3 +780,11 @@ async def _upload(server: FakeBatchServer, line: bytes) -> str:
         return await api.upload(line, "b.jsonl")
     finally:
         await api.aclose()
+
+
+def test_a_judge_without_a_cache_is_told_to_drop_no_cache() -> None:
+    with pytest.raises(ConfigError) as caught:
+        use_batches(make_judge("openai/gpt-4o-mini", api_base="http://127.0.0.1:9/v1"))
+    assert str(caught.value) == (
+        "batch judging writes its answers into the judge cache and its ledger beside it: drop --no-cache"
+    )
