@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from assay.metrics import MetricError, parse_measure
-from assay.metrics.registry import Measure, evaluate, known_measures, measure_catalogue
+from assay.metrics.registry import Measure, evaluate, known_measures, measure_catalogue, measure_names
 
 
 def _refusal(name: str) -> str:
@@ -90,3 +90,11 @@ def test_means_and_standard_errors_without_enough_queries_are_nan_without_a_warn
         warnings.simplefilter("error")
         assert math.isnan(one.stderr("P@1")) and one.mean("P@1") == 1.0
         assert math.isnan(none.mean("P@1")) and math.isnan(none.stderr("P@1"))
+
+
+def test_measure_names_checks_every_name_and_gives_them_back_unchanged() -> None:
+    given = ("P@5", "ndcg", "map")
+    assert measure_names(given) == ["P@5", "ndcg", "map"]
+    assert measure_names([]) == []
+    with pytest.raises(MetricError, match="ndgc"):
+        measure_names(["P@5", "ndgc"])

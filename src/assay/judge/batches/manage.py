@@ -44,7 +44,9 @@ async def _each(
         for record in records:
             if record.id is None:
                 continue  # never created: nothing to ask or cancel (a rerun creates it or leaves it)
-            api = apis.setdefault(record.api_base, api_for(record.api_base))
+            if record.api_base not in apis:  # one API (one HTTP session) a provider, each closed below
+                apis[record.api_base] = api_for(record.api_base)
+            api = apis[record.api_base]
             batch = await (api.cancel(record.id) if cancel and not record.ended else api.retrieve(record.id))
             update_record(record, batch)
             ledger.put(record)
