@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -123,3 +124,65 @@ def test_no_comparisons_give_equal_strengths_and_no_clusters() -> None:
     assert fitted.clusters == 0
     assert fitted.strength == pytest.approx([0.0, 0.0], abs=1e-12)
     assert fitted.low == pytest.approx([0.0, 0.0], abs=1e-12)
+
+
+def test_the_middle_quantiles_stay_inside_the_balanced_resamples() -> None:
+    # The two opposed clusters again: drawing each once balances the wins (strengths exactly 0, P exactly 1/2) in
+    # about half the resamples, each cluster twice in about a quarter each (97, 206 and 97 of these 400). At 40%
+    # confidence the interval is the 30%..70% quantiles: inside the balanced draws, so it is [0, 0] (and [1/2, 1/2]).
+    args = ([0, 0, 1, 1], [1, 1, 0, 0], [1.0, 1.0, 1.0, 1.0], ["a", "a", "b", "b"], 2)
+    fitted = preference_intervals(*args, confidence=0.4, n_resamples=400, seed=3)
+    assert np.array_equal(fitted.low, [0.0, 0.0]) and np.array_equal(fitted.high, [0.0, 0.0])
+    assert np.array_equal(fitted.prob_low, np.full((2, 2), 0.5))
+    assert np.array_equal(fitted.prob_high, np.full((2, 2), 0.5))
+    # At 60% the 20%..80% quantiles reach the one-sided draws: 0 wins 4.5 to 0.5 (or loses so), +-ln(9)/2, P 0.9.
+    wider = preference_intervals(*args, confidence=0.6, n_resamples=400, seed=3)
+    assert wider.low == pytest.approx([-math.log(9) / 2] * 2, abs=1e-9)
+    assert wider.prob_high[0, 1] == pytest.approx(0.9, abs=1e-9)
+
+
+def test_one_resample_is_enough_and_gives_its_own_fit_as_both_ends() -> None:
+    fitted = preference_intervals([0, 0, 1], [1, 1, 0], [1.0, 1.0, 0.0], ["d", "d", "d"], 2, n_resamples=1)
+    half = math.log(7) / 2
+    assert fitted.low == pytest.approx([half, -half], abs=1e-9)
+    assert fitted.high == pytest.approx([half, -half], abs=1e-9)
+
+
+def test_the_defaults_are_95_percent_2000_resamples_and_seed_0_so_a_run_repeats() -> None:
+    first, second, score, clusters = [], [], [], []
+    outcomes = [1.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.5, 0.0, 1.0]  # varied per question, so the resamples spread
+    for q in range(24):
+        for k, (a, b) in enumerate(((0, 1), (0, 2), (1, 2))):
+            first.append(a)
+            second.append(b)
+            score.append(outcomes[(q + k) % len(outcomes)])
+            clusters.append(f"doc{q % 10}")
+    default = preference_intervals(first, second, score, clusters, 3)
+    again = preference_intervals(first, second, score, clusters, 3, confidence=0.95, n_resamples=2000, seed=0)
+    for name in ("low", "high", "prob_low", "prob_high"):
+        assert np.array_equal(getattr(default, name), getattr(again, name)), name
+    other = preference_intervals(first, second, score, clusters, 3, seed=1)
+    assert not np.array_equal(default.low, other.low)  # the seed matters: the comparison above is not vacuous
+
+
+def test_the_errors_say_what_is_wrong() -> None:
+    cases = [
+        (lambda: win_matrix([0, 1], [1], [1.0], 2), "first, second and score must have one entry per comparison"),
+        (lambda: win_matrix([0], [0], [1.0], 2),
+         "a comparison needs two different systems in 0..m-1 and a score in [0, 1]"),
+        (lambda: bradley_terry([], [], [], 1), "Bradley-Terry needs at least two systems"),
+        (lambda: preference_intervals([0], [1], [1.0], [], 2), "clusters must give one label per comparison"),
+        (lambda: preference_intervals([0], [1], [1.0], ["a"], 2, n_resamples=0),
+         "confidence must be in (0, 1) and n_resamples at least 1"),
+    ]  # fmt: skip
+    for call, message in cases:
+        with pytest.raises(MetricError) as raised:
+            call()
+        assert str(raised.value) == message
+
+
+def test_win_matrix_reads_any_real_numbers_as_floats() -> None:
+    # Scores and weights given as Decimal (as a JSON reader with exact decimals gives them) count as their floats.
+    # 0 ties 1 with weight 2: one win each way; 1 beats 0 with weight 1/2.
+    wins = win_matrix([0, 1], [1, 0], [Decimal("0.5"), Decimal("1")], 2, weights=[Decimal("2"), Decimal("0.5")])
+    assert np.array_equal(wins, np.array([[0.0, 1.0], [1.5, 0.0]]))
