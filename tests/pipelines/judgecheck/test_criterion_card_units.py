@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -142,13 +143,20 @@ def test_a_judge_that_labels_nothing_leaves_every_probe_without_a_figure(tmp_pat
     ]
 
 
-def test_each_call_shows_the_judge_what_the_criterion_names_under_its_own_stage(tmp_path: Path) -> None:
+def _recording() -> tuple[list[tuple[list[str], ...]], Callable[[dict[str, Any]], str]]:
+    """A responder labelling every answer good, and the list of what each call showed (question, passage,
+    reference, answer)."""
     asked: list[tuple[list[str], ...]] = []
 
     def respond(body: dict[str, Any]) -> str:
         asked.append(tuple(_shown(body, tag) for tag in ("question", "passage", "reference", "answer")))
         return _label("good")
 
+    return asked, respond
+
+
+def test_each_call_shows_the_judge_what_the_criterion_names_under_its_own_stage(tmp_path: Path) -> None:
+    asked, respond = _recording()
     with FakeOpenAIServer(responder=respond) as server:
         judge = _judge(server, tmp_path)
         measure_criterion(_answers("a1"), _criterion(GRADED), judge)
@@ -167,12 +175,7 @@ def test_the_order_names_the_best_label_of_the_scale() -> None:
 
 
 def test_both_answers_of_each_pair_are_asked_up_to_the_limit(tmp_path: Path) -> None:
-    asked: list[tuple[list[str], ...]] = []
-
-    def respond(body: dict[str, Any]) -> str:
-        asked.append(tuple(_shown(body, tag) for tag in ("question", "passage", "reference", "answer")))
-        return _label("good")
-
+    asked, respond = _recording()
     with FakeOpenAIServer(responder=respond) as server:
         card = measure_criterion(_pairs(), _criterion(GRADED), _judge(server, tmp_path), limit=3)
     assert card.answers == 3
