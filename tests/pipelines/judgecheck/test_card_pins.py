@@ -32,9 +32,13 @@ from assay.pipelines.judgecheck.card import (
 NAN = float("nan")
 
 
+def _none(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
 def _same_interval(f: Figure, expected: Interval, unscored: int) -> None:
     assert f.value == pytest.approx(expected.mean)
-    assert f.low == pytest.approx(expected.low) and f.high == pytest.approx(expected.high)
+    assert (f.low, f.high) == (_none(expected.low), _none(expected.high))  # exactly: same inputs, same seed
     assert f.n == expected.n and f.unscored == unscored
 
 
@@ -112,36 +116,39 @@ def test_position_figures_label_each_position_and_use_only_whole_rows_for_the_or
 
 
 def test_every_figure_follows_its_seed_on_data_where_seeds_tell_apart() -> None:
-    rng = np.random.default_rng(3)
-    before = rng.integers(0, 4, 90).astype(float)
-    after = rng.integers(0, 4, 90).astype(float)
-    hits = (rng.random(90) < 0.3).astype(float)
-    table = rng.integers(0, 4, (90, 3)).astype(float)
+    rng = np.random.default_rng(17)  # data on which every figure's bounds move from seed 0 to 1 and 7 to 8
+    before = rng.integers(0, 4, 301).astype(float)
+    after = rng.integers(0, 4, 301).astype(float)
+    hits = (rng.random(301) < 0.3).astype(float)
+    table = rng.integers(0, 4, (301, 3)).astype(float)
 
-    def lows(seed: int) -> list[float | None]:
-        return [
-            rise_figure("r", "x", before, after, seed=seed).low,
-            share_figure("s", "x", hits, seed=seed).low,
-            *[f.low for f in change_figures("c", "x", before, after, seed=seed)],
-            consistency_figure(before, [after], seed=seed).low,
-            *[f.low for f in position_figures(table, seed=seed)],
+    def bounds(*seed: int) -> list[tuple[float | None, float | None]]:
+        kw = {"seed": seed[0]} if seed else {}  # no seed: each function's default
+        figures = [
+            rise_figure("r", "x", before, after, **kw),
+            share_figure("s", "x", hits, **kw),
+            *change_figures("c", "x", before, after, **kw),
+            consistency_figure(before, [after], **kw),
+            *position_figures(table, **kw),
         ]
+        return [(f.low, f.high) for f in figures]
 
-    seven, eight = lows(7), lows(8)
-    # the continuous figures tell the seeds apart (shares over 90 items fall on the same quantile)
-    assert [i for i, (a, b) in enumerate(zip(seven, eight, strict=True)) if a != b] == [2, 5, 6, 7, 8, 9]
-    assert seven[0] == bootstrap_ci((after > before).astype(float), seed=7, n_resamples=2000).low
-    assert seven[1] == bootstrap_ci(hits, seed=7, n_resamples=2000).low
-    assert seven[2] == bootstrap_ci(after - before, seed=7, n_resamples=2000).low
-    assert seven[5] == bootstrap_ci((after != before).astype(float), seed=7, n_resamples=2000).low
-    assert seven[6] == bootstrap_ci(table[:, 0], seed=7, n_resamples=2000).low
-    assert lows(0) == [
-        rise_figure("r", "x", before, after).low,
-        share_figure("s", "x", hits).low,
-        *[f.low for f in change_figures("c", "x", before, after)],
-        consistency_figure(before, [after]).low,
-        *[f.low for f in position_figures(table)],
-    ]
+    seven = bounds(7)
+    # with 301 items even the shares' bounds fall between two bootstrap values, so every figure shows its seed
+    assert [i for i, (a, b) in enumerate(zip(seven, bounds(8), strict=True)) if a == b] == []
+    assert [i for i, (a, b) in enumerate(zip(bounds(0), bounds(1), strict=True)) if a == b] == []
+    rises = (after > before).astype(float)
+    assert seven[0] == astuple(bootstrap_ci(rises, seed=7, n_resamples=2000))
+    assert seven[1] == astuple(bootstrap_ci(hits, seed=7, n_resamples=2000))
+    assert seven[2] == astuple(bootstrap_ci(after - before, seed=7, n_resamples=2000))
+    assert seven[3] == seven[0]
+    assert seven[5] == astuple(bootstrap_ci((after != before).astype(float), seed=7, n_resamples=2000))
+    assert seven[6] == astuple(bootstrap_ci(table[:, 0], seed=7, n_resamples=2000))
+    assert bounds() == bounds(0)
+
+
+def astuple(interval: Interval) -> tuple[float, float]:
+    return (interval.low, interval.high)
 
 
 def test_a_single_position_has_no_order_effect() -> None:
@@ -285,3 +292,20 @@ def test_the_record_refuses_unknown_fields_and_fills_its_defaults() -> None:
     assert card.created.tzinfo is not None and not math.isnan(card.created.timestamp())
     with pytest.raises(ValidationError):
         JudgeCard.model_validate({**card.model_dump(), "surprise": 1})
+
+
+def test_the_leniency_interval_follows_the_seed_and_2000_resamples() -> None:
+    rng = np.random.default_rng(11)
+    judge, people = rng.integers(0, 2, 301).astype(float), rng.integers(0, 2, 301).astype(float)
+    lenient = next(
+        f for f in agreement(judge, people, human_graded=False, seed=9).figures if f.key.endswith("leniency")
+    )
+    expected = leniency_ci(judge, people, (0, 1), seed=9, n_resamples=2000)
+    assert (lenient.low, lenient.high) == (expected.low, expected.high)
+    # the data tell another seed, one more resample and the library's default count apart
+    others = [
+        leniency_ci(judge, people, (0, 1), seed=0, n_resamples=2000),
+        leniency_ci(judge, people, (0, 1), seed=9, n_resamples=2001),
+        leniency_ci(judge, people, (0, 1), seed=9),
+    ]
+    assert all((o.low, o.high) != (expected.low, expected.high) for o in others)
