@@ -788,3 +788,33 @@ def test_a_judge_without_a_cache_is_told_to_drop_no_cache() -> None:
     assert str(caught.value) == (
         "batch judging writes its answers into the judge cache and its ledger beside it: drop --no-cache"
     )
+
+
+def test_an_error_body_that_is_not_utf8_is_read_with_replacements(recording: _Recording) -> None:
+    recording.replies["/v1/batches/b1"] = _reply(400, b'{"error": "bad \xff\xfe byte"}')
+    with pytest.raises(BackendError) as caught:
+        _run(BatchAPI(recording.url), lambda api: api.retrieve("b1"))
+    assert type(caught.value) is BackendError and caught.value.status == 400
+    assert '{"error": "bad \ufffd\ufffd byte"}' in str(caught.value)
+
+
+def test_the_no_batch_api_message_names_the_providers_that_have_one(recording: _Recording) -> None:
+    recording.replies["/v1/batches"] = _reply(404, b"")
+    with pytest.raises(BackendError) as caught:
+        _run(BatchAPI(recording.url), lambda api: api.list())
+    assert str(caught.value) == (
+        f"HTTP 404 from {recording.url}/batches: the server at {recording.url} has no batch API (/files and "
+        "/batches) -- drop --batch, or use a provider or server that has one (OpenAI, Azure OpenAI with api_version)"
+    )
+
+
+def test_only_the_collection_paths_themselves_mean_no_batch_api() -> None:
+    assert path_is_collection("http://h/v1/batches/") and path_is_collection("http://h/v1/files?api-version=1")
+    # a batch or file whose id ends in the characters a careless strip would take is not the collection
+    assert not path_is_collection("http://h/v1/batches/XX") and not path_is_collection("http://h/v1/files/X/")
+    assert not path_is_collection("http://h/v1/batches/b1/cancel")
+
+
+def test_the_api_base_loses_only_its_trailing_slashes() -> None:
+    assert BatchAPI("http://h/apiX//").api_base == "http://h/apiX"
+    assert BatchAPI("http://h/v1").api_base == "http://h/v1"
