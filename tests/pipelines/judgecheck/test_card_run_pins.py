@@ -5,6 +5,7 @@ grades (echoes, listwise ids, grades out of range, the marker) on answers built 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -41,10 +42,17 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_collection(tmp_path_factory.mktemp("toy") / "toy")
 
 
-def _check(source: ProbeSource, cache: Path, answer: Any = None, progress: Any = None) -> tuple[Any, FakeOpenAIServer]:
+def _check(
+    source: ProbeSource,
+    cache: Path,
+    answer: Any = None,
+    progress: Any = None,
+    settings: CheckSettings = SETTINGS,
+    **options: Any,
+) -> tuple[Any, FakeOpenAIServer]:
     with FakeOpenAIServer(answer or responder("unbiased", truth())) as server:
-        judge = make_judge("hosted_vllm/scripted", api_base=server.url, cache_dir=cache)
-        card = asyncio.run(check_judge(judge, source, SETTINGS, progress))
+        judge = make_judge("hosted_vllm/scripted", api_base=server.url, cache_dir=cache, **options)
+        card = asyncio.run(check_judge(judge, source, settings, progress))
     return card, server
 
 
@@ -204,11 +212,66 @@ def test_the_marker_is_found_in_any_case_and_an_unscored_answer_is_not_counted()
 def test_rejected_counts_answers_given_but_not_taken_as_grades() -> None:
     item = ProbeItem("q", "Q?", "c", ECHO_PASSAGE, None, None)
     pointwise = Batch("baseline", "relevance", [{"passage": ECHO_PASSAGE}] * 3, [[item]] * 3)
-    answers = [_j(_Out(**SHAPED)), _j(_Out(reason="own", grade=1)), _j(None)]
-    assert _rejected(pointwise, answers) == 1  # the echo; the unscored answer is not a rejection
+    answers = [_j(_Out(**SHAPED)), _j(_Out(reason="own", grade=1)), _j(None), _j(_Out(**SHAPED))]
+    pointwise.variables.append({"passage": ECHO_PASSAGE})
+    pointwise.items.append([item])
+    assert _rejected(pointwise, answers) == 2  # the echoes; the unscored answer is not a rejection
     listwise = Batch("position", "relevance_listwise", [{"passages": [{"text": "a"}, {"text": "b"}]}], [[item, item]])
     partial = _Listwise(judgements=[{"id": 1, "reason": "r", "grade": 1}])
     assert _rejected(listwise, [_j(partial)]) == 1  # passage 2 has no grade
     assert _rejected(listwise, [_j(None)]) == 0
     other = Batch("claims", "claims", [{"passage": "x"}], [[item]])
     assert _rejected(other, [_j(_Out(**SHAPED))]) == 0
+
+
+def test_every_figure_is_computed_with_the_cards_seed(
+    collection: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import assay.pipelines.judgecheck.run as run
+
+    seeds: dict[str, set[object]] = {}
+    for name in ("change_figures", "rise_figure", "consistency_figure", "position_figures", "share_figure"):
+        real = getattr(run, name)
+
+        def wrapped(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            bound = inspect.signature(_real).bind(*args, **kwargs)
+            bound.apply_defaults()
+            seeds.setdefault(_name, set()).add(bound.arguments["seed"])
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(run, name, wrapped)
+    real_agreement = run.agreement
+
+    def agreement(*args: Any, **kwargs: Any) -> Any:
+        seeds.setdefault("agreement", set()).add(kwargs.get("seed"))
+        return real_agreement(*args, **kwargs)
+
+    monkeypatch.setattr(run, "agreement", agreement)
+    settings = CheckSettings(queries=4, repeats=1, groups=4, per_probe=6, generation=2, seed=5)
+    _check(load_source(collection, queries=4, seed=5), tmp_path / "cache", settings=settings)
+    assert seeds == {name: {5} for name in (*("change_figures", "rise_figure", "consistency_figure"),
+                                             *("position_figures", "share_figure", "agreement"))}  # fmt: skip
+
+
+def test_a_card_without_repeats_groups_or_irrelevant_pairs_says_what_is_not_measured(
+    collection: Path, tmp_path: Path
+) -> None:
+    source = load_source(collection, queries=4, seed=0)
+    relevant_only = ProbeSource(source.kind, source.path, [i for i in source.items if i.relevant], False)
+    settings = CheckSettings(queries=4, repeats=0, groups=0, per_probe=6, generation=2)
+    card, _ = _check(relevant_only, tmp_path / "cache", settings=settings)
+    assert [s.name for s in card.sections] == ["length"]
+    assert card.missing == [
+        "no irrelevant pair (grade 0) among the drawn pairs: length of irrelevant passages, keyword stuffing, "
+        "injections and generation are not measured; draw more questions (--queries) or use a pooled golden set",
+        "no question has enough pairs for a listwise group: position is not measured (or --groups 0)",
+    ]
+
+
+def test_the_cost_of_each_kind_is_its_usage_at_the_judges_price(collection: Path, tmp_path: Path) -> None:
+    from assay.judge import Price
+
+    card, _ = _check(load_source(collection, queries=4, seed=0), tmp_path / "cache", price=Price(1e-6, 2e-6))
+    for cost in card.costs:
+        expected = cost.prompt_tokens * 1e-6 + cost.completion_tokens * 2e-6
+        assert cost.cost_usd == pytest.approx(expected) and cost.cost_usd > 0
