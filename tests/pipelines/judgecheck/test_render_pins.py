@@ -215,3 +215,34 @@ def test_a_file_that_is_not_a_card_is_named_with_the_fix(tmp_path: Path, content
     assert message.endswith("); write one with `assay judge-check`")
     with pytest.raises(DatasetError, match="not a judge card"):
         load_card(tmp_path / "missing.json")
+
+
+def test_a_card_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """Written and read back by a Python whose locale encoding is ASCII (C locale, no coercion, no UTF-8 mode)."""
+    import os
+    import subprocess
+    import sys
+
+    import assay
+
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[2]); from pathlib import Path; from card_fixture import small_card; "
+        "from assay.pipelines.judgecheck.render import load_card, write_card; "
+        "card = small_card(model='openai/j\\u00fcdge', agreement_note='R\\u00e9sum\\u00e9 \\u2014 graded'); "
+        "write_card(card, Path(sys.argv[1])); print(load_card(Path(sys.argv[1])).model == card.model)"
+    )
+    src = str(Path(assay.__file__).resolve().parents[1])
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    here = str(Path(__file__).parent)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "card"), here],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "True", done.stderr
+    assert "# Judge card: openai/j\u00fcdge" in (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
+    assert "R\u00e9sum\u00e9 \u2014 graded" in (tmp_path / "card" / "card.html").read_text(encoding="utf-8")
+    assert load_card(tmp_path / "card").model == "openai/j\u00fcdge"
