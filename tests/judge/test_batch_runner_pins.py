@@ -276,9 +276,16 @@ def test_resumed_requests_add_up_over_rounds(server: _Watched, tmp_path: Path) -
 def test_every_count_lands_in_the_stage_and_every_item_is_reported_once(server: _Watched, tmp_path: Path) -> None:
     judge, runner, _ = _batched(server, tmp_path, retry="none")
     seen: list[int] = []
+    given: dict[int, Any] = {}
     items = [*ITEMS[:3], ITEMS[0]]  # a repeat: one request, two results
-    judge.judge_many(POINTWISE_PROMPT, items, stage="relevance", on_result=lambda i, j: seen.append(i))
+
+    def on_result(index: int, judgement: Any) -> None:
+        seen.append(index)
+        given[index] = judgement
+
+    results = judge.judge_many(POINTWISE_PROMPT, items, stage="relevance", on_result=on_result)
     assert sorted(seen) == [0, 1, 2, 3] and set(judge.usage) == {"relevance"}
+    assert [given[i] for i in range(4)] == results and all(r.ok for r in results)
     assert judge.stats.deduped == 1
     rounds = runner.totals.rounds
     seen.clear()

@@ -246,3 +246,24 @@ def test_a_card_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
     assert "# Judge card: openai/j\u00fcdge" in (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
     assert "R\u00e9sum\u00e9 \u2014 graded" in (tmp_path / "card" / "card.html").read_text(encoding="utf-8")
     assert load_card(tmp_path / "card").model == "openai/j\u00fcdge"
+
+
+def test_a_card_is_utf8_under_an_ascii_locale_in_this_process(tmp_path: Path) -> None:
+    """The same in this process, with LC_CTYPE switched to C for the call (open() then defaults to ASCII), where
+    UTF-8 mode is off; in UTF-8 mode every default is UTF-8 and the subprocess test above carries the check."""
+    import locale
+    import sys
+
+    card = small_card(model="openai/j\u00fcdge", agreement_note="R\u00e9sum\u00e9 \u2014 graded")
+    before = locale.setlocale(locale.LC_CTYPE)
+    try:
+        locale.setlocale(locale.LC_CTYPE, "C")
+        if sys.flags.utf8_mode or locale.getpreferredencoding(False).lower() in ("utf-8", "utf8"):
+            return  # this interpreter reads and writes UTF-8 by default whatever the locale
+        write_card(card, tmp_path / "card")
+        loaded = load_card(tmp_path / "card")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert loaded == card
+    assert "# Judge card: openai/j\u00fcdge" in (tmp_path / "card" / "card.md").read_text(encoding="utf-8")
+    assert "R\u00e9sum\u00e9 \u2014 graded" in (tmp_path / "card" / "card.html").read_text(encoding="utf-8")
