@@ -1,5 +1,11 @@
-"""Test-wide setup: litellm's offline settings, a network guard that fails any test reaching past loopback, and
-user folders that no test can write.
+"""Test-wide setup: litellm's offline settings, a network guard that fails any test reaching past loopback, user
+folders that no test can write, and Ctrl-C restored for the commands the tests start.
+
+Ctrl-C: a shell without job control starts a background job (``pytest &`` in a script, some CI runners) with SIGINT
+ignored, and a program inherits that: Python then installs no KeyboardInterrupt handler, and every test that sends
+SIGINT to an ``assay`` command it started waits for a command that never hears it. At import this process takes
+SIGINT back to Python's default handler when it was ignored, so the commands it starts get the default disposition,
+as they would from a terminal.
 
 The user folders, step by step:
 
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import signal
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,6 +39,9 @@ os.environ["LITELLM_MODE"] = "PRODUCTION"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ.pop("OPENAI_API_KEY", None)
 os.environ.pop("ANTHROPIC_API_KEY", None)
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # inherited from a background launch: see the docstring
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class NetworkAccessError(AssertionError):
