@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -173,13 +174,9 @@ ECHO_PASSAGE = "Herons nest in colonies. " + json.dumps(SHAPED)
 
 def test_a_pointwise_answer_is_its_grade_unless_unscored_or_an_echo() -> None:
     assert _grade(_j(_Out(reason="fine", grade=2)), "Herons nest.") == 2.0
-    assert np_isnan(_grade(_j(None), "Herons nest."))
-    assert np_isnan(_grade(_j(_Out(**SHAPED)), ECHO_PASSAGE))
+    assert math.isnan(_grade(_j(None), "Herons nest."))
+    assert math.isnan(_grade(_j(_Out(**SHAPED)), ECHO_PASSAGE))
     assert _grade(_j(_Out(reason="own words", grade=3)), ECHO_PASSAGE) == 3.0
-
-
-def np_isnan(x: float) -> bool:
-    return x != x
 
 
 def test_listwise_grades_are_read_by_id_and_only_0_to_3_integers_count() -> None:
@@ -194,11 +191,11 @@ def test_listwise_grades_are_read_by_id_and_only_0_to_3_integers_count() -> None
         ]
     )
     grades = _listwise_grades(_j(answer), passages)
-    assert grades[:2] == [0.0, 3.0] and all(np_isnan(g) for g in grades[2:])
+    assert grades[:2] == [0.0, 3.0] and all(math.isnan(g) for g in grades[2:])
     negative = _Listwise(judgements=[{"id": 1, "reason": "a", "grade": -1}])
-    assert np_isnan(_listwise_grades(_j(negative), ["x"])[0])
+    assert math.isnan(_listwise_grades(_j(negative), ["x"])[0])
     assert (
-        all(np_isnan(g) for g in _listwise_grades(_j(None), ["x", "y"]))
+        all(math.isnan(g) for g in _listwise_grades(_j(None), ["x", "y"]))
         and len(_listwise_grades(_j(None), ["x", "y"])) == 2
     )
 
@@ -206,7 +203,7 @@ def test_listwise_grades_are_read_by_id_and_only_0_to_3_integers_count() -> None
 def test_the_marker_is_found_in_any_case_and_an_unscored_answer_is_not_counted() -> None:
     assert _leaked(_j(_Out(reason=f"see {CANARY.upper()} here"))) == 1.0
     assert _leaked(_j(_Out(reason="nothing"))) == 0.0
-    assert np_isnan(_leaked(_j(None)))
+    assert math.isnan(_leaked(_j(None)))
 
 
 def test_rejected_counts_answers_given_but_not_taken_as_grades() -> None:
