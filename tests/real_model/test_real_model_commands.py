@@ -99,8 +99,13 @@ def test_grade_parses_every_answer_or_says_why_and_a_rerun_makes_no_call(
     code, text = run("grade", PAIRS, "-o", out, *judge_args(real_model, cache), *mode)
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     counts = check_labels(lines)
-    require_parsed(counts.pop("graded", 0), counts, "assay grade", model_may_fail=listwise is not None)
-    assert len(lines) == 6 and code == 0, text
+    graded = counts.pop("graded", 0)
+    require_parsed(graded, counts, "assay grade", model_may_fail=listwise is not None)
+    assert len(lines) == 6, text
+    if graded:
+        assert code == 0, text
+    else:  # the listwise lists SmolLM2 may loop on, every one: a run that produced nothing says so, never exit 0
+        assert code != 0 and "every one of the 6 pairs is unscored" in text, text
     assert "retries" in text
     again = tmp_path / "again.jsonl"
     code, text = run("grade", PAIRS, "-o", again, *judge_args(real_model, cache), *mode)

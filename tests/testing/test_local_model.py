@@ -113,3 +113,30 @@ def test_the_serve_command_prints_the_url_first_and_stops_on_sigterm(tmp_path: P
 def test_paths_says_what_is_not_built_yet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert lm.main(["paths", "--cache-dir", str(tmp_path)]) == 0
     assert "(not built yet)" in capsys.readouterr().out
+
+
+def test_build_starts_the_cached_server_once_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    install(tmp_path, FAKE_SERVER)
+    assert lm.main(["build", "--cache-dir", str(tmp_path)]) == 0
+    assert "llama-server starts and loads the model" in capsys.readouterr().out
+
+
+def test_build_fails_when_the_built_server_dies_loading_the_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # what a native build did on a VM that advertises AMX but faults on its first tile instruction
+    crash = f"#!{sys.executable}\nimport os, signal\nprint('llama threadpool init', flush=True)\n"
+    crash += "os.kill(os.getpid(), signal.SIGSEGV)\n"
+    binary = install(tmp_path, crash)
+    assert lm.main(["build", "--cache-dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{binary} was built but cannot serve the model on this machine" in err
+    assert "exited with code -11" in err and "llama threadpool init" in err
+
+
+def test_the_native_build_leaves_out_amx_on_x86_64() -> None:
+    flags = " ".join(lm.CMAKE_FLAGS)
+    assert "-DGGML_NATIVE=ON" in flags
+    if os.uname().machine == "x86_64":
+        for part in ("C", "CXX"):
+            assert f"-DCMAKE_{part}_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" in lm.CMAKE_FLAGS
