@@ -84,7 +84,7 @@ def read_smart_folder(folder: Path, name: str | None = None) -> Collection:
 
 def _rows(path: Path) -> Iterator[tuple[str, list[str]]]:
     """``("path:line", fields)`` for each non-blank line of a whitespace-separated file."""
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if fields := line.split():
             yield f"{path}:{number}", fields
 

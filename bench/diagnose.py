@@ -148,7 +148,7 @@ def first_lines(path: Path, n: int | None, folder: Path) -> Path:
     if n is None:
         return path
     out = folder / path.name
-    out.write_text("".join(path.read_text().splitlines(keepends=True)[:n]))
+    out.write_text("".join(path.read_text(encoding="utf-8").splitlines(keepends=True)[:n]))
     return out
 
 
@@ -170,7 +170,7 @@ def calls(k: int, mode: str) -> int:
 
 
 def _chunks_per_question(gold: GoldenSet, run: Path, k: int) -> dict[str, int]:
-    lines = map(json.loads, run.read_text().splitlines())
+    lines = map(json.loads, run.read_text(encoding="utf-8").splitlines())
     return {gold.question(line["query_id"]).text: min(k, len(line["retrieved"])) for line in lines}
 
 

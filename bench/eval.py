@@ -91,7 +91,7 @@ def ragas_shape(golden: Path, run: Path, k: int, overhead: int) -> tuple[int, in
 
     gold = GoldenSet.load(golden)
     samples = calls = tokens = 0
-    for line in map(json.loads, run.read_text().splitlines()):
+    for line in map(json.loads, run.read_text(encoding="utf-8").splitlines()):
         q = gold.question(line["query_id"])
         chunks = [count_tokens(gold.chunk(item["id"]).text) for item in line["retrieved"][:k]]
         question, reference, ans = (count_tokens(x or "") for x in (q.text, q.reference_answer, line.get("answer")))
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _pairs(run: Path, k: int) -> set[tuple[str, str]]:
-    lines = map(json.loads, run.read_text().splitlines())
+    lines = map(json.loads, run.read_text(encoding="utf-8").splitlines())
     return {(line["query_id"], item["id"]) for line in lines for item in line["retrieved"][:k]}
 
 

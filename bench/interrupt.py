@@ -44,6 +44,10 @@ def cpu_load(hogs: int) -> Iterator[None]:
             proc.wait()
 
 
+def log_tail(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")[-200:]
+
+
 def measure(label: str, trials: int) -> None:
     """One condition: the no-op's time, then ``trials`` interrupted commands; one line of figures."""
     noop = noop_seconds(5)
@@ -51,7 +55,7 @@ def measure(label: str, trials: int) -> None:
         folder = Path(tmp)
         plan = plan_trials(folder, commands(folder, server.url), trials, startup_seconds())
         results = run_trials(folder, plan)
-        odd = [(t["name"], t["fresh"], t["moment"], r, Path(t["log"]).read_text(errors="replace")[-200:])
+        odd = [(t["name"], t["fresh"], t["moment"], r, log_tail(Path(t["log"])))
                for t, r in zip(plan, results, strict=True) if r["status"] != 130]  # fmt: skip
     took = [r["took"] for r in results]
     clean = sum(r["status"] == 130 for r in results)

@@ -58,7 +58,7 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
 def process_cpu(pid: int) -> float:
     """CPU seconds (user + system) used so far by process ``pid`` (Linux /proc; 0 elsewhere)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

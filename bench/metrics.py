@@ -79,7 +79,7 @@ def parse_plain(folder: Path) -> Inputs:
 
 def memory_mib(field: str) -> float:
     """``VmHWM`` (peak) or ``VmRSS`` (now) of this process, in MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     raise SystemExit(f"no {field} in /proc/self/status (Linux only)")

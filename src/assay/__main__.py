@@ -25,12 +25,26 @@ def main() -> None:
         from assay.cli._app import INTERRUPTED
     except KeyboardInterrupt:
         _leave("interrupted while assay was starting: nothing was done; run the command again.\n", 130)
+    _printable_streams()
     try:
         cli()
     except SystemExit as exc:
         if exc.code == INTERRUPTED:
             _leave("", INTERRUPTED)
         raise
+
+
+def _printable_streams() -> None:
+    """On a terminal whose encoding is not UTF-8 (a Latin-1 or ASCII locale, a Windows code page), print a
+    character it cannot show (the verdict's bullet, a minus sign, a degree sign in a passage) as ``?`` rather than
+    end the command with a UnicodeEncodeError after its work is done. Files are always written as UTF-8."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
+        reconfigure = getattr(stream, "reconfigure", None)
+        # the C locale's streams use surrogateescape, which fails on such a character the same way as strict
+        strict = getattr(stream, "errors", "") in ("strict", "surrogateescape")
+        if reconfigure is not None and strict and not encoding.startswith("utf-8"):
+            reconfigure(errors="replace")
 
 
 def _leave(message: str, status: int) -> NoReturn:

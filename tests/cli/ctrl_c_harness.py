@@ -73,5 +73,5 @@ def trial(plan: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    for one in json.loads(Path(sys.argv[1]).read_text()):
+    for one in json.loads(Path(sys.argv[1]).read_text(encoding="utf-8")):
         print(json.dumps(trial(one)), flush=True)

@@ -47,7 +47,10 @@ def pairs_file(tmp_path: Path) -> Path:
 
 
 def _grades(path: Path) -> list[tuple[str, str, int]]:
-    return [(x["query_id"], x["chunk_id"], x["grade"]) for x in map(json.loads, path.read_text().splitlines())]
+    return [
+        (x["query_id"], x["chunk_id"], x["grade"])
+        for x in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    ]
 
 
 def test_grade_batch_gives_the_direct_labels_through_batches_only(pairs_file: Path, tmp_path: Path) -> None:

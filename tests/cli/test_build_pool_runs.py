@@ -20,7 +20,7 @@ def run(*args: str | Path) -> tuple[int, str]:
 
 
 def records(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text().splitlines()[1:]]  # after the header line
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()[1:]]  # after the header line
 
 
 def retriever(tmp_path: Path, body: str) -> str:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,3 +172,40 @@ def test_demo_plans_how_many_questions_would_settle_each_comparison(demo_run: De
             assert plan.clusters == math.ceil(plan.questions / size)
     assert "## Planning" in (report / "report.md").read_text()
     assert results.planning[0].sentence in (report / "report.md").read_text()
+
+
+def ascii_locale_env() -> dict[str, str]:
+    """A machine whose locale encoding is ASCII: the C locale with Python's UTF-8 mode and locale coercion off, so
+    every text file opened without an explicit encoding is read and written as ASCII (and fails on a degree sign)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
+    return env | {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
+def untimed(text: str) -> str:
+    """A JSON-lines file with its timestamps (``"time": "...Z"``) blanked: two runs differ only there."""
+    return re.sub(r'"time": "[0-9T:.-]+Z"', '"time": ""', text)
+
+
+def test_the_demo_under_an_ascii_locale_gives_the_same_golden_set_and_scores(
+    demo_run: DemoRun, tmp_path: Path
+) -> None:
+    env = ascii_locale_env()
+    probe = [sys.executable, "-c", "import locale, sys; print(locale.getpreferredencoding(False), sys.flags.utf8_mode)"]
+    assert subprocess.run(probe, env=env, capture_output=True, text=True, check=True).stdout.split() == [
+        "ANSI_X3.4-1968",
+        "0",
+    ], "the environment did not give an ASCII locale"
+    out = tmp_path / "demo"
+    done = subprocess.run(
+        [sys.executable, "-m", "assay", "demo", "-o", str(out)], env=env, capture_output=True, check=False, timeout=300
+    )
+    assert done.returncode == 0, done.stderr.decode("utf-8", "replace")[-2000:]
+    for name in ("documents.jsonl", "chunks.jsonl", "questions.jsonl", "qrels.jsonl", "nuggets.jsonl"):
+        ascii_run, utf8_run = (untimed((d / "golden" / name).read_text(encoding="utf-8")) for d in (out, demo_run.out))
+        assert ascii_run == utf8_run, name
+    assert "°" in (out / "golden" / "documents.jsonl").read_text(encoding="utf-8")  # the corpus's degree signs
+    ours, utf8 = (json.loads((d / "report" / "results.json").read_text(encoding="utf-8")) for d in (out, demo_run.out))
+    assert [r["metrics"] for r in ours["runs"]] == [r["metrics"] for r in utf8["runs"]]
+    ascii_html, utf8_html = ((d / "report" / "report.html").read_text(encoding="utf-8") for d in (out, demo_run.out))
+    symbols = {c for c in utf8_html if ord(c) > 127}  # the report's bullets, minus signs, arrows
+    assert symbols and {c for c in ascii_html if ord(c) > 127} == symbols

@@ -47,7 +47,7 @@ def run(*args: str | Path) -> tuple[int, str]:
 
 
 def read(path: Path) -> list[dict[str, object]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def test_grade_through_an_openai_compatible_server(pairs_file: Path, tmp_path: Path, server: FakeOpenAIServer) -> None:

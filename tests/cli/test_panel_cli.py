@@ -51,7 +51,7 @@ def run(*args: str | Path) -> tuple[int, str]:
 
 
 def read(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ QRELS = {"q1": {"c": 1, "a": 2}, "q2": {"x": 1}}
 
 
 def write(path: Path, *records: object) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
 
 

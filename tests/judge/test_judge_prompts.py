@@ -48,7 +48,9 @@ def test_enumerate_is_available(toy_prompts: Path) -> None:
 
 
 def test_user_dir_overrides_packaged(tmp_path: Path) -> None:
-    text = (Path(str(load_prompt("relevance").path))).read_text().replace('version = "4"', 'version = "9"')
+    text = (
+        (Path(str(load_prompt("relevance").path))).read_text(encoding="utf-8").replace('version = "4"', 'version = "9"')
+    )
     (tmp_path / "relevance.md").write_text(text)
     assert load_prompt("relevance", tmp_path).version == "9"
     assert load_prompt("relevance").version != "9"
@@ -56,7 +58,7 @@ def test_user_dir_overrides_packaged(tmp_path: Path) -> None:
 
 
 def test_an_unchanged_file_is_parsed_once_and_an_edited_one_again(tmp_path: Path) -> None:
-    text = Path(str(load_prompt("relevance").path)).read_text()
+    text = Path(str(load_prompt("relevance").path)).read_text(encoding="utf-8")
     (tmp_path / "relevance.md").write_text(text)
     first = load_prompt("relevance", tmp_path)
     assert load_prompt("relevance", tmp_path) is first  # templates compiled once per process

@@ -71,7 +71,7 @@ def read_smart_folder(folder: Path, name: str | None = None) -> SmartCollection:
 
 
 def _rows(path: Path) -> Iterator[tuple[Path, int, list[str]]]:
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
         if fields := line.split():
             yield path, number, fields
 
