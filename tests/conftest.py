@@ -25,6 +25,8 @@ import ipaddress
 import os
 import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -250,3 +252,16 @@ def real_model() -> Iterator[RealModel]:
         pytest.skip(f"no local model server ({exc})")
     with server:
         yield RealModel(server.judge, server.api_base, server.slots)
+
+
+@pytest.fixture
+def ascii_locale_env() -> dict[str, str]:
+    """The environment of a machine whose locale encoding is ASCII: the C locale with Python's UTF-8 mode and locale
+    coercion off, so a text file opened without an explicit encoding is read and written as ASCII (and fails on a
+    degree sign). Checked, so that a Python that ignored these variables could not make a test of it pass vacuously."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
+    env |= {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    probe = "import locale, sys; print(locale.getpreferredencoding(False), sys.flags.utf8_mode)"
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["ANSI_X3.4-1968", "0"], f"not an ASCII locale: {done.stdout}"
+    return env

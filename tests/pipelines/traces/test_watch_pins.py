@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -405,3 +406,30 @@ def test_a_cursor_that_is_not_json_or_of_another_version_is_refused(tmp_path: Pa
         "not a watch cursor of version 2",
         "the cursor this version of watch writes (delete it to read every trace again)",
     )
+
+
+def test_a_version_1_run_file_is_read_as_utf_8_under_an_ascii_locale(
+    tmp_path: Path, ascii_locale_env: dict[str, str]
+) -> None:
+    # A question with a non-ASCII character in the old run file: read with the locale's encoding on an ASCII
+    # machine, the upgrade would fail (or misread it) instead of carrying the run over.
+    out = tmp_path / "out"
+    _write_version_1(out, files={})
+    header = {"assay": "run", "version": 1}
+    row = {"trace_id": f"{5:032x}", "question": "Why is the jacket rated to −10 °C?"}
+    (out / "watch-run.jsonl").write_text(
+        json.dumps(header) + "\n" + json.dumps(row, ensure_ascii=False) + "\n", "utf-8"
+    )
+    script = (
+        "import json, sys; from pathlib import Path; from assay.pipelines.traces.watch import _load_cursor; "
+        "cursor = _load_cursor(Path(sys.argv[1])); print(json.dumps(cursor['run'][0]['question']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(out / "watch-cursor.json")],
+        env=ascii_locale_env,
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == row["question"]
