@@ -5,15 +5,19 @@ count lands in, the progress lines and the messages a user reads."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from batches_fixture import ITEMS, Killed, batch_judge, killed, passes
 from pydantic import BaseModel
 
 from assay.errors import BudgetExceeded, TransientBackendError
-from assay.judge import Judge, Price, make_judge
+from assay.judge import Judge, Price
 from assay.judge.base import ChatResponse
 from assay.judge.batches import BatchAPI, BatchRunner, Ledger, use_batches
 from assay.judge.batches.runner import _validated
@@ -22,12 +26,6 @@ from assay.testing import Fault
 from assay.testing.fake_batches import FakeBatchServer
 from assay.testing.fake_server import _http
 from assay.text import count_tokens
-
-ITEMS = [{"question": f"question {i}?", "passage": f"passage number {i}"} for i in range(6)]
-
-
-class Killed(Exception):
-    """Stands in for the process being killed while it waits for a batch."""
 
 
 class _Watched(FakeBatchServer):
@@ -70,25 +68,10 @@ def server() -> Iterator[_Watched]:
         yield fake
 
 
-def _passes(server: FakeBatchServer) -> Callable[[float], Awaitable[None]]:
-    async def sleep(seconds: float) -> None:
-        server.advance(seconds)
-
-    return sleep
-
-
-async def _killed(seconds: float) -> None:
-    raise Killed
-
-
-def _judge(server: FakeBatchServer, cache: Path, model: str = "openai/gpt-4o-mini", **options: Any) -> Judge:
-    return make_judge(model, api_base=server.url, cache_dir=cache, **options)
-
-
 def _batched(server: FakeBatchServer, cache: Path, **options: Any) -> tuple[Judge, BatchRunner, list[str]]:
-    sleep = options.pop("sleep", None) or _passes(server)
+    sleep = options.pop("sleep", None) or passes(server)
     judge_options = options.pop("judge", {})
-    judge = _judge(server, cache, **judge_options)
+    judge = batch_judge(server, cache, **judge_options)
     said: list[str] = []
     runner = use_batches(judge, report=said.append, **options)
     runner.sleep = sleep
@@ -157,7 +140,7 @@ def test_a_submitting_record_does_not_take_another_files_batch(
 
 def _bounds(server: FakeBatchServer, cache: Path) -> list[int]:
     """What each request may cost at 1 USD a token: its prompt tokens plus its max_tokens."""
-    probe = _judge(server, cache)
+    probe = batch_judge(server, cache)
     out = []
     for item in ITEMS:
         request = probe.prepare(POINTWISE_PROMPT, item).request
@@ -249,7 +232,7 @@ def test_an_output_line_without_a_response_names_the_batch_and_file(server: _Wat
 def test_failures_of_requests_not_in_this_list_are_not_this_runs_to_count(server: _Watched, tmp_path: Path) -> None:
     server.turnaround = 3600.0
     server.batch_faults.extend([None, None, None, Fault("500"), Fault("invalid"), None])
-    first, _, _ = _batched(server, tmp_path, sleep=_killed)
+    first, _, _ = _batched(server, tmp_path, sleep=killed)
     with pytest.raises(Killed):
         first.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
     server.advance(3600.0)
@@ -263,7 +246,7 @@ def test_failures_of_requests_not_in_this_list_are_not_this_runs_to_count(server
 def test_resumed_requests_add_up_over_rounds(server: _Watched, tmp_path: Path) -> None:
     server.turnaround = 3600.0
     server.batch_faults.extend([Fault("500"), None, None, None, None, None])
-    first, _, _ = _batched(server, tmp_path, sleep=_killed)
+    first, _, _ = _batched(server, tmp_path, sleep=killed)
     with pytest.raises(Killed):
         first.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
     server.advance(3600.0)
@@ -392,14 +375,14 @@ def test_token_probabilities_come_through_a_batch_into_the_cache(server: _Watche
     judge, _, _ = _batched(server, tmp_path)
     twin = judge.with_params(logprobs=True, top_logprobs=2)
     assert all(r.ok and r.logprobs for r in twin.judge_many(POINTWISE_PROMPT, ITEMS[:2], stage="relevance"))
-    direct = _judge(server, tmp_path).with_params(logprobs=True, top_logprobs=2)
+    direct = batch_judge(server, tmp_path).with_params(logprobs=True, top_logprobs=2)
     again = direct.judge_many(POINTWISE_PROMPT, ITEMS[:2], stage="relevance")
     assert server.calls == 0 and all(r.cached and r.logprobs for r in again)
 
 
 def test_an_open_batch_holding_none_of_the_requests_is_left_alone(server: _Watched, tmp_path: Path) -> None:
     server.turnaround = 3600.0
-    first, _, _ = _batched(server, tmp_path, sleep=_killed)
+    first, _, _ = _batched(server, tmp_path, sleep=killed)
     with pytest.raises(Killed):
         first.judge_many(POINTWISE_PROMPT, ITEMS[:3], stage="relevance")
     server.turnaround, server.seen = 0.0, []
@@ -412,7 +395,7 @@ def test_an_open_batch_holding_none_of_the_requests_is_left_alone(server: _Watch
 def test_a_request_without_max_tokens_is_bounded_by_its_prompt_alone(
     server: _Watched, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    probe = _judge(server, tmp_path)
+    probe = batch_judge(server, tmp_path)
     prompt_tokens = [
         sum(count_tokens(m["content"]) for m in probe.prepare(POINTWISE_PROMPT, item).request.messages)
         for item in ITEMS

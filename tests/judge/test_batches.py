@@ -4,11 +4,15 @@ with their kind and retried by policy, a killed process resumes its batches and 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from batches_fixture import ITEMS, Killed, batch_judge, killed, passes
 
 from assay.errors import BudgetExceeded, ConfigError, FormatError
 from assay.judge import Judge, Price, make_judge
@@ -18,25 +22,6 @@ from assay.testing import Fault, default_answer
 from assay.testing.fake_batches import FakeBatchServer
 from assay.text import count_tokens
 
-ITEMS = [{"question": f"question {i}?", "passage": f"passage number {i}"} for i in range(6)]
-
-
-class Killed(Exception):
-    """Stands in for the process being killed while it waits for a batch."""
-
-
-async def _killed(seconds: float) -> None:
-    raise Killed
-
-
-def _passes(server: FakeBatchServer) -> Callable[[float], Awaitable[None]]:
-    """A sleep that returns at once and moves the fake provider's clock by the time asked."""
-
-    async def sleep(seconds: float) -> None:
-        server.advance(seconds)
-
-    return sleep
-
 
 @pytest.fixture
 def server() -> Iterator[FakeBatchServer]:
@@ -44,13 +29,9 @@ def server() -> Iterator[FakeBatchServer]:
         yield fake
 
 
-def _judge(server: FakeBatchServer, cache: Path, **options: Any) -> Judge:
-    return make_judge("openai/gpt-4o-mini", api_base=server.url, cache_dir=cache, **options)
-
-
 def _batched(server: FakeBatchServer, cache: Path, **options: Any) -> tuple[Judge, BatchRunner]:
-    sleep = options.pop("sleep", None) or _passes(server)
-    judge = _judge(server, cache)
+    sleep = options.pop("sleep", None) or passes(server)
+    judge = batch_judge(server, cache)
     runner = use_batches(judge, **options)
     runner.sleep = sleep
     return judge, runner
@@ -68,7 +49,7 @@ def test_batch_answers_are_cached_for_a_later_direct_run(server: FakeBatchServer
     assert [r.output.grade for r in results] == [_expected_grade(judge, i) for i in [*ITEMS, ITEMS[0]]]
     assert runner.totals.submitted == 6 and runner.totals.batches == 1  # the repeat made no second request
     assert judge.stats.calls == 6 and judge.stats.deduped == 1
-    direct = _judge(server, tmp_path)
+    direct = batch_judge(server, tmp_path)
     again = direct.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
     assert server.calls == 0 and direct.stats.cache_hits == 6
     assert [r.output.grade for r in again] == [r.output.grade for r in results[:6]]
@@ -128,7 +109,7 @@ def test_an_expired_batch_keeps_what_it_answered(server: FakeBatchServer, tmp_pa
 
 def test_a_killed_process_resumes_its_batch_and_pays_nothing_twice(server: FakeBatchServer, tmp_path: Path) -> None:
     server.turnaround = 3600.0
-    judge, _ = _batched(server, tmp_path, sleep=_killed)
+    judge, _ = _batched(server, tmp_path, sleep=killed)
     with pytest.raises(Killed):
         judge.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
     [record] = Ledger.beside(tmp_path).load()
@@ -166,15 +147,15 @@ def test_input_files_respect_the_request_limit(server: FakeBatchServer, tmp_path
 
 
 def test_max_cost_submits_what_fits_then_stops(server: FakeBatchServer, tmp_path: Path) -> None:
-    probe = _judge(server, tmp_path)
+    probe = batch_judge(server, tmp_path)
     bounds = []  # what each request may cost at 1 USD a token: its prompt tokens plus its max_tokens
     for item in ITEMS:
         request = probe.prepare(POINTWISE_PROMPT, item).request
         bounds.append(sum(count_tokens(m["content"]) for m in request.messages) + request.params["max_tokens"])
     budget = bounds[0] + bounds[1] + bounds[2] / 2  # room for two requests, not three
-    judge = _judge(server, tmp_path, max_cost=budget, price=Price(1.0, 1.0))
+    judge = batch_judge(server, tmp_path, max_cost=budget, price=Price(1.0, 1.0))
     runner = use_batches(judge)
-    runner.sleep = _passes(server)
+    runner.sleep = passes(server)
     with pytest.raises(BudgetExceeded, match="rerun with a higher --max-cost"):
         judge.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
     assert runner.totals.submitted == 2 and 0 < judge.spent <= budget
@@ -196,7 +177,7 @@ def test_a_broken_ledger_names_its_file(tmp_path: Path) -> None:
 def test_azure_openai_paths_and_deployment_name(server: FakeBatchServer, tmp_path: Path) -> None:
     judge = make_judge("openai/my-deployment", api_base=server.url.replace("/v1", "/openai"), cache_dir=tmp_path)
     runner = use_batches(judge, api_version="2024-10-21", retry="none")
-    runner.sleep = _passes(server)
+    runner.sleep = passes(server)
     assert all(r.ok for r in judge.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance"))
     [batch] = server.batches.values()
     first = json.loads(server._files.data[batch.input_file_id].splitlines()[0])
@@ -258,12 +239,12 @@ def test_a_batch_created_before_its_id_was_saved_is_found_not_created_again(
 
 def test_an_open_batch_of_another_model_is_left_to_that_model(server: FakeBatchServer, tmp_path: Path) -> None:
     server.turnaround = 3600.0
-    first, _ = _batched(server, tmp_path, sleep=_killed)
+    first, _ = _batched(server, tmp_path, sleep=killed)
     with pytest.raises(Killed):
         first.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance")
     other = make_judge("openai/gpt-4o", api_base=server.url, cache_dir=tmp_path)
     runner = use_batches(other)
-    runner.sleep = _passes(server)
+    runner.sleep = passes(server)
     assert all(r.ok for r in other.judge_many(POINTWISE_PROMPT, ITEMS, stage="relevance"))
     assert (runner.totals.submitted, runner.totals.resumed) == (len(ITEMS), 0)  # its own keys: nothing to pick up
     ledger = Ledger.beside(tmp_path)
