@@ -144,7 +144,8 @@ def test_the_comparison_read_the_other_way_round_turns_the_difference_and_its_in
 def test_only_the_two_runs_compared_can_refuse_the_metric() -> None:
     result = _result(["ndcg@10"], None, passages={"a": 600.0, "b": 600.0, "short": 100.0})
     result.comparisons = _compared(-0.06).comparisons
-    assert regression(result, "b", "a", "ndcg@10") is not None  # "short" is refused, but it is not compared
+    message = regression(result, "b", "a", "ndcg@10")  # "short" is refused, but it is not compared
+    assert message is not None and message.startswith("b is significantly worse than a on ndcg@10: b − a = -0.060")
     both = _result(["ndcg@10"], None, passages={"a": 100.0, "b": 200.0})
     message = regression(both, "b", "a", "ndcg@10")
     each = [unit_refusal(both, run, "ndcg@10") for run in both.runs]
