@@ -238,3 +238,110 @@ def test_the_tukey_interval_is_the_delta_plus_or_minus_the_critical_value_on_the
     assert _shifted(0.25, 0.5, significant=False, spread=1.0) == (-0.25, 0.75)
     assert _shifted(0.25, 0.125, significant=False, spread=1.0) == (0.0, 0.5)  # not significant: widened to 0
     assert _shifted(-0.25, math.inf, significant=False, spread=0.5) == (-1.0, 0.5)  # no critical value: |d| + spread
+
+
+# ------------------------------------------------------------------------------------- more edges (round 2)
+
+
+def brute_tukey_p(scores: dict[str, list[float]], clusters: list[str], pair: tuple[str, str]) -> float:
+    """Randomized Tukey HSD's exact p by enumeration: every cluster's rows permuted alike across the runs, the
+    statistic max over the run pairs of |mean_j - mean_i|, compared with the pair's observed |difference|."""
+    runs = list(scores)
+    keys = sorted(set(clusters))
+    sums = {key: [sum(scores[r][i] for i, c in enumerate(clusters) if c == key) for r in runs] for key in keys}
+    n = len(clusters)
+    observed = abs(sum(scores[pair[1]]) - sum(scores[pair[0]])) / n
+    hits = total = 0
+    for perms in itertools.product(itertools.permutations(range(len(runs))), repeat=len(keys)):
+        totals = [sum(sums[key][perm[j]] for key, perm in zip(keys, perms, strict=True)) for j in range(len(runs))]
+        biggest = max(abs(totals[j] - totals[i]) for i, j in itertools.combinations(range(len(runs)), 2)) / n
+        hits += biggest >= observed - 1e-12
+        total += 1
+    return hits / total
+
+
+def _clustered(run: str, scores: list[float], clusters: list[str]) -> dict[str, QueryResult]:
+    return {f"q{i}": QueryResult(run=run, query_id=f"q{i}", metrics={"ndcg@10": s}, cluster=c)
+            for i, (s, c) in enumerate(zip(scores, clusters, strict=True))}  # fmt: skip
+
+
+def test_tukey_with_clusters_matches_the_enumerated_p_and_shares_one_half_width() -> None:
+    clusters = ["d1", "d1", "d2", "d2", "d3", "d3"]
+    scores = {
+        "a": [0.125, 0.25, 0.375, 0.5, 0.25, 0.5],
+        "b": [0.25, 0.5, 0.5, 0.75, 0.5, 0.625],
+        "c": [0.25, 0.25, 0.375, 0.625, 0.25, 0.5],
+    }
+    per_run = {r: _clustered(r, s, clusters) for r, s in scores.items()}
+    found = compare_runs(per_run, ["ndcg@10"], StatSettings(correction="tukey"))
+    for c in found:
+        assert c.p_adjusted == pytest.approx(brute_tukey_p(scores, clusters, (c.a, c.b)), abs=1e-6), (c.a, c.b)
+        assert c.clusters == 3 and c.correction == "tukey" and c.exact
+    halves = {round((c.high - c.low) / 2, 5) for c in found if not c.significant}
+    assert len(halves) == 1  # delta +- the one critical value of the family's maximum
+
+
+def test_a_p_value_exactly_at_alpha_is_significant() -> None:
+    per_run = {"a": _rows("a", A), "b": _rows("b", B)}  # p = 2/128 exactly
+    (c,) = compare_runs(per_run, ["ndcg@10"], StatSettings(alpha=2 / 128))
+    assert c.significant and c.p_adjusted == pytest.approx(2 / 128)
+
+
+def test_holm_steps_at_their_boundaries() -> None:
+    c_scores = [*B[:6], 0.4375]  # p = 4/128
+    per_run = {"a": _rows("a", A), "c": _rows("c", c_scores), "b": _rows("b", B)}
+    # alpha = 4/128: b (2/128) at exactly alpha/2, then c (4/128) at exactly alpha: both go on
+    by_pair = {c.b: c for c in compare_runs(per_run, ["ndcg@10"], StatSettings(baseline="a", alpha=4 / 128))}
+    assert by_pair["b"].interval_confidence == round(1 - 2 / 128, 6) and by_pair["b"].significant
+    assert by_pair["c"].interval_confidence == round(1 - 4 / 128, 6) and by_pair["c"].significant
+    assert (by_pair["c"].wins, by_pair["c"].ties, by_pair["c"].losses) == (6, 0, 1)
+    # two pairs of p = 4/128 at alpha = 0.05: the first is over 0.05/2, so Holm stops; both stay at alpha/2
+    twice = {"a": _rows("a", A), "c": _rows("c", c_scores), "d": _rows("d", c_scores)}
+    for c in compare_runs(twice, ["ndcg@10"], StatSettings(baseline="a")):
+        assert c.interval_confidence == 0.975 and not c.significant
+
+
+def test_holm_only_uses_each_pairs_own_shared_questions() -> None:
+    per_run = {"a": _rows("a", A), "b": _rows("b", B), "c": _rows("c", [*A[:6], None])}
+    ab = next(c for c in compare_runs(per_run, ["ndcg@10"], StatSettings()) if (c.a, c.b) == ("a", "b"))
+    assert ab.n == 7
+
+
+def _random_runs(seed: int, n: int = 40, runs: int = 2) -> dict[str, dict[str, QueryResult]]:
+    rng = np.random.default_rng(seed)
+    xs = rng.uniform(0, 1, n)
+    return {f"r{j}": _rows(f"r{j}", list(xs + rng.normal(0.04 * j, 0.2, n))) for j in range(runs)}
+
+
+def test_random_sign_vectors_follow_the_seed_and_every_figure_is_rounded_to_six_decimals() -> None:
+    per_run = _random_runs(3)
+    (five,) = compare_runs(per_run, ["ndcg@10"], StatSettings(n_perm=2000, seed=5))
+    (six,) = compare_runs(per_run, ["ndcg@10"], StatSettings(n_perm=2000, seed=6))
+    assert five.p_value != six.p_value and (five.low, five.high) != (six.low, six.high)
+    assert 0.05 < five.p_value < 0.95  # a p in the middle, where other draws give another count
+    xs = np.array([row.metrics["ndcg@10"] for row in per_run["r0"].values()])
+    ys = np.array([row.metrics["ndcg@10"] for row in per_run["r1"].values()])
+    d = ys - xs
+    assert five.delta == round(float(d.mean()), 6)
+    assert (five.mean_a, five.mean_b) == (round(float(xs.mean()), 6), round(float(ys.mean()), 6))
+    assert five.d_z == round(float(d.mean() / d.std(ddof=1)), 6)
+    for value in (five.p_value, five.p_adjusted, five.p_mc_error, five.low, five.high):
+        assert value == round(value, 6)
+    assert five.p_value * 2001 == pytest.approx(round(five.p_value * 2001), abs=0.002)  # (hits + 1) / (B + 1)
+
+
+def test_holm_scales_each_monte_carlo_error_by_its_step_and_three_pairs_round_their_confidence() -> None:
+    per_run = _random_runs(4, runs=3)
+    found = compare_runs(per_run, ["ndcg@10"], StatSettings(n_perm=3000, baseline="r0", alpha=0.05))
+    assert all(c.resamples == 4000 for c in found)  # ceil(100 * 2 / 0.05)
+    ordered = sorted(found, key=lambda c: c.p_value)
+    for step, c in enumerate(ordered):
+        se = math.sqrt(c.p_value * (1 - c.p_value) / 4000)
+        assert c.p_mc_error == pytest.approx(min(1.0, (2 - step) * se), abs=2e-6)
+    none = compare_runs(per_run, ["ndcg@10"], StatSettings(n_perm=3000, baseline="r0", correction="none"))
+    for c in none:
+        assert c.correction == "none"
+        assert c.p_mc_error == pytest.approx(math.sqrt(c.p_value * (1 - c.p_value) / 4000), abs=2e-6)
+    three = compare_runs(_random_runs(5, n=8, runs=4), ["ndcg@10"], StatSettings(baseline="r0"))
+    assert {c.interval_confidence for c in three if not c.significant} <= {round(1 - 0.05 / 3, 6)}
+    assert all(c.interval_confidence in {round(1 - 0.05 / k, 6) for k in (1, 2, 3)} for c in three)
