@@ -277,6 +277,7 @@ def test_tukey_with_clusters_matches_the_enumerated_p_and_shares_one_half_width(
     for c in found:
         assert c.p_adjusted == pytest.approx(brute_tukey_p(scores, clusters, (c.a, c.b)), abs=1e-6), (c.a, c.b)
         assert c.clusters == 3 and c.correction == "tukey" and c.exact
+        assert c.resamples == 6**3  # the family's draws decided (3! orders in each of 3 clusters), not the pair's 2^3
     halves = {round((c.high - c.low) / 2, 5) for c in found if not c.significant}
     assert len(halves) == 1  # delta +- the one critical value of the family's maximum
 
