@@ -326,8 +326,10 @@ def test_random_sign_vectors_follow_the_seed_and_every_figure_is_rounded_to_six_
     assert five.delta == round(float(d.mean()), 6)
     assert (five.mean_a, five.mean_b) == (round(float(xs.mean()), 6), round(float(ys.mean()), 6))
     assert five.d_z == round(float(d.mean() / d.std(ddof=1)), 6)
-    for value in (five.p_value, five.p_adjusted, five.p_mc_error, five.low, five.high):
-        assert value == round(value, 6)
+    for seed in range(5, 10):  # several draws: a figure whose seventh decimal is 0 cannot show the rounding
+        (c,) = compare_runs(per_run, ["ndcg@10"], StatSettings(n_perm=2000, seed=seed))
+        for value in (c.p_value, c.p_adjusted, c.p_mc_error, c.low, c.high):
+            assert value == round(value, 6)
     assert five.p_value * 2001 == pytest.approx(round(five.p_value * 2001), abs=0.002)  # (hits + 1) / (B + 1)
 
 
@@ -346,3 +348,18 @@ def test_holm_scales_each_monte_carlo_error_by_its_step_and_three_pairs_round_th
     three = compare_runs(_random_runs(5, n=8, runs=4), ["ndcg@10"], StatSettings(baseline="r0"))
     assert {c.interval_confidence for c in three if not c.significant} <= {round(1 - 0.05 / 3, 6)}
     assert all(c.interval_confidence in {round(1 - 0.05 / k, 6) for k in (1, 2, 3)} for c in three)
+
+
+def test_a_question_both_runs_scored_alike_is_a_tie() -> None:
+    tied = [*B[:6], A[6]]
+    (c,) = compare_runs({"a": _rows("a", A), "b": _rows("b", tied)}, ["ndcg@10"], StatSettings())
+    assert (c.wins, c.ties, c.losses) == (6, 1, 0)
+
+
+def test_tukey_by_random_rearrangements_follows_the_seed_and_the_family_size() -> None:
+    per_run = _random_runs(6, runs=3)
+    five = compare_runs(per_run, ["ndcg@10"], StatSettings(correction="tukey", n_perm=1000, seed=5))
+    six = compare_runs(per_run, ["ndcg@10"], StatSettings(correction="tukey", n_perm=1000, seed=6))
+    assert all(c.resamples == 6000 and not c.exact for c in five)  # ceil(100 * 3 / 0.05) draws of the family
+    assert [c.p_adjusted for c in five] != [c.p_adjusted for c in six]
+    assert five == compare_runs(per_run, ["ndcg@10"], StatSettings(correction="tukey", n_perm=1000, seed=5))
