@@ -258,9 +258,15 @@ def real_model() -> Iterator[RealModel]:
 def ascii_locale_env() -> dict[str, str]:
     """The environment of a machine whose locale encoding is ASCII: the C locale with Python's UTF-8 mode and locale
     coercion off, so a text file opened without an explicit encoding is read and written as ASCII (and fails on a
-    degree sign). Checked, so that a Python that ignored these variables could not make a test of it pass vacuously."""
+    degree sign). Checked, so that a Python that ignored these variables could not make a test of it pass vacuously.
+    The child imports the same ``assay`` as this process (its folder first on PYTHONPATH): under the mutation script
+    that is the mutated copy, so a test run in the child can kill a mutant."""
+    import assay
+
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
     env |= {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    src = str(Path(assay.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [src, env.get("PYTHONPATH")]))
     probe = "import locale, sys; print(locale.getpreferredencoding(False), sys.flags.utf8_mode)"
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["ANSI_X3.4-1968", "0"], f"not an ASCII locale: {done.stdout}"

@@ -217,13 +217,10 @@ def test_a_file_that_is_not_a_card_is_named_with_the_fix(tmp_path: Path, content
         load_card(tmp_path / "missing.json")
 
 
-def test_a_card_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
+def test_a_card_is_utf8_whatever_the_locale(tmp_path: Path, ascii_locale_env: dict[str, str]) -> None:
     """Written and read back by a Python whose locale encoding is ASCII (C locale, no coercion, no UTF-8 mode)."""
-    import os
     import subprocess
     import sys
-
-    import assay
 
     script = (
         "import sys; sys.path.insert(0, sys.argv[2]); from pathlib import Path; from card_fixture import small_card; "
@@ -231,13 +228,10 @@ def test_a_card_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
         "card = small_card(model='openai/j\\u00fcdge', agreement_note='R\\u00e9sum\\u00e9 \\u2014 graded'); "
         "write_card(card, Path(sys.argv[1])); print(load_card(Path(sys.argv[1])).model == card.model)"
     )
-    src = str(Path(assay.__file__).resolve().parents[1])
-    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
-    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
     here = str(Path(__file__).parent)
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "card"), here],
-        env=env,
+        env=ascii_locale_env,
         capture_output=True,
         text=True,
         check=False,
@@ -259,7 +253,7 @@ def test_a_card_is_utf8_under_an_ascii_locale_in_this_process(tmp_path: Path) ->
     try:
         locale.setlocale(locale.LC_CTYPE, "C")
         if sys.flags.utf8_mode or locale.getpreferredencoding(False).lower() in ("utf-8", "utf8"):
-            return  # this interpreter reads and writes UTF-8 by default whatever the locale
+            pytest.skip("this interpreter reads and writes UTF-8 by default whatever the locale")
         write_card(card, tmp_path / "card")
         loaded = load_card(tmp_path / "card")
     finally:
